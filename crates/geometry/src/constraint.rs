@@ -1,0 +1,153 @@
+//! Discrete constraints (SPEC §2, [DDM] eq. 4.2, [NIC] §5).
+//!
+//! All discrete constraints here are in velocity units:
+//! * retraction-based, forward: `ω_{d+}^a(q0, q1) = ⟨ω^a(q0), R_{q0}^{-1}(q1)⟩ / h`;
+//! * retraction-based, backward: `ω_{d−}^a(q0, q1) = ⟨ω^a(q1), −R_{q1}^{-1}(q0)⟩ / h`;
+//! * midpoint (symmetric): `ω_{d,mid}^a(q0, q1) = ⟨ω^a((q0+q1)/2), (q1 − q0)/h⟩`
+//!   (= [NIC]'s mid-angle constraint for the rolling disk);
+//! * the model's own, from [`System::discrete_constraint`].
+
+use crate::ad::{gradient_of, seed_gradient};
+use crate::discrete_lagrangian::Orientation;
+use crate::{AdScalar, DiscretizationMap, GeometryError, System};
+use nalgebra::{SMatrix, SVector};
+use num_dual::DualSVec;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// Which discrete constraint a run uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConstraintDiscretization {
+    /// `ω_{d±}` through the discretization's retraction ([DDM] eq. 4.2).
+    Retraction,
+    /// The symmetric midpoint constraint.
+    Midpoint,
+    /// The model's own [`System::discrete_constraint`].
+    Model,
+}
+
+impl fmt::Display for ConstraintDiscretization {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ConstraintDiscretization::Retraction => "retraction",
+            ConstraintDiscretization::Midpoint => "midpoint",
+            ConstraintDiscretization::Model => "model",
+        })
+    }
+}
+
+impl FromStr for ConstraintDiscretization {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "retraction" => Ok(Self::Retraction),
+            "midpoint" => Ok(Self::Midpoint),
+            "model" => Ok(Self::Model),
+            other => Err(format!(
+                "unknown constraint discretization '{other}' (expected retraction, midpoint or model)"
+            )),
+        }
+    }
+}
+
+impl ConstraintDiscretization {
+    /// The discrete constraint on the step between `a` (known) and `b`
+    /// (unknown), oriented like the discrete Lagrangian: `Forward` evaluates
+    /// `ω_{d+}(a, b)`, `Reversed` evaluates `ω_{d−}(b, a)` (so `a = q_{k+1}`).
+    ///
+    /// # Errors
+    /// When the retraction inverse is undefined, or `Model` is chosen but the
+    /// system supplies no discrete constraint.
+    #[inline]
+    pub fn evaluate<Sy, Dm, S, const N: usize, const M: usize>(
+        &self,
+        system: &Sy,
+        map: &Dm,
+        orientation: Orientation,
+        a: &SVector<S, N>,
+        b: &SVector<S, N>,
+        h: S,
+    ) -> Result<SVector<S, M>, GeometryError>
+    where
+        Sy: System<N, M>,
+        Dm: DiscretizationMap<N>,
+        S: AdScalar,
+    {
+        if M == 0 {
+            return Ok(SVector::zeros());
+        }
+        let inv_h = S::from(1.0) / h;
+        Ok(match (self, orientation) {
+            (Self::Retraction, Orientation::Forward) => {
+                system.constraint_forms(a) * map.displacement(a, b)? * inv_h
+            }
+            (Self::Retraction, Orientation::Reversed) => {
+                -(system.constraint_forms(a) * map.displacement(a, b)? * inv_h)
+            }
+            (Self::Midpoint, o) => {
+                let mid = (a + b) * S::from(0.5);
+                let d = system.constraint_forms(&mid) * (b - a) * inv_h;
+                if o == Orientation::Forward { d } else { -d }
+            }
+            (Self::Model, o) => {
+                let (q0, q1) = if o == Orientation::Forward { (a, b) } else { (b, a) };
+                system
+                    .discrete_constraint(q0, q1, h)
+                    .ok_or(GeometryError::NoModelConstraint)?
+            }
+        })
+    }
+
+    /// The discrete constraint and its Jacobian with respect to the unknown
+    /// endpoint `b` (`M × N`), by automatic differentiation.
+    ///
+    /// # Errors
+    /// As [`evaluate`](Self::evaluate).
+    #[allow(clippy::type_complexity)]
+    pub fn jacobian<Sy, Dm, const N: usize, const M: usize>(
+        &self,
+        system: &Sy,
+        map: &Dm,
+        orientation: Orientation,
+        a: &SVector<f64, N>,
+        b: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<(SVector<f64, M>, SMatrix<f64, M, N>), GeometryError>
+    where
+        Sy: System<N, M>,
+        Dm: DiscretizationMap<N>,
+    {
+        let ad: SVector<DualSVec<f64, N>, N> = a.map(DualSVec::from_re);
+        let bd = seed_gradient(b);
+        let c = self.evaluate(system, map, orientation, &ad, &bd, DualSVec::from_re(h))?;
+        let value = c.map(|x| x.re);
+        let jac = SMatrix::from_fn(|i, j| gradient_of(c[i])[j]);
+        Ok((value, jac))
+    }
+
+    /// The per-step constraint residual of SPEC §6:
+    /// `max_a |h ω_d^a(q_k, q_{k+1})| / max(1, |q_{k+1}|)` (0 when `M = 0`).
+    ///
+    /// # Errors
+    /// As [`evaluate`](Self::evaluate).
+    pub fn residual<Sy, Dm, const N: usize, const M: usize>(
+        &self,
+        system: &Sy,
+        map: &Dm,
+        q0: &SVector<f64, N>,
+        q1: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<f64, GeometryError>
+    where
+        Sy: System<N, M>,
+        Dm: DiscretizationMap<N>,
+    {
+        if M == 0 {
+            return Ok(0.0);
+        }
+        let c: SVector<f64, M> = self.evaluate(system, map, Orientation::Forward, q0, q1, h)?;
+        Ok(c.amax() * h / q1.norm().max(1.0))
+    }
+}

@@ -1,0 +1,273 @@
+//! The discrete Lagrangian `L_d(q0, q1, h) = h · L(Ψ_d^h(q0, q1))` and its
+//! exact derivatives (SPEC §2; [DDM] eq. 6.2, [VCI] §2).
+//!
+//! Derivatives come from automatic differentiation of the user's `L`:
+//! * [`DiscreteLagrangian::jet`] — `L_d, D1, D2, D12` in one hyper-dual pass;
+//! * [`DiscreteLagrangian::time_jet`] — `L_d, D3, D2, D23` (`D3 = ∂/∂h`), for
+//!   the discrete energy `E_d = −D3 L_d` and the impact equations of [VCI]
+//!   Theorem 3.1;
+//! * [`DiscreteLagrangian::hessian_first`] / [`hessian_second`](DiscreteLagrangian::hessian_second)
+//!   — `D11`, `D22`.
+//!
+//! An [`Orientation`] lets the same code serve forward and backward time:
+//! the reversed discrete Lagrangian is `L_d^*(a, b, h) = L_d(b, a, h)`. With
+//! momenta negated, the (−) equations of [DDM] (5.9b) for `L_d` are the (+)
+//! equations (5.3b) for `L_d^*`, and the (−) impact conditions of [VCI]
+//! Theorem 3.1(ii) are the (+) ones of 3.1(i).
+
+use crate::ad::{
+    gradient_of, hessian_of, partial_hessian_of, seed_first, seed_gradient, seed_hessian,
+    seed_second,
+};
+use crate::{AdScalar, DiscretizationMap, GeometryError, System};
+use nalgebra::{SMatrix, SVector};
+use num_dual::{Dual2SVec, Dual64, DualSVec, HyperDualSVec64};
+use std::marker::PhantomData;
+
+/// Which way the discrete Lagrangian's arguments are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Orientation {
+    /// `(a, b) = (q_k, q_{k+1})`: forward in time, the (+) equations.
+    Forward,
+    /// `(a, b) = (q_{k+1}, q_k)`: backward in time, the (−) equations.
+    Reversed,
+}
+
+/// `L_d` with first and mixed second derivatives with respect to its two
+/// configuration arguments `(a, b)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LdJet<const N: usize> {
+    /// `L_d(a, b, h)`.
+    pub value: f64,
+    /// `D1 L_d = ∂L_d/∂a`.
+    pub d1: SVector<f64, N>,
+    /// `D2 L_d = ∂L_d/∂b`.
+    pub d2: SVector<f64, N>,
+    /// `D12 L_d`, entry `(i, j) = ∂²L_d/∂a_i ∂b_j`.
+    pub d12: SMatrix<f64, N, N>,
+}
+
+/// `L_d` with its time-step derivative and the mixed derivative with the
+/// second configuration argument.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LdTimeJet<const N: usize> {
+    /// `L_d(a, b, h)`.
+    pub value: f64,
+    /// `D3 L_d = ∂L_d/∂h`; the discrete energy is `E_d = −D3 L_d`.
+    pub d3: f64,
+    /// `D2 L_d = ∂L_d/∂b`.
+    pub d2: SVector<f64, N>,
+    /// `D23 L_d`, entry `j = ∂²L_d/∂h ∂b_j`.
+    pub d23: SVector<f64, N>,
+}
+
+/// A view `L_d = h L ∘ Ψ_d^h` of a system through a discretization map.
+///
+/// Cheap to build (two references); steppers build one per call.
+pub struct DiscreteLagrangian<'a, Sy, Dm, const N: usize, const M: usize> {
+    system: &'a Sy,
+    map: &'a Dm,
+    orientation: Orientation,
+    _m: PhantomData<[(); M]>,
+}
+
+impl<Sy, Dm, const N: usize, const M: usize> Clone for DiscreteLagrangian<'_, Sy, Dm, N, M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<Sy, Dm, const N: usize, const M: usize> Copy for DiscreteLagrangian<'_, Sy, Dm, N, M> {}
+
+impl<'a, Sy, Dm, const N: usize, const M: usize> DiscreteLagrangian<'a, Sy, Dm, N, M>
+where
+    Sy: System<N, M>,
+    Dm: DiscretizationMap<N>,
+{
+    /// The forward-oriented discrete Lagrangian of `system` through `map`.
+    pub fn new(system: &'a Sy, map: &'a Dm) -> Self {
+        Self {
+            system,
+            map,
+            orientation: Orientation::Forward,
+            _m: PhantomData,
+        }
+    }
+
+    /// The same discrete Lagrangian read with the given orientation.
+    pub fn oriented(self, orientation: Orientation) -> Self {
+        Self {
+            orientation,
+            ..self
+        }
+    }
+
+    /// The orientation in use.
+    pub fn orientation(&self) -> Orientation {
+        self.orientation
+    }
+
+    /// The system.
+    pub fn system(&self) -> &'a Sy {
+        self.system
+    }
+
+    /// The discretization map.
+    pub fn map(&self) -> &'a Dm {
+        self.map
+    }
+
+    /// `h · L(Ψ_d^h(q0, q1))` in the raw (forward) argument order.
+    #[inline]
+    fn raw<S: AdScalar>(
+        &self,
+        q0: &SVector<S, N>,
+        q1: &SVector<S, N>,
+        h: S,
+    ) -> Result<S, GeometryError> {
+        let (q, v) = self.map.psi(q0, q1, h)?;
+        Ok(self.system.lagrangian(&q, &v) * h)
+    }
+
+    /// `L_d(a, b, h)` in this orientation, for any scalar type.
+    ///
+    /// # Errors
+    /// When `Ψ_d` is undefined at `(a, b)`.
+    #[inline]
+    pub fn value<S: AdScalar>(
+        &self,
+        a: &SVector<S, N>,
+        b: &SVector<S, N>,
+        h: S,
+    ) -> Result<S, GeometryError> {
+        match self.orientation {
+            Orientation::Forward => self.raw(a, b, h),
+            Orientation::Reversed => self.raw(b, a, h),
+        }
+    }
+
+    /// `L_d, D1, D2, D12` at `(a, b, h)` in one hyper-dual pass.
+    ///
+    /// # Errors
+    /// When `Ψ_d` is undefined at `(a, b)`.
+    #[inline]
+    pub fn jet(
+        &self,
+        a: &SVector<f64, N>,
+        b: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<LdJet<N>, GeometryError> {
+        let hd = HyperDualSVec64::<N, N>::from_re(h);
+        let (x, y) = (seed_first::<N, N>(a), seed_second::<N, N>(b));
+        let l = self.value(&x, &y, hd)?;
+        let (value, d1, d2, d12) = partial_hessian_of(l);
+        Ok(LdJet { value, d1, d2, d12 })
+    }
+
+    /// `L_d, D3, D2, D23` at `(a, b, h)` in one hyper-dual pass.
+    ///
+    /// # Errors
+    /// When `Ψ_d` is undefined at `(a, b)`.
+    pub fn time_jet(
+        &self,
+        a: &SVector<f64, N>,
+        b: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<LdTimeJet<N>, GeometryError> {
+        let hd = seed_first::<1, N>(&SVector::from([h]))[0];
+        let x: SVector<HyperDualSVec64<1, N>, N> = a.map(HyperDualSVec64::from_re);
+        let y = seed_second::<1, N>(b);
+        let l = self.value(&x, &y, hd)?;
+        let (value, d3, d2, d32) = partial_hessian_of(l);
+        Ok(LdTimeJet {
+            value,
+            d3: d3[0],
+            d2,
+            d23: d32.transpose(),
+        })
+    }
+
+    /// `D1 L_d(a, b, h)` alone.
+    ///
+    /// # Errors
+    /// When `Ψ_d` is undefined at `(a, b)`.
+    pub fn d1(
+        &self,
+        a: &SVector<f64, N>,
+        b: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<SVector<f64, N>, GeometryError> {
+        let x = seed_gradient(a);
+        let y: SVector<DualSVec<f64, N>, N> = b.map(DualSVec::from_re);
+        Ok(gradient_of(self.value(&x, &y, DualSVec::from_re(h))?))
+    }
+
+    /// `D2 L_d(a, b, h)` alone.
+    ///
+    /// # Errors
+    /// When `Ψ_d` is undefined at `(a, b)`.
+    pub fn d2(
+        &self,
+        a: &SVector<f64, N>,
+        b: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<SVector<f64, N>, GeometryError> {
+        let x: SVector<DualSVec<f64, N>, N> = a.map(DualSVec::from_re);
+        let y = seed_gradient(b);
+        Ok(gradient_of(self.value(&x, &y, DualSVec::from_re(h))?))
+    }
+
+    /// `D3 L_d(a, b, h) = ∂L_d/∂h`.
+    ///
+    /// # Errors
+    /// When `Ψ_d` is undefined at `(a, b)`.
+    pub fn d3(&self, a: &SVector<f64, N>, b: &SVector<f64, N>, h: f64) -> Result<f64, GeometryError> {
+        let x: SVector<Dual64, N> = a.map(Dual64::from_re);
+        let y: SVector<Dual64, N> = b.map(Dual64::from_re);
+        Ok(self.value(&x, &y, Dual64::from_re(h).derivative())?.eps)
+    }
+
+    /// The discrete energy `E_d(a, b, h) = −D3 L_d(a, b, h)` ([VCI] Thm 3.1).
+    ///
+    /// # Errors
+    /// When `Ψ_d` is undefined at `(a, b)`.
+    pub fn energy(
+        &self,
+        a: &SVector<f64, N>,
+        b: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<f64, GeometryError> {
+        Ok(-self.d3(a, b, h)?)
+    }
+
+    /// `(D1 L_d, D11 L_d)` at `(a, b, h)`.
+    ///
+    /// # Errors
+    /// When `Ψ_d` is undefined at `(a, b)`.
+    pub fn hessian_first(
+        &self,
+        a: &SVector<f64, N>,
+        b: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<(SVector<f64, N>, SMatrix<f64, N, N>), GeometryError> {
+        let x = seed_hessian(a);
+        let y: SVector<Dual2SVec<f64, N>, N> = b.map(Dual2SVec::from_re);
+        let (_, g, hh) = hessian_of(self.value(&x, &y, Dual2SVec::from_re(h))?);
+        Ok((g, hh))
+    }
+
+    /// `(D2 L_d, D22 L_d)` at `(a, b, h)`.
+    ///
+    /// # Errors
+    /// When `Ψ_d` is undefined at `(a, b)`.
+    pub fn hessian_second(
+        &self,
+        a: &SVector<f64, N>,
+        b: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<(SVector<f64, N>, SMatrix<f64, N, N>), GeometryError> {
+        let x: SVector<Dual2SVec<f64, N>, N> = a.map(Dual2SVec::from_re);
+        let y = seed_hessian(b);
+        let (_, g, hh) = hessian_of(self.value(&x, &y, Dual2SVec::from_re(h))?);
+        Ok((g, hh))
+    }
+}

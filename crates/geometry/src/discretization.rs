@@ -1,0 +1,166 @@
+//! Discretization maps `Ψ_d^h = (R̃^h)^{-1} : (q0, q1) ↦ (q, v) ∈ TQ`
+//! (SPEC §2, [DDM] §9.1).
+
+use crate::{AdScalar, Euclidean, GeometryError, Retraction};
+use nalgebra::SVector;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// A discretization map with its inverse and the displacement `R_{q0}^{-1}(q1)`
+/// of its underlying retraction (which the discrete constraints `ω_{d±}` use).
+pub trait DiscretizationMap<const N: usize> {
+    /// Short name for messages and summaries.
+    fn name(&self) -> &'static str;
+
+    /// `Ψ_d^h(q0, q1) = (q, v)`.
+    ///
+    /// # Errors
+    /// When the underlying retraction inverse is undefined at `(q0, q1)`.
+    fn psi<S: AdScalar>(
+        &self,
+        q0: &SVector<S, N>,
+        q1: &SVector<S, N>,
+        h: S,
+    ) -> Result<(SVector<S, N>, SVector<S, N>), GeometryError>;
+
+    /// `R̃^h(q, v) = (q0, q1)`, the inverse of [`psi`](Self::psi).
+    ///
+    /// # Errors
+    /// When the underlying retraction is undefined.
+    fn psi_inverse(
+        &self,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<(SVector<f64, N>, SVector<f64, N>), GeometryError>;
+
+    /// `R_{q0}^{-1}(q1)` of the underlying retraction (a displacement, not
+    /// divided by `h`).
+    ///
+    /// # Errors
+    /// When the retraction inverse is undefined.
+    fn displacement<S: AdScalar>(
+        &self,
+        q0: &SVector<S, N>,
+        q1: &SVector<S, N>,
+    ) -> Result<SVector<S, N>, GeometryError>;
+}
+
+/// The two discretizations of `R^n` in SPEC §2, selectable at run time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Discretization {
+    /// Symplectic-Euler type: `Ψ_d(q0, q1) = (q0, (q1 − q0)/h)` ([DDM] §6, [VCI] §4.3).
+    Forward,
+    /// `Ψ_d(q0, q1) = ((q0 + q1)/2, (q1 − q0)/h)` ([VCI] §4.1–4.2).
+    Midpoint,
+}
+
+impl Discretization {
+    /// Both choices, for listings.
+    pub const ALL: [Discretization; 2] = [Discretization::Forward, Discretization::Midpoint];
+}
+
+impl fmt::Display for Discretization {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Discretization::Forward => "forward",
+            Discretization::Midpoint => "midpoint",
+        })
+    }
+}
+
+impl FromStr for Discretization {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "forward" => Ok(Discretization::Forward),
+            "midpoint" => Ok(Discretization::Midpoint),
+            other => Err(format!(
+                "unknown discretization '{other}' (expected 'forward' or 'midpoint')"
+            )),
+        }
+    }
+}
+
+impl<const N: usize> DiscretizationMap<N> for Discretization {
+    fn name(&self) -> &'static str {
+        match self {
+            Discretization::Forward => "forward",
+            Discretization::Midpoint => "midpoint",
+        }
+    }
+
+    #[inline]
+    fn psi<S: AdScalar>(
+        &self,
+        q0: &SVector<S, N>,
+        q1: &SVector<S, N>,
+        h: S,
+    ) -> Result<(SVector<S, N>, SVector<S, N>), GeometryError> {
+        let inv_h = S::from(1.0) / h;
+        let v = (q1 - q0) * inv_h;
+        Ok(match self {
+            Discretization::Forward => (*q0, v),
+            Discretization::Midpoint => ((q0 + q1) * S::from(0.5), v),
+        })
+    }
+
+    fn psi_inverse(
+        &self,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<(SVector<f64, N>, SVector<f64, N>), GeometryError> {
+        Ok(match self {
+            Discretization::Forward => (*q, q + v * h),
+            Discretization::Midpoint => (q - v * (0.5 * h), q + v * (0.5 * h)),
+        })
+    }
+
+    #[inline]
+    fn displacement<S: AdScalar>(
+        &self,
+        q0: &SVector<S, N>,
+        q1: &SVector<S, N>,
+    ) -> Result<SVector<S, N>, GeometryError> {
+        Euclidean.inverse(q0, q1)
+    }
+}
+
+/// The forward discretization through any retraction `R`:
+/// `Ψ_d^h(q0, q1) = (q0, R_{q0}^{-1}(q1)/h)`, `R̃^h(q, v) = (q, R_q(h v))`
+/// ([DDM] §9.1).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RetractionForward<R>(pub R);
+
+impl<const N: usize, R: Retraction<N>> DiscretizationMap<N> for RetractionForward<R> {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+    fn psi<S: AdScalar>(
+        &self,
+        q0: &SVector<S, N>,
+        q1: &SVector<S, N>,
+        h: S,
+    ) -> Result<(SVector<S, N>, SVector<S, N>), GeometryError> {
+        let v = self.0.inverse(q0, q1)? * (S::from(1.0) / h);
+        Ok((*q0, v))
+    }
+    fn psi_inverse(
+        &self,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<(SVector<f64, N>, SVector<f64, N>), GeometryError> {
+        Ok((*q, self.0.retract(q, &(v * h))))
+    }
+    fn displacement<S: AdScalar>(
+        &self,
+        q0: &SVector<S, N>,
+        q1: &SVector<S, N>,
+    ) -> Result<SVector<S, N>, GeometryError> {
+        self.0.inverse(q0, q1)
+    }
+}

@@ -1,0 +1,89 @@
+//! Errors of the geometry layer.
+
+use thiserror::Error;
+
+/// What went wrong in a geometric evaluation.
+///
+/// Every variant says what was wrong and carries the numbers needed to find it.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum GeometryError {
+    /// A vector had the wrong length.
+    #[error("dimension mismatch in {what}: expected {expected}, got {got}")]
+    DimensionMismatch {
+        /// Which argument.
+        what: &'static str,
+        /// Expected length.
+        expected: usize,
+        /// Actual length.
+        got: usize,
+    },
+    /// An input or an intermediate value was NaN or infinite.
+    #[error("non-finite value in {what} (component {index}: {value})")]
+    NonFinite {
+        /// Which quantity.
+        what: &'static str,
+        /// Index of the first offending component.
+        index: usize,
+        /// The offending value.
+        value: f64,
+    },
+    /// The time step was not strictly positive (or not finite).
+    #[error("time step h must be finite and > 0, got {h}")]
+    NonPositiveStep {
+        /// The rejected step.
+        h: f64,
+    },
+    /// `R_q^{-1}(q1)` was asked for a point outside the retraction's chart.
+    #[error("retraction {retraction}: inverse undefined, {reason}")]
+    OutsideRetractionDomain {
+        /// Name of the retraction.
+        retraction: &'static str,
+        /// What made the point inadmissible (with its number).
+        reason: String,
+    },
+    /// The gradient of a boundary function vanished, so the boundary is not a
+    /// smooth hypersurface there.
+    #[error("boundary piece {piece}: dg vanishes (|dg| = {norm:e}) at q = {q:?}")]
+    DegenerateBoundary {
+        /// Boundary piece index.
+        piece: usize,
+        /// Norm of `dg`.
+        norm: f64,
+        /// The configuration.
+        q: Vec<f64>,
+    },
+    /// The model-supplied discrete constraint was chosen, but the system
+    /// does not provide one.
+    #[error("constraint discretization 'model' chosen, but the system supplies no discrete constraint")]
+    NoModelConstraint,
+    /// A boundary piece index beyond the system's count.
+    #[error("boundary piece {piece} does not exist (the system has {count})")]
+    NoSuchBoundaryPiece {
+        /// Requested piece.
+        piece: usize,
+        /// Number of pieces.
+        count: usize,
+    },
+}
+
+/// Check that every component of a slice is finite.
+pub fn ensure_finite(what: &'static str, xs: &[f64]) -> Result<(), GeometryError> {
+    match xs.iter().position(|x| !x.is_finite()) {
+        None => Ok(()),
+        Some(index) => Err(GeometryError::NonFinite {
+            what,
+            index,
+            value: xs[index],
+        }),
+    }
+}
+
+/// Check that a time step is finite and strictly positive.
+pub fn ensure_step(h: f64) -> Result<(), GeometryError> {
+    if h.is_finite() && h > 0.0 {
+        Ok(())
+    } else {
+        Err(GeometryError::NonPositiveStep { h })
+    }
+}

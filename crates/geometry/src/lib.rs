@@ -1,0 +1,50 @@
+//! # diracvi-geometry
+//!
+//! The vocabulary every other diracvi crate speaks:
+//!
+//! * [`System`] — the trait a user implements to describe a mechanical or
+//!   electrical system: a Lagrangian `L(q, v)` written once and generic over
+//!   an automatic-differentiation scalar ([`AdScalar`]), the constraint
+//!   one-forms `ω^a(q) = A^a_i(q) dq^i` (`m × n`, `m` may be 0), the pieces
+//!   `g_j(q) ≥ 0` of the admissible set, an optional Hamiltonian.
+//! * [`retraction`] — retractions `R_q(v)` on `R^n`, angles, SE(2) and S²,
+//!   each with its inverse ([DDM] §9.1).
+//! * [`discretization`] — discretization maps `Ψ_d^h = (R̃^h)^{-1}` (forward
+//!   and midpoint, or forward through any retraction).
+//! * [`discrete_lagrangian`] — `L_d(q0, q1, h) = h L(Ψ_d^h(q0, q1))` with exact
+//!   first and second derivatives `D1, D2, D3, D12, D22, D23, …` from
+//!   automatic differentiation (num-dual), never finite differences.
+//! * [`constraint`] — discrete constraints `ω_{d±}` ([DDM] eq. 4.2), the
+//!   symmetric midpoint constraint, or a model's own.
+//! * [`boundary`] — `dg_j(q)`, an orthonormal basis of `ker dg_j(q)` and
+//!   `ι*` ([VCI] §3).
+//!
+//! Papers: **[DDM]** Leok & Ohsawa, *Variational and geometric structures of
+//! discrete Dirac mechanics*; **[VCI]** *Variational collision integrators for
+//! nonholonomic systems*; **[NIC]** *Nonholonomic systems with inequality
+//! constraints*.
+//!
+//! Conventions: configurations live in a retraction-compatible chart, so `q` is
+//! a vector in `R^n`; angles are plain real coordinates (never wrapped inside
+//! the numerics). Time is in the model's time unit; `h > 0` always.
+
+pub mod ad;
+pub mod boundary;
+pub mod constraint;
+pub mod discrete_lagrangian;
+pub mod discretization;
+mod error;
+pub mod retraction;
+mod system;
+
+pub use boundary::{BoundaryFrame, boundary_gradient, min_boundary};
+pub use constraint::ConstraintDiscretization;
+pub use discrete_lagrangian::{DiscreteLagrangian, LdJet, LdTimeJet, Orientation};
+pub use discretization::{Discretization, DiscretizationMap, RetractionForward};
+pub use error::{GeometryError, ensure_finite, ensure_step};
+pub use retraction::{Angles, Euclidean, Retraction, Se2, Sphere};
+pub use system::{AdScalar, System};
+
+pub use nalgebra::{SMatrix, SVector};
+/// The automatic-differentiation crate used for all derivatives.
+pub use num_dual;

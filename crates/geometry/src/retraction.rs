@@ -1,0 +1,196 @@
+//! Retractions `R_q(v)` and their inverses ([DDM] §9.1).
+//!
+//! A retraction satisfies `R_q(0) = q` and `dR_q(0) = id`. Here `R` does not
+//! contain the time step: the forward discretization map built on it is
+//! `Ψ_d^h(q0, q1) = (q0, R_{q0}^{-1}(q1) / h)` ([DDM] eq. 9.3 with
+//! `R^h_q(v) = R_q(h v)`).
+//!
+//! | type | manifold | `R_q(v)` |
+//! |---|---|---|
+//! | [`Euclidean`] | `R^n` | `q + v` |
+//! | [`Angles`] | torus `T^n` (every coordinate an angle) | `q + v`, inverse wrapped to `(−π, π)` |
+//! | [`Se2`] | SE(2) in coordinates `(θ, x, y)` | `q · exp(ξ)`, `ξ` the body velocity |
+//! | [`Sphere`] | S² ⊂ R³ | `(q + v)/|q + v|` |
+
+use crate::{AdScalar, GeometryError};
+use nalgebra::SVector;
+use std::f64::consts::PI;
+
+/// A retraction on an `N`-dimensional chart, with its inverse.
+pub trait Retraction<const N: usize> {
+    /// Short name for messages.
+    fn name(&self) -> &'static str;
+
+    /// `R_q(v)`.
+    fn retract<S: AdScalar>(&self, q: &SVector<S, N>, v: &SVector<S, N>) -> SVector<S, N>;
+
+    /// `R_q^{-1}(q1)`: the tangent vector at `q` that the retraction maps to `q1`.
+    ///
+    /// # Errors
+    /// [`GeometryError::OutsideRetractionDomain`] where the inverse is undefined.
+    fn inverse<S: AdScalar>(
+        &self,
+        q: &SVector<S, N>,
+        q1: &SVector<S, N>,
+    ) -> Result<SVector<S, N>, GeometryError>;
+}
+
+/// The identity-chart retraction of `R^n`: `R_q(v) = q + v`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Euclidean;
+
+impl<const N: usize> Retraction<N> for Euclidean {
+    fn name(&self) -> &'static str {
+        "euclidean"
+    }
+    fn retract<S: AdScalar>(&self, q: &SVector<S, N>, v: &SVector<S, N>) -> SVector<S, N> {
+        q + v
+    }
+    fn inverse<S: AdScalar>(
+        &self,
+        q: &SVector<S, N>,
+        q1: &SVector<S, N>,
+    ) -> Result<SVector<S, N>, GeometryError> {
+        Ok(q1 - q)
+    }
+}
+
+/// The torus `T^n = SO(2)^n`, every coordinate an angle in radians:
+/// `R_q(v) = q + v`, and `R_q^{-1}(q1)` is the shortest signed angle from `q`
+/// to `q1` component-wise, in `(−π, π)`.
+///
+/// The inverse is undefined where a component differs by exactly `π` (mod `2π`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Angles;
+
+impl<const N: usize> Retraction<N> for Angles {
+    fn name(&self) -> &'static str {
+        "angles"
+    }
+    fn retract<S: AdScalar>(&self, q: &SVector<S, N>, v: &SVector<S, N>) -> SVector<S, N> {
+        q + v
+    }
+    fn inverse<S: AdScalar>(
+        &self,
+        q: &SVector<S, N>,
+        q1: &SVector<S, N>,
+    ) -> Result<SVector<S, N>, GeometryError> {
+        let mut d = q1 - q;
+        for (i, di) in d.iter_mut().enumerate() {
+            let x = di.re();
+            let turns = (x / (2.0 * PI)).round();
+            let wrapped = x - turns * 2.0 * PI;
+            if !wrapped.is_finite() || wrapped.abs() >= PI * (1.0 - 1e-15) {
+                return Err(GeometryError::OutsideRetractionDomain {
+                    retraction: "angles",
+                    reason: format!(
+                        "component {i}: angle difference {x} is (nearly) π mod 2π, the cut locus"
+                    ),
+                });
+            }
+            *di -= turns * 2.0 * PI;
+        }
+        Ok(d)
+    }
+}
+
+/// SE(2) in coordinates `q = (θ, x, y)` with the group exponential:
+/// `R_q(v) = q · exp(ξ)`, where `ξ = (v_θ, Rot(−θ)(v_x, v_y))` is the body
+/// velocity of the coordinate velocity `v`. Thus `dR_q(0) = id` in these
+/// coordinates.
+///
+/// `θ` is a plain real coordinate: the inverse uses `ω = θ1 − θ` unwrapped and
+/// is undefined when `ω` is a non-zero multiple of `2π` (the exponential's
+/// translation part is singular there); it errors once `|ω| ≥ 2π − 1e-6`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Se2;
+
+/// `(sin ω / ω, (1 − cos ω) / ω)`, smooth through `ω = 0` (series below 1e-4).
+fn se2_v<S: AdScalar>(w: S) -> (S, S) {
+    if w.re().abs() < 1e-4 {
+        let w2 = w * w;
+        (
+            S::from(1.0) - w2 * (1.0 / 6.0) + w2 * w2 * (1.0 / 120.0),
+            w * 0.5 - w * w2 * (1.0 / 24.0) + w * w2 * w2 * (1.0 / 720.0),
+        )
+    } else {
+        let (s, c) = w.sin_cos();
+        (s / w, (S::from(1.0) - c) / w)
+    }
+}
+
+impl Retraction<3> for Se2 {
+    fn name(&self) -> &'static str {
+        "se2"
+    }
+    fn retract<S: AdScalar>(&self, q: &SVector<S, 3>, v: &SVector<S, 3>) -> SVector<S, 3> {
+        let (s, c) = q[0].sin_cos();
+        // body translation velocity u = Rot(−θ) v_xy
+        let ux = c * v[1] + s * v[2];
+        let uy = -s * v[1] + c * v[2];
+        let (a, b) = se2_v(v[0]);
+        // V(ω) u with V = [[a, −b], [b, a]]
+        let wx = a * ux - b * uy;
+        let wy = b * ux + a * uy;
+        SVector::from([q[0] + v[0], q[1] + c * wx - s * wy, q[2] + s * wx + c * wy])
+    }
+    fn inverse<S: AdScalar>(
+        &self,
+        q: &SVector<S, 3>,
+        q1: &SVector<S, 3>,
+    ) -> Result<SVector<S, 3>, GeometryError> {
+        let w = q1[0] - q[0];
+        if !w.re().is_finite() || w.re().abs() >= 2.0 * PI - 1e-6 {
+            return Err(GeometryError::OutsideRetractionDomain {
+                retraction: "se2",
+                reason: format!(
+                    "rotation angle θ1 − θ = {} is not within (−2π, 2π): the exponential is singular",
+                    w.re()
+                ),
+            });
+        }
+        let (s, c) = q[0].sin_cos();
+        let dx = q1[1] - q[1];
+        let dy = q1[2] - q[2];
+        // Rot(−θ) Δt
+        let bx = c * dx + s * dy;
+        let by = -s * dx + c * dy;
+        let (a, b) = se2_v(w);
+        let det = a * a + b * b;
+        // V^{-1} = [[a, b], [−b, a]] / det
+        let ux = (a * bx + b * by) / det;
+        let uy = (-b * bx + a * by) / det;
+        Ok(SVector::from([w, c * ux - s * uy, s * ux + c * uy]))
+    }
+}
+
+/// The unit sphere S² embedded in R³: `R_q(v) = (q + v)/|q + v|`,
+/// `R_q^{-1}(q1) = q1/⟨q, q1⟩ − q`, defined for `⟨q, q1⟩ > 0` (the open
+/// hemisphere centred at `q`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Sphere;
+
+impl Retraction<3> for Sphere {
+    fn name(&self) -> &'static str {
+        "sphere"
+    }
+    fn retract<S: AdScalar>(&self, q: &SVector<S, 3>, v: &SVector<S, 3>) -> SVector<S, 3> {
+        let w = q + v;
+        let n = w.dot(&w).sqrt();
+        w / n
+    }
+    fn inverse<S: AdScalar>(
+        &self,
+        q: &SVector<S, 3>,
+        q1: &SVector<S, 3>,
+    ) -> Result<SVector<S, 3>, GeometryError> {
+        let d = q.dot(q1);
+        if !(d.re() > 1e-12) {
+            return Err(GeometryError::OutsideRetractionDomain {
+                retraction: "sphere",
+                reason: format!("⟨q, q1⟩ = {} must be > 0 (q1 in the hemisphere of q)", d.re()),
+            });
+        }
+        Ok(q1 / d - q)
+    }
+}

@@ -1,0 +1,94 @@
+//! The trait a user implements to describe a system.
+
+use nalgebra::{SMatrix, SVector};
+use num_dual::{DualNum, DualSVec};
+
+/// A real scalar that automatic differentiation can push through: `f64`
+/// itself or any num-dual number over `f64` (nested ones included).
+///
+/// Write model functions once, generic over `S: AdScalar`; every derivative
+/// the integrators need is then exact. Arithmetic with plain `f64` works on
+/// the right (`x * 0.5`, `x + 1.0`); build constants with `S::from(c)`.
+pub trait AdScalar: DualNum<Primitive = f64> + Copy {}
+impl<T: DualNum<Primitive = f64> + Copy> AdScalar for T {}
+
+/// A mechanical or electrical system with `N` configuration coordinates and
+/// `M` constraint one-forms (`M = 0`: unconstrained).
+///
+/// A model supplies data and a few functions; everything else (discrete
+/// Lagrangian, its derivatives, discrete constraints, boundary frames, the
+/// steppers and the impact integrator) is derived.
+///
+/// # Example
+/// ```
+/// use diracvi_geometry::{AdScalar, SMatrix, SVector, System};
+/// /// A unit-mass particle above the floor `y >= 0` under gravity 9.8.
+/// struct Particle;
+/// impl System<2, 0> for Particle {
+///     fn lagrangian<S: AdScalar>(&self, q: &SVector<S, 2>, v: &SVector<S, 2>) -> S {
+///         v.dot(v) * 0.5 - q[1] * 9.8
+///     }
+///     fn constraint_forms<S: AdScalar>(&self, _q: &SVector<S, 2>) -> SMatrix<S, 0, 2> {
+///         SMatrix::zeros()
+///     }
+///     fn boundary_count(&self) -> usize { 1 }
+///     fn boundary<S: AdScalar>(&self, _j: usize, q: &SVector<S, 2>) -> S { q[1] }
+/// }
+/// let e = Particle.energy(&SVector::from([0.0, 2.0]), &SVector::from([1.0, 0.0]));
+/// assert!((e - (0.5 + 19.6)).abs() < 1e-12);
+/// ```
+pub trait System<const N: usize, const M: usize> {
+    /// The Lagrangian `L(q, v)`, possibly degenerate.
+    fn lagrangian<S: AdScalar>(&self, q: &SVector<S, N>, v: &SVector<S, N>) -> S;
+
+    /// Constraint one-forms as the rows of `A(q)` (`M × N`): the admissible
+    /// velocities are `Δ_Q(q) = ker A(q)`. Return `SMatrix::zeros()` when `M = 0`.
+    fn constraint_forms<S: AdScalar>(&self, q: &SVector<S, N>) -> SMatrix<S, M, N>;
+
+    /// Number of smooth pieces `g_j` of the admissible set
+    /// `S = { q : g_j(q) ≥ 0 for all j }` (0: no boundary).
+    fn boundary_count(&self) -> usize {
+        0
+    }
+
+    /// The boundary function `g_j(q)`; `q` is admissible for piece `j` iff
+    /// `g_j(q) ≥ 0`. Only called with `j < boundary_count()`.
+    fn boundary<S: AdScalar>(&self, j: usize, q: &SVector<S, N>) -> S {
+        let _ = (j, q);
+        S::from(1.0)
+    }
+
+    /// The Hamiltonian `H(q, p)` (the Legendre transform of a regular `L`),
+    /// or `None` when the system has none (degenerate `L`).
+    fn hamiltonian<S: AdScalar>(&self, q: &SVector<S, N>, p: &SVector<S, N>) -> Option<S> {
+        let _ = (q, p);
+        None
+    }
+
+    /// A model's own discrete constraint `ω_d(q0, q1)` (velocity units, `M`
+    /// components), or `None` to use the generic choices of
+    /// [`ConstraintDiscretization`](crate::ConstraintDiscretization).
+    fn discrete_constraint<S: AdScalar>(
+        &self,
+        q0: &SVector<S, N>,
+        q1: &SVector<S, N>,
+        h: S,
+    ) -> Option<SVector<S, M>> {
+        let _ = (q0, q1, h);
+        None
+    }
+
+    /// The energy `E(q, v) = ⟨∂L/∂v, v⟩ − L(q, v)` (by automatic
+    /// differentiation unless overridden).
+    fn energy(&self, q: &SVector<f64, N>, v: &SVector<f64, N>) -> f64 {
+        let p = self.momentum(q, v);
+        p.dot(v) - self.lagrangian(q, v)
+    }
+
+    /// The Legendre map `p = ∂L/∂v(q, v)` (by automatic differentiation).
+    fn momentum(&self, q: &SVector<f64, N>, v: &SVector<f64, N>) -> SVector<f64, N> {
+        let qd: SVector<DualSVec<f64, N>, N> = q.map(DualSVec::from_re);
+        let vd = crate::ad::seed_gradient(v);
+        crate::ad::gradient_of(self.lagrangian(&qd, &vd))
+    }
+}
