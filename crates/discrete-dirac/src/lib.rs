@@ -1,1 +1,134 @@
-//! placeholder
+//! # diracvi-discrete-dirac
+//!
+//! One-step maps of discrete Dirac mechanics ([DDM] Leok & Ohsawa) for any
+//! [`System`](diracvi_geometry::System):
+//!
+//! * [`LagrangeDirac`] — the (+) discrete Lagrange–Dirac stepper forward in
+//!   time ([DDM] 5.3b) and the (−) stepper backward in time ([DDM] 5.9b), with
+//!   or without nonholonomic constraints, degenerate Lagrangians (the LC
+//!   circuit of [DDM] §6) included;
+//! * [`NonholonomicHamiltonian`] — the (+) and (−) discrete nonholonomic
+//!   Hamiltonian steppers ([DDM] 5.6b, 5.12b) with the symplectic-Euler
+//!   generating functions `H_{d±}` built from `H`, or user-supplied ones;
+//! * [`newton`] — the shared Newton solver (AD Jacobians, dense LU,
+//!   rank-revealing faer fallback);
+//! * [`trajectory`] — a driver over `N` steps recording decimated
+//!   `(k, t, q, p, energy, constraint residual)`.
+//!
+//! A stepper knows nothing of impacts; `diracvi-impact` wraps it.
+
+pub mod error;
+pub mod hamiltonian;
+pub mod lagrange_dirac;
+pub mod newton;
+pub mod trajectory;
+
+pub use error::StepError;
+pub use hamiltonian::{DiscreteHamiltonian, NonholonomicHamiltonian, SymplecticEuler};
+pub use lagrange_dirac::{LagrangeDirac, OrientedStep, StepStats};
+pub use newton::{NewtonInfo, NewtonParams};
+pub use trajectory::{OneStep, Record, RunOptions, Summary, Trajectory, integrate};
+
+use diracvi_geometry::{DiscreteLagrangian, DiscretizationMap, GeometryError, Orientation, System};
+use nalgebra::SVector;
+use serde::{Deserialize, Serialize};
+
+/// A point of a discrete trajectory: time `t_k`, configuration `q_k`,
+/// momentum `p_k`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct State<const N: usize> {
+    /// Time.
+    pub t: f64,
+    /// Configuration.
+    pub q: SVector<f64, N>,
+    /// Momentum (a covector).
+    pub p: SVector<f64, N>,
+}
+
+/// Direction of time of a stepper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Forward in time: the (+) equations.
+    Forward,
+    /// Backward in time: the (−) equations.
+    Backward,
+}
+
+impl Direction {
+    /// `+1` forward, `−1` backward.
+    pub fn sign(self) -> f64 {
+        match self {
+            Direction::Forward => 1.0,
+            Direction::Backward => -1.0,
+        }
+    }
+
+    /// The orientation of `L_d` the direction's equations use.
+    pub fn orientation(self) -> Orientation {
+        match self {
+            Direction::Forward => Orientation::Forward,
+            Direction::Backward => Orientation::Reversed,
+        }
+    }
+}
+
+/// Initial state from continuous data: `q_0 = q(0)`, `p_0 = ∂L/∂v(q(0), v(0))`
+/// (SPEC §3).
+///
+/// # Errors
+/// [`GeometryError::NonFinite`] for NaN or infinite input.
+pub fn state_from_velocity<Sy, const N: usize, const M: usize>(
+    system: &Sy,
+    t0: f64,
+    q0: &SVector<f64, N>,
+    v0: &SVector<f64, N>,
+) -> Result<State<N>, GeometryError>
+where
+    Sy: System<N, M>,
+{
+    diracvi_geometry::ensure_finite("q(0)", q0.as_slice())?;
+    diracvi_geometry::ensure_finite("v(0)", v0.as_slice())?;
+    let p = system.momentum(q0, v0);
+    diracvi_geometry::ensure_finite("p(0) = ∂L/∂v", p.as_slice())?;
+    Ok(State { t: t0, q: *q0, p })
+}
+
+/// Initial state from a discrete pair `(q_0, q_1)`: `p_0 = −D1 L_d(q_0, q_1, h)`
+/// (SPEC §3; [VCI] Algorithm 1 prints `D2`, which is the momentum at `q_1`).
+///
+/// # Errors
+/// When `L_d` cannot be evaluated or the input is not finite.
+pub fn state_from_pair<Sy, Dm, const N: usize, const M: usize>(
+    system: &Sy,
+    map: &Dm,
+    t0: f64,
+    q0: &SVector<f64, N>,
+    q1: &SVector<f64, N>,
+    h: f64,
+) -> Result<State<N>, GeometryError>
+where
+    Sy: System<N, M>,
+    Dm: DiscretizationMap<N>,
+{
+    diracvi_geometry::ensure_step(h)?;
+    diracvi_geometry::ensure_finite("q_0", q0.as_slice())?;
+    diracvi_geometry::ensure_finite("q_1", q1.as_slice())?;
+    let ld = DiscreteLagrangian::<Sy, Dm, N, M>::new(system, map);
+    Ok(State {
+        t: t0,
+        q: *q0,
+        p: -ld.d1(q0, q1, h)?,
+    })
+}
+
+/// The discrete pair of [VCI] §4.1 from continuous data:
+/// `q_0 = q(0) − h/2 v(0)`, `q_1 = q(0) + h/2 v(0)` (this shifts the discrete
+/// times by `h/2` against the continuous ones).
+pub fn vci_pair<const N: usize>(
+    q: &SVector<f64, N>,
+    v: &SVector<f64, N>,
+    h: f64,
+) -> (SVector<f64, N>, SVector<f64, N>) {
+    (q - v * (0.5 * h), q + v * (0.5 * h))
+}

@@ -1,1 +1,426 @@
-//! placeholder
+//! # diracvi-models
+//!
+//! Every system of the source papers (SPEC §5), each with named parameters
+//! defaulting to the paper's values, default initial data, step, end time and
+//! discretization, its energy and its admissible set.
+//!
+//! | name | system | `N` | `M` | boundary pieces |
+//! |---|---|---|---|---|
+//! | [`particle`](Particle) | bouncing particle, \[VCI\] §4.1 | 2 `(x, y)` | 0 | 1: `y ≥ 0` |
+//! | [`ellipse`](Ellipse) | bouncing ellipse, \[VCI\] §4.2 | 3 `(θ, x, y)` | 0 | 1: `y ≥ √(a² sin²θ + b² cos²θ)` |
+//! | [`star`](Star) | four-point star, \[VCI\] §4.2 | 3 `(θ, x, y)` | 0 | 4: `y ≥ l(s₁ sinθ + s₂ cosθ)` |
+//! | [`pendulum`](Pendulum) | nonholonomic spherical pendulum in a cylinder, \[VCI\] §4.3 | 2 `(θ, φ)` | 1 | 1: `R² − ℓ² sin²θ ≥ 0` |
+//! | [`disk-wall`](DiskWall) | rolling disk hitting a wall, \[INC\] §6 | 4 `(x, y, θ, φ)` | 2 | 1: `y + R sinφ ≤ wall` |
+//! | [`disk-table`](DiskTable) | rolling disk in a circular table, \[NIC\] §5 | 4 `(x, y, θ, φ)` | 2 | 2: `(x ± R cosφ)² + (y ± R sinφ)² ≤ a²` |
+//! | [`lc`](Lc) | LC circuit (degenerate `L`), \[DDM\] §2.1, §6 | 4 `(q^ℓ, q^{c1}, q^{c2}, q^{c3})` | 2 | none |
+//!
+//! A model is a struct implementing [`System`] (the physics, from
+//! `diracvi-geometry`) and [`Model`] (name, parameters, defaults). The
+//! [`catalogue`] lists them; a [`Scenario`] is a model name plus parameters,
+//! step, end time, discretization and initial data, readable from and
+//! writable to TOML, overridable key by key ([`Scenario::set`]), and runnable
+//! generically through a [`ModelVisitor`] — so callers (the CLI, tests) can
+//! run any model without this crate depending on the integrators.
+//!
+//! ```
+//! use diracvi_models::{Model, ModelVisitor, RunSetup, Scenario};
+//! struct Dimensions;
+//! impl ModelVisitor for Dimensions {
+//!     type Output = (usize, usize);
+//!     fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(
+//!         self,
+//!         _model: &Mo,
+//!         _setup: &RunSetup<N>,
+//!     ) -> (usize, usize) {
+//!         (N, M)
+//!     }
+//! }
+//! let mut scenario = Scenario::defaults("disk-wall").unwrap();
+//! scenario.set("r", "0.5").unwrap();
+//! assert_eq!(scenario.visit(Dimensions).unwrap(), (4, 2));
+//! ```
+//!
+//! Units are SI throughout (kg, m, s, rad; H, F, C for the circuit).
+//!
+//! ## Adding a model
+//!
+//! 1. Write a file `src/my_model.rs` with a parameter struct
+//!    (`#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]`,
+//!    `#[serde(default, deny_unknown_fields)]`, `Default` = the paper's
+//!    values, every field documented with its unit) and a model struct.
+//! 2. `impl System<N, M>` for it: the Lagrangian generic over
+//!    [`AdScalar`](diracvi_geometry::AdScalar), the constraint forms, the
+//!    boundary pieces `g_j ≥ 0`, the Hamiltonian if `L` is regular.
+//! 3. `impl Model<N, M>`: `NAME`, `DESCRIPTION`, `PARAMETERS` (one
+//!    [`ParameterInfo`] per field, same names as the serde keys),
+//!    `coordinate_names`, `new` (validate every parameter, returning
+//!    [`ModelError::InvalidParameter`]), `params`, `run_defaults`.
+//! 4. Add `mod my_model; pub use my_model::*;` and one line
+//!    `MyModel => (N, M),` to the `registry!` invocation in `lib.rs`.
+//!
+//! The tests in `tests/` then exercise it automatically (defaults validate,
+//! `H(q, ∂L/∂v) = E(q, v)`, scenario round trip, dispatch).
+//!
+//! Papers: **\[VCI\]** variational collision integrators for nonholonomic
+//! systems; **\[INC\]** implicit nonholonomic mechanics with collisions;
+//! **\[NIC\]** nonholonomic systems with inequality constraints; **\[DDM\]**
+//! discrete Dirac mechanics.
+
+mod disk_table;
+mod disk_wall;
+mod ellipse;
+mod error;
+mod lc;
+mod particle;
+mod pendulum;
+pub mod reference;
+mod scenario;
+mod star;
+
+pub use disk_table::{DiskTable, DiskTableParams};
+pub use disk_wall::{DiskWall, DiskWallParams};
+pub use ellipse::{Ellipse, EllipseParams};
+pub use error::ModelError;
+pub use lc::{Lc, LcParams};
+pub use particle::{Particle, ParticleParams};
+pub use pendulum::{Pendulum, PendulumParams};
+pub use scenario::{InitialData, Scenario};
+pub use star::{Star, StarParams};
+
+pub use diracvi_geometry::{ConstraintDiscretization, Discretization, System};
+
+use nalgebra::SVector;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// A catalogued system: a [`System`] with a name, typed parameters (whose
+/// `Default` is the paper's values) and the paper's default run.
+pub trait Model<const N: usize, const M: usize>: System<N, M> + Clone {
+    /// The parameters. Serialized field names are the scenario keys; they
+    /// must match [`PARAMETERS`](Self::PARAMETERS). `Default` = paper values.
+    type Params: Serialize + DeserializeOwned + Clone + Default + std::fmt::Debug + PartialEq;
+
+    /// Registry name (`"particle"`, `"ellipse"`, `"star"`, `"pendulum"`,
+    /// `"disk-wall"`, `"disk-table"`, `"lc"`).
+    const NAME: &'static str;
+
+    /// One line describing the system and its source.
+    const DESCRIPTION: &'static str;
+
+    /// Every parameter with its unit, type and meaning, in display order.
+    const PARAMETERS: &'static [ParameterInfo];
+
+    /// Names of the `N` coordinates, in order.
+    fn coordinate_names() -> [&'static str; N];
+
+    /// Build the model, validating every parameter.
+    ///
+    /// # Errors
+    /// [`ModelError::InvalidParameter`] naming the first bad parameter
+    /// (non-positive mass, radius, length, inertia, capacitance or
+    /// inductance; negative gravity; non-finite values; inconsistent sizes).
+    fn new(params: Self::Params) -> Result<Self, ModelError>;
+
+    /// The parameters the model was built with.
+    fn params(&self) -> &Self::Params;
+
+    /// The paper's default run for these parameters (SPEC §5). Initial
+    /// velocities that the constraints determine are computed from the
+    /// constraints with the model's actual parameters.
+    fn run_defaults(&self) -> RunSetup<N>;
+
+    /// A readable description of boundary piece `j` (for messages and
+    /// impact records).
+    fn boundary_name(&self, j: usize) -> String {
+        format!("g_{j}")
+    }
+}
+
+/// A run's setup: continuous initial data, step, end time and
+/// discretization choices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSetup<const N: usize> {
+    /// Initial configuration `q(0)`.
+    pub q0: SVector<f64, N>,
+    /// Initial velocity `v(0)`; the integrators start from
+    /// `p_0 = ∂L/∂v(q(0), v(0))` (SPEC §3).
+    pub v0: SVector<f64, N>,
+    /// Time step `h > 0` (s).
+    pub h: f64,
+    /// End time (s); runs start at `t = 0`.
+    pub t_end: f64,
+    /// Discretization map of the discrete Lagrangian.
+    pub discretization: Discretization,
+    /// Discrete constraint (irrelevant when `M = 0`).
+    pub constraint: ConstraintDiscretization,
+}
+
+/// The value type of a parameter, which [`Scenario::set`] parses to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ParameterKind {
+    /// A real number (TOML float; integers are accepted).
+    Float,
+    /// A real number or `none` (the model derives the value, e.g. an
+    /// inertia from the body's shape).
+    OptionalFloat,
+    /// An integer.
+    Integer,
+    /// `true` / `false`.
+    Bool,
+    /// A string.
+    Text,
+}
+
+impl ParameterKind {
+    /// What a value of this kind looks like, for error messages.
+    pub fn expected(self) -> &'static str {
+        match self {
+            ParameterKind::Float => "a number",
+            ParameterKind::OptionalFloat => "a number or 'none'",
+            ParameterKind::Integer => "an integer",
+            ParameterKind::Bool => "true or false",
+            ParameterKind::Text => "a string",
+        }
+    }
+}
+
+/// Description of one model parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParameterInfo {
+    /// Scenario key (the serde field name).
+    pub name: &'static str,
+    /// The paper's symbol.
+    pub symbol: &'static str,
+    /// SI unit (`"1"` for dimensionless).
+    pub unit: &'static str,
+    /// Value type.
+    pub kind: ParameterKind,
+    /// Meaning, and the derived value when optional.
+    pub description: &'static str,
+}
+
+/// One entry of the [`catalogue`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelInfo {
+    /// Registry name.
+    pub name: &'static str,
+    /// One-line description.
+    pub description: &'static str,
+}
+
+/// A generic operation on a model and its run setup, so callers can run any
+/// catalogued model without this crate depending on the integrators.
+pub trait ModelVisitor {
+    /// What the visit produces.
+    type Output;
+    /// Called with the concrete model type, its dimensions and the setup.
+    fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(
+        self,
+        model: &Mo,
+        setup: &RunSetup<N>,
+    ) -> Self::Output;
+}
+
+/// Relative tolerance of [`check_initial`] on the constraint residual.
+pub const CONSTRAINT_TOLERANCE: f64 = 1e-9;
+
+/// Check continuous initial data `(q0, v0)` against a model.
+///
+/// * every component finite;
+/// * `q0` admissible: `g_j(q0) ≥ 0` for every boundary piece (the most
+///   violated piece is reported);
+/// * `v0 ∈ Δ_Q(q0)`: `|Σ_i A_{ai}(q0) v0_i| ≤ 1e-9 · max(1, Σ_i |A_{ai}(q0) v0_i|)`
+///   for every row `a` (the most violated row is reported).
+///
+/// # Errors
+/// [`ModelError::NonFiniteInitial`], [`ModelError::InitialInadmissible`],
+/// [`ModelError::InitialViolatesConstraint`].
+pub fn check_initial<const N: usize, const M: usize, Mo: Model<N, M>>(
+    model: &Mo,
+    q0: &SVector<f64, N>,
+    v0: &SVector<f64, N>,
+) -> Result<(), ModelError> {
+    for (what, x) in [("q", q0), ("v", v0)] {
+        if let Some(index) = x.iter().position(|c| !c.is_finite()) {
+            return Err(ModelError::NonFiniteInitial {
+                what,
+                index,
+                value: x[index],
+            });
+        }
+    }
+    let worst_piece = (0..model.boundary_count())
+        .map(|j| (j, model.boundary(j, q0)))
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    if let Some((piece, g)) = worst_piece
+        && (g < 0.0 || g.is_nan())
+    {
+        return Err(ModelError::InitialInadmissible {
+            piece,
+            name: model.boundary_name(piece),
+            g,
+        });
+    }
+    let a = model.constraint_forms(q0);
+    let mut worst: Option<(usize, f64, f64, f64)> = None;
+    for row in 0..M {
+        let residual = (0..N).map(|i| a[(row, i)] * v0[i]).sum::<f64>().abs();
+        let scale = (0..N)
+            .map(|i| (a[(row, i)] * v0[i]).abs())
+            .sum::<f64>()
+            .max(1.0);
+        let tolerance = CONSTRAINT_TOLERANCE * scale;
+        let ratio = residual / tolerance;
+        if (residual > tolerance || residual.is_nan()) && worst.is_none_or(|w| ratio > w.3) {
+            worst = Some((row, residual, tolerance, ratio));
+        }
+    }
+    if let Some((index, residual, tolerance, _)) = worst {
+        return Err(ModelError::InitialViolatesConstraint {
+            index,
+            residual,
+            tolerance,
+        });
+    }
+    Ok(())
+}
+
+/// Parameter checks shared by the models' constructors.
+pub(crate) mod validate {
+    use crate::ModelError;
+
+    /// `value` must be finite and `> 0`.
+    pub fn positive(
+        model: &'static str,
+        parameter: &'static str,
+        value: f64,
+    ) -> Result<(), ModelError> {
+        finite(model, parameter, value)?;
+        if value > 0.0 {
+            Ok(())
+        } else {
+            Err(ModelError::InvalidParameter {
+                model,
+                parameter,
+                value,
+                reason: "must be > 0".into(),
+            })
+        }
+    }
+
+    /// `value` must be finite and `≥ 0`.
+    pub fn non_negative(
+        model: &'static str,
+        parameter: &'static str,
+        value: f64,
+    ) -> Result<(), ModelError> {
+        finite(model, parameter, value)?;
+        if value >= 0.0 {
+            Ok(())
+        } else {
+            Err(ModelError::InvalidParameter {
+                model,
+                parameter,
+                value,
+                reason: "must be >= 0".into(),
+            })
+        }
+    }
+
+    /// `value` must be finite.
+    pub fn finite(
+        model: &'static str,
+        parameter: &'static str,
+        value: f64,
+    ) -> Result<(), ModelError> {
+        if value.is_finite() {
+            Ok(())
+        } else {
+            Err(ModelError::InvalidParameter {
+                model,
+                parameter,
+                value,
+                reason: "must be finite".into(),
+            })
+        }
+    }
+}
+
+/// An operation on a model *type* (before any instance exists); the one
+/// place the registry maps names to types.
+pub(crate) trait ModelTypeVisitor {
+    type Output;
+    fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(self) -> Self::Output;
+}
+
+macro_rules! registry {
+    ($($ty:ty => ($n:literal, $m:literal)),* $(,)?) => {
+        /// Every catalogued model, in registry order.
+        pub fn catalogue() -> Vec<ModelInfo> {
+            vec![$(ModelInfo {
+                name: <$ty as Model<$n, $m>>::NAME,
+                description: <$ty as Model<$n, $m>>::DESCRIPTION,
+            }),*]
+        }
+
+        /// Call `visitor` with the model type registered under `name`.
+        pub(crate) fn dispatch_type<V: ModelTypeVisitor>(
+            name: &str,
+            visitor: V,
+        ) -> Result<V::Output, ModelError> {
+            $(
+                if name == <$ty as Model<$n, $m>>::NAME {
+                    return Ok(visitor.visit::<$n, $m, $ty>());
+                }
+            )*
+            Err(ModelError::UnknownModel {
+                name: name.to_string(),
+                valid: catalogue().iter().map(|i| i.name.to_string()).collect(),
+            })
+        }
+    };
+}
+
+registry! {
+    Particle => (2, 0),
+    Ellipse => (3, 0),
+    Star => (3, 0),
+    Pendulum => (2, 1),
+    DiskWall => (4, 2),
+    DiskTable => (4, 2),
+    Lc => (4, 2),
+}
+
+/// The [`ModelInfo`] of the model registered under `name`.
+///
+/// # Errors
+/// [`ModelError::UnknownModel`] listing the valid names.
+pub fn model_info(name: &str) -> Result<ModelInfo, ModelError> {
+    struct Info;
+    impl ModelTypeVisitor for Info {
+        type Output = ModelInfo;
+        fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(self) -> ModelInfo {
+            ModelInfo {
+                name: Mo::NAME,
+                description: Mo::DESCRIPTION,
+            }
+        }
+    }
+    dispatch_type(name, Info)
+}
+
+/// The parameters of the model registered under `name`.
+///
+/// # Errors
+/// [`ModelError::UnknownModel`] listing the valid names.
+pub fn parameters(name: &str) -> Result<&'static [ParameterInfo], ModelError> {
+    struct Params;
+    impl ModelTypeVisitor for Params {
+        type Output = &'static [ParameterInfo];
+        fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(self) -> Self::Output {
+            Mo::PARAMETERS
+        }
+    }
+    dispatch_type(name, Params)
+}

@@ -1,0 +1,331 @@
+//! The (+) and (−) discrete nonholonomic Hamiltonian steppers ([DDM] 5.6b,
+//! 5.12b).
+//!
+//! (+), forward: unknowns `(q_{k+1}, p_{k+1}, μ)` from
+//! ```text
+//! q_{k+1} = D2 H_{d+}(q_k, p_{k+1}),   p_k − D1 H_{d+}(q_k, p_{k+1}) = A(q_k)ᵀ μ,   ω_{d+}(q_k, q_{k+1}) = 0.
+//! ```
+//! (−), backward: unknowns `(q_k, p_k, μ)` from
+//! ```text
+//! q_k = −D1 H_{d−}(p_k, q_{k+1}),   p_{k+1} + D2 H_{d−}(p_k, q_{k+1}) = A(q_{k+1})ᵀ μ,   ω_{d−}(q_k, q_{k+1}) = 0.
+//! ```
+//! As for the Lagrange–Dirac steppers, (−) is solved as (+) in reversed
+//! orientation: with `a = q_{k+1}`, `π = −p`, the generating function
+//! `H^*_{d+}(a, π) = H_{d−}(−π, a)` satisfies the (+) equations.
+//!
+//! [`SymplecticEuler`] builds `H_{d+}(q0, p1) = p1·q0 + h H(q0, p1)` and
+//! `H_{d−}(p0, q1) = −p0·q1 + h H(q1, p0)` from the system's Hamiltonian.
+//! With the forward discretization and `H` the Legendre transform of a
+//! hyperregular `L`, the (+) Hamiltonian and Lagrange–Dirac steppers are the
+//! same scheme (nonholonomic symplectic Euler).
+
+use crate::newton::{self, NewtonFailure, NewtonParams, NewtonWorkspace};
+use crate::trajectory::StepOutput;
+use crate::{Direction, OneStep, State, StepError, StepStats};
+use diracvi_geometry::ad::{hessian_of, partial_hessian_of, seed_first, seed_hessian, seed_second};
+use diracvi_geometry::{
+    AdScalar, ConstraintDiscretization, DiscretizationMap, GeometryError, Orientation, System,
+};
+use nalgebra::{DMatrix, DVector, SMatrix, SVector};
+use num_dual::{Dual2SVec, HyperDualSVec64};
+
+/// A pair of discrete Hamiltonians (generating functions of type II and III).
+pub trait DiscreteHamiltonian<Sy, const N: usize, const M: usize> {
+    /// `H_{d+}(q0, p1; h)`, or `None` if unavailable.
+    fn plus<S: AdScalar>(&self, system: &Sy, q0: &SVector<S, N>, p1: &SVector<S, N>, h: f64)
+    -> Option<S>;
+    /// `H_{d−}(p0, q1; h)`, or `None` if unavailable.
+    fn minus<S: AdScalar>(
+        &self,
+        system: &Sy,
+        p0: &SVector<S, N>,
+        q1: &SVector<S, N>,
+        h: f64,
+    ) -> Option<S>;
+}
+
+/// The symplectic-Euler generating functions built from the system's `H`
+/// (SPEC §3).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SymplecticEuler;
+
+impl<Sy: System<N, M>, const N: usize, const M: usize> DiscreteHamiltonian<Sy, N, M>
+    for SymplecticEuler
+{
+    fn plus<S: AdScalar>(
+        &self,
+        system: &Sy,
+        q0: &SVector<S, N>,
+        p1: &SVector<S, N>,
+        h: f64,
+    ) -> Option<S> {
+        Some(p1.dot(q0) + system.hamiltonian(q0, p1)? * h)
+    }
+    fn minus<S: AdScalar>(
+        &self,
+        system: &Sy,
+        p0: &SVector<S, N>,
+        q1: &SVector<S, N>,
+        h: f64,
+    ) -> Option<S> {
+        Some(-p0.dot(q1) + system.hamiltonian(q1, p0)? * h)
+    }
+}
+
+/// A discrete nonholonomic Hamiltonian stepper, (+) or (−).
+#[derive(Debug, Clone)]
+pub struct NonholonomicHamiltonian<Sy, Dm, Hd, const N: usize, const M: usize> {
+    system: Sy,
+    map: Dm,
+    constraint: ConstraintDiscretization,
+    generating: Hd,
+    params: NewtonParams,
+    direction: Direction,
+    ws: NewtonWorkspace,
+    x: DVector<f64>,
+}
+
+/// The oriented generating function `H(a, π)`: `H_{d+}` forward,
+/// `H_{d−}(−π, a)` reversed.
+fn oriented<Sy, Hd, S, const N: usize, const M: usize>(
+    hd: &Hd,
+    system: &Sy,
+    orientation: Orientation,
+    a: &SVector<S, N>,
+    pi: &SVector<S, N>,
+    h: f64,
+) -> Option<S>
+where
+    Hd: DiscreteHamiltonian<Sy, N, M>,
+    S: AdScalar,
+{
+    match orientation {
+        Orientation::Forward => hd.plus(system, a, pi, h),
+        Orientation::Reversed => hd.minus(system, &-pi, a, h),
+    }
+}
+
+impl<Sy, Dm, Hd, const N: usize, const M: usize> NonholonomicHamiltonian<Sy, Dm, Hd, N, M>
+where
+    Sy: System<N, M>,
+    Dm: DiscretizationMap<N>,
+    Hd: DiscreteHamiltonian<Sy, N, M>,
+{
+    /// A stepper: (+) for `Direction::Forward`, (−) for `Direction::Backward`.
+    pub fn new(
+        system: Sy,
+        map: Dm,
+        constraint: ConstraintDiscretization,
+        generating: Hd,
+        direction: Direction,
+    ) -> Self {
+        let n = 2 * N + M;
+        Self {
+            system,
+            map,
+            constraint,
+            generating,
+            params: NewtonParams::default(),
+            direction,
+            ws: NewtonWorkspace::new(n),
+            x: DVector::zeros(n),
+        }
+    }
+
+    /// Replace the Newton parameters.
+    pub fn with_params(mut self, params: NewtonParams) -> Self {
+        self.params = params;
+        self
+    }
+
+    /// One step from `state` (to `t + h` for (+), `t − h` for (−)).
+    ///
+    /// # Errors
+    /// [`StepError`] naming the step and time; `Unsupported` if the
+    /// generating function is unavailable (no Hamiltonian).
+    pub fn step(
+        &mut self,
+        k: usize,
+        state: &State<N>,
+        h: f64,
+    ) -> Result<(State<N>, StepStats), StepError> {
+        let t = state.t;
+        if !(h.is_finite() && h > 0.0) {
+            return Err(StepError::BadStep { step: k, t, h });
+        }
+        let sign = self.direction.sign();
+        let orientation = self.direction.orientation();
+        let a = state.q;
+        let pi_a = state.p * sign;
+        if oriented::<Sy, Hd, f64, N, M>(&self.generating, &self.system, orientation, &a, &pi_a, h)
+            .is_none()
+        {
+            return Err(StepError::Unsupported(
+                "the system supplies no Hamiltonian, so the discrete Hamiltonian stepper cannot run (use the Lagrange–Dirac stepper)".into(),
+            ));
+        }
+        // Warm start: the explicit part of symplectic Euler.
+        for i in 0..N {
+            self.x[i] = a[i];
+            self.x[N + i] = pi_a[i];
+        }
+        for i in 0..M {
+            self.x[2 * N + i] = 0.0;
+        }
+        let (system, map, hd, cd) = (&self.system, &self.map, &self.generating, self.constraint);
+        let a_forms: SMatrix<f64, M, N> = system.constraint_forms(&a);
+        let info = newton::solve(&mut self.x, &mut self.ws, &self.params, None, |x, r, j| {
+            eval::<Sy, Dm, Hd, N, M>(system, map, hd, cd, orientation, &a, &pi_a, &a_forms, h, x, r, j)
+        })
+        .map_err(|f| match f {
+            NewtonFailure::NoConvergence { iterations, residual } => StepError::NoConvergence {
+                step: k,
+                t,
+                iterations,
+                residual,
+                tolerance: self.params.tolerance,
+            },
+            NewtonFailure::NonFinite { what, iterations } => StepError::NonFinite {
+                step: k,
+                t,
+                what,
+                iterations,
+            },
+            NewtonFailure::Geometry(source) => StepError::Geometry { step: k, t, source },
+        })?;
+        let b = SVector::<f64, N>::from_fn(|i, _| self.x[i]);
+        let pi_b = SVector::<f64, N>::from_fn(|i, _| self.x[N + i]);
+        Ok((
+            State {
+                t: t + sign * h,
+                q: b,
+                p: pi_b * sign,
+            },
+            StepStats {
+                iterations: info.iterations,
+                residual: info.residual,
+                degenerate: false,
+            },
+        ))
+    }
+}
+
+/// Residual and Jacobian of the oriented (+) equations at `x = (b, π_b, μ)`.
+#[allow(clippy::too_many_arguments)]
+fn eval<Sy, Dm, Hd, const N: usize, const M: usize>(
+    system: &Sy,
+    map: &Dm,
+    hd: &Hd,
+    cd: ConstraintDiscretization,
+    orientation: Orientation,
+    a: &SVector<f64, N>,
+    pi_a: &SVector<f64, N>,
+    a_forms: &SMatrix<f64, M, N>,
+    h: f64,
+    x: &DVector<f64>,
+    r: &mut DVector<f64>,
+    jac: &mut DMatrix<f64>,
+) -> Result<f64, GeometryError>
+where
+    Sy: System<N, M>,
+    Dm: DiscretizationMap<N>,
+    Hd: DiscreteHamiltonian<Sy, N, M>,
+{
+    let nan = || GeometryError::NonFinite {
+        what: "discrete Hamiltonian",
+        index: 0,
+        value: f64::NAN,
+    };
+    let b = SVector::<f64, N>::from_fn(|i, _| x[i]);
+    let pi_b = SVector::<f64, N>::from_fn(|i, _| x[N + i]);
+    let mu = SVector::<f64, M>::from_fn(|i, _| x[2 * N + i]);
+    // D1, D2, D12 of H(a, π_b) in one pass; D22 in another.
+    let hh = oriented::<Sy, Hd, HyperDualSVec64<N, N>, N, M>(
+        hd,
+        system,
+        orientation,
+        &seed_first::<N, N>(a),
+        &seed_second::<N, N>(&pi_b),
+        h,
+    )
+    .ok_or_else(nan)?;
+    let (_, d1, d2, d12) = partial_hessian_of(hh);
+    let a2: SVector<Dual2SVec<f64, N>, N> = a.map(Dual2SVec::from_re);
+    let h2 = oriented::<Sy, Hd, Dual2SVec<f64, N>, N, M>(
+        hd,
+        system,
+        orientation,
+        &a2,
+        &seed_hessian(&pi_b),
+        h,
+    )
+    .ok_or_else(nan)?;
+    let (_, _, d22) = hessian_of(h2);
+    let n2 = 2 * N;
+    jac.fill(0.0);
+    let force = a_forms.transpose() * mu;
+    for i in 0..N {
+        r[i] = b[i] - d2[i];
+        jac[(i, i)] = 1.0;
+        for j in 0..N {
+            jac[(i, N + j)] = -d22[(i, j)];
+        }
+        r[N + i] = pi_a[i] - d1[i] - force[i];
+        for j in 0..N {
+            jac[(N + i, N + j)] = -d12[(i, j)];
+        }
+        for j in 0..M {
+            jac[(N + i, n2 + j)] = -a_forms[(j, i)];
+        }
+    }
+    if M > 0 {
+        let (c, dc) = cd.jacobian(system, map, orientation, a, &b, h)?;
+        for i in 0..M {
+            r[n2 + i] = c[i];
+            for j in 0..N {
+                jac[(n2 + i, j)] = dc[(i, j)];
+            }
+        }
+    }
+    Ok(pi_a.amax().max(a.amax()).max(1.0))
+}
+
+impl<Sy, Dm, Hd, const N: usize, const M: usize> OneStep<N>
+    for NonholonomicHamiltonian<Sy, Dm, Hd, N, M>
+where
+    Sy: System<N, M>,
+    Dm: DiscretizationMap<N>,
+    Hd: DiscreteHamiltonian<Sy, N, M>,
+{
+    type Event = ();
+    type Error = StepError;
+
+    /// The energy recorded is `H(q_{k+1}, p_{k+1})` when the system has a
+    /// Hamiltonian.
+    fn advance(
+        &mut self,
+        k: usize,
+        from: &State<N>,
+        h: f64,
+        _events: &mut Vec<()>,
+    ) -> Result<StepOutput<N>, StepError> {
+        let (to, stats) = self.step(k, from, h)?;
+        let energy = self.system.hamiltonian(&to.q, &to.p).unwrap_or(f64::NAN);
+        let orientation = self.direction.orientation();
+        let constraint_residual = if M == 0 {
+            0.0
+        } else {
+            let c: SVector<f64, M> = self
+                .constraint
+                .evaluate(&self.system, &self.map, orientation, &from.q, &to.q, h)
+                .map_err(|source| StepError::Geometry { step: k, t: from.t, source })?;
+            c.amax() * h / to.q.norm().max(1.0)
+        };
+        Ok(StepOutput {
+            to,
+            energy,
+            constraint_residual,
+            stats,
+        })
+    }
+}

@@ -1,0 +1,519 @@
+//! The (+) and (−) discrete Lagrange–Dirac steppers ([DDM] eqs. 5.3b, 5.9b;
+//! [VCI] eqs. (1), (2)).
+//!
+//! (+), forward in time: given `(q_k, p_k)` solve for `(q_{k+1}, μ)`
+//! ```text
+//! p_k + D1 L_d(q_k, q_{k+1}, h) = A(q_k)ᵀ μ,     ω_{d+}(q_k, q_{k+1}) = 0,
+//! p_{k+1} = D2 L_d(q_k, q_{k+1}, h).
+//! ```
+//! (−), backward in time: given `(q_{k+1}, p_{k+1})` solve for `(q_k, μ)`
+//! ```text
+//! p_{k+1} − D2 L_d(q_k, q_{k+1}, h) = A(q_{k+1})ᵀ μ,   ω_{d−}(q_k, q_{k+1}) = 0,
+//! p_k = −D1 L_d(q_k, q_{k+1}, h).
+//! ```
+//! Both are one *oriented* solve: with `L_d^*(a, b, h) = L_d(b, a, h)` and the
+//! momentum negated, (−) is (+) for `L_d^*` (see
+//! [`Orientation`](diracvi_geometry::Orientation)). The oriented equations are
+//! `π_a + D1 L(a, b, h) − A(a)ᵀ μ = 0`, `ω(a, b) = 0`, `π_b = D2 L(a, b, h)`.
+//!
+//! **Degenerate Lagrangians** (SPEC §3). When the step Jacobian
+//! `J = [[D12, −Aᵀ], [∂_b ω, 0]]` is singular, some combinations `Yᵀ r` of the
+//! step equations (`Y` the left null space of `J`, found by faer's SVD) do not
+//! involve the unknowns: they are constraints on the *current* point, which was
+//! the unknown of the previous step. So the step keeps the independent
+//! equations `U_rᵀ r = 0` (`U_r` spanning the range of `J`) and replaces the
+//! redundant ones by the next step's hidden constraints `Yᵀ r_{k+1}(b) = 0`,
+//! evaluated at the extrapolated next point (exact when, as for the LC
+//! circuit, `Yᵀ r_{k+1}` does not depend on the next unknowns). The current
+//! step's own hidden constraints `Yᵀ r = 0` are then checked: violated
+//! initial data is reported as [`StepError::Inconsistent`]. No model-specific
+//! elimination is involved.
+
+use crate::newton::{self, NewtonFailure, NewtonInfo, NewtonParams, NewtonWorkspace, SvdSplit};
+use crate::{Direction, State, StepError};
+use diracvi_geometry::ad::{gradient_of, seed_gradient};
+use diracvi_geometry::{
+    AdScalar, ConstraintDiscretization, DiscreteLagrangian, DiscretizationMap, GeometryError,
+    Orientation, System,
+};
+use nalgebra::{DMatrix, DVector, SMatrix, SVector};
+use num_dual::DualSVec;
+
+/// Result of one oriented solve.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OrientedStep<const N: usize, const M: usize> {
+    /// The unknown endpoint `b`.
+    pub b: SVector<f64, N>,
+    /// The multipliers `μ`.
+    pub mu: SVector<f64, M>,
+    /// The oriented momentum at `b`, `π_b = D2 L(a, b, h)`.
+    pub pi_b: SVector<f64, N>,
+    /// Newton statistics.
+    pub info: NewtonInfo,
+    /// Whether the degenerate (hidden-constraint) path was used.
+    pub degenerate: bool,
+}
+
+/// Statistics of one step, for the trajectory driver.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct StepStats {
+    /// Newton iterations.
+    pub iterations: usize,
+    /// Final scaled residual.
+    pub residual: f64,
+    /// Whether the degenerate path was used.
+    pub degenerate: bool,
+}
+
+#[derive(Debug, Clone)]
+struct HiddenConstraints {
+    range: DMatrix<f64>,
+    left_null: DMatrix<f64>,
+}
+
+/// A discrete Lagrange–Dirac stepper, (+) or (−).
+#[derive(Debug, Clone)]
+pub struct LagrangeDirac<Sy, Dm, const N: usize, const M: usize> {
+    system: Sy,
+    map: Dm,
+    constraint: ConstraintDiscretization,
+    params: NewtonParams,
+    direction: Direction,
+    ws: NewtonWorkspace,
+    full_r: DVector<f64>,
+    full_jac: DMatrix<f64>,
+    x: DVector<f64>,
+    hidden: Option<HiddenConstraints>,
+    last_increment: Option<SVector<f64, N>>,
+    last_mu: SVector<f64, M>,
+}
+
+impl<Sy, Dm, const N: usize, const M: usize> LagrangeDirac<Sy, Dm, N, M>
+where
+    Sy: System<N, M>,
+    Dm: DiscretizationMap<N>,
+{
+    /// The (+) stepper, forward in time ([DDM] 5.3b).
+    pub fn plus(system: Sy, map: Dm, constraint: ConstraintDiscretization) -> Self {
+        Self::new(system, map, constraint, Direction::Forward)
+    }
+
+    /// The (−) stepper, backward in time ([DDM] 5.9b).
+    pub fn minus(system: Sy, map: Dm, constraint: ConstraintDiscretization) -> Self {
+        Self::new(system, map, constraint, Direction::Backward)
+    }
+
+    /// A stepper for the given direction: (+) forward, (−) backward.
+    pub fn new(system: Sy, map: Dm, constraint: ConstraintDiscretization, direction: Direction) -> Self {
+        let n = N + M;
+        Self {
+            system,
+            map,
+            constraint,
+            params: NewtonParams::default(),
+            direction,
+            ws: NewtonWorkspace::new(n),
+            full_r: DVector::zeros(n),
+            full_jac: DMatrix::zeros(n, n),
+            x: DVector::zeros(n),
+            hidden: None,
+            last_increment: None,
+            last_mu: SVector::zeros(),
+        }
+    }
+
+    /// Replace the Newton parameters.
+    pub fn with_params(mut self, params: NewtonParams) -> Self {
+        self.params = params;
+        self
+    }
+
+    /// The Newton parameters.
+    pub fn params(&self) -> &NewtonParams {
+        &self.params
+    }
+
+    /// The system.
+    pub fn system(&self) -> &Sy {
+        &self.system
+    }
+
+    /// The discretization map.
+    pub fn map(&self) -> &Dm {
+        &self.map
+    }
+
+    /// The discrete constraint in use.
+    pub fn constraint(&self) -> ConstraintDiscretization {
+        self.constraint
+    }
+
+    /// Direction of time: (+) forward, (−) backward.
+    pub fn direction(&self) -> Direction {
+        self.direction
+    }
+
+    /// The orientation of `L_d` this stepper solves with.
+    pub fn orientation(&self) -> Orientation {
+        self.direction.orientation()
+    }
+
+    /// The oriented discrete Lagrangian.
+    pub fn discrete_lagrangian(&self) -> DiscreteLagrangian<'_, Sy, Dm, N, M> {
+        DiscreteLagrangian::new(&self.system, &self.map).oriented(self.orientation())
+    }
+
+    /// Forget warm-start data (call after a discontinuity such as an impact).
+    pub fn reset_warm_start(&mut self) {
+        self.last_increment = None;
+    }
+
+    /// One step from `state` with step `h`: (+) gives the state at `t + h`,
+    /// (−) the state at `t − h`. `k` is the step index for error messages.
+    ///
+    /// # Errors
+    /// [`StepError`] with the step index and time.
+    pub fn step(
+        &mut self,
+        k: usize,
+        state: &State<N>,
+        h: f64,
+    ) -> Result<(State<N>, StepStats), StepError> {
+        let sign = self.direction.sign();
+        let pi_a = state.p * sign;
+        let guess = state.q + self.last_increment.unwrap_or_else(SVector::zeros);
+        let s = self.solve_oriented(k, state.t, &state.q, &pi_a, h, &guess)?;
+        self.last_increment = Some(s.b - state.q);
+        Ok((
+            State {
+                t: state.t + sign * h,
+                q: s.b,
+                p: s.pi_b * sign,
+            },
+            StepStats {
+                iterations: s.info.iterations,
+                residual: s.info.residual,
+                degenerate: s.degenerate,
+            },
+        ))
+    }
+
+    /// Solve the oriented step equations for `b` given `(a, π_a)`, step `h`
+    /// (possibly a fraction of the grid step), from the initial guess `guess`.
+    /// `k` and `t` only label errors.
+    ///
+    /// # Errors
+    /// [`StepError`] on bad `h`, non-convergence, inconsistency or a failed
+    /// geometric evaluation.
+    pub fn solve_oriented(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &SVector<f64, N>,
+        pi_a: &SVector<f64, N>,
+        h: f64,
+        guess: &SVector<f64, N>,
+    ) -> Result<OrientedStep<N, M>, StepError> {
+        if !(h.is_finite() && h > 0.0) {
+            return Err(StepError::BadStep { step: k, t, h });
+        }
+        if a.iter().chain(pi_a.iter()).any(|v| !v.is_finite()) {
+            return Err(StepError::NonFinite {
+                step: k,
+                t,
+                what: "state",
+                iterations: 0,
+            });
+        }
+        let geo = |source| StepError::Geometry { step: k, t, source };
+        for i in 0..N {
+            self.x[i] = guess[i];
+        }
+        for i in 0..M {
+            self.x[N + i] = self.last_mu[i];
+        }
+        let orientation = self.orientation();
+        let a_forms: SMatrix<f64, M, N> = self.system.constraint_forms(a);
+        let ld = DiscreteLagrangian::new(&self.system, &self.map).oriented(orientation);
+        let cd = self.constraint;
+        let (system, map) = (&self.system, &self.map);
+
+        // First evaluation decides regular vs degenerate.
+        let scale0 = eval_full(
+            &ld, cd, system, map, a, pi_a, &a_forms, h, &self.x, &mut self.ws.r, &mut self.ws.jac,
+        )
+        .map_err(geo)?;
+        let hidden_still_valid = self.hidden.as_ref().is_some_and(|hc| {
+            (hc.left_null.transpose() * &self.ws.jac).amax() <= 1e-10 * self.ws.jac.amax()
+        });
+        let degenerate = hidden_still_valid || newton::is_singular(&mut self.ws, &self.params);
+
+        let result = if !degenerate {
+            self.hidden = None;
+            newton::solve(&mut self.x, &mut self.ws, &self.params, Some(scale0), |x, r, j| {
+                eval_full(&ld, cd, system, map, a, pi_a, &a_forms, h, x, r, j)
+            })
+        } else {
+            if !hidden_still_valid {
+                let split = SvdSplit::new(&self.ws.jac, self.params.singular_threshold).ok_or(
+                    StepError::NonFinite {
+                        step: k,
+                        t,
+                        what: "Jacobian",
+                        iterations: 0,
+                    },
+                )?;
+                self.hidden = Some(HiddenConstraints {
+                    range: split.range,
+                    left_null: split.left_null,
+                });
+            }
+            let hc = self.hidden.as_ref().expect("set above");
+            // The current step's hidden constraints do not involve the unknowns.
+            let hidden_now = (hc.left_null.transpose() * &self.ws.r).amax() / scale0;
+            if hidden_now > 1e3 * self.params.tolerance {
+                return Err(StepError::Inconsistent {
+                    step: k,
+                    t,
+                    residual: hidden_now,
+                });
+            }
+            let (full_r, full_jac) = (&mut self.full_r, &mut self.full_jac);
+            newton::solve(&mut self.x, &mut self.ws, &self.params, None, |x, r, j| {
+                eval_degenerate(
+                    &ld, cd, system, map, a, pi_a, &a_forms, h, x, full_r, full_jac, hc, r, j,
+                )
+            })
+        };
+        let info = result.map_err(|f| match f {
+            NewtonFailure::NoConvergence { iterations, residual } => StepError::NoConvergence {
+                step: k,
+                t,
+                iterations,
+                residual,
+                tolerance: self.params.tolerance,
+            },
+            NewtonFailure::NonFinite { what, iterations } => StepError::NonFinite {
+                step: k,
+                t,
+                what,
+                iterations,
+            },
+            NewtonFailure::Geometry(source) => StepError::Geometry { step: k, t, source },
+        })?;
+        let b = SVector::<f64, N>::from_fn(|i, _| self.x[i]);
+        let mu = SVector::<f64, M>::from_fn(|i, _| self.x[N + i]);
+        self.last_mu = mu;
+        let pi_b = ld.d2(a, &b, h).map_err(geo)?;
+        if pi_b.iter().any(|v| !v.is_finite()) {
+            return Err(StepError::NonFinite {
+                step: k,
+                t,
+                what: "momentum",
+                iterations: info.iterations,
+            });
+        }
+        Ok(OrientedStep {
+            b,
+            mu,
+            pi_b,
+            info,
+            degenerate,
+        })
+    }
+}
+
+/// Residual and Jacobian of the oriented step equations at `x = (b, μ)`.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn eval_full<Sy, Dm, const N: usize, const M: usize>(
+    ld: &DiscreteLagrangian<'_, Sy, Dm, N, M>,
+    cd: ConstraintDiscretization,
+    system: &Sy,
+    map: &Dm,
+    a: &SVector<f64, N>,
+    pi_a: &SVector<f64, N>,
+    a_forms: &SMatrix<f64, M, N>,
+    h: f64,
+    x: &DVector<f64>,
+    r: &mut DVector<f64>,
+    jac: &mut DMatrix<f64>,
+) -> Result<f64, GeometryError>
+where
+    Sy: System<N, M>,
+    Dm: DiscretizationMap<N>,
+{
+    let b = SVector::<f64, N>::from_fn(|i, _| x[i]);
+    let mu = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
+    let jet = ld.jet(a, &b, h)?;
+    let force = a_forms.transpose() * mu;
+    for i in 0..N {
+        r[i] = pi_a[i] + jet.d1[i] - force[i];
+        for j in 0..N {
+            jac[(i, j)] = jet.d12[(i, j)];
+        }
+        for j in 0..M {
+            jac[(i, N + j)] = -a_forms[(j, i)];
+        }
+    }
+    if M > 0 {
+        let (c, dc) = cd.jacobian(system, map, ld.orientation(), a, &b, h)?;
+        for i in 0..M {
+            r[N + i] = c[i];
+            for j in 0..N {
+                jac[(N + i, j)] = dc[(i, j)];
+            }
+            for j in 0..M {
+                jac[(N + i, N + j)] = 0.0;
+            }
+        }
+    }
+    Ok(pi_a.amax().max(jet.d1.amax()).max(1.0))
+}
+
+/// The degenerate system `[U_rᵀ r; Yᵀ r_next(b)]` and its Jacobian.
+#[allow(clippy::too_many_arguments)]
+fn eval_degenerate<Sy, Dm, const N: usize, const M: usize>(
+    ld: &DiscreteLagrangian<'_, Sy, Dm, N, M>,
+    cd: ConstraintDiscretization,
+    system: &Sy,
+    map: &Dm,
+    a: &SVector<f64, N>,
+    pi_a: &SVector<f64, N>,
+    a_forms: &SMatrix<f64, M, N>,
+    h: f64,
+    x: &DVector<f64>,
+    full_r: &mut DVector<f64>,
+    full_jac: &mut DMatrix<f64>,
+    hc: &HiddenConstraints,
+    r: &mut DVector<f64>,
+    jac: &mut DMatrix<f64>,
+) -> Result<f64, GeometryError>
+where
+    Sy: System<N, M>,
+    Dm: DiscretizationMap<N>,
+{
+    let scale = eval_full(ld, cd, system, map, a, pi_a, a_forms, h, x, full_r, full_jac)?;
+    let rank = hc.range.ncols();
+    let n = N + M;
+    let b = SVector::<f64, N>::from_fn(|i, _| x[i]);
+    let mu = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
+    // Next step's residual at b, with the next point extrapolated.
+    let c = b * 2.0 - a;
+    let (pi_b, d22) = ld.hessian_second(a, &b, h)?;
+    let (d1_next, d11_next) = ld.hessian_first(&b, &c, h)?;
+    let bd = seed_gradient(&b);
+    let cdual: SVector<DualSVec<f64, N>, N> = c.map(DualSVec::from_re);
+    let forms_b: SMatrix<DualSVec<f64, N>, M, N> = system.constraint_forms(&bd);
+    let force_b = next_force(&forms_b, &mu);
+    let omega_next = if M > 0 {
+        cd.evaluate(system, map, ld.orientation(), &bd, &cdual, DualSVec::from_re(h))?
+    } else {
+        SVector::zeros()
+    };
+    let mut rn = DVector::<f64>::zeros(n);
+    let mut jn = DMatrix::<f64>::zeros(n, n);
+    let forms_b_re = forms_b.map(|v| v.re);
+    for i in 0..N {
+        rn[i] = pi_b[i] + d1_next[i] - force_b[i].re;
+        let g = gradient_of(force_b[i]);
+        for j in 0..N {
+            jn[(i, j)] = d22[(i, j)] + d11_next[(i, j)] - g[j];
+        }
+        for j in 0..M {
+            jn[(i, N + j)] = -forms_b_re[(j, i)];
+        }
+    }
+    for i in 0..M {
+        rn[N + i] = omega_next[i].re;
+        let g = gradient_of(omega_next[i]);
+        for j in 0..N {
+            jn[(N + i, j)] = g[j];
+        }
+    }
+    let top_r = hc.range.transpose() * &*full_r;
+    let top_j = hc.range.transpose() * &*full_jac;
+    let bot_r = hc.left_null.transpose() * rn;
+    let bot_j = hc.left_null.transpose() * jn;
+    for i in 0..rank {
+        r[i] = top_r[i];
+        for j in 0..n {
+            jac[(i, j)] = top_j[(i, j)];
+        }
+    }
+    for i in rank..n {
+        r[i] = bot_r[i - rank];
+        for j in 0..n {
+            jac[(i, j)] = bot_j[(i - rank, j)];
+        }
+    }
+    Ok(scale)
+}
+
+fn next_force<S: AdScalar, const N: usize, const M: usize>(
+    forms: &SMatrix<S, M, N>,
+    mu: &SVector<f64, M>,
+) -> SVector<S, N> {
+    SVector::from_fn(|i, _| {
+        let mut s = S::from(0.0);
+        for a in 0..M {
+            s += forms[(a, i)] * mu[a];
+        }
+        s
+    })
+}
+
+/// The discrete energy `E_d(a, b, h) = −D3 L(a, b, h)` and the constraint
+/// residual `max_a |h ω^a(a, b)| / max(1, |b|)` of a step (SPEC §6), for the
+/// oriented discrete Lagrangian and constraint.
+///
+/// # Errors
+/// When `L_d` or the discrete constraint cannot be evaluated.
+pub fn step_measures<Sy, Dm, const N: usize, const M: usize>(
+    ld: &DiscreteLagrangian<'_, Sy, Dm, N, M>,
+    cd: ConstraintDiscretization,
+    a: &SVector<f64, N>,
+    b: &SVector<f64, N>,
+    h: f64,
+) -> Result<(f64, f64), GeometryError>
+where
+    Sy: System<N, M>,
+    Dm: DiscretizationMap<N>,
+{
+    let energy = ld.energy(a, b, h)?;
+    let residual = if M == 0 {
+        0.0
+    } else {
+        let c: SVector<f64, M> = cd.evaluate(ld.system(), ld.map(), ld.orientation(), a, b, h)?;
+        c.amax() * h / b.norm().max(1.0)
+    };
+    Ok((energy, residual))
+}
+
+impl<Sy, Dm, const N: usize, const M: usize> crate::OneStep<N> for LagrangeDirac<Sy, Dm, N, M>
+where
+    Sy: System<N, M>,
+    Dm: DiscretizationMap<N>,
+{
+    type Event = ();
+    type Error = StepError;
+
+    fn advance(
+        &mut self,
+        k: usize,
+        from: &State<N>,
+        h: f64,
+        _events: &mut Vec<()>,
+    ) -> Result<crate::trajectory::StepOutput<N>, StepError> {
+        let (to, stats) = self.step(k, from, h)?;
+        let (energy, constraint_residual) =
+            step_measures(&self.discrete_lagrangian(), self.constraint, &from.q, &to.q, h)
+                .map_err(|source| StepError::Geometry { step: k, t: from.t, source })?;
+        Ok(crate::trajectory::StepOutput {
+            to,
+            energy,
+            constraint_residual,
+            stats,
+        })
+    }
+}

@@ -1,0 +1,125 @@
+//! Small systems shared by the stepper tests.
+#![allow(dead_code, missing_docs)]
+
+use diracvi_geometry::{AdScalar, SMatrix, SVector, System};
+
+/// LC circuit of [DDM] §2.1: q = (q^ℓ, q^{c1}, q^{c2}, q^{c3}).
+#[derive(Clone, Copy)]
+pub struct Lc {
+    pub l: f64,
+    pub c: [f64; 3],
+}
+
+impl Default for Lc {
+    fn default() -> Self {
+        Self { l: 0.75, c: [1.0, 2.0, 3.0] }
+    }
+}
+
+impl Lc {
+    pub fn omega(&self) -> f64 {
+        let [c1, c2, c3] = self.c;
+        ((c1 + c2 + c3) / (c2 * (c1 + c3) * self.l)).sqrt()
+    }
+}
+
+impl System<4, 2> for Lc {
+    fn lagrangian<S: AdScalar>(&self, q: &SVector<S, 4>, v: &SVector<S, 4>) -> S {
+        v[0] * v[0] * (0.5 * self.l)
+            - q[1] * q[1] * (0.5 / self.c[0])
+            - q[2] * q[2] * (0.5 / self.c[1])
+            - q[3] * q[3] * (0.5 / self.c[2])
+    }
+    fn constraint_forms<S: AdScalar>(&self, _q: &SVector<S, 4>) -> SMatrix<S, 2, 4> {
+        let (o, z) = (S::from(1.0), S::from(0.0));
+        SMatrix::from_row_slice(&[-o, z, o, z, z, -o, o, -o])
+    }
+}
+
+/// Nonholonomic spherical pendulum of [VCI] §4.3 without its wall.
+#[derive(Clone, Copy)]
+pub struct Pendulum {
+    pub m: f64,
+    pub g: f64,
+    pub l: f64,
+    pub wall: Option<f64>,
+}
+
+impl Default for Pendulum {
+    fn default() -> Self {
+        Self { m: 1.0, g: 9.8, l: 2.0, wall: None }
+    }
+}
+
+pub fn f_pend<S: AdScalar>(th: S) -> S {
+    let c = th.cos();
+    c * c + std::f64::consts::PI
+}
+
+impl System<2, 1> for Pendulum {
+    fn lagrangian<S: AdScalar>(&self, q: &SVector<S, 2>, v: &SVector<S, 2>) -> S {
+        let s = q[0].sin();
+        (v[0] * v[0] + s * s * v[1] * v[1]) * (0.5 * self.m * self.l * self.l)
+            - q[0].cos() * (self.m * self.g * self.l)
+    }
+    fn constraint_forms<S: AdScalar>(&self, q: &SVector<S, 2>) -> SMatrix<S, 1, 2> {
+        SMatrix::from_row_slice(&[f_pend(q[0]), S::from(-1.0)])
+    }
+    fn boundary_count(&self) -> usize {
+        usize::from(self.wall.is_some())
+    }
+    fn boundary<S: AdScalar>(&self, _j: usize, q: &SVector<S, 2>) -> S {
+        let r = self.wall.unwrap_or(f64::INFINITY);
+        let s = q[0].sin();
+        S::from(r * r) - s * s * (self.l * self.l)
+    }
+    fn hamiltonian<S: AdScalar>(&self, q: &SVector<S, 2>, p: &SVector<S, 2>) -> Option<S> {
+        let ml2 = self.m * self.l * self.l;
+        let s = q[0].sin();
+        Some(p[0] * p[0] * (0.5 / ml2) + p[1] * p[1] / (s * s * (2.0 * ml2))
+            + q[0].cos() * (self.m * self.g * self.l))
+    }
+}
+
+/// A planar pendulum on R (unconstrained, smooth): L = ½θ̇² + cos θ.
+#[derive(Clone, Copy, Default)]
+pub struct Planar;
+
+impl System<1, 0> for Planar {
+    fn lagrangian<S: AdScalar>(&self, q: &SVector<S, 1>, v: &SVector<S, 1>) -> S {
+        v[0] * v[0] * 0.5 + q[0].cos()
+    }
+    fn constraint_forms<S: AdScalar>(&self, _q: &SVector<S, 1>) -> SMatrix<S, 0, 1> {
+        SMatrix::zeros()
+    }
+    fn hamiltonian<S: AdScalar>(&self, q: &SVector<S, 1>, p: &SVector<S, 1>) -> Option<S> {
+        Some(p[0] * p[0] * 0.5 - q[0].cos())
+    }
+}
+
+/// Kepler problem in the plane, unit masses: L = ½|v|² + 1/|q|.
+#[derive(Clone, Copy, Default)]
+pub struct Kepler;
+
+impl System<2, 0> for Kepler {
+    fn lagrangian<S: AdScalar>(&self, q: &SVector<S, 2>, v: &SVector<S, 2>) -> S {
+        v.dot(v) * 0.5 + S::from(1.0) / q.dot(q).sqrt()
+    }
+    fn constraint_forms<S: AdScalar>(&self, _q: &SVector<S, 2>) -> SMatrix<S, 0, 2> {
+        SMatrix::zeros()
+    }
+    fn hamiltonian<S: AdScalar>(&self, q: &SVector<S, 2>, p: &SVector<S, 2>) -> Option<S> {
+        Some(p.dot(p) * 0.5 - S::from(1.0) / q.dot(q).sqrt())
+    }
+}
+
+/// Least-squares slope of log(err) against log(h).
+pub fn fitted_order(hs: &[f64], errs: &[f64]) -> f64 {
+    let xs: Vec<f64> = hs.iter().map(|h| h.ln()).collect();
+    let ys: Vec<f64> = errs.iter().map(|e| e.ln()).collect();
+    let n = xs.len() as f64;
+    let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
+    let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+    sxy / sxx
+}

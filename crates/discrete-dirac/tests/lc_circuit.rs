@@ -1,0 +1,72 @@
+//! The LC circuit of [DDM] §6: a degenerate Lagrangian with holonomic
+//! constraints, stepped by the generic (+) Lagrange–Dirac stepper.
+
+mod common;
+use common::{Lc, fitted_order};
+use diracvi_discrete_dirac::{
+    LagrangeDirac, RunOptions, State, StepError, integrate, state_from_velocity,
+};
+use diracvi_geometry::{ConstraintDiscretization, Discretization, SVector};
+use std::f64::consts::PI;
+
+fn run(lc: Lc, per_period: usize, periods: usize) -> (Vec<State<4>>, f64) {
+    let t_period = 2.0 * PI / lc.omega();
+    let h = t_period / per_period as f64;
+    let mut st = LagrangeDirac::plus(lc, Discretization::Forward, ConstraintDiscretization::Retraction);
+    let q0 = SVector::<f64, 4>::zeros();
+    let v0 = SVector::from([10.0, 2.5, 10.0, 7.5]);
+    let s0 = state_from_velocity(&lc, 0.0, &q0, &v0).unwrap();
+    let mut states = vec![s0];
+    let traj = integrate(&mut st, s0, h, RunOptions::new(per_period * periods), |_| {}, |_| {})
+        .unwrap();
+    states.extend(traj.records.iter().skip(1).map(|r| State { t: r.t, q: r.q, p: r.p }));
+    assert!(traj.summary.max_constraint_residual <= 1e-12, "Kirchhoff residual {}", traj.summary.max_constraint_residual);
+    (states, h)
+}
+
+#[test]
+fn lc_converges_at_second_order_with_kirchhoff_and_equal_voltages() {
+    let lc = Lc::default();
+    let w = lc.omega();
+    let mut hs = vec![];
+    let mut errs = vec![];
+    for n in [20, 40, 80, 160] {
+        let (states, h) = run(lc, n, 5);
+        let last = states.last().unwrap();
+        let exact = 10.0 / w * (w * last.t).sin();
+        let err = (last.q[0] - exact).abs();
+        for s in &states {
+            // Kirchhoff's laws (integrated, q(0) = 0) and equal capacitor voltages.
+            let scale = s.q.amax().max(1.0);
+            assert!((s.q[2] - s.q[0]).abs() <= 1e-12 * scale, "KCL 1 at t={}", s.t);
+            assert!((s.q[2] - s.q[1] - s.q[3]).abs() <= 1e-12 * scale, "KCL 2 at t={}", s.t);
+            assert!(
+                (s.q[1] / lc.c[0] - s.q[3] / lc.c[2]).abs() <= 1e-12 * scale,
+                "voltages differ at t={}: {} vs {}",
+                s.t,
+                s.q[1] / lc.c[0],
+                s.q[3] / lc.c[2]
+            );
+        }
+        eprintln!("LC N={n}: h={h:.5} error at 5T = {err:.3e}");
+        hs.push(h);
+        errs.push(err);
+    }
+    let order = fitted_order(&hs, &errs);
+    eprintln!("LC fitted order {order:.4}");
+    assert!((order - 2.0).abs() <= 0.1, "order {order}");
+}
+
+#[test]
+fn lc_inconsistent_initial_voltage_is_reported() {
+    let lc = Lc::default();
+    let mut st = LagrangeDirac::plus(lc, Discretization::Forward, ConstraintDiscretization::Retraction);
+    // q^{c1}/c1 = 0.1 but q^{c3}/c3 = 0: a hidden constraint is violated.
+    let s0 = State {
+        t: 0.0,
+        q: SVector::from([0.1, 0.1, 0.1, 0.0]),
+        p: SVector::from([7.5, 0.0, 0.0, 0.0]),
+    };
+    let err = st.step(0, &s0, 0.1).unwrap_err();
+    assert!(matches!(err, StepError::Inconsistent { step: 0, residual, .. } if residual > 1e-4), "{err:?}");
+}

@@ -1,0 +1,672 @@
+//! Scenarios: a model name plus everything a run needs, as data.
+//!
+//! A scenario file is TOML; only `model` is required, everything else falls
+//! back to the model's defaults (SPEC §5), computed with the file's
+//! parameters:
+//!
+//! ```toml
+//! model = "disk-table"
+//! h = 0.005                   # s
+//! t_end = 20.0                # s
+//! discretization = "midpoint" # forward | midpoint
+//! constraint = "midpoint"     # retraction | midpoint | model
+//!
+//! [parameters]                # model parameters, SI units
+//! a = 4.0
+//!
+//! [initial]                   # continuous initial data q(0), v(0)
+//! q = [1.0, 0.5, 0.0, 0.4]
+//! ```
+//!
+//! [`Scenario::to_toml`] writes every field (with comments giving units and
+//! meanings) and parses back to an equal scenario.
+
+use crate::{
+    ConstraintDiscretization, Discretization, Model, ModelError, ModelTypeVisitor, ModelVisitor,
+    ParameterInfo, ParameterKind, RunSetup, check_initial, dispatch_type,
+};
+use nalgebra::SVector;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use toml::{Table, Value};
+
+/// Top-level keys of a scenario file.
+const TOP_KEYS: [&str; 7] = [
+    "model",
+    "h",
+    "t_end",
+    "discretization",
+    "constraint",
+    "parameters",
+    "initial",
+];
+
+/// Keys [`Scenario::set`] accepts besides the model's parameters.
+const RUN_KEYS: [&str; 6] = ["h", "t_end", "discretization", "constraint", "q", "v"];
+
+/// Continuous initial data `q(0)`, `v(0)` (the model's coordinates, in order).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InitialData {
+    /// Initial configuration `q(0)`.
+    pub q: Vec<f64>,
+    /// Initial velocity `v(0) = q̇(0)`.
+    pub v: Vec<f64>,
+}
+
+/// A model with its parameters, step, end time, discretization and initial
+/// data — everything a run needs, as plain data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scenario {
+    /// Registry name of the model.
+    pub model: String,
+    /// Time step (s), `> 0`.
+    pub h: f64,
+    /// End time (s), `≥ 0`; runs start at `t = 0`.
+    pub t_end: f64,
+    /// Discretization map of the discrete Lagrangian.
+    pub discretization: Discretization,
+    /// Discrete constraint (irrelevant for unconstrained models).
+    pub constraint: ConstraintDiscretization,
+    /// Model parameters by name (every parameter with a value; an optional
+    /// parameter left to its derived value is absent).
+    pub parameters: Table,
+    /// Continuous initial data.
+    pub initial: InitialData,
+}
+
+impl Scenario {
+    /// The paper's defaults for `model` (SPEC §5), as data.
+    ///
+    /// # Errors
+    /// [`ModelError::UnknownModel`] listing the valid names.
+    pub fn defaults(model: &str) -> Result<Scenario, ModelError> {
+        Self::from_document(model, &Table::new())
+    }
+
+    /// Read a scenario from TOML. Only `model` is required; missing fields
+    /// take the model's defaults computed with the given parameters.
+    /// Integers are accepted where numbers are expected.
+    ///
+    /// # Errors
+    /// [`ModelError::Scenario`] for TOML syntax errors, a missing `model`,
+    /// unknown top-level keys or misshapen tables;
+    /// [`ModelError::UnknownModel`], [`ModelError::UnknownParameter`],
+    /// [`ModelError::IllTypedParameter`], [`ModelError::InvalidParameter`],
+    /// [`ModelError::WrongLength`], [`ModelError::InvalidStep`],
+    /// [`ModelError::InvalidEndTime`].
+    pub fn from_toml(s: &str) -> Result<Scenario, ModelError> {
+        let doc: Table = s
+            .parse()
+            .map_err(|e: toml::de::Error| ModelError::Scenario(e.to_string().trim().to_string()))?;
+        let model = match doc.get("model") {
+            Some(Value::String(name)) => name.clone(),
+            Some(other) => {
+                return Err(ModelError::IllTypedParameter {
+                    key: "model".into(),
+                    value: other.to_string(),
+                    expected: "a model name (string)".into(),
+                });
+            }
+            None => {
+                return Err(ModelError::Scenario(
+                    "missing required key 'model'".to_string(),
+                ));
+            }
+        };
+        Self::from_document(&model, &doc)
+    }
+
+    /// Write the scenario as commented TOML (what `diracvi show` prints). It
+    /// parses back with [`from_toml`](Self::from_toml) to an equal scenario.
+    pub fn to_toml(&self) -> String {
+        struct Show<'a>(&'a Scenario);
+        impl ModelTypeVisitor for Show<'_> {
+            type Output = String;
+            fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(self) -> String {
+                write_toml::<N, M, Mo>(self.0)
+            }
+        }
+        dispatch_type(&self.model, Show(self)).unwrap_or_else(|_| {
+            toml::to_string(self)
+                .unwrap_or_else(|e| format!("# cannot write scenario as TOML: {e}\n"))
+        })
+    }
+
+    /// Override one key (the CLI's `--set key=value`).
+    ///
+    /// `key` is a model parameter (parsed as its [`ParameterKind`]: a number,
+    /// or `none` for an optional one), or `h`, `t_end`, `discretization`,
+    /// `constraint`, `q`, `v` (comma-separated lists, brackets optional).
+    ///
+    /// Changing a parameter while the initial data are still the model's
+    /// defaults recomputes them for the new parameters (e.g. the disks'
+    /// `v_x, v_y` follow `R`); initial data set explicitly are kept.
+    /// On error the scenario is unchanged.
+    ///
+    /// # Errors
+    /// [`ModelError::UnknownParameter`] listing the valid keys,
+    /// [`ModelError::IllTypedParameter`] for an unreadable value,
+    /// [`ModelError::InvalidParameter`] for a value the model rejects,
+    /// [`ModelError::WrongLength`], [`ModelError::InvalidStep`],
+    /// [`ModelError::InvalidEndTime`], [`ModelError::UnknownModel`].
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ModelError> {
+        struct Set<'a> {
+            scenario: &'a Scenario,
+            key: &'a str,
+            value: &'a str,
+        }
+        impl ModelTypeVisitor for Set<'_> {
+            type Output = Result<Scenario, ModelError>;
+            fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(self) -> Self::Output {
+                set_key::<N, M, Mo>(self.scenario, self.key, self.value)
+            }
+        }
+        let updated = dispatch_type(
+            &self.model,
+            Set {
+                scenario: self,
+                key: key.trim(),
+                value,
+            },
+        )??;
+        *self = updated;
+        Ok(())
+    }
+
+    /// Every key [`set`](Self::set) accepts for `model`: its parameters, then
+    /// `h`, `t_end`, `discretization`, `constraint`, `q`, `v`.
+    ///
+    /// # Errors
+    /// [`ModelError::UnknownModel`].
+    pub fn settable_keys(model: &str) -> Result<Vec<String>, ModelError> {
+        Ok(crate::parameters(model)?
+            .iter()
+            .map(|p| p.name)
+            .chain(RUN_KEYS)
+            .map(String::from)
+            .collect())
+    }
+
+    /// Build the model from the parameters (validated), check the initial
+    /// data (lengths, finiteness, admissibility, constraints), `h > 0` and
+    /// `t_end ≥ 0` (finite), then call `visitor` with the concrete model and
+    /// its [`RunSetup`].
+    ///
+    /// # Errors
+    /// [`ModelError::UnknownModel`], parameter errors,
+    /// [`ModelError::WrongLength`], [`ModelError::InvalidStep`],
+    /// [`ModelError::InvalidEndTime`], [`ModelError::NonFiniteInitial`],
+    /// [`ModelError::InitialInadmissible`],
+    /// [`ModelError::InitialViolatesConstraint`],
+    /// [`ModelError::NoModelConstraint`].
+    pub fn visit<V: ModelVisitor>(&self, visitor: V) -> Result<V::Output, ModelError> {
+        struct Run<'a, V> {
+            scenario: &'a Scenario,
+            visitor: V,
+        }
+        impl<V: ModelVisitor> ModelTypeVisitor for Run<'_, V> {
+            type Output = Result<V::Output, ModelError>;
+            fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(self) -> Self::Output {
+                let (model, setup) = build::<N, M, Mo>(self.scenario)?;
+                Ok(self.visitor.visit(&model, &setup))
+            }
+        }
+        dispatch_type(
+            &self.model,
+            Run {
+                scenario: self,
+                visitor,
+            },
+        )?
+    }
+
+    /// Resolve the model name and build a scenario from a parsed document.
+    fn from_document(model: &str, doc: &Table) -> Result<Scenario, ModelError> {
+        struct FromDoc<'a>(&'a Table);
+        impl ModelTypeVisitor for FromDoc<'_> {
+            type Output = Result<Scenario, ModelError>;
+            fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(self) -> Self::Output {
+                scenario_from_document::<N, M, Mo>(self.0)
+            }
+        }
+        dispatch_type(model, FromDoc(doc))?
+    }
+}
+
+/// Build the concrete model and its run setup, with every check of
+/// [`Scenario::visit`].
+fn build<const N: usize, const M: usize, Mo: Model<N, M>>(
+    sc: &Scenario,
+) -> Result<(Mo, RunSetup<N>), ModelError> {
+    let model = Mo::new(params_from_table::<N, M, Mo>(&sc.parameters)?)?;
+    check_length("q", N, sc.initial.q.len())?;
+    check_length("v", N, sc.initial.v.len())?;
+    check_step(sc.h)?;
+    check_end_time(sc.t_end)?;
+    let q0 = SVector::<f64, N>::from_column_slice(&sc.initial.q);
+    let v0 = SVector::<f64, N>::from_column_slice(&sc.initial.v);
+    check_initial(&model, &q0, &v0)?;
+    if M > 0
+        && sc.constraint == ConstraintDiscretization::Model
+        && model.discrete_constraint(&q0, &q0, sc.h).is_none()
+    {
+        return Err(ModelError::NoModelConstraint { model: Mo::NAME });
+    }
+    let setup = RunSetup {
+        q0,
+        v0,
+        h: sc.h,
+        t_end: sc.t_end,
+        discretization: sc.discretization,
+        constraint: sc.constraint,
+    };
+    Ok((model, setup))
+}
+
+fn scenario_from_document<const N: usize, const M: usize, Mo: Model<N, M>>(
+    doc: &Table,
+) -> Result<Scenario, ModelError> {
+    if let Some(key) = doc.keys().find(|k| !TOP_KEYS.contains(&k.as_str())) {
+        return Err(ModelError::Scenario(format!(
+            "unknown key '{key}' (valid top-level keys: {})",
+            TOP_KEYS.join(", ")
+        )));
+    }
+    let empty = Table::new();
+    let parameters = sub_table(doc, "parameters")?.unwrap_or(&empty);
+    let params = params_from_table::<N, M, Mo>(parameters)?;
+    let model = Mo::new(params.clone())?;
+    let defaults = model.run_defaults();
+
+    let h = doc
+        .get("h")
+        .map(|v| number("h", v))
+        .transpose()?
+        .unwrap_or(defaults.h);
+    check_step(h)?;
+    let t_end = doc
+        .get("t_end")
+        .map(|v| number("t_end", v))
+        .transpose()?
+        .unwrap_or(defaults.t_end);
+    check_end_time(t_end)?;
+    let discretization = match doc.get("discretization") {
+        None => defaults.discretization,
+        Some(v) => parse_discretization(&text("discretization", v)?)?,
+    };
+    let constraint = match doc.get("constraint") {
+        None => defaults.constraint,
+        Some(v) => parse_constraint(&text("constraint", v)?)?,
+    };
+
+    let initial = sub_table(doc, "initial")?.unwrap_or(&empty);
+    if let Some(key) = initial.keys().find(|k| *k != "q" && *k != "v") {
+        return Err(ModelError::Scenario(format!(
+            "unknown key '{key}' in [initial] (valid: q, v)"
+        )));
+    }
+    let q = match initial.get("q") {
+        Some(v) => numbers("q", v)?,
+        None => defaults.q0.as_slice().to_vec(),
+    };
+    let v = match initial.get("v") {
+        Some(v) => numbers("v", v)?,
+        None => defaults.v0.as_slice().to_vec(),
+    };
+    check_length("q", N, q.len())?;
+    check_length("v", N, v.len())?;
+
+    Ok(Scenario {
+        model: Mo::NAME.to_string(),
+        h,
+        t_end,
+        discretization,
+        constraint,
+        parameters: params_to_table(&params)?,
+        initial: InitialData { q, v },
+    })
+}
+
+fn set_key<const N: usize, const M: usize, Mo: Model<N, M>>(
+    sc: &Scenario,
+    key: &str,
+    value: &str,
+) -> Result<Scenario, ModelError> {
+    let mut out = sc.clone();
+    let raw = value.trim();
+    if let Some(info) = Mo::PARAMETERS.iter().find(|p| p.name == key) {
+        let mut table = sc.parameters.clone();
+        match parse_parameter(info, raw)? {
+            Some(v) => {
+                table.insert(key.to_string(), v);
+            }
+            None => {
+                table.remove(key);
+            }
+        }
+        let params = params_from_table::<N, M, Mo>(&table)?;
+        let new_model = Mo::new(params.clone())?;
+        // Initial data still at the old parameters' defaults follow the new ones.
+        let old_defaults = params_from_table::<N, M, Mo>(&sc.parameters)
+            .and_then(Mo::new)
+            .map(|m| m.run_defaults());
+        if let Ok(old) = old_defaults
+            && sc.initial.q.as_slice() == old.q0.as_slice()
+            && sc.initial.v.as_slice() == old.v0.as_slice()
+        {
+            let new = new_model.run_defaults();
+            out.initial = InitialData {
+                q: new.q0.as_slice().to_vec(),
+                v: new.v0.as_slice().to_vec(),
+            };
+        }
+        out.parameters = params_to_table(&params)?;
+        return Ok(out);
+    }
+    match key {
+        "h" => {
+            out.h = parse_number(key, raw)?;
+            check_step(out.h)?;
+        }
+        "t_end" => {
+            out.t_end = parse_number(key, raw)?;
+            check_end_time(out.t_end)?;
+        }
+        "discretization" => out.discretization = parse_discretization(raw)?,
+        "constraint" => out.constraint = parse_constraint(raw)?,
+        "q" | "v" => {
+            let list = parse_list(key, raw)?;
+            let what = if key == "q" { "q" } else { "v" };
+            check_length(what, N, list.len())?;
+            if key == "q" {
+                out.initial.q = list;
+            } else {
+                out.initial.v = list;
+            }
+        }
+        _ => {
+            return Err(ModelError::UnknownParameter {
+                model: Mo::NAME.to_string(),
+                key: key.to_string(),
+                valid: Mo::PARAMETERS
+                    .iter()
+                    .map(|p| p.name)
+                    .chain(RUN_KEYS)
+                    .map(String::from)
+                    .collect(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn write_toml<const N: usize, const M: usize, Mo: Model<N, M>>(sc: &Scenario) -> String {
+    let mut s = String::new();
+    // `write!` into a String cannot fail.
+    let _ = writeln!(s, "# diracvi scenario: {} — {}", Mo::NAME, Mo::DESCRIPTION);
+    let _ = writeln!(s, "model = {}", Value::String(sc.model.clone()));
+    let _ = writeln!(s, "h = {} # time step (s)", Value::Float(sc.h));
+    let _ = writeln!(
+        s,
+        "t_end = {} # end time (s); runs start at t = 0",
+        Value::Float(sc.t_end)
+    );
+    let _ = writeln!(
+        s,
+        "discretization = {} # forward | midpoint",
+        Value::String(sc.discretization.to_string())
+    );
+    let unused = if M == 0 {
+        " (unused: no constraints)"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        s,
+        "constraint = {} # retraction | midpoint | model{unused}",
+        Value::String(sc.constraint.to_string())
+    );
+    let _ = writeln!(s, "\n[parameters]");
+    for info in Mo::PARAMETERS {
+        let note = format!("{} [{}]: {}", info.symbol, info.unit, info.description);
+        match sc.parameters.get(info.name) {
+            Some(v) => {
+                let _ = writeln!(s, "{} = {v} # {note}", toml_key(info.name));
+            }
+            None => {
+                let _ = writeln!(s, "# {} = none (derived) # {note}", toml_key(info.name));
+            }
+        }
+    }
+    for (key, v) in &sc.parameters {
+        if !Mo::PARAMETERS.iter().any(|p| p.name == key) {
+            let _ = writeln!(s, "{} = {v}", toml_key(key));
+        }
+    }
+    let _ = writeln!(s, "\n[initial]");
+    let _ = writeln!(
+        s,
+        "# coordinates ({}); v = dq/dt at t = 0",
+        Mo::coordinate_names().join(", ")
+    );
+    let array = |xs: &[f64]| Value::Array(xs.iter().map(|&x| Value::Float(x)).collect());
+    let _ = writeln!(s, "q = {}", array(&sc.initial.q));
+    let _ = writeln!(s, "v = {}", array(&sc.initial.v));
+    s
+}
+
+/// A key as TOML: bare when possible, quoted otherwise.
+fn toml_key(key: &str) -> String {
+    let bare = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        key.to_string()
+    } else {
+        Value::String(key.to_string()).to_string()
+    }
+}
+
+/// Check the keys and value types of a parameter table against the model's
+/// [`ParameterInfo`]s (integers become floats where numbers are expected),
+/// then deserialize it; missing keys take their defaults.
+fn params_from_table<const N: usize, const M: usize, Mo: Model<N, M>>(
+    table: &Table,
+) -> Result<Mo::Params, ModelError> {
+    let mut coerced = Table::new();
+    for (key, value) in table {
+        let Some(info) = Mo::PARAMETERS.iter().find(|p| p.name == key) else {
+            return Err(ModelError::UnknownParameter {
+                model: Mo::NAME.to_string(),
+                key: key.clone(),
+                valid: Mo::PARAMETERS.iter().map(|p| p.name.to_string()).collect(),
+            });
+        };
+        let ok = match (info.kind, value) {
+            (ParameterKind::Float | ParameterKind::OptionalFloat, Value::Integer(i)) => {
+                Some(Value::Float(*i as f64))
+            }
+            (ParameterKind::Float | ParameterKind::OptionalFloat, Value::Float(_))
+            | (ParameterKind::Integer, Value::Integer(_))
+            | (ParameterKind::Bool, Value::Boolean(_))
+            | (ParameterKind::Text, Value::String(_)) => Some(value.clone()),
+            _ => None,
+        };
+        match ok {
+            Some(v) => {
+                coerced.insert(key.clone(), v);
+            }
+            None => {
+                return Err(ModelError::IllTypedParameter {
+                    key: key.clone(),
+                    value: value.to_string(),
+                    expected: info.kind.expected().to_string(),
+                });
+            }
+        }
+    }
+    Value::Table(coerced)
+        .try_into()
+        .map_err(|e: toml::de::Error| {
+            ModelError::Scenario(format!(
+                "parameters of '{}': {}",
+                Mo::NAME,
+                e.to_string().trim()
+            ))
+        })
+}
+
+fn params_to_table<P: Serialize>(params: &P) -> Result<Table, ModelError> {
+    Table::try_from(params)
+        .map_err(|e| ModelError::Scenario(format!("cannot write parameters as TOML: {e}")))
+}
+
+/// Parse a `--set` value for a parameter; `None` means "unset" (optional
+/// parameters only).
+fn parse_parameter(info: &ParameterInfo, raw: &str) -> Result<Option<Value>, ModelError> {
+    let ill = || ModelError::IllTypedParameter {
+        key: info.name.to_string(),
+        value: raw.to_string(),
+        expected: info.kind.expected().to_string(),
+    };
+    Ok(Some(match info.kind {
+        ParameterKind::OptionalFloat if raw.eq_ignore_ascii_case("none") => return Ok(None),
+        ParameterKind::Float | ParameterKind::OptionalFloat => {
+            Value::Float(raw.parse::<f64>().map_err(|_| ill())?)
+        }
+        ParameterKind::Integer => Value::Integer(raw.parse::<i64>().map_err(|_| ill())?),
+        ParameterKind::Bool => Value::Boolean(raw.parse::<bool>().map_err(|_| ill())?),
+        ParameterKind::Text => {
+            let unquoted = raw
+                .strip_prefix('"')
+                .and_then(|r| r.strip_suffix('"'))
+                .unwrap_or(raw);
+            Value::String(unquoted.to_string())
+        }
+    }))
+}
+
+fn parse_number(key: &str, raw: &str) -> Result<f64, ModelError> {
+    raw.parse::<f64>()
+        .map_err(|_| ModelError::IllTypedParameter {
+            key: key.to_string(),
+            value: raw.to_string(),
+            expected: "a number".into(),
+        })
+}
+
+fn parse_list(key: &str, raw: &str) -> Result<Vec<f64>, ModelError> {
+    let inner = raw
+        .strip_prefix('[')
+        .and_then(|r| r.strip_suffix(']'))
+        .unwrap_or(raw)
+        .trim();
+    if inner.is_empty() {
+        return Ok(Vec::new());
+    }
+    inner
+        .split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<f64>()
+                .map_err(|_| ModelError::IllTypedParameter {
+                    key: key.to_string(),
+                    value: raw.to_string(),
+                    expected: "a comma-separated list of numbers".into(),
+                })
+        })
+        .collect()
+}
+
+fn parse_discretization(raw: &str) -> Result<Discretization, ModelError> {
+    raw.parse().map_err(|_| ModelError::IllTypedParameter {
+        key: "discretization".into(),
+        value: raw.to_string(),
+        expected: "'forward' or 'midpoint'".into(),
+    })
+}
+
+fn parse_constraint(raw: &str) -> Result<ConstraintDiscretization, ModelError> {
+    raw.parse().map_err(|_| ModelError::IllTypedParameter {
+        key: "constraint".into(),
+        value: raw.to_string(),
+        expected: "'retraction', 'midpoint' or 'model'".into(),
+    })
+}
+
+fn sub_table<'a>(doc: &'a Table, key: &str) -> Result<Option<&'a Table>, ModelError> {
+    match doc.get(key) {
+        None => Ok(None),
+        Some(Value::Table(t)) => Ok(Some(t)),
+        Some(other) => Err(ModelError::Scenario(format!(
+            "'{key}' must be a table ([{key}]), got {other}"
+        ))),
+    }
+}
+
+fn number(key: &str, v: &Value) -> Result<f64, ModelError> {
+    match v {
+        Value::Float(x) => Ok(*x),
+        Value::Integer(i) => Ok(*i as f64),
+        other => Err(ModelError::IllTypedParameter {
+            key: key.to_string(),
+            value: other.to_string(),
+            expected: "a number".into(),
+        }),
+    }
+}
+
+fn numbers(key: &str, v: &Value) -> Result<Vec<f64>, ModelError> {
+    let ill = || ModelError::IllTypedParameter {
+        key: key.to_string(),
+        value: v.to_string(),
+        expected: "an array of numbers".into(),
+    };
+    match v {
+        Value::Array(xs) => xs
+            .iter()
+            .map(|x| number(key, x).map_err(|_| ill()))
+            .collect(),
+        _ => Err(ill()),
+    }
+}
+
+fn text(key: &str, v: &Value) -> Result<String, ModelError> {
+    match v {
+        Value::String(s) => Ok(s.clone()),
+        other => Err(ModelError::IllTypedParameter {
+            key: key.to_string(),
+            value: other.to_string(),
+            expected: "a string".into(),
+        }),
+    }
+}
+
+fn check_length(what: &'static str, expected: usize, got: usize) -> Result<(), ModelError> {
+    if expected == got {
+        Ok(())
+    } else {
+        Err(ModelError::WrongLength {
+            what,
+            expected,
+            got,
+        })
+    }
+}
+
+fn check_step(h: f64) -> Result<(), ModelError> {
+    if h.is_finite() && h > 0.0 {
+        Ok(())
+    } else {
+        Err(ModelError::InvalidStep { h })
+    }
+}
+
+fn check_end_time(t_end: f64) -> Result<(), ModelError> {
+    if t_end.is_finite() && t_end >= 0.0 {
+        Ok(())
+    } else {
+        Err(ModelError::InvalidEndTime { t_end })
+    }
+}
