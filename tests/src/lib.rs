@@ -1,1 +1,56 @@
-//! Workspace-level tests.
+//! Workspace-level helpers for the diracvi test suites: running a model's
+//! defaults through the impact integrator and fitting convergence orders.
+
+use diracvi_discrete_dirac::{
+    Direction, LagrangeDirac, RunOptions, Trajectory, integrate, state_from_velocity,
+};
+use diracvi_impact::{ImpactError, ImpactEvent, ImpactIntegrator};
+use diracvi_models::{Model, RunSetup};
+
+/// Least-squares slope of `ln(err)` against `ln(h)`.
+pub fn fitted_order(hs: &[f64], errs: &[f64]) -> f64 {
+    let xs: Vec<f64> = hs.iter().map(|h| h.ln()).collect();
+    let ys: Vec<f64> = errs.iter().map(|e| e.ln()).collect();
+    let n = xs.len() as f64;
+    let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
+    let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+    sxy / sxx
+}
+
+/// Run `model` from `setup` with step `h` for `steps` steps through the impact
+/// integrator, recording every `every` steps.
+///
+/// # Errors
+/// The integrator's error.
+pub fn run_model<const N: usize, const M: usize, Mo: Model<N, M>>(
+    model: &Mo,
+    setup: &RunSetup<N>,
+    h: f64,
+    steps: usize,
+    every: usize,
+    direction: Direction,
+) -> Result<Trajectory<N, ImpactEvent<N>>, ImpactError> {
+    let stepper = LagrangeDirac::new(
+        model.clone(),
+        setup.discretization,
+        setup.constraint,
+        direction,
+    );
+    let mut integ = ImpactIntegrator::new(stepper);
+    let s0 = state_from_velocity(model, 0.0, &setup.q0, &setup.v0).map_err(|source| {
+        ImpactError::Geometry {
+            step: 0,
+            t: 0.0,
+            source,
+        }
+    })?;
+    integrate(
+        &mut integ,
+        s0,
+        h,
+        RunOptions::new(steps).every(every),
+        |_| {},
+        |_| {},
+    )
+}

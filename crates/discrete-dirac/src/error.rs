@@ -24,7 +24,9 @@ pub enum StepError {
         tolerance: f64,
     },
     /// An iterate or residual became NaN or infinite.
-    #[error("step {step} at t = {t}: non-finite value in {what} after {iterations} Newton iterations")]
+    #[error(
+        "step {step} at t = {t}: non-finite value in {what} after {iterations} Newton iterations"
+    )]
     NonFinite {
         /// Step index.
         step: usize,

@@ -32,8 +32,13 @@ use num_dual::{Dual2SVec, HyperDualSVec64};
 /// A pair of discrete Hamiltonians (generating functions of type II and III).
 pub trait DiscreteHamiltonian<Sy, const N: usize, const M: usize> {
     /// `H_{d+}(q0, p1; h)`, or `None` if unavailable.
-    fn plus<S: AdScalar>(&self, system: &Sy, q0: &SVector<S, N>, p1: &SVector<S, N>, h: f64)
-    -> Option<S>;
+    fn plus<S: AdScalar>(
+        &self,
+        system: &Sy,
+        q0: &SVector<S, N>,
+        p1: &SVector<S, N>,
+        h: f64,
+    ) -> Option<S>;
     /// `H_{d−}(p0, q1; h)`, or `None` if unavailable.
     fn minus<S: AdScalar>(
         &self,
@@ -175,10 +180,26 @@ where
         let (system, map, hd, cd) = (&self.system, &self.map, &self.generating, self.constraint);
         let a_forms: SMatrix<f64, M, N> = system.constraint_forms(&a);
         let info = newton::solve(&mut self.x, &mut self.ws, &self.params, None, |x, r, j| {
-            eval::<Sy, Dm, Hd, N, M>(system, map, hd, cd, orientation, &a, &pi_a, &a_forms, h, x, r, j)
+            eval::<Sy, Dm, Hd, N, M>(
+                system,
+                map,
+                hd,
+                cd,
+                orientation,
+                &a,
+                &pi_a,
+                &a_forms,
+                h,
+                x,
+                r,
+                j,
+            )
         })
         .map_err(|f| match f {
-            NewtonFailure::NoConvergence { iterations, residual } => StepError::NoConvergence {
+            NewtonFailure::NoConvergence {
+                iterations,
+                residual,
+            } => StepError::NoConvergence {
                 step: k,
                 t,
                 iterations,
@@ -318,7 +339,11 @@ where
             let c: SVector<f64, M> = self
                 .constraint
                 .evaluate(&self.system, &self.map, orientation, &from.q, &to.q, h)
-                .map_err(|source| StepError::Geometry { step: k, t: from.t, source })?;
+                .map_err(|source| StepError::Geometry {
+                    step: k,
+                    t: from.t,
+                    source,
+                })?;
             c.amax() * h / to.q.norm().max(1.0)
         };
         Ok(StepOutput {

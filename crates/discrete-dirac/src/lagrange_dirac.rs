@@ -104,7 +104,12 @@ where
     }
 
     /// A stepper for the given direction: (+) forward, (−) backward.
-    pub fn new(system: Sy, map: Dm, constraint: ConstraintDiscretization, direction: Direction) -> Self {
+    pub fn new(
+        system: Sy,
+        map: Dm,
+        constraint: ConstraintDiscretization,
+        direction: Direction,
+    ) -> Self {
         let n = N + M;
         Self {
             system,
@@ -240,7 +245,17 @@ where
 
         // First evaluation decides regular vs degenerate.
         let scale0 = eval_full(
-            &ld, cd, system, map, a, pi_a, &a_forms, h, &self.x, &mut self.ws.r, &mut self.ws.jac,
+            &ld,
+            cd,
+            system,
+            map,
+            a,
+            pi_a,
+            &a_forms,
+            h,
+            &self.x,
+            &mut self.ws.r,
+            &mut self.ws.jac,
         )
         .map_err(geo)?;
         let hidden_still_valid = self.hidden.as_ref().is_some_and(|hc| {
@@ -250,9 +265,13 @@ where
 
         let result = if !degenerate {
             self.hidden = None;
-            newton::solve(&mut self.x, &mut self.ws, &self.params, Some(scale0), |x, r, j| {
-                eval_full(&ld, cd, system, map, a, pi_a, &a_forms, h, x, r, j)
-            })
+            newton::solve(
+                &mut self.x,
+                &mut self.ws,
+                &self.params,
+                Some(scale0),
+                |x, r, j| eval_full(&ld, cd, system, map, a, pi_a, &a_forms, h, x, r, j),
+            )
         } else {
             if !hidden_still_valid {
                 let split = SvdSplit::new(&self.ws.jac, self.params.singular_threshold).ok_or(
@@ -286,7 +305,10 @@ where
             })
         };
         let info = result.map_err(|f| match f {
-            NewtonFailure::NoConvergence { iterations, residual } => StepError::NoConvergence {
+            NewtonFailure::NoConvergence {
+                iterations,
+                residual,
+            } => StepError::NoConvergence {
                 step: k,
                 t,
                 iterations,
@@ -393,7 +415,9 @@ where
     Sy: System<N, M>,
     Dm: DiscretizationMap<N>,
 {
-    let scale = eval_full(ld, cd, system, map, a, pi_a, a_forms, h, x, full_r, full_jac)?;
+    let scale = eval_full(
+        ld, cd, system, map, a, pi_a, a_forms, h, x, full_r, full_jac,
+    )?;
     let rank = hc.range.ncols();
     let n = N + M;
     let b = SVector::<f64, N>::from_fn(|i, _| x[i]);
@@ -407,7 +431,14 @@ where
     let forms_b: SMatrix<DualSVec<f64, N>, M, N> = system.constraint_forms(&bd);
     let force_b = next_force(&forms_b, &mu);
     let omega_next = if M > 0 {
-        cd.evaluate(system, map, ld.orientation(), &bd, &cdual, DualSVec::from_re(h))?
+        cd.evaluate(
+            system,
+            map,
+            ld.orientation(),
+            &bd,
+            &cdual,
+            DualSVec::from_re(h),
+        )?
     } else {
         SVector::zeros()
     };
@@ -506,9 +537,18 @@ where
         _events: &mut Vec<()>,
     ) -> Result<crate::trajectory::StepOutput<N>, StepError> {
         let (to, stats) = self.step(k, from, h)?;
-        let (energy, constraint_residual) =
-            step_measures(&self.discrete_lagrangian(), self.constraint, &from.q, &to.q, h)
-                .map_err(|source| StepError::Geometry { step: k, t: from.t, source })?;
+        let (energy, constraint_residual) = step_measures(
+            &self.discrete_lagrangian(),
+            self.constraint,
+            &from.q,
+            &to.q,
+            h,
+        )
+        .map_err(|source| StepError::Geometry {
+            step: k,
+            t: from.t,
+            source,
+        })?;
         Ok(crate::trajectory::StepOutput {
             to,
             energy,

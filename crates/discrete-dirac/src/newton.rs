@@ -306,21 +306,33 @@ mod tests {
     fn newton_converges_quadratically_and_reports_failure() {
         let mut ws = NewtonWorkspace::new(1);
         let mut x = DVector::from_vec(vec![1.0]);
-        let info = solve(&mut x, &mut ws, &NewtonParams::default(), None, |x, r, j| {
-            r[0] = x[0] * x[0] - 2.0;
-            j[(0, 0)] = 2.0 * x[0];
-            Ok(2.0)
-        })
+        let info = solve(
+            &mut x,
+            &mut ws,
+            &NewtonParams::default(),
+            None,
+            |x, r, j| {
+                r[0] = x[0] * x[0] - 2.0;
+                j[(0, 0)] = 2.0 * x[0];
+                Ok(2.0)
+            },
+        )
         .unwrap();
         assert_relative_eq!(x[0], 2f64.sqrt(), epsilon = 1e-15);
         assert!(info.iterations <= 6);
         // x² + 1 = 0 has no real root: bounded failure, not a hang
         let mut x = DVector::from_vec(vec![0.5]);
-        let err = solve(&mut x, &mut ws, &NewtonParams::default(), None, |x, r, j| {
-            r[0] = x[0] * x[0] + 1.0;
-            j[(0, 0)] = 2.0 * x[0];
-            Ok(1.0)
-        })
+        let err = solve(
+            &mut x,
+            &mut ws,
+            &NewtonParams::default(),
+            None,
+            |x, r, j| {
+                r[0] = x[0] * x[0] + 1.0;
+                j[(0, 0)] = 2.0 * x[0];
+                Ok(1.0)
+            },
+        )
         .unwrap_err();
         assert!(matches!(
             err,

@@ -203,7 +203,8 @@ where
         summary.max_abs_energy_deviation = summary
             .max_abs_energy_deviation
             .max((out.energy - summary.initial_energy).abs());
-        summary.max_constraint_residual = summary.max_constraint_residual.max(out.constraint_residual);
+        summary.max_constraint_residual =
+            summary.max_constraint_residual.max(out.constraint_residual);
         summary.newton_iterations += out.stats.iterations;
         summary.degenerate_steps += usize::from(out.stats.degenerate);
         state = out.to;

@@ -12,15 +12,34 @@ use std::f64::consts::PI;
 fn run(lc: Lc, per_period: usize, periods: usize) -> (Vec<State<4>>, f64) {
     let t_period = 2.0 * PI / lc.omega();
     let h = t_period / per_period as f64;
-    let mut st = LagrangeDirac::plus(lc, Discretization::Forward, ConstraintDiscretization::Retraction);
+    let mut st = LagrangeDirac::plus(
+        lc,
+        Discretization::Forward,
+        ConstraintDiscretization::Retraction,
+    );
     let q0 = SVector::<f64, 4>::zeros();
     let v0 = SVector::from([10.0, 2.5, 10.0, 7.5]);
     let s0 = state_from_velocity(&lc, 0.0, &q0, &v0).unwrap();
     let mut states = vec![s0];
-    let traj = integrate(&mut st, s0, h, RunOptions::new(per_period * periods), |_| {}, |_| {})
-        .unwrap();
-    states.extend(traj.records.iter().skip(1).map(|r| State { t: r.t, q: r.q, p: r.p }));
-    assert!(traj.summary.max_constraint_residual <= 1e-12, "Kirchhoff residual {}", traj.summary.max_constraint_residual);
+    let traj = integrate(
+        &mut st,
+        s0,
+        h,
+        RunOptions::new(per_period * periods),
+        |_| {},
+        |_| {},
+    )
+    .unwrap();
+    states.extend(traj.records.iter().skip(1).map(|r| State {
+        t: r.t,
+        q: r.q,
+        p: r.p,
+    }));
+    assert!(
+        traj.summary.max_constraint_residual <= 1e-12,
+        "Kirchhoff residual {}",
+        traj.summary.max_constraint_residual
+    );
     (states, h)
 }
 
@@ -38,8 +57,16 @@ fn lc_converges_at_second_order_with_kirchhoff_and_equal_voltages() {
         for s in &states {
             // Kirchhoff's laws (integrated, q(0) = 0) and equal capacitor voltages.
             let scale = s.q.amax().max(1.0);
-            assert!((s.q[2] - s.q[0]).abs() <= 1e-12 * scale, "KCL 1 at t={}", s.t);
-            assert!((s.q[2] - s.q[1] - s.q[3]).abs() <= 1e-12 * scale, "KCL 2 at t={}", s.t);
+            assert!(
+                (s.q[2] - s.q[0]).abs() <= 1e-12 * scale,
+                "KCL 1 at t={}",
+                s.t
+            );
+            assert!(
+                (s.q[2] - s.q[1] - s.q[3]).abs() <= 1e-12 * scale,
+                "KCL 2 at t={}",
+                s.t
+            );
             assert!(
                 (s.q[1] / lc.c[0] - s.q[3] / lc.c[2]).abs() <= 1e-12 * scale,
                 "voltages differ at t={}: {} vs {}",
@@ -60,7 +87,11 @@ fn lc_converges_at_second_order_with_kirchhoff_and_equal_voltages() {
 #[test]
 fn lc_inconsistent_initial_voltage_is_reported() {
     let lc = Lc::default();
-    let mut st = LagrangeDirac::plus(lc, Discretization::Forward, ConstraintDiscretization::Retraction);
+    let mut st = LagrangeDirac::plus(
+        lc,
+        Discretization::Forward,
+        ConstraintDiscretization::Retraction,
+    );
     // q^{c1}/c1 = 0.1 but q^{c3}/c3 = 0: a hidden constraint is violated.
     let s0 = State {
         t: 0.0,
@@ -68,5 +99,8 @@ fn lc_inconsistent_initial_voltage_is_reported() {
         p: SVector::from([7.5, 0.0, 0.0, 0.0]),
     };
     let err = st.step(0, &s0, 0.1).unwrap_err();
-    assert!(matches!(err, StepError::Inconsistent { step: 0, residual, .. } if residual > 1e-4), "{err:?}");
+    assert!(
+        matches!(err, StepError::Inconsistent { step: 0, residual, .. } if residual > 1e-4),
+        "{err:?}"
+    );
 }

@@ -92,7 +92,11 @@ impl ConstraintDiscretization {
                 if o == Orientation::Forward { d } else { -d }
             }
             (Self::Model, o) => {
-                let (q0, q1) = if o == Orientation::Forward { (a, b) } else { (b, a) };
+                let (q0, q1) = if o == Orientation::Forward {
+                    (a, b)
+                } else {
+                    (b, a)
+                };
                 system
                     .discrete_constraint(q0, q1, h)
                     .ok_or(GeometryError::NoModelConstraint)?

@@ -220,7 +220,12 @@ where
     ///
     /// # Errors
     /// When `Ψ_d` is undefined at `(a, b)`.
-    pub fn d3(&self, a: &SVector<f64, N>, b: &SVector<f64, N>, h: f64) -> Result<f64, GeometryError> {
+    pub fn d3(
+        &self,
+        a: &SVector<f64, N>,
+        b: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<f64, GeometryError> {
         let x: SVector<Dual64, N> = a.map(Dual64::from_re);
         let y: SVector<Dual64, N> = b.map(Dual64::from_re);
         Ok(self.value(&x, &y, Dual64::from_re(h).derivative())?.eps)

@@ -55,7 +55,9 @@ pub enum GeometryError {
     },
     /// The model-supplied discrete constraint was chosen, but the system
     /// does not provide one.
-    #[error("constraint discretization 'model' chosen, but the system supplies no discrete constraint")]
+    #[error(
+        "constraint discretization 'model' chosen, but the system supplies no discrete constraint"
+    )]
     NoModelConstraint,
     /// A boundary piece index beyond the system's count.
     #[error("boundary piece {piece} does not exist (the system has {count})")]

@@ -218,7 +218,10 @@ impl Retraction<3> for Sphere {
         if !(d.re() > 1e-12) {
             return Err(GeometryError::OutsideRetractionDomain {
                 retraction: "sphere",
-                reason: format!("⟨q, q1⟩ = {} must be > 0 (q1 in the hemisphere of q)", d.re()),
+                reason: format!(
+                    "⟨q, q1⟩ = {} must be > 0 (q1 in the hemisphere of q)",
+                    d.re()
+                ),
             });
         }
         Ok(q1 / d - q)

@@ -12,11 +12,11 @@
 mod common;
 
 use approx::assert_relative_eq;
-use nalgebra::DVector;
 use common::*;
 use diracvi_geometry::{
     BoundaryFrame, GeometryError, SMatrix, SVector, System, boundary_gradient, min_boundary,
 };
+use nalgebra::DVector;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::f64::consts::{FRAC_PI_2, PI};
@@ -50,13 +50,21 @@ fn check_frame<Sy, const N: usize, const M: usize>(
 
     let norm = frame.dg.norm();
     let n = frame.normal();
-    assert_rel(&format!("{what}: column 0 = dg/|dg|"), &n, &(frame.dg / norm), TOL);
+    assert_rel(
+        &format!("{what}: column 0 = dg/|dg|"),
+        &n,
+        &(frame.dg / norm),
+        TOL,
+    );
     assert_relative_eq!(f.column(0).into_owned(), n);
     for i in 0..N - 1 {
         let t = frame.tangent(i);
         assert_relative_eq!(f.column(i + 1).into_owned(), t);
         let along = frame.dg.dot(&t).abs();
-        assert!(along <= TOL * norm, "{what}: dg·tangent({i}) = {along:e} (|dg| = {norm:e})");
+        assert!(
+            along <= TOL * norm,
+            "{what}: dg·tangent({i}) = {along:e} (|dg| = {norm:e})"
+        );
     }
 
     // ι*(p) = Bᵀ p for random covectors p
@@ -72,15 +80,25 @@ fn check_frame<Sy, const N: usize, const M: usize>(
                 "{what}: iota_star[{i}] = {o:e}, Bᵀp = {w:e}"
             );
         }
-        assert_relative_eq!(frame.normal_component(&p), n.dot(&p), epsilon = TOL * p.norm());
+        assert_relative_eq!(
+            frame.normal_component(&p),
+            n.dot(&p),
+            epsilon = TOL * p.norm()
+        );
         // p = ⟨n, p⟩ n + B ι*(p): nothing lost
         let rebuilt = n * frame.normal_component(&p) + &b * DVector::from_column_slice(&out);
-        assert!((rebuilt - p).amax() <= TOL * p.norm(), "{what}: p ≠ n⟨n,p⟩ + Bι*(p)");
+        assert!(
+            (rebuilt - p).amax() <= TOL * p.norm(),
+            "{what}: p ≠ n⟨n,p⟩ + Bι*(p)"
+        );
         // ι* annihilates span(dg)
         let c: f64 = rng.random_range(-5.0..5.0);
         frame.iota_star(&(frame.dg * c), &mut out);
         let killed = out.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
-        assert!(killed <= TOL * (c * norm).abs(), "{what}: ι*(c dg) = {killed:e}");
+        assert!(
+            killed <= TOL * (c * norm).abs(),
+            "{what}: ι*(c dg) = {killed:e}"
+        );
     }
 }
 
@@ -95,7 +113,11 @@ fn ellipse_floor() {
         let (phi, phi_dot) = sys.phi(theta);
         // on the boundary, and (every other sample) above it: the frame is
         // defined wherever dg ≠ 0
-        let y = if k % 2 == 0 { phi } else { phi + rng.random_range(0.0..3.0) };
+        let y = if k % 2 == 0 {
+            phi
+        } else {
+            phi + rng.random_range(0.0..3.0)
+        };
         let q = SVector::from([theta, x, y]);
         let dg = SVector::from([-phi_dot, 0.0, 1.0]);
         check_frame::<_, 3, 0>("ellipse", &sys, 0, &q, &dg, &mut rng);
@@ -107,9 +129,15 @@ fn ellipse_floor() {
         // B Bᵀ e = e
         let frame = BoundaryFrame::new::<_, 0>(&sys, 0, &q).unwrap();
         let b = frame.frame.columns(1, 2).into_owned();
-        for e in [SVector::from([0.0, 1.0, 0.0]), SVector::from([1.0, 0.0, phi_dot])] {
+        for e in [
+            SVector::from([0.0, 1.0, 0.0]),
+            SVector::from([1.0, 0.0, phi_dot]),
+        ] {
             let proj = &b * (b.transpose() * e);
-            assert!((proj - e).amax() <= TOL * e.norm(), "VCI tangent not in span B");
+            assert!(
+                (proj - e).amax() <= TOL * e.norm(),
+                "VCI tangent not in span B"
+            );
         }
     }
 }
@@ -122,7 +150,14 @@ fn cylinder_wall() {
     let l2 = sys.l * sys.l;
     let th0 = (sys.r / sys.l).asin();
     // the four boundary angles per turn (|ℓ sin θ| = R) and random interior points
-    let mut thetas = vec![th0, PI - th0, PI + th0, 2.0 * PI - th0, -th0, th0 + 4.0 * PI];
+    let mut thetas = vec![
+        th0,
+        PI - th0,
+        PI + th0,
+        2.0 * PI - th0,
+        -th0,
+        th0 + 4.0 * PI,
+    ];
     thetas.extend((0..100).map(|_| rng.random_range(-7.0..7.0)));
     for theta in thetas {
         let (s, c) = f64::sin_cos(theta);
@@ -168,9 +203,12 @@ fn star_pieces() {
 
 #[test]
 fn min_boundary_without_boundary() {
-    assert_eq!(min_boundary::<_, 4, 2>(&LcCircuit::default(), &SVector::zeros()), None);
-    let (j, g) = min_boundary::<_, 2, 0>(&BouncingParticle::default(), &SVector::from([1.0, -0.5]))
-        .unwrap();
+    assert_eq!(
+        min_boundary::<_, 4, 2>(&LcCircuit::default(), &SVector::zeros()),
+        None
+    );
+    let (j, g) =
+        min_boundary::<_, 2, 0>(&BouncingParticle::default(), &SVector::from([1.0, -0.5])).unwrap();
     assert_eq!(j, 0);
     assert_relative_eq!(g, -0.5);
 }
@@ -194,7 +232,11 @@ fn degenerate_boundary() {
     // building a frame there gets a meaningless normal.
     let q = SVector::from([FRAC_PI_2, 0.4]);
     let (_, dg) = boundary_gradient::<_, 2, 1>(&sys, 0, &q).unwrap();
-    assert!(dg.norm() <= 1e-15 * sys.l * sys.l, "|dg| at θ = π/2: {:e}", dg.norm());
+    assert!(
+        dg.norm() <= 1e-15 * sys.l * sys.l,
+        "|dg| at θ = π/2: {:e}",
+        dg.norm()
+    );
 
     // non-finite dg: an ellipse with a = b = 0 has φ = √0 with an infinite
     // derivative, so dg_θ = ∞ · 0 = NaN
@@ -244,8 +286,9 @@ fn no_such_boundary_piece() {
 #[test]
 #[should_panic(expected = "N - 1")]
 fn iota_star_wrong_length_panics() {
-    let frame = BoundaryFrame::new::<_, 0>(&BouncingParticle::default(), 0, &SVector::from([0.0, 0.0]))
-        .unwrap();
+    let frame =
+        BoundaryFrame::new::<_, 0>(&BouncingParticle::default(), 0, &SVector::from([0.0, 0.0]))
+            .unwrap();
     let mut out = [0.0; 2];
     frame.iota_star(&SVector::from([1.0, 2.0]), &mut out);
 }

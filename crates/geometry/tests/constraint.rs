@@ -99,13 +99,21 @@ fn check_jacobian<Sy, Dm, const N: usize, const M: usize>(
 {
     let (value, jac) = cd.jacobian::<Sy, Dm, N, M>(sys, map, o, a, b, h).unwrap();
     let direct = eval(cd, sys, map, o, a, b, h).unwrap();
-    assert_rel(&format!("{what}: jacobian value = evaluate"), &value, &direct, VALUE_TOL);
+    assert_rel(
+        &format!("{what}: jacobian value = evaluate"),
+        &value,
+        &direct,
+        VALUE_TOL,
+    );
     let delta = 1e-3 * (b - a).amax().clamp(1e-2, 1.0);
     let fd = fd_jacobian(|y| eval(cd, sys, map, o, a, y, h).unwrap(), b, delta);
     // a zero Jacobian (e.g. constant forms and the model's own zero rows) is
     // compared in absolute terms
     let e = rel_err(&jac, &fd, 1.0 / h);
-    assert!(e <= FD_TOL, "{what}: Jacobian vs FD: {e:e}\n AD {jac}\n FD {fd}");
+    assert!(
+        e <= FD_TOL,
+        "{what}: Jacobian vs FD: {e:e}\n AD {jac}\n FD {fd}"
+    );
 }
 
 /// The nonholonomic pendulum's form by hand: `[π + cos²θ, −1]`.
@@ -127,12 +135,32 @@ fn pendulum_values_and_jacobians() {
         let a = rand_vec::<2>(&mut rng, 4.0);
         let b = a + rand_vec::<2>(&mut rng, 3.0) * if k % 2 == 0 { h } else { 0.3 };
         for o in ORIENTATIONS {
-            for cd in [ConstraintDiscretization::Retraction, ConstraintDiscretization::Midpoint] {
-                for (name, map) in [("forward", Discretization::Forward), ("midpoint", Discretization::Midpoint)] {
+            for cd in [
+                ConstraintDiscretization::Retraction,
+                ConstraintDiscretization::Midpoint,
+            ] {
+                for (name, map) in [
+                    ("forward", Discretization::Forward),
+                    ("midpoint", Discretization::Midpoint),
+                ] {
                     let got = eval(cd, &sys, &map, o, &a, &b, h).unwrap();
                     let want = by_formula(cd, pendulum_forms, euclid, no_model, o, &a, &b, h);
-                    assert_rel(&format!("pendulum {cd} {o:?} [{name}]"), &got, &want, VALUE_TOL);
-                    check_jacobian(&format!("pendulum {cd} {o:?} [{name}]"), cd, &sys, &map, o, &a, &b, h);
+                    assert_rel(
+                        &format!("pendulum {cd} {o:?} [{name}]"),
+                        &got,
+                        &want,
+                        VALUE_TOL,
+                    );
+                    check_jacobian(
+                        &format!("pendulum {cd} {o:?} [{name}]"),
+                        cd,
+                        &sys,
+                        &map,
+                        o,
+                        &a,
+                        &b,
+                        h,
+                    );
                 }
                 // through the angle retraction: the displacement is wrapped, so
                 // whole turns added to b change nothing for `Retraction`
@@ -143,7 +171,16 @@ fn pendulum_values_and_jacobians() {
                     let want = by_formula(cd, pendulum_forms, euclid, no_model, o, &a, &b, h);
                     assert_rel(&format!("pendulum {cd} {o:?} [angles]"), &got, &want, 1e-12);
                 }
-                check_jacobian(&format!("pendulum {cd} {o:?} [angles]"), cd, &sys, &map, o, &a, &b, h);
+                check_jacobian(
+                    &format!("pendulum {cd} {o:?} [angles]"),
+                    cd,
+                    &sys,
+                    &map,
+                    o,
+                    &a,
+                    &b,
+                    h,
+                );
             }
         }
     }
@@ -161,7 +198,10 @@ fn lc_values_and_jacobians() {
         let h = rand_step(&mut rng, 1e-3, 0.2);
         let (a, b) = (rand_vec::<4>(&mut rng, 5.0), rand_vec::<4>(&mut rng, 5.0));
         for o in ORIENTATIONS {
-            for cd in [ConstraintDiscretization::Retraction, ConstraintDiscretization::Midpoint] {
+            for cd in [
+                ConstraintDiscretization::Retraction,
+                ConstraintDiscretization::Midpoint,
+            ] {
                 let map = Discretization::Forward;
                 let got = eval(cd, &sys, &map, o, &a, &b, h).unwrap();
                 let want = by_formula(cd, forms, euclid, no_model, o, &a, &b, h);
@@ -170,14 +210,22 @@ fn lc_values_and_jacobians() {
                 // constant forms: the Jacobian is ±A/h exactly
                 let (_, jac) = cd.jacobian::<_, _, 4, 2>(&sys, &map, o, &a, &b, h).unwrap();
                 let sign = if o == Orientation::Forward { 1.0 } else { -1.0 };
-                assert_rel(&format!("lc {cd} {o:?} Jacobian"), &jac, &(forms(&a) * (sign / h)), VALUE_TOL);
+                assert_rel(
+                    &format!("lc {cd} {o:?} Jacobian"),
+                    &jac,
+                    &(forms(&a) * (sign / h)),
+                    VALUE_TOL,
+                );
             }
         }
         // Kirchhoff currents: q1 − q0 ∈ ker A ⇒ every discrete constraint vanishes
         let i_l = rand_vec::<2>(&mut rng, 5.0);
         let currents = SVector::from([i_l[0], i_l[1], i_l[0], i_l[0] - i_l[1]]);
         let b = a + currents * h;
-        for cd in [ConstraintDiscretization::Retraction, ConstraintDiscretization::Midpoint] {
+        for cd in [
+            ConstraintDiscretization::Retraction,
+            ConstraintDiscretization::Midpoint,
+        ] {
             for o in ORIENTATIONS {
                 let c = eval(cd, &sys, &Discretization::Midpoint, o, &a, &b, h).unwrap();
                 assert!(c.amax() <= 1e-12 * currents.amax(), "lc {cd} {o:?}: {c}");
@@ -189,7 +237,8 @@ fn lc_values_and_jacobians() {
 #[test]
 fn non_quadratic_values_jacobians_and_model() {
     let sys = NonQuadratic;
-    let forms = |q: &SVector<f64, 2>| SMatrix::<f64, 1, 2>::from([[1.0 + q[1] * q[1]], [q[0].sin()]]);
+    let forms =
+        |q: &SVector<f64, 2>| SMatrix::<f64, 1, 2>::from([[1.0 + q[1] * q[1]], [q[0].sin()]]);
     let model = |q0: &SVector<f64, 2>, q1: &SVector<f64, 2>, h: f64| {
         SVector::from([NonQuadratic::model_constraint_f64(q0, q1, h)])
     };
@@ -203,8 +252,22 @@ fn non_quadratic_values_jacobians_and_model() {
                 for cd in ALL {
                     let got = eval(cd, &sys, &map, o, &a, &b, h).unwrap();
                     let want = by_formula(cd, forms, euclid, model, o, &a, &b, h);
-                    assert_rel(&format!("non-quadratic {cd} {o:?} [{map}]"), &got, &want, VALUE_TOL);
-                    check_jacobian(&format!("non-quadratic {cd} {o:?} [{map}]"), cd, &sys, &map, o, &a, &b, h);
+                    assert_rel(
+                        &format!("non-quadratic {cd} {o:?} [{map}]"),
+                        &got,
+                        &want,
+                        VALUE_TOL,
+                    );
+                    check_jacobian(
+                        &format!("non-quadratic {cd} {o:?} [{map}]"),
+                        cd,
+                        &sys,
+                        &map,
+                        o,
+                        &a,
+                        &b,
+                        h,
+                    );
                 }
             }
         }
@@ -227,7 +290,10 @@ fn knife_edge_se2() {
         let a = rand_vec::<3>(&mut rng, 3.0);
         let b = Se2.retract(&a, &(rand_vec::<3>(&mut rng, 4.0) * h));
         for o in ORIENTATIONS {
-            for cd in [ConstraintDiscretization::Retraction, ConstraintDiscretization::Midpoint] {
+            for cd in [
+                ConstraintDiscretization::Retraction,
+                ConstraintDiscretization::Midpoint,
+            ] {
                 let got = eval(cd, &sys, &map, o, &a, &b, h).unwrap();
                 let want = by_formula(cd, forms, disp, no_model, o, &a, &b, h);
                 assert_rel(&format!("knife {cd} {o:?}"), &got, &want, VALUE_TOL);
@@ -238,14 +304,36 @@ fn knife_edge_se2() {
         let (w, u) = (rng_pair(&mut rng), rng_pair(&mut rng));
         let speed = SVector::from([w, u * a[0].cos(), u * a[0].sin()]);
         let q1 = Se2.retract(&a, &(speed * h));
-        let c = eval(ConstraintDiscretization::Retraction, &sys, &map, Orientation::Forward, &a, &q1, h)
-            .unwrap();
-        assert!(c.amax() <= 1e-12 * speed.amax(), "ω_d+ on admissible step: {c}");
+        let c = eval(
+            ConstraintDiscretization::Retraction,
+            &sys,
+            &map,
+            Orientation::Forward,
+            &a,
+            &q1,
+            h,
+        )
+        .unwrap();
+        assert!(
+            c.amax() <= 1e-12 * speed.amax(),
+            "ω_d+ on admissible step: {c}"
+        );
         // backward: a = q_{k+1}, b = q_k = R_{q_{k+1}}(−h v), v ∈ ker A(q_{k+1})
         let q0 = Se2.retract(&a, &(-speed * h));
-        let c = eval(ConstraintDiscretization::Retraction, &sys, &map, Orientation::Reversed, &a, &q0, h)
-            .unwrap();
-        assert!(c.amax() <= 1e-12 * speed.amax(), "ω_d− on admissible step: {c}");
+        let c = eval(
+            ConstraintDiscretization::Retraction,
+            &sys,
+            &map,
+            Orientation::Reversed,
+            &a,
+            &q0,
+            h,
+        )
+        .unwrap();
+        assert!(
+            c.amax() <= 1e-12 * speed.amax(),
+            "ω_d− on admissible step: {c}"
+        );
     }
 }
 
@@ -265,11 +353,27 @@ fn pendulum_admissible_steps() {
         let q = rand_vec::<2>(&mut rng, 4.0);
         let th_dot = rng_pair(&mut rng);
         let v = SVector::from([th_dot, (PI + q[0].cos().powi(2)) * th_dot]); // A(q) v = 0
-        let c = eval(ConstraintDiscretization::Retraction, &sys, &map, Orientation::Forward, &q, &(q + v * h), h)
-            .unwrap();
+        let c = eval(
+            ConstraintDiscretization::Retraction,
+            &sys,
+            &map,
+            Orientation::Forward,
+            &q,
+            &(q + v * h),
+            h,
+        )
+        .unwrap();
         assert!(c.amax() <= 1e-12 * v.amax(), "{c}");
-        let c = eval(ConstraintDiscretization::Retraction, &sys, &map, Orientation::Reversed, &q, &(q - v * h), h)
-            .unwrap();
+        let c = eval(
+            ConstraintDiscretization::Retraction,
+            &sys,
+            &map,
+            Orientation::Reversed,
+            &q,
+            &(q - v * h),
+            h,
+        )
+        .unwrap();
         assert!(c.amax() <= 1e-12 * v.amax(), "{c}");
     }
 }
@@ -281,9 +385,13 @@ fn model_without_model_constraint_is_an_error() {
     let cd = ConstraintDiscretization::Model;
     for map in Discretization::ALL {
         for o in ORIENTATIONS {
-            assert_eq!(eval(cd, &sys, &map, o, &a, &b, 0.01), Err(GeometryError::NoModelConstraint));
             assert_eq!(
-                cd.jacobian::<_, _, 2, 1>(&sys, &map, o, &a, &b, 0.01).unwrap_err(),
+                eval(cd, &sys, &map, o, &a, &b, 0.01),
+                Err(GeometryError::NoModelConstraint)
+            );
+            assert_eq!(
+                cd.jacobian::<_, _, 2, 1>(&sys, &map, o, &a, &b, 0.01)
+                    .unwrap_err(),
                 GeometryError::NoModelConstraint
             );
         }
@@ -295,10 +403,21 @@ fn model_without_model_constraint_is_an_error() {
     // with M = 0 there is nothing to discretize: no error, empty constraint
     let particle = BouncingParticle::default();
     let (a, b) = (SVector::from([0.0, 1.0]), SVector::from([0.1, 1.2]));
-    let c: SVector<f64, 0> = eval(cd, &particle, &Discretization::Forward, Orientation::Forward, &a, &b, 0.1)
-        .unwrap();
+    let c: SVector<f64, 0> = eval(
+        cd,
+        &particle,
+        &Discretization::Forward,
+        Orientation::Forward,
+        &a,
+        &b,
+        0.1,
+    )
+    .unwrap();
     assert_eq!(c.len(), 0);
-    assert_eq!(cd.residual::<_, _, 2, 0>(&particle, &Discretization::Forward, &a, &b, 0.1), Ok(0.0));
+    assert_eq!(
+        cd.residual::<_, _, 2, 0>(&particle, &Discretization::Forward, &a, &b, 0.1),
+        Ok(0.0)
+    );
 }
 
 /// SPEC §6: `max_a |h ω_d^a(q_k, q_{k+1})| / max(1, |q_{k+1}|)` with the
@@ -316,7 +435,10 @@ fn residual_formula() {
         let (q0, q1) = (rand_vec::<4>(&mut rng, r), rand_vec::<4>(&mut rng, r));
         let want_num = (forms * (q1 - q0)).amax(); // |h ω_d| = |A (q1 − q0)|
         let want = want_num / q1.norm().max(1.0);
-        for cd in [ConstraintDiscretization::Retraction, ConstraintDiscretization::Midpoint] {
+        for cd in [
+            ConstraintDiscretization::Retraction,
+            ConstraintDiscretization::Midpoint,
+        ] {
             let got = cd.residual::<_, _, 4, 2>(&sys, &map, &q0, &q1, h).unwrap();
             assert_relative_eq!(got, want, max_relative = 1e-13);
         }
@@ -340,6 +462,9 @@ fn names_and_parsing() {
     for cd in ALL {
         assert_eq!(cd.to_string().parse::<ConstraintDiscretization>(), Ok(cd));
     }
-    assert_eq!(ConstraintDiscretization::Retraction.to_string(), "retraction");
+    assert_eq!(
+        ConstraintDiscretization::Retraction.to_string(),
+        "retraction"
+    );
     assert!("rk4".parse::<ConstraintDiscretization>().is_err());
 }

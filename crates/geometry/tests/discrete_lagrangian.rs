@@ -19,7 +19,7 @@ mod common;
 
 use common::*;
 use diracvi_geometry::{
-    Angles, Discretization, DiscreteLagrangian, DiscretizationMap, Orientation, RetractionForward,
+    Angles, DiscreteLagrangian, Discretization, DiscretizationMap, Orientation, RetractionForward,
     SMatrix, SVector, Se2, Sphere, System,
 };
 use rand::SeedableRng;
@@ -63,11 +63,31 @@ fn check_ld<Sy, Dm, const N: usize, const M: usize>(
             let swapped = forward.value(b, a, h).unwrap();
             assert_rel_scalar(&what("L_d*(a,b) = L_d(b,a)"), f(a, b, h), swapped, 1e-15);
             let (jr, jf) = (ld.jet(a, b, h).unwrap(), forward.jet(b, a, h).unwrap());
-            assert_rel(&what("D1 L_d* = D2 L_d (swapped)"), &jr.d1, &jf.d2, SAME_TOL);
-            assert_rel(&what("D2 L_d* = D1 L_d (swapped)"), &jr.d2, &jf.d1, SAME_TOL);
-            assert_rel(&what("D12 L_d* = D12 L_dᵀ"), &jr.d12, &jf.d12.transpose(), SAME_TOL);
+            assert_rel(
+                &what("D1 L_d* = D2 L_d (swapped)"),
+                &jr.d1,
+                &jf.d2,
+                SAME_TOL,
+            );
+            assert_rel(
+                &what("D2 L_d* = D1 L_d (swapped)"),
+                &jr.d2,
+                &jf.d1,
+                SAME_TOL,
+            );
+            assert_rel(
+                &what("D12 L_d* = D12 L_dᵀ"),
+                &jr.d12,
+                &jf.d12.transpose(),
+                SAME_TOL,
+            );
             let e = forward.energy(b, a, h).unwrap();
-            assert_rel_scalar(&what("E_d* = E_d (swapped)"), ld.energy(a, b, h).unwrap(), e, SAME_TOL);
+            assert_rel_scalar(
+                &what("E_d* = E_d (swapped)"),
+                ld.energy(a, b, h).unwrap(),
+                e,
+                SAME_TOL,
+            );
         }
 
         let value = f(a, b, h);
@@ -88,13 +108,23 @@ fn check_ld<Sy, Dm, const N: usize, const M: usize>(
         let d3 = ld.d3(a, b, h).unwrap();
         assert_rel_scalar(&what("D3 vs FD"), d3, fd3, FD_TOL);
         assert_rel_scalar(&what("time_jet.d3 = d3()"), tj.d3, d3, SAME_TOL);
-        assert_rel_scalar(&what("energy = −D3"), ld.energy(a, b, h).unwrap(), -d3, SAME_TOL);
+        assert_rel_scalar(
+            &what("energy = −D3"),
+            ld.energy(a, b, h).unwrap(),
+            -d3,
+            SAME_TOL,
+        );
 
         // second derivatives against FD of the AD first derivatives
         let fd12 = fd_jacobian(|y| d1(a, y, h), b, dq); // (i, j) = ∂(D1)_i/∂b_j
         assert_rel(&what("D12 vs FD of D1"), &jet.d12, &fd12, FD_TOL);
         let fd21 = fd_jacobian(|x| d2(x, b, h), a, dq); // (j, i) = ∂(D2)_j/∂a_i
-        assert_rel(&what("D12 vs FD of D2"), &jet.d12, &fd21.transpose(), FD_TOL);
+        assert_rel(
+            &what("D12 vs FD of D2"),
+            &jet.d12,
+            &fd21.transpose(),
+            FD_TOL,
+        );
         let fd23 = fd_vector(|t| d2(a, b, t), h, dt);
         assert_rel(&what("D23 vs FD of D2"), &tj.d23, &fd23, FD_TOL);
         // D23 is also the b-gradient of D3
@@ -103,11 +133,21 @@ fn check_ld<Sy, Dm, const N: usize, const M: usize>(
 
         let (g11, h11) = ld.hessian_first(a, b, h).unwrap();
         assert_rel(&what("hessian_first gradient"), &g11, &jet.d1, SAME_TOL);
-        assert_rel(&what("D11 vs FD of D1"), &h11, &fd_jacobian(|x| d1(x, b, h), a, dq), FD_TOL);
+        assert_rel(
+            &what("D11 vs FD of D1"),
+            &h11,
+            &fd_jacobian(|x| d1(x, b, h), a, dq),
+            FD_TOL,
+        );
         assert_rel(&what("D11 symmetric"), &h11, &h11.transpose(), SAME_TOL);
         let (g22, h22) = ld.hessian_second(a, b, h).unwrap();
         assert_rel(&what("hessian_second gradient"), &g22, &jet.d2, SAME_TOL);
-        assert_rel(&what("D22 vs FD of D2"), &h22, &fd_jacobian(|y| d2(a, y, h), b, dq), FD_TOL);
+        assert_rel(
+            &what("D22 vs FD of D2"),
+            &h22,
+            &fd_jacobian(|y| d2(a, y, h), b, dq),
+            FD_TOL,
+        );
         assert_rel(&what("D22 symmetric"), &h22, &h22.transpose(), SAME_TOL);
     }
 }
@@ -169,7 +209,7 @@ fn bouncing_ellipse_se2_retraction() {
         let a = rand_vec::<3>(&mut rng, 2.0);
         let mut v = rand_vec::<3>(&mut rng, 4.0);
         v[0] = match k % 4 {
-            0 => v[0] * 1e-3,            // tiny rotation
+            0 => v[0] * 1e-3,           // tiny rotation
             1 => 0.25 / h * v[0] / 4.0, // |ω| up to the switch
             2 => 2.0 / h * v[0] / 4.0,  // |ω| up to 2
             _ => v[0],
@@ -181,7 +221,10 @@ fn bouncing_ellipse_se2_retraction() {
     for _ in 0..SAMPLES {
         let h = rand_step(&mut rng, 1e-3, 0.1);
         let a = rand_vec::<3>(&mut rng, 2.0);
-        let b = map.psi_inverse(&a, &rand_vec::<3>(&mut rng, 4.0), h).unwrap().1;
+        let b = map
+            .psi_inverse(&a, &rand_vec::<3>(&mut rng, 4.0), h)
+            .unwrap()
+            .1;
         check_ld::<_, _, 3, 1>("knife edge", &knife, &map, &a, &b, h);
     }
 }
@@ -196,7 +239,12 @@ fn lc_circuit() {
 #[test]
 fn non_quadratic() {
     run_flat::<_, _, 2, 1>("non-quadratic", &NonQuadratic, &Discretization::Forward, 11);
-    run_flat::<_, _, 2, 1>("non-quadratic", &NonQuadratic, &Discretization::Midpoint, 12);
+    run_flat::<_, _, 2, 1>(
+        "non-quadratic",
+        &NonQuadratic,
+        &Discretization::Midpoint,
+        12,
+    );
 }
 
 /// Through the S² retraction (the derivatives are those of the formula on
@@ -292,7 +340,12 @@ fn bouncing_particle_midpoint_by_hand() {
         let h = rand_step(&mut rng, 1e-3, 0.1);
         let q = rand_vec::<2>(&mut rng, 3.0);
         let v = q + rand_vec::<2>(&mut rng, 5.0) * h;
-        assert_rel_scalar("L_d", ld.value(&q, &v, h).unwrap(), hand.value(&q, &v, h), TOL);
+        assert_rel_scalar(
+            "L_d",
+            ld.value(&q, &v, h).unwrap(),
+            hand.value(&q, &v, h),
+            TOL,
+        );
         let jet = ld.jet(&q, &v, h).unwrap();
         assert_rel_scalar("jet.value", jet.value, hand.value(&q, &v, h), TOL);
         assert_rel("D1", &jet.d1, &hand.d1(&q, &v, h), TOL);
@@ -305,7 +358,12 @@ fn bouncing_particle_midpoint_by_hand() {
         assert_rel("time_jet.d2", &tj.d2, &hand.d2(&q, &v, h), TOL);
         assert_rel("D23", &tj.d23, &hand.d23(&q, &v, h), TOL);
         // E_d = m/(2h²)|v − q|² + ½ m g (y + v_y)
-        assert_rel_scalar("E_d", ld.energy(&q, &v, h).unwrap(), -hand.d3(&q, &v, h), TOL);
+        assert_rel_scalar(
+            "E_d",
+            ld.energy(&q, &v, h).unwrap(),
+            -hand.d3(&q, &v, h),
+            TOL,
+        );
         let (_, d11) = ld.hessian_first(&q, &v, h).unwrap();
         let (_, d22) = ld.hessian_second(&q, &v, h).unwrap();
         assert_rel("D11 = m/h I", &d11, &(-d12), TOL);

@@ -39,7 +39,12 @@ fn psi_after_rtilde<Dm: DiscretizationMap<N>, const N: usize>(
     close(&format!("{name}: Ψ_d∘R̃ (q)"), &qq, q, q.amax().max(1.0));
     // v is recovered from a difference of points of size |q|: relative to |v|
     // the error is ε|q|/(h|v|), small for the sampled h and |v|
-    close(&format!("{name}: Ψ_d∘R̃ (v)"), &vv, v, v.amax().max(q.amax()));
+    close(
+        &format!("{name}: Ψ_d∘R̃ (v)"),
+        &vv,
+        v,
+        v.amax().max(q.amax()),
+    );
 }
 
 /// `R̃(Ψ_d(q0, q1)) = (q0, q1)`.
@@ -90,7 +95,10 @@ fn forward_and_midpoint_by_hand() {
     }
     // the forward map through the Euclidean retraction is `Forward`
     let rf = RetractionForward(Euclidean);
-    let (a, b) = (rf.psi(&q0, &q1, h).unwrap(), Discretization::Forward.psi(&q0, &q1, h).unwrap());
+    let (a, b) = (
+        rf.psi(&q0, &q1, h).unwrap(),
+        Discretization::Forward.psi(&q0, &q1, h).unwrap(),
+    );
     approx::assert_relative_eq!(a.0, b.0);
     approx::assert_relative_eq!(a.1, b.1, max_relative = 1e-15);
 }
@@ -153,8 +161,14 @@ fn angles_forward_is_an_inverse_pair() {
 
 #[test]
 fn names_and_parsing() {
-    assert_eq!(DiscretizationMap::<2>::name(&Discretization::Forward), "forward");
-    assert_eq!(DiscretizationMap::<2>::name(&Discretization::Midpoint), "midpoint");
+    assert_eq!(
+        DiscretizationMap::<2>::name(&Discretization::Forward),
+        "forward"
+    );
+    assert_eq!(
+        DiscretizationMap::<2>::name(&Discretization::Midpoint),
+        "midpoint"
+    );
     assert_eq!(DiscretizationMap::<3>::name(&RetractionForward(Se2)), "se2");
     for d in Discretization::ALL {
         assert_eq!(d.to_string().parse::<Discretization>(), Ok(d));

@@ -12,7 +12,9 @@ mod common;
 
 use approx::assert_relative_eq;
 use common::{rand_tangent, rand_unit, rand_vec};
-use diracvi_geometry::{Angles, Euclidean, GeometryError, Retraction, SMatrix, SVector, Se2, Sphere};
+use diracvi_geometry::{
+    Angles, Euclidean, GeometryError, Retraction, SMatrix, SVector, Se2, Sphere,
+};
 use nalgebra::{Const, U1};
 use num_dual::{Dual2SVec64, DualSVec64};
 use rand::rngs::SmallRng;
@@ -85,11 +87,20 @@ fn euclidean_axioms_and_round_trips() {
 
         let (q1, v) = (rand_vec::<3>(&mut rng, 10.0), rand_vec::<3>(&mut rng, 5.0));
         let d = Euclidean.inverse(&q3, &q1).unwrap();
-        assert_close("euclidean R(R⁻¹(q1))", &Euclidean.retract(&q3, &d), &q1, scale(&[&q3, &q1]));
+        assert_close(
+            "euclidean R(R⁻¹(q1))",
+            &Euclidean.retract(&q3, &d),
+            &q1,
+            scale(&[&q3, &q1]),
+        );
         let back = Euclidean.inverse(&q3, &Euclidean.retract(&q3, &v)).unwrap();
         assert_close("euclidean R⁻¹(R(v))", &back, &v, scale(&[&q3, &v]));
         // the Jacobian is the identity everywhere, not only at 0
-        assert_relative_eq!(jacobian_at(&Euclidean, &q3, &v), SMatrix::identity(), epsilon = 1e-15);
+        assert_relative_eq!(
+            jacobian_at(&Euclidean, &q3, &v),
+            SMatrix::identity(),
+            epsilon = 1e-15
+        );
     }
 }
 
@@ -110,7 +121,12 @@ fn angles_axioms_round_trips_and_wrapping() {
         assert_close("angles shortest angle", &inv, &d, scale(&[&q, &q1]));
         // R_q(R_q^{-1}(q1)) = q1 modulo whole turns
         let r = Angles.retract(&q, &inv);
-        assert_close("angles R(R⁻¹(q1))", &r, &(q1 - turns * (2.0 * PI)), scale(&[&q, &q1]));
+        assert_close(
+            "angles R(R⁻¹(q1))",
+            &r,
+            &(q1 - turns * (2.0 * PI)),
+            scale(&[&q, &q1]),
+        );
         // R_q^{-1}(R_q(v)) = v for |v_i| < π
         let back = Angles.inverse(&q, &Angles.retract(&q, &d)).unwrap();
         assert_close("angles R⁻¹(R(v))", &back, &d, scale(&[&q, &d]));
@@ -136,7 +152,12 @@ fn se2_axioms_and_round_trips() {
         let mut q1 = rand_vec::<3>(&mut rng, 5.0);
         q1[0] = q[0] + rng.random_range(-3.0..3.0) * if k % 4 == 1 { 3e-5 } else { 1.0 };
         let d = Se2.inverse(&q, &q1).unwrap();
-        assert_close("se2 R(R⁻¹(q1))", &Se2.retract(&q, &d), &q1, scale(&[&q, &q1]));
+        assert_close(
+            "se2 R(R⁻¹(q1))",
+            &Se2.retract(&q, &d),
+            &q1,
+            scale(&[&q, &q1]),
+        );
     }
 }
 
@@ -147,7 +168,10 @@ fn se2_exponential_by_hand() {
     // from the identity, ξ = (ω, u): exp(ξ) = (ω, V(ω) u), V = [[s/ω, −(1−c)/ω], [(1−c)/ω, s/ω]]
     let w: f64 = 1.2;
     let (s, c) = w.sin_cos();
-    let r = Se2.retract(&SVector::from([0.0, 0.0, 0.0]), &SVector::from([w, 2.0, 0.0]));
+    let r = Se2.retract(
+        &SVector::from([0.0, 0.0, 0.0]),
+        &SVector::from([w, 2.0, 0.0]),
+    );
     let want = SVector::from([w, 2.0 * s / w, 2.0 * (1.0 - c) / w]);
     assert_relative_eq!(r, want, max_relative = 1e-15);
     // left-invariance: at q = (θ, x, y) the displacement is rotated by θ and shifted
@@ -190,12 +214,24 @@ fn se2_series_branch_is_continuous() {
         let above = SVector::from([w0 * (1.0 + 1e-15), 0.8, -0.4]);
         // true differences are O(1e-15 · |v|); both sides must be accurate to ~1e-15
         let (rb, ra) = (Se2.retract(&q, &below), Se2.retract(&q, &above));
-        assert!((rb - ra).amax() < 1e-14, "ω = {w0}: value jump {:e}", (rb - ra).amax());
+        assert!(
+            (rb - ra).amax() < 1e-14,
+            "ω = {w0}: value jump {:e}",
+            (rb - ra).amax()
+        );
         let (jb, ja) = (jacobian_at(&Se2, &q, &below), jacobian_at(&Se2, &q, &above));
-        assert!((jb - ja).amax() < 1e-14, "ω = {w0}: Jacobian jump {:e}", (jb - ja).amax());
+        assert!(
+            (jb - ja).amax() < 1e-14,
+            "ω = {w0}: Jacobian jump {:e}",
+            (jb - ja).amax()
+        );
         let (hb, ha) = (hessians_at(&Se2, &q, &below), hessians_at(&Se2, &q, &above));
         for (k, (b, a)) in hb.iter().zip(&ha).enumerate() {
-            assert!((b - a).amax() < 1e-13, "ω = {w0}: Hessian[{k}] jump {:e}", (b - a).amax());
+            assert!(
+                (b - a).amax() < 1e-13,
+                "ω = {w0}: Hessian[{k}] jump {:e}",
+                (b - a).amax()
+            );
         }
     }
 }
@@ -229,7 +265,10 @@ fn sphere_axioms_and_round_trips() {
             }
         };
         let d = Sphere.inverse(&q, &q1).unwrap();
-        assert!(d.dot(&q).abs() < 1e-14 * d.norm().max(1.0), "R⁻¹ is tangent");
+        assert!(
+            d.dot(&q).abs() < 1e-14 * d.norm().max(1.0),
+            "R⁻¹ is tangent"
+        );
         assert_close("sphere R(R⁻¹(q1))", &Sphere.retract(&q, &d), &q1, 1.0);
     }
 }
@@ -250,10 +289,23 @@ fn domain_errors() {
     // sphere: ⟨q, q1⟩ ≤ 0
     let q = SVector::from([0.0, 0.6, 0.8]);
     assert_outside(Sphere.inverse(&q, &(-q)), "sphere");
-    assert_outside(Sphere.inverse(&q, &SVector::from([1.0, 0.0, 0.0])), "sphere"); // ⟨q,q1⟩ = 0
-    assert_outside(Sphere.inverse(&q, &SVector::from([0.0, 0.8, -0.6])), "sphere"); // = 0 exactly
-    assert_outside(Sphere.inverse(&q, &SVector::from([0.6, -0.8, 0.0])), "sphere"); // < 0
-    assert!(Sphere.inverse(&q, &SVector::from([0.0, 0.8, -0.59])).is_ok());
+    assert_outside(
+        Sphere.inverse(&q, &SVector::from([1.0, 0.0, 0.0])),
+        "sphere",
+    ); // ⟨q,q1⟩ = 0
+    assert_outside(
+        Sphere.inverse(&q, &SVector::from([0.0, 0.8, -0.6])),
+        "sphere",
+    ); // = 0 exactly
+    assert_outside(
+        Sphere.inverse(&q, &SVector::from([0.6, -0.8, 0.0])),
+        "sphere",
+    ); // < 0
+    assert!(
+        Sphere
+            .inverse(&q, &SVector::from([0.0, 0.8, -0.59]))
+            .is_ok()
+    );
 
     // SE(2): |θ1 − θ| ≥ 2π
     let q = SVector::from([0.4, 1.0, 2.0]);
@@ -261,28 +313,50 @@ fn domain_errors() {
         let q1 = SVector::from([0.4 + w, 3.0, -1.0]);
         assert_outside(Se2.inverse(&q, &q1), "se2");
     }
-    assert!(Se2.inverse(&q, &SVector::from([0.4 + 6.0, 3.0, -1.0])).is_ok());
+    assert!(
+        Se2.inverse(&q, &SVector::from([0.4 + 6.0, 3.0, -1.0]))
+            .is_ok()
+    );
 
     // angles: a component difference of π (mod 2π) is the cut locus
     let q = SVector::from([0.0, 1.3]);
-    for (d0, d1) in [(PI, 0.0), (-PI, 0.5), (0.1, PI), (3.0 * PI, 0.0), (0.2, -3.0 * PI)] {
+    for (d0, d1) in [
+        (PI, 0.0),
+        (-PI, 0.5),
+        (0.1, PI),
+        (3.0 * PI, 0.0),
+        (0.2, -3.0 * PI),
+    ] {
         let q1 = SVector::from([q[0] + d0, q[1] + d1]);
         assert_outside(Angles.inverse(&q, &q1), "angles");
     }
     // just inside the cut locus is fine, and wraps to the short side
     let q1 = SVector::from([PI - 1e-9, 1.3 + PI + 1e-9]);
     let d = Angles.inverse(&q, &q1).unwrap();
-    assert_relative_eq!(d, SVector::from([PI - 1e-9, -PI + 1e-9]), max_relative = 1e-14);
+    assert_relative_eq!(
+        d,
+        SVector::from([PI - 1e-9, -PI + 1e-9]),
+        max_relative = 1e-14
+    );
 
     // non-finite input is outside every chart that checks it
     let q = SVector::from([0.0, 0.0]);
-    assert_outside(Angles.inverse(&q, &SVector::from([f64::NAN, 0.0])), "angles");
     assert_outside(
-        Se2.inverse(&SVector::<f64, 3>::zeros(), &SVector::from([f64::INFINITY, 0.0, 0.0])),
+        Angles.inverse(&q, &SVector::from([f64::NAN, 0.0])),
+        "angles",
+    );
+    assert_outside(
+        Se2.inverse(
+            &SVector::<f64, 3>::zeros(),
+            &SVector::from([f64::INFINITY, 0.0, 0.0]),
+        ),
         "se2",
     );
     assert_outside(
-        Sphere.inverse(&SVector::from([0.0, 0.0, 1.0]), &SVector::from([0.0, 0.0, f64::NAN])),
+        Sphere.inverse(
+            &SVector::from([0.0, 0.0, 1.0]),
+            &SVector::from([0.0, 0.0, f64::NAN]),
+        ),
         "sphere",
     );
 }

@@ -16,8 +16,8 @@ use diracvi_geometry::{
     DiscreteLagrangian, Discretization, DiscretizationMap, GeometryError, SVector, System,
     ensure_finite, ensure_step,
 };
-use rand::rngs::SmallRng;
 use rand::SeedableRng;
+use rand::rngs::SmallRng;
 
 const TOL: f64 = 1e-14;
 
@@ -40,7 +40,10 @@ fn pendulum_momentum_and_energy() {
         let (q, v) = (rand_vec::<2>(&mut rng, 4.0), rand_vec::<2>(&mut rng, 4.0));
         let s2 = q[0].sin().powi(2);
         let p = SVector::from([ml2 * v[0], ml2 * s2 * v[1]]);
-        let (t, u) = (0.5 * ml2 * (v[0] * v[0] + s2 * v[1] * v[1]), sys.m * sys.g * sys.l * q[0].cos());
+        let (t, u) = (
+            0.5 * ml2 * (v[0] * v[0] + s2 * v[1] * v[1]),
+            sys.m * sys.g * sys.l * q[0].cos(),
+        );
         assert_rel("pendulum p", &sys.momentum(&q, &v), &p, TOL);
         assert_energy("pendulum E", sys.energy(&q, &v), t + u, t, u);
     }
@@ -111,7 +114,12 @@ where
             let q1 = q0 + rand_vec::<N>(&mut rng, 3.0) * h;
             let (q, v) = map.psi(&q0, &q1, h).unwrap();
             let e_d = ld.energy(&q0, &q1, h).unwrap();
-            assert_rel_scalar(&format!("{label} [{map}] E_d = E∘Ψ_d"), e_d, sys.energy(&q, &v), 1e-12);
+            assert_rel_scalar(
+                &format!("{label} [{map}] E_d = E∘Ψ_d"),
+                e_d,
+                sys.energy(&q, &v),
+                1e-12,
+            );
         }
     }
 }
@@ -145,9 +153,18 @@ fn ensure_step_errors() {
     for h in [1e-300, 1e-3, 0.5, 1e10] {
         assert_eq!(ensure_step(h), Ok(()));
     }
-    for h in [0.0, -0.0, -1e-3, f64::NEG_INFINITY, f64::INFINITY, -f64::MIN_POSITIVE] {
+    for h in [
+        0.0,
+        -0.0,
+        -1e-3,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        -f64::MIN_POSITIVE,
+    ] {
         match ensure_step(h) {
-            Err(GeometryError::NonPositiveStep { h: got }) => assert_eq!(got.to_bits(), h.to_bits()),
+            Err(GeometryError::NonPositiveStep { h: got }) => {
+                assert_eq!(got.to_bits(), h.to_bits())
+            }
             other => panic!("ensure_step({h}) = {other:?}"),
         }
     }
@@ -162,7 +179,10 @@ fn ensure_step_errors() {
 #[test]
 fn ensure_finite_errors() {
     assert_eq!(ensure_finite("empty", &[]), Ok(()));
-    assert_eq!(ensure_finite("q", &[1.0, -2.0, f64::MAX, f64::MIN_POSITIVE]), Ok(()));
+    assert_eq!(
+        ensure_finite("q", &[1.0, -2.0, f64::MAX, f64::MIN_POSITIVE]),
+        Ok(())
+    );
     match ensure_finite("q", &[1.0, f64::NAN, f64::INFINITY]) {
         Err(GeometryError::NonFinite { what, index, value }) => {
             assert_eq!((what, index), ("q", 1));
@@ -178,6 +198,11 @@ fn ensure_finite_errors() {
             value: f64::NEG_INFINITY
         })
     );
-    let msg = ensure_finite("momentum", &[0.0, f64::INFINITY]).unwrap_err().to_string();
-    assert!(msg.contains("momentum") && msg.contains('1') && msg.contains("inf"), "{msg}");
+    let msg = ensure_finite("momentum", &[0.0, f64::INFINITY])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("momentum") && msg.contains('1') && msg.contains("inf"),
+        "{msg}"
+    );
 }

@@ -4,11 +4,17 @@
 //! `f ≡ 0` plain pendulum against the elliptic-integral period.
 
 use diracvi_models::reference::{
-    NonholonomicPendulumReference, PendulumParams, PendulumSolution, TaylorOptions,
+    NonholonomicPendulumReference, PendulumReferenceParams, PendulumSolution, TaylorOptions,
 };
 use std::f64::consts::PI;
 
-fn solve(p: PendulumParams, step: f64, order: usize, tolerance: f64, t_end: f64) -> PendulumSolution {
+fn solve(
+    p: PendulumReferenceParams,
+    step: f64,
+    order: usize,
+    tolerance: f64,
+    t_end: f64,
+) -> PendulumSolution {
     let options = TaylorOptions {
         step,
         order,
@@ -50,16 +56,19 @@ fn integrate(f: impl Fn(f64) -> f64, a: f64, b: f64, m: usize) -> f64 {
     let w = (b - a) / m as f64;
     (0..m)
         .map(|i| {
-            let (lo, mid) = (a + i as f64 * w, a + (i as f64 + 0.5) * w);
-            let _ = lo;
-            gl.iter().map(|&(x, wt)| wt * f(mid + 0.5 * w * x)).sum::<f64>() * 0.5 * w
+            let mid = a + (i as f64 + 0.5) * w;
+            gl.iter()
+                .map(|&(x, wt)| wt * f(mid + 0.5 * w * x))
+                .sum::<f64>()
+                * 0.5
+                * w
         })
         .sum()
 }
 
 #[test]
 fn self_convergence_on_paper_horizon() {
-    let p = PendulumParams::default();
+    let p = PendulumReferenceParams::default();
     let a = NonholonomicPendulumReference::new(p).solve(5.0);
     // Finer: half the largest step, higher order, tolerance 1e-4 times smaller.
     let b = solve(p, 1.0 / 32.0, 34, 1e-22, 5.0);
@@ -84,7 +93,7 @@ fn self_convergence_on_paper_horizon() {
 
 #[test]
 fn energy_gap_and_constraint() {
-    let p = PendulumParams::default();
+    let p = PendulumReferenceParams::default();
     let sol = NonholonomicPendulumReference::new(p).solve(5.0);
     let e0 = p.energy(p.theta0, p.theta_dot0);
     let mut worst = 0.0f64;
@@ -112,7 +121,7 @@ fn energy_gap_and_constraint() {
 /// with `E₁ > V` on the admissible arc (default data), so it shuttles between
 /// the walls `θ_a = π − asin(R/ℓ)` and `θ_b = π + asin(R/ℓ)`:
 /// `t₁ = ∫_{θ₀}^{θ_b} dθ/θ̇(θ)`, then every crossing takes `T = ∫_{θ_a}^{θ_b}`.
-fn quadrature_impacts(p: &PendulumParams, t_end: f64) -> Vec<f64> {
+fn quadrature_impacts(p: &PendulumReferenceParams, t_end: f64) -> Vec<f64> {
     let e = p.energy(p.theta0, p.theta_dot0);
     let rate = |th: f64| (p.inertia(th) / (2.0 * (e - p.m * p.g * p.ell * th.cos()))).sqrt();
     let w = (p.radius / p.ell).asin();
@@ -130,12 +139,27 @@ fn quadrature_impacts(p: &PendulumParams, t_end: f64) -> Vec<f64> {
 
 #[test]
 fn impact_times_match_quadrature() {
-    let p = PendulumParams::default();
+    let p = PendulumReferenceParams::default();
     let expect = quadrature_impacts(&p, 20.0);
     let sol = NonholonomicPendulumReference::new(p).solve(20.0);
     assert_eq!(sol.impact_times().len(), expect.len());
     for (k, (ti, te)) in sol.impact_times().iter().zip(&expect).enumerate() {
         assert!((ti - te).abs() < 1e-12, "impact {k}: {ti} vs {te}");
+    }
+    // Dense output between impacts: the bob passes θ = π and θ = 2.9 at the
+    // times given by the same quadrature.
+    let e = p.energy(p.theta0, p.theta_dot0);
+    let rate = |th: f64| (p.inertia(th) / (2.0 * (e - p.m * p.g * p.ell * th.cos()))).sqrt();
+    for target in [PI, 2.9, 3.9] {
+        let t = integrate(rate, p.theta0, target, 16);
+        assert!(
+            (sol.theta_at(t) - target).abs() < 1e-13,
+            "θ({t}) vs {target}"
+        );
+        // Returning after the first impact at θ_b.
+        let t_back = expect[0] + integrate(rate, target, PI + (p.radius / p.ell).asin(), 16);
+        assert!((sol.theta_at(t_back) - target).abs() < 1e-13);
+        assert!(sol.theta_dot_at(t_back) < 0.0);
     }
 }
 
@@ -144,13 +168,13 @@ fn plain_pendulum_period_matches_agm() {
     // f ≡ 0 and a wide cylinder: the plain pendulum θ̈ = (g/ℓ) sin θ about
     // θ = π, amplitude 1 rad, period 4 K(k)/√(g/ℓ), k = sin(1/2),
     // K(k) = π / (2 AGM(1, √(1 − k²))).
-    let p = PendulumParams {
+    let p = PendulumReferenceParams {
         f0: 0.0,
         f2: 0.0,
         radius: 10.0,
         theta0: PI - 1.0,
         theta_dot0: 0.0,
-        ..PendulumParams::default()
+        ..PendulumReferenceParams::default()
     };
     let k = 0.5f64.sin();
     let (mut a, mut b) = (1.0f64, (1.0 - k * k).sqrt());
@@ -165,7 +189,10 @@ fn plain_pendulum_period_matches_agm() {
     assert!(sol.impact_times().is_empty());
     for j in 1..=3 {
         let t = j as f64 * period;
-        assert!((sol.theta_at(t) - p.theta0).abs() < 1e-12, "theta after {j} periods");
+        assert!(
+            (sol.theta_at(t) - p.theta0).abs() < 1e-12,
+            "theta after {j} periods"
+        );
         assert!(sol.theta_dot_at(t).abs() < 1e-11);
         let half = t - 0.5 * period;
         assert!((sol.theta_at(half) - (PI + 1.0)).abs() < 1e-12);
@@ -177,10 +204,34 @@ fn plain_pendulum_period_matches_agm() {
 #[test]
 #[ignore]
 fn report() {
-    let p = PendulumParams::default();
+    let p = PendulumReferenceParams::default();
     let r = NonholonomicPendulumReference::new(p);
     let s5 = r.solve(5.0);
     println!("impacts in [0,5]: {:?}", s5.impact_times());
+    for (step, order, tol) in [
+        (1.0 / 32.0, 34, 1e-22),
+        (1.0 / 16.0, 24, 1e-18),
+        (1.0 / 64.0, 30, 1e-20),
+    ] {
+        let f = solve(p, step, order, tol, 5.0);
+        let (mut dth, mut dom) = (0.0f64, 0.0f64);
+        for i in 0..=5000 {
+            let t = i as f64 * 1e-3;
+            dth = dth.max((s5.theta_at(t) - f.theta_at(t)).abs());
+            dom = dom.max((s5.theta_dot_at(t) - f.theta_dot_at(t)).abs());
+        }
+        let di = s5
+            .impact_times()
+            .iter()
+            .zip(f.impact_times())
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        println!(
+            "[0,5] default vs (step {step}, order {order}, tol {tol:e}; {} steps vs {}): theta {dth:e}, theta_dot {dom:e}, impacts {di:e}",
+            f.steps(),
+            s5.steps()
+        );
+    }
     let t0 = std::time::Instant::now();
     let s100 = r.solve(100.0);
     let el = t0.elapsed();
@@ -217,7 +268,13 @@ fn report() {
             .zip(sol.impact_times())
             .map(|(a, b)| (a - b).abs())
             .fold(0.0, f64::max);
-        println!("[0,{t_end}] vs quadrature: {} impacts, max |dt| {d:e}", q.len());
+        println!(
+            "[0,{t_end}] vs quadrature: {} impacts, max |dt| {d:e}",
+            q.len()
+        );
     }
-    println!("quadrature impacts [0,5]: {:?}", quadrature_impacts(&p, 5.0));
+    println!(
+        "quadrature impacts [0,5]: {:?}",
+        quadrature_impacts(&p, 5.0)
+    );
 }

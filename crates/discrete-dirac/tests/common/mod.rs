@@ -12,7 +12,10 @@ pub struct Lc {
 
 impl Default for Lc {
     fn default() -> Self {
-        Self { l: 0.75, c: [1.0, 2.0, 3.0] }
+        Self {
+            l: 0.75,
+            c: [1.0, 2.0, 3.0],
+        }
     }
 }
 
@@ -47,7 +50,12 @@ pub struct Pendulum {
 
 impl Default for Pendulum {
     fn default() -> Self {
-        Self { m: 1.0, g: 9.8, l: 2.0, wall: None }
+        Self {
+            m: 1.0,
+            g: 9.8,
+            l: 2.0,
+            wall: None,
+        }
     }
 }
 
@@ -76,8 +84,11 @@ impl System<2, 1> for Pendulum {
     fn hamiltonian<S: AdScalar>(&self, q: &SVector<S, 2>, p: &SVector<S, 2>) -> Option<S> {
         let ml2 = self.m * self.l * self.l;
         let s = q[0].sin();
-        Some(p[0] * p[0] * (0.5 / ml2) + p[1] * p[1] / (s * s * (2.0 * ml2))
-            + q[0].cos() * (self.m * self.g * self.l))
+        Some(
+            p[0] * p[0] * (0.5 / ml2)
+                + p[1] * p[1] / (s * s * (2.0 * ml2))
+                + q[0].cos() * (self.m * self.g * self.l),
+        )
     }
 }
 

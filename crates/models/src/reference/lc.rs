@@ -1,12 +1,12 @@
-//! Exact solution of the LC circuit of [DDM] §2.1 and §6 (SPEC §5 `lc`).
+//! Exact solution of the LC circuit of \[DDM\] §2.1 and §6 (SPEC §5 `lc`).
 //!
-//! Charges `q = (q^ℓ, q^{c1}, q^{c2}, q^{c3})`, Lagrangian ([DDM] 2.1)
+//! Charges `q = (q^ℓ, q^{c1}, q^{c2}, q^{c3})`, Lagrangian (\[DDM\] 2.1)
 //!
 //! ```text
 //! L(q, f) = ½ ℓ (f^ℓ)² − (q^{c1})²/(2c₁) − (q^{c2})²/(2c₂) − (q^{c3})²/(2c₃),
 //! ```
 //!
-//! Kirchhoff current law ([DDM] 2.3): `ω¹ = −dq^ℓ + dq^{c2}`,
+//! Kirchhoff current law (\[DDM\] 2.3): `ω¹ = −dq^ℓ + dq^{c2}`,
 //! `ω² = −dq^{c1} + dq^{c2} − dq^{c3}`. Both one-forms are exact, so with
 //! `q(0) = 0` the charges satisfy for all `t`
 //!
@@ -14,7 +14,7 @@
 //! q^{c2} = q^ℓ,        q^{c1} + q^{c3} = q^{c2}.
 //! ```
 //!
-//! The Lagrange–Dirac equations ([DDM] 2.12b) with `p_{c_i} = 0` give
+//! The Lagrange–Dirac equations (\[DDM\] 2.12b) with `p_{c_i} = 0` give
 //! `q^{c1}/c₁ = −μ₂ = q^{c3}/c₃` (the parallel capacitors `c₁`, `c₃` carry the
 //! same voltage), so the charge `q^{c2}` splits in proportion to capacity:
 //!
@@ -30,9 +30,9 @@
 //! q^ℓ(t) = (I₀/ω) sin ωt                       (q(0) = 0, inductor current I₀).
 //! ```
 //!
-//! This is [DDM] §6.2's exact solution (`I₀ = 10`). Only `q(0) = 0` and the
+//! This is \[DDM\] §6.2's exact solution (`I₀ = 10`). Only `q(0) = 0` and the
 //! inductor current enter: the capacitor currents are then forced,
-//! `f^{c1}(0) = c₁ I₀/(c₁+c₃)`, `f^{c3}(0) = c₃ I₀/(c₁+c₃)` — [DDM]'s printed
+//! `f^{c1}(0) = c₁ I₀/(c₁+c₃)`, `f^{c3}(0) = c₃ I₀/(c₁+c₃)` — \[DDM\]'s printed
 //! `f^{c1}(0) = f^{c3}(0) = 0` violates Kirchhoff's law (SPEC §5 note).
 //! Momenta: `p_ℓ = ℓ f^ℓ`, `p_{c_i} = 0`. Energy `E = ½ ℓ (f^ℓ)² + Σ (q^{c_i})²/(2c_i) = ½ ℓ I₀²`.
 

@@ -13,10 +13,10 @@
 //!
 //! | module | system | method |
 //! |---|---|---|
-//! | [`particle`] | bouncing particle, [VCI] §4.1 | closed-form parabolas, exact reflections |
-//! | [`lc`] | LC circuit, [DDM] §2.1, §6 | closed-form harmonic oscillation |
-//! | [`pendulum`] | nonholonomic spherical pendulum in a cylinder, [VCI] §4.3 | reduced 1-DOF Lagrangian, Taylor series (order ≈ 30), event location |
-//! | [`rigid_body`] | bouncing ellipse / star, [VCI] §4.2 | exact flights, guaranteed first-root search, elastic impact law |
+//! | [`particle`] | bouncing particle, \[VCI\] §4.1 | closed-form parabolas, exact reflections |
+//! | [`lc`] | LC circuit, \[DDM\] §2.1, §6 | closed-form harmonic oscillation |
+//! | [`pendulum`] | nonholonomic spherical pendulum in a cylinder, \[VCI\] §4.3 | reduced 1-DOF Lagrangian, Taylor series (order ≈ 30), event location |
+//! | [`rigid_body`] | bouncing ellipse / star, \[VCI\] §4.2 | exact flights, guaranteed first-root search, elastic impact law |
 //!
 //! Every parameter struct has plain `f64` fields with documented units and a
 //! `Default` equal to the paper's values (SPEC §5). Angles are in radians,
@@ -36,6 +36,7 @@ pub mod rigid_body;
 pub use lc::LcCircuit;
 pub use particle::BouncingParticle;
 pub use pendulum::{
-    NonholonomicPendulumReference, PendulumImpact, PendulumParams, PendulumSolution, TaylorOptions,
+    NonholonomicPendulumReference, PendulumImpact, PendulumReferenceParams, PendulumSolution,
+    TaylorOptions,
 };
 pub use rigid_body::{RigidBodyReference, RigidBodyTrajectory, RigidImpact, Shape};

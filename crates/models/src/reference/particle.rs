@@ -1,4 +1,4 @@
-//! Exact solution of the bouncing particle ([VCI] §4.1, SPEC §5 `particle`).
+//! Exact solution of the bouncing particle (\[VCI\] §4.1, SPEC §5 `particle`).
 //!
 //! Lagrangian `L = ½ m |v|² − m g y` on `Q = R²`, admissible set `y ≥ 0`,
 //! elastic frictionless impacts with the floor. The mass drops out of the
@@ -131,7 +131,7 @@ impl BouncingParticle {
     }
 
     /// Energy per unit mass `½|v|² + g y` (J/kg); multiply by `m` for the
-    /// energy of [VCI] §4.1. Constant along the exact solution.
+    /// energy of \[VCI\] §4.1. Constant along the exact solution.
     pub fn specific_energy(&self, q: [f64; 2], v: [f64; 2]) -> f64 {
         0.5 * (v[0] * v[0] + v[1] * v[1]) + self.g * q[1]
     }

@@ -1,5 +1,5 @@
 //! Reference for the bouncing planar rigid bodies `ellipse` and `star`
-//! ([VCI] §4.2, SPEC §5).
+//! (\[VCI\] §4.2, SPEC §5).
 //!
 //! ## Model
 //!
@@ -7,9 +7,9 @@
 //! `L = ½ m (ẋ² + ẏ²) + ½ I θ̇² − m g y`, mass matrix `M = diag(I, m, m)`.
 //! Admissible set `y ≥ φ(θ)`:
 //!
-//! * ellipse ([VCI] §4.2 (2)): `φ(θ) = √(a² sin²θ + b² cos²θ)`, one smooth
+//! * ellipse (\[VCI\] §4.2 (2)): `φ(θ) = √(a² sin²θ + b² cos²θ)`, one smooth
 //!   piece `g₀ = y − φ(θ)`; default `a = 1`, `b = 0.5`, `I = m (a² + b²)/4`;
-//! * star ([VCI] §4.2 (1)): `φ(θ) = l (|sinθ| + |cosθ|)`
+//! * star (\[VCI\] §4.2 (1)): `φ(θ) = l (|sinθ| + |cosθ|)`
 //!   `= max_{s₁,s₂ = ±1} l (s₁ sinθ + s₂ cosθ)`, so `y ≥ φ(θ)` is the
 //!   intersection of four smooth pieces
 //!   `g_{s₁,s₂} = y − l (s₁ sinθ + s₂ cosθ) ≥ 0`; default `l = 1`,
@@ -45,7 +45,7 @@
 //! dg_j = (−φ_j'(θ), 0, 1)  in the (θ, x, y) basis,
 //! ```
 //!
-//! which reverses the normal velocity `dg·v` (SPEC §4, [INC] (10)).
+//! which reverses the normal velocity `dg·v` (SPEC §4, \[INC\] (10)).
 //! Simultaneous contact of two star pieces (a corner) is resolved
 //! sequentially: after the first reflection the other piece, if still
 //! approaching, is hit at the same time.
@@ -103,7 +103,7 @@ pub struct RigidBodyReference {
 }
 
 impl Default for RigidBodyReference {
-    /// The ellipse of [VCI] §4.2.
+    /// The ellipse of \[VCI\] §4.2.
     fn default() -> Self {
         Self::ellipse()
     }
@@ -137,7 +137,7 @@ pub struct RigidBodyTrajectory {
 const GAP_TOL: f64 = 1e-13;
 
 impl RigidBodyReference {
-    /// The ellipse of [VCI] §4.2 with the paper's data
+    /// The ellipse of \[VCI\] §4.2 with the paper's data
     /// (`a = 1`, `b = 0.5`, `m = 1`, `g = 9.8`, `I = m(a²+b²)/4`).
     pub fn ellipse() -> Self {
         let (a, b, m) = (1.0, 0.5, 1.0);
@@ -151,7 +151,7 @@ impl RigidBodyReference {
         }
     }
 
-    /// The four-point star of [VCI] §4.2 / SPEC §5
+    /// The four-point star of \[VCI\] §4.2 / SPEC §5
     /// (`l = 1`, `m = 1`, `g = 9.8`, `I = m l²/3`), same initial data.
     pub fn star() -> Self {
         let (l, m) = (1.0, 1.0);
@@ -316,10 +316,11 @@ impl RigidBodyReference {
                 break;
             }
             let next = (t - gj / dj).max(0.0);
-            if next == t {
+            let moved = (next - t).abs();
+            t = next;
+            if moved <= 2.0 * f64::EPSILON * t {
                 break;
             }
-            t = next;
         }
         t
     }
