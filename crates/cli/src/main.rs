@@ -1,1 +1,95 @@
-fn main() {}
+//! `diracvi` — the command-line program of the diracvi workspace.
+//!
+//! A thin layer (DESIGN.md): it maps names to models (`diracvi-models`),
+//! reads scenario files, runs the integrators (`diracvi-discrete-dirac`,
+//! `diracvi-impact`) and writes results (CSV/JSON trajectories, SVG plots,
+//! summaries). No numerics live here.
+//!
+//! ```text
+//! diracvi list
+//! diracvi show <model>
+//! diracvi run [<model>] [--h H] [--t-end T | --steps N] [--set key=value ...]
+//!             [--scenario FILE.toml] [--discretization forward|midpoint]
+//!             [--constraint retraction|midpoint|model] [--stepper lagrange|hamiltonian]
+//!             [--backward] [--out FILE.csv|FILE.json] [--every K] [--plot FILE.svg]
+//!             [--summary json|text] [--quiet]
+//! diracvi convergence <model> [--h-list H1,H2,...] [--t-end T] [--summary json|text]
+//! ```
+//!
+//! Errors are one line on stderr starting with `error: `. Exit codes: 0
+//! success, 1 numerical failure during an integration (a step that does not
+//! converge, too many impacts in one step, …), 2 usage or input errors
+//! (unknown model or key, bad values, unreadable scenario, inadmissible
+//! initial data, unusable output path). Output files are written to a
+//! temporary file in the target directory and renamed at the end, so a failed
+//! run leaves no file behind.
+
+mod args;
+mod convergence;
+mod output;
+mod plot;
+mod progress;
+mod run;
+
+use args::{Cli, Command};
+use clap::Parser;
+use std::fmt;
+use std::process::ExitCode;
+
+/// A failure of the numerics during an integration (exit code 1), as
+/// opposed to usage and input errors (exit code 2).
+#[derive(Debug)]
+pub struct NumericalFailure(pub String);
+
+impl fmt::Display for NumericalFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NumericalFailure {}
+
+/// Exit code of a usage or input error.
+const EXIT_USAGE: u8 = 2;
+/// Exit code of a numerical failure.
+const EXIT_NUMERICAL: u8 = 1;
+
+fn main() -> ExitCode {
+    // A bug must still end in one `error:` line, not a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("error: internal error{at}: {}", one_line(&msg));
+    }));
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::List => run::list(),
+        Command::Show { model } => run::show(&model),
+        Command::Run(args) => run::run(&args),
+        Command::Convergence(args) => convergence::convergence(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {}", one_line(&format!("{err:#}")));
+            if err.chain().any(|e| e.is::<NumericalFailure>()) {
+                ExitCode::from(EXIT_NUMERICAL)
+            } else {
+                ExitCode::from(EXIT_USAGE)
+            }
+        }
+    }
+}
+
+/// Collapse a message onto one line.
+fn one_line(msg: &str) -> String {
+    msg.split_whitespace().collect::<Vec<_>>().join(" ")
+}

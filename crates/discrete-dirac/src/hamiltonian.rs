@@ -300,11 +300,16 @@ where
         }
     }
     if M > 0 {
+        // The constraint rows in configuration units, `h ω_d` (as the SPEC §6
+        // residual): in velocity units their round-off, `|A| ulp(q) / h`, is
+        // above the tolerance for h ≲ 1e-4 (the position rows pin `b` to
+        // `ulp(q)`), and Newton stalls. Row scaling leaves the Newton steps
+        // unchanged; only the stopping test sees it.
         let (c, dc) = cd.jacobian(system, map, orientation, a, &b, h)?;
         for i in 0..M {
-            r[n2 + i] = c[i];
+            r[n2 + i] = c[i] * h;
             for j in 0..N {
-                jac[(n2 + i, j)] = dc[(i, j)];
+                jac[(n2 + i, j)] = dc[(i, j)] * h;
             }
         }
     }

@@ -390,7 +390,14 @@ where
             }
         }
     }
-    Ok(pi_a.amax().max(jet.d1.amax()).max(1.0))
+    // Equation scale: the size of the terms that cancel in r, including
+    // D12·b, whose round-off sets the floor of the momentum rows when h is
+    // small (so the tolerance is a relative accuracy of b).
+    Ok(pi_a
+        .amax()
+        .max(jet.d1.amax())
+        .max(jet.d12.amax() * b.amax())
+        .max(1.0))
 }
 
 /// The degenerate system `[U_rᵀ r; Yᵀ r_next(b)]` and its Jacobian.

@@ -17,6 +17,9 @@ pub struct NewtonParams {
     /// A pivot below `singular_threshold · max|J|` marks the Jacobian
     /// singular (default 1e-12).
     pub singular_threshold: f64,
+    /// Extra iterations after convergence, kept while they reduce the
+    /// residual (default 0): polishes a solution to the round-off floor.
+    pub polish_iterations: usize,
 }
 
 impl Default for NewtonParams {
@@ -25,7 +28,28 @@ impl Default for NewtonParams {
             tolerance: 1e-12,
             max_iterations: 40,
             singular_threshold: 1e-12,
+            polish_iterations: 0,
         }
+    }
+}
+
+impl NewtonParams {
+    /// With the given residual tolerance.
+    pub fn with_tolerance(mut self, tolerance: f64) -> Self {
+        self.tolerance = tolerance;
+        self
+    }
+
+    /// With the given iteration bound.
+    pub fn with_max_iterations(mut self, max_iterations: usize) -> Self {
+        self.max_iterations = max_iterations;
+        self
+    }
+
+    /// With up to `n` polishing iterations after convergence.
+    pub fn with_polish(mut self, n: usize) -> Self {
+        self.polish_iterations = n;
+        self
     }
 }
 
@@ -221,6 +245,8 @@ where
     F: FnMut(&DVector<f64>, &mut DVector<f64>, &mut DMatrix<f64>) -> Result<f64, GeometryError>,
 {
     let mut info = NewtonInfo::default();
+    let mut polish = 0;
+    let mut best: Option<(f64, DVector<f64>)> = None;
     loop {
         let scale = match evaluated.take() {
             Some(s) => s,
@@ -233,9 +259,27 @@ where
                 iterations: info.iterations,
             });
         }
+        if let Some((best_res, best_x)) = &best {
+            // Polishing: keep going only while the residual shrinks.
+            if res >= *best_res || polish >= params.polish_iterations {
+                if res >= *best_res {
+                    x.copy_from(best_x);
+                    info.residual = *best_res;
+                } else {
+                    info.residual = res;
+                }
+                return Ok(info);
+            }
+        }
         info.residual = res;
         if res <= params.tolerance {
-            return Ok(info);
+            if params.polish_iterations == 0 {
+                return Ok(info);
+            }
+            if best.is_some() {
+                polish += 1;
+            }
+            best = Some((res, x.clone()));
         }
         if info.iterations >= params.max_iterations {
             return Err(NewtonFailure::NoConvergence {

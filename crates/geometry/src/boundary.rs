@@ -1,8 +1,8 @@
 //! Boundary geometry of the admissible set `S = { g_j ≥ 0 }` (SPEC §2,
-//! [VCI] §3): `dg_j(q)`, an orthonormal basis of `V_q = ker dg_j(q)` and the
+//! \[VCI\] §3): `dg_j(q)`, an orthonormal basis of `V_q = ker dg_j(q)` and the
 //! restriction `ι*_q : T*_q Q → V_q*`, `ι*(p) = Bᵀ p`.
 //!
-//! The projection `π_S` of [VCI] does not enter the equations once `ι*` is
+//! The projection `π_S` of \[VCI\] does not enter the equations once `ι*` is
 //! applied to both sides of the impact conditions, so no model supplies it.
 
 use crate::ad::{gradient_of, seed_gradient};
@@ -130,10 +130,8 @@ fn householder_frame<const N: usize>(n: &SVector<f64, N>) -> SMatrix<f64, N, N> 
     let h = SMatrix::<f64, N, N>::identity() - u * u.transpose() * (2.0 / uu);
     let mut f = SMatrix::<f64, N, N>::zeros();
     f.set_column(0, &(h.column(k) * (-s)));
-    let mut c = 1;
-    for i in (0..N).filter(|&i| i != k) {
+    for (c, i) in (1..).zip((0..N).filter(|&i| i != k)) {
         f.set_column(c, &h.column(i));
-        c += 1;
     }
     f
 }

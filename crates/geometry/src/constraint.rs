@@ -1,10 +1,10 @@
-//! Discrete constraints (SPEC §2, [DDM] eq. 4.2, [NIC] §5).
+//! Discrete constraints (SPEC §2, \[DDM\] eq. 4.2, \[NIC\] §5).
 //!
 //! All discrete constraints here are in velocity units:
 //! * retraction-based, forward: `ω_{d+}^a(q0, q1) = ⟨ω^a(q0), R_{q0}^{-1}(q1)⟩ / h`;
 //! * retraction-based, backward: `ω_{d−}^a(q0, q1) = ⟨ω^a(q1), −R_{q1}^{-1}(q0)⟩ / h`;
 //! * midpoint (symmetric): `ω_{d,mid}^a(q0, q1) = ⟨ω^a((q0+q1)/2), (q1 − q0)/h⟩`
-//!   (= [NIC]'s mid-angle constraint for the rolling disk);
+//!   (= \[NIC\]'s mid-angle constraint for the rolling disk);
 //! * the model's own, from [`System::discrete_constraint`].
 
 use crate::ad::{gradient_of, seed_gradient};
@@ -20,7 +20,7 @@ use std::str::FromStr;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ConstraintDiscretization {
-    /// `ω_{d±}` through the discretization's retraction ([DDM] eq. 4.2).
+    /// `ω_{d±}` through the discretization's retraction (\[DDM\] eq. 4.2).
     Retraction,
     /// The symmetric midpoint constraint.
     Midpoint,

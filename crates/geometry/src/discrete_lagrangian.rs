@@ -1,18 +1,18 @@
 //! The discrete Lagrangian `L_d(q0, q1, h) = h · L(Ψ_d^h(q0, q1))` and its
-//! exact derivatives (SPEC §2; [DDM] eq. 6.2, [VCI] §2).
+//! exact derivatives (SPEC §2; \[DDM\] eq. 6.2, \[VCI\] §2).
 //!
 //! Derivatives come from automatic differentiation of the user's `L`:
 //! * [`DiscreteLagrangian::jet`] — `L_d, D1, D2, D12` in one hyper-dual pass;
 //! * [`DiscreteLagrangian::time_jet`] — `L_d, D3, D2, D23` (`D3 = ∂/∂h`), for
-//!   the discrete energy `E_d = −D3 L_d` and the impact equations of [VCI]
+//!   the discrete energy `E_d = −D3 L_d` and the impact equations of \[VCI\]
 //!   Theorem 3.1;
 //! * [`DiscreteLagrangian::hessian_first`] / [`hessian_second`](DiscreteLagrangian::hessian_second)
 //!   — `D11`, `D22`.
 //!
 //! An [`Orientation`] lets the same code serve forward and backward time:
 //! the reversed discrete Lagrangian is `L_d^*(a, b, h) = L_d(b, a, h)`. With
-//! momenta negated, the (−) equations of [DDM] (5.9b) for `L_d` are the (+)
-//! equations (5.3b) for `L_d^*`, and the (−) impact conditions of [VCI]
+//! momenta negated, the (−) equations of \[DDM\] (5.9b) for `L_d` are the (+)
+//! equations (5.3b) for `L_d^*`, and the (−) impact conditions of \[VCI\]
 //! Theorem 3.1(ii) are the (+) ones of 3.1(i).
 
 use crate::ad::{
@@ -117,7 +117,7 @@ where
     }
 
     /// `h · L(Ψ_d^h(q0, q1))` in the raw (forward) argument order.
-    #[inline]
+    #[inline(always)]
     fn raw<S: AdScalar>(
         &self,
         q0: &SVector<S, N>,
@@ -132,7 +132,7 @@ where
     ///
     /// # Errors
     /// When `Ψ_d` is undefined at `(a, b)`.
-    #[inline]
+    #[inline(always)]
     pub fn value<S: AdScalar>(
         &self,
         a: &SVector<S, N>,
@@ -231,7 +231,7 @@ where
         Ok(self.value(&x, &y, Dual64::from_re(h).derivative())?.eps)
     }
 
-    /// The discrete energy `E_d(a, b, h) = −D3 L_d(a, b, h)` ([VCI] Thm 3.1).
+    /// The discrete energy `E_d(a, b, h) = −D3 L_d(a, b, h)` (\[VCI\] Thm 3.1).
     ///
     /// # Errors
     /// When `Ψ_d` is undefined at `(a, b)`.

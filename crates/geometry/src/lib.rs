@@ -8,20 +8,20 @@
 //!   one-forms `ω^a(q) = A^a_i(q) dq^i` (`m × n`, `m` may be 0), the pieces
 //!   `g_j(q) ≥ 0` of the admissible set, an optional Hamiltonian.
 //! * [`retraction`] — retractions `R_q(v)` on `R^n`, angles, SE(2) and S²,
-//!   each with its inverse ([DDM] §9.1).
+//!   each with its inverse (\[DDM\] §9.1).
 //! * [`discretization`] — discretization maps `Ψ_d^h = (R̃^h)^{-1}` (forward
 //!   and midpoint, or forward through any retraction).
 //! * [`discrete_lagrangian`] — `L_d(q0, q1, h) = h L(Ψ_d^h(q0, q1))` with exact
 //!   first and second derivatives `D1, D2, D3, D12, D22, D23, …` from
 //!   automatic differentiation (num-dual), never finite differences.
-//! * [`constraint`] — discrete constraints `ω_{d±}` ([DDM] eq. 4.2), the
+//! * [`constraint`] — discrete constraints `ω_{d±}` (\[DDM\] eq. 4.2), the
 //!   symmetric midpoint constraint, or a model's own.
 //! * [`boundary`] — `dg_j(q)`, an orthonormal basis of `ker dg_j(q)` and
-//!   `ι*` ([VCI] §3).
+//!   `ι*` (\[VCI\] §3).
 //!
-//! Papers: **[DDM]** Leok & Ohsawa, *Variational and geometric structures of
-//! discrete Dirac mechanics*; **[VCI]** *Variational collision integrators for
-//! nonholonomic systems*; **[NIC]** *Nonholonomic systems with inequality
+//! Papers: **\[DDM\]** Leok & Ohsawa, *Variational and geometric structures of
+//! discrete Dirac mechanics*; **\[VCI\]** *Variational collision integrators for
+//! nonholonomic systems*; **\[NIC\]** *Nonholonomic systems with inequality
 //! constraints*.
 //!
 //! Conventions: configurations live in a retraction-compatible chart, so `q` is

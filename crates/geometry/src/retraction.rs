@@ -1,8 +1,8 @@
-//! Retractions `R_q(v)` and their inverses ([DDM] §9.1).
+//! Retractions `R_q(v)` and their inverses (\[DDM\] §9.1).
 //!
 //! A retraction satisfies `R_q(0) = q` and `dR_q(0) = id`. Here `R` does not
 //! contain the time step: the forward discretization map built on it is
-//! `Ψ_d^h(q0, q1) = (q0, R_{q0}^{-1}(q1) / h)` ([DDM] eq. 9.3 with
+//! `Ψ_d^h(q0, q1) = (q0, R_{q0}^{-1}(q1) / h)` (\[DDM\] eq. 9.3 with
 //! `R^h_q(v) = R_q(h v)`).
 //!
 //! | type | manifold | `R_q(v)` |
@@ -215,7 +215,8 @@ impl Retraction<3> for Sphere {
         q1: &SVector<S, 3>,
     ) -> Result<SVector<S, 3>, GeometryError> {
         let d = q.dot(q1);
-        if !(d.re() > 1e-12) {
+        // NaN fails this test too
+        if d.re().is_nan() || d.re() <= 1e-12 {
             return Err(GeometryError::OutsideRetractionDomain {
                 retraction: "sphere",
                 reason: format!(

@@ -84,6 +84,7 @@ fn by_formula<const N: usize, const M: usize>(
 }
 
 #[track_caller]
+#[allow(clippy::too_many_arguments)]
 fn check_jacobian<Sy, Dm, const N: usize, const M: usize>(
     what: &str,
     cd: ConstraintDiscretization,

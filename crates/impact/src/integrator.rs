@@ -32,6 +32,10 @@ pub struct ImpactParams {
     /// 1e-7): an impact closer to a grid time is moved by at most this
     /// fraction, which keeps `(ṽ − q̃)/((1−α)h)` resolvable in floating point.
     pub min_fraction: f64,
+    /// Shortest sub-step on either side of an impact, in time units
+    /// (default 1e-8 ≈ √ε): balances the time shift of the impact against
+    /// the round-off in `(ṽ − q̃)/((1−α)h)`.
+    pub min_substep: f64,
     /// Newton parameters of the post-impact solve.
     pub newton: NewtonParams,
 }
@@ -44,7 +48,8 @@ impl Default for ImpactParams {
             max_root_iterations: 200,
             bracket_samples: 4,
             min_fraction: 1e-7,
-            newton: NewtonParams::default(),
+            min_substep: 1e-8,
+            newton: NewtonParams::default().with_polish(2),
         }
     }
 }
@@ -419,80 +424,96 @@ where
         let n_hat = frame.normal();
         // Mirror image of the pass-through point as the starting guess.
         let d = pass_through - q_imp;
+        // Starting guesses for the reflected root: the mirror image of the
+        // pass-through point, then the time-reversed pass-through point
+        // (better when constraints couple normal and tangential motion).
         let mirrored = q_imp + d - n_hat * (2.0 * n_hat.dot(&d));
-        let mut x = DVector::<f64>::zeros(N + M);
-        for i in 0..N {
-            x[i] = mirrored[i];
-        }
+        let reversed = q_imp - d;
         let scale_e = e_target.abs().max(1.0);
         let scale_p = before.d2.amax().max(1.0);
-        let info = newton::solve(
-            &mut x,
-            &mut self.ws,
-            &self.params.newton,
-            None,
-            |x, r, jac| {
-                let v = SVector::<f64, N>::from_fn(|i, _| x[i]);
-                let lam = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
-                let tj = ld.time_jet(q_imp, &v, h2)?;
-                let jet = ld.jet(q_imp, &v, h2)?;
-                // energy row, scaled to the momentum scale
-                let w = scale_p / scale_e;
-                r[0] = (tj.d3 - e_target) * w;
-                for j in 0..N {
-                    jac[(0, j)] = tj.d23[j] * w;
-                }
-                for j in 0..M {
-                    jac[(0, N + j)] = 0.0;
-                }
-                let f = jet.d1 - forms.transpose() * lam;
-                for i in 0..N - 1 {
-                    let bi = frame.frame.column(i + 1);
-                    r[1 + i] = bi.dot(&f) + p_tan[i];
-                    let row = bi.transpose() * jet.d12;
+        let mut last_err = None;
+        for guess in [mirrored, reversed] {
+            let mut x = DVector::<f64>::zeros(N + M);
+            for i in 0..N {
+                x[i] = guess[i];
+            }
+            let outcome = newton::solve(
+                &mut x,
+                &mut self.ws,
+                &self.params.newton,
+                None,
+                |x, r, jac| {
+                    let v = SVector::<f64, N>::from_fn(|i, _| x[i]);
+                    let lam = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
+                    let tj = ld.time_jet(q_imp, &v, h2)?;
+                    let jet = ld.jet(q_imp, &v, h2)?;
+                    // energy row, scaled to the momentum scale
+                    let w = scale_p / scale_e;
+                    r[0] = (tj.d3 - e_target) * w;
                     for j in 0..N {
-                        jac[(1 + i, j)] = row[j];
+                        jac[(0, j)] = tj.d23[j] * w;
                     }
                     for j in 0..M {
-                        jac[(1 + i, N + j)] = -bt_at[(i + 1, j)];
+                        jac[(0, N + j)] = 0.0;
                     }
-                }
-                if M > 0 {
-                    let (c, dc) = cd.jacobian(sys, map, orientation, q_imp, &v, h2)?;
-                    for i in 0..M {
-                        r[N + i] = c[i];
+                    let f = jet.d1 - forms.transpose() * lam;
+                    for i in 0..N - 1 {
+                        let bi = frame.frame.column(i + 1);
+                        r[1 + i] = bi.dot(&f) + p_tan[i];
+                        let row = bi.transpose() * jet.d12;
                         for j in 0..N {
-                            jac[(N + i, j)] = dc[(i, j)];
+                            jac[(1 + i, j)] = row[j];
                         }
                         for j in 0..M {
-                            jac[(N + i, N + j)] = 0.0;
+                            jac[(1 + i, N + j)] = -bt_at[(i + 1, j)];
                         }
                     }
+                    if M > 0 {
+                        let (c, dc) = cd.jacobian(sys, map, orientation, q_imp, &v, h2)?;
+                        for i in 0..M {
+                            r[N + i] = c[i];
+                            for j in 0..N {
+                                jac[(N + i, j)] = dc[(i, j)];
+                            }
+                            for j in 0..M {
+                                jac[(N + i, N + j)] = 0.0;
+                            }
+                        }
+                    }
+                    // Equation scale: the size of the cancelling terms (their
+                    // round-off is the floor when the sub-step is short).
+                    Ok(scale_p
+                        .max(jet.d12.amax() * v.amax())
+                        .max(tj.d23.amax() * v.amax() * w))
+                },
+            )
+            .map_err(|f| match f {
+                NewtonFailure::NoConvergence {
+                    iterations,
+                    residual,
+                } => fail(format!(
+                    "Newton did not converge in {iterations} iterations (scaled residual {residual:e})"
+                )),
+                NewtonFailure::NonFinite { what, iterations } => {
+                    fail(format!("non-finite {what} after {iterations} iterations"))
                 }
-                Ok(scale_p)
-            },
-        )
-        .map_err(|f| match f {
-            NewtonFailure::NoConvergence {
-                iterations,
-                residual,
-            } => fail(format!(
-                "Newton did not converge in {iterations} iterations (scaled residual {residual:e})"
-            )),
-            NewtonFailure::NonFinite { what, iterations } => {
-                fail(format!("non-finite {what} after {iterations} iterations"))
+                NewtonFailure::Geometry(source) => geo(source),
+            });
+            match outcome {
+                Ok(_) => {
+                    let v = SVector::<f64, N>::from_fn(|i, _| x[i]);
+                    let lam = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
+                    if frame.dg.dot(&(v - q_imp)) > 0.0 {
+                        return Ok((v, lam));
+                    }
+                    last_err = Some(fail(
+                        "Newton converged to the pass-through root, not the reflected one".into(),
+                    ));
+                }
+                Err(e) => last_err = Some(e),
             }
-            NewtonFailure::Geometry(source) => geo(source),
-        })?;
-        let _ = info;
-        let v = SVector::<f64, N>::from_fn(|i, _| x[i]);
-        let lam = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
-        if frame.dg.dot(&(v - q_imp)) <= 0.0 {
-            return Err(fail(
-                "Newton converged to the pass-through root, not the reflected one".into(),
-            ));
         }
-        Ok((v, lam))
+        Err(last_err.expect("at least one guess was tried"))
     }
 }
 
@@ -580,7 +601,11 @@ where
             // closer than `min_fraction` to either end of the sub-step is
             // moved there, so neither sub-step is too short to resolve its
             // velocity in floating point.
-            let delta = self.params.min_fraction;
+            let delta = self
+                .params
+                .min_fraction
+                .max(self.params.min_substep / hr)
+                .min(0.25);
             let alpha = alpha.clamp(delta, 1.0 - delta);
             let h1 = alpha * hr;
             let h2 = (1.0 - alpha) * hr;

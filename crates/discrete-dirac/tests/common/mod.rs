@@ -134,3 +134,89 @@ pub fn fitted_order(hs: &[f64], errs: &[f64]) -> f64 {
     let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
     sxy / sxx
 }
+
+/// Least-squares line `y ≈ a + b x`; returns `(a, b)`.
+pub fn linear_fit(xs: &[f64], ys: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
+    let sxy: f64 = xs.iter().zip(ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+    let b = sxy / sxx;
+    (my - b * mx, b)
+}
+
+/// Right-hand side of the reduced 1-DOF pendulum (SPEC §5): `θ` follows
+/// `L1 = ½mℓ²(1 + f(θ)² sin²θ) θ̇² − mgℓ cos θ`, `f = π + cos²θ`:
+/// `θ̈ = [(g/ℓ) sinθ − sinθ cosθ (f² − 2 f sin²θ) θ̇²] / (1 + f² sin²θ)`.
+pub fn reduced_pendulum_rhs(p: &Pendulum, th: f64, om: f64) -> f64 {
+    let (s, c) = th.sin_cos();
+    let f = std::f64::consts::PI + c * c;
+    ((p.g / p.l) * s - s * c * (f * f - 2.0 * f * s * s) * om * om) / (1.0 + f * f * s * s)
+}
+
+/// Classical RK4 for the reduced pendulum from `(θ0, θ̇0)` over `[0, t]`
+/// with `n` equal steps.
+pub fn reduced_pendulum_rk4(p: &Pendulum, th0: f64, om0: f64, t: f64, n: usize) -> (f64, f64) {
+    let dt = t / n as f64;
+    let (mut th, mut om) = (th0, om0);
+    for _ in 0..n {
+        let k1 = (om, reduced_pendulum_rhs(p, th, om));
+        let k2 = (
+            om + 0.5 * dt * k1.1,
+            reduced_pendulum_rhs(p, th + 0.5 * dt * k1.0, om + 0.5 * dt * k1.1),
+        );
+        let k3 = (
+            om + 0.5 * dt * k2.1,
+            reduced_pendulum_rhs(p, th + 0.5 * dt * k2.0, om + 0.5 * dt * k2.1),
+        );
+        let k4 = (
+            om + dt * k3.1,
+            reduced_pendulum_rhs(p, th + dt * k3.0, om + dt * k3.1),
+        );
+        th += dt / 6.0 * (k1.0 + 2.0 * k2.0 + 2.0 * k3.0 + k4.0);
+        om += dt / 6.0 * (k1.1 + 2.0 * k2.1 + 2.0 * k3.1 + k4.1);
+    }
+    (th, om)
+}
+
+/// High-accuracy `θ(t)` of the reduced pendulum: RK4 at `n` and `2n` steps
+/// with one Richardson extrapolation; returns `(θ, error estimate)`.
+pub fn reduced_pendulum_reference(
+    p: &Pendulum,
+    th0: f64,
+    om0: f64,
+    t: f64,
+    n: usize,
+) -> (f64, f64) {
+    let (a, _) = reduced_pendulum_rk4(p, th0, om0, t, n);
+    let (b, _) = reduced_pendulum_rk4(p, th0, om0, t, 2 * n);
+    ((16.0 * b - a) / 15.0, (b - a).abs() / 15.0)
+}
+
+/// Exact Kepler orbit (`GM = 1`) with semi-major axis `a` and eccentricity
+/// `e`, at pericenter `(a(1−e), 0)` at `t = 0`, moving counter-clockwise:
+/// position and velocity at time `t` via Kepler's equation `E − e sin E = n t`.
+pub fn kepler_exact(a: f64, e: f64, t: f64) -> (SVector<f64, 2>, SVector<f64, 2>) {
+    let n = a.powf(-1.5);
+    let m = n * t;
+    let mut ea = if e < 0.8 { m } else { std::f64::consts::PI };
+    for _ in 0..100 {
+        let d = (ea - e * ea.sin() - m) / (1.0 - e * ea.cos());
+        ea -= d;
+        if d.abs() < 1e-16 {
+            break;
+        }
+    }
+    let b = a * (1.0 - e * e).sqrt();
+    let (s, c) = ea.sin_cos();
+    let edot = n / (1.0 - e * c);
+    (
+        SVector::from([a * (c - e), b * s]),
+        SVector::from([-a * s * edot, b * c * edot]),
+    )
+}
+
+/// Initial data of [`kepler_exact`] at `t = 0`.
+pub fn kepler_pericenter(a: f64, e: f64) -> (SVector<f64, 2>, SVector<f64, 2>) {
+    kepler_exact(a, e, 0.0)
+}

@@ -1,0 +1,183 @@
+//! Command-line arguments (clap derive).
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Discrete Dirac mechanics and variational collision integrators.
+///
+/// Runs the systems of the source papers (bouncing particle, ellipse and
+/// star, nonholonomic pendulum in a cylinder, rolling disks, LC circuit)
+/// with the discrete Lagrange–Dirac integrators and elastic impacts.
+#[derive(Debug, Parser)]
+#[command(name = "diracvi", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the models: name and one-line description.
+    List,
+    /// Print a model's default scenario as TOML (a valid scenario file).
+    Show {
+        /// Model name (see `diracvi list`).
+        model: String,
+    },
+    /// Integrate a model (its paper defaults unless told otherwise).
+    Run(RunArgs),
+    /// Error against a reference solution for a ladder of step sizes, and
+    /// the fitted order of convergence.
+    Convergence(ConvergenceArgs),
+}
+
+/// Options of `diracvi run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Model name; may be omitted when --scenario names the model.
+    pub model: Option<String>,
+    /// Scenario file (TOML, as printed by `diracvi show`).
+    #[arg(long, value_name = "FILE.toml")]
+    pub scenario: Option<PathBuf>,
+    /// Override a scenario key: a model parameter, or h, t_end,
+    /// discretization, constraint, q, v (lists comma-separated). Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Time step (s); overrides the scenario and --set.
+    #[arg(long, value_name = "H", allow_negative_numbers = true)]
+    pub h: Option<f64>,
+    /// End time (s): take round(T/h) steps.
+    #[arg(
+        long,
+        value_name = "T",
+        conflicts_with = "steps",
+        allow_negative_numbers = true
+    )]
+    pub t_end: Option<f64>,
+    /// Take exactly N steps (instead of the end time).
+    #[arg(long, value_name = "N")]
+    pub steps: Option<usize>,
+    /// Discretization map of the discrete Lagrangian.
+    #[arg(long, value_enum)]
+    pub discretization: Option<DiscretizationArg>,
+    /// Discrete constraint.
+    #[arg(long, value_enum)]
+    pub constraint: Option<ConstraintArg>,
+    /// One-step map.
+    #[arg(long, value_enum, default_value_t = StepperArg::Lagrange)]
+    pub stepper: StepperArg,
+    /// Integrate backward in time from the initial data with the (−) stepper.
+    #[arg(long)]
+    pub backward: bool,
+    /// Write the trajectory (format from the extension: .csv or .json). CSV
+    /// puts the impacts in a sibling <stem>.impacts.csv.
+    #[arg(long, value_name = "FILE.csv|FILE.json")]
+    pub out: Option<PathBuf>,
+    /// Record every K-th step (and always the last).
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    pub every: usize,
+    /// Plot energy deviation and coordinates against time (SVG).
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    /// Summary format on stdout.
+    #[arg(long, value_enum, default_value_t = SummaryFormat::Text)]
+    pub summary: SummaryFormat,
+    /// No text summary, no progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Options of `diracvi convergence`.
+#[derive(Debug, Args)]
+pub struct ConvergenceArgs {
+    /// Model name: lc, particle or pendulum (the models with a reference).
+    pub model: String,
+    /// Step sizes, comma-separated (default: depends on the model).
+    #[arg(
+        long,
+        value_name = "H1,H2,...",
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
+    pub h_list: Option<Vec<f64>>,
+    /// End time (s) (default: depends on the model).
+    #[arg(long, value_name = "T", allow_negative_numbers = true)]
+    pub t_end: Option<f64>,
+    /// Override a model parameter or the initial data (KEY=VALUE). Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value_t = SummaryFormat::Text)]
+    pub summary: SummaryFormat,
+}
+
+/// `--discretization`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DiscretizationArg {
+    /// `Ψ_d(q0, q1) = (q0, (q1 − q0)/h)`.
+    Forward,
+    /// `Ψ_d(q0, q1) = ((q0 + q1)/2, (q1 − q0)/h)`.
+    Midpoint,
+}
+
+impl DiscretizationArg {
+    /// The scenario value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiscretizationArg::Forward => "forward",
+            DiscretizationArg::Midpoint => "midpoint",
+        }
+    }
+}
+
+/// `--constraint`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConstraintArg {
+    /// `ω_{d±}` through the discretization's retraction.
+    Retraction,
+    /// The symmetric midpoint constraint.
+    Midpoint,
+    /// The model's own discrete constraint.
+    Model,
+}
+
+impl ConstraintArg {
+    /// The scenario value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConstraintArg::Retraction => "retraction",
+            ConstraintArg::Midpoint => "midpoint",
+            ConstraintArg::Model => "model",
+        }
+    }
+}
+
+/// `--stepper`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StepperArg {
+    /// Discrete Lagrange–Dirac (with impacts).
+    Lagrange,
+    /// Discrete nonholonomic Hamiltonian, symplectic Euler (no impacts).
+    Hamiltonian,
+}
+
+impl StepperArg {
+    /// Name for summaries.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepperArg::Lagrange => "lagrange",
+            StepperArg::Hamiltonian => "hamiltonian",
+        }
+    }
+}
+
+/// `--summary`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SummaryFormat {
+    /// A few human-readable lines.
+    Text,
+    /// One JSON object.
+    Json,
+}

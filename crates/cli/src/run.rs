@@ -1,0 +1,673 @@
+//! `list`, `show` and `run`: scenario resolution, the integration driver and
+//! the summaries.
+
+use crate::NumericalFailure;
+use crate::args::{RunArgs, StepperArg, SummaryFormat};
+use crate::output::{ImpactRecord, RecordSink, RecordView, TrajectoryWriter};
+use crate::plot::{self, PlotCollector, PlotInfo};
+use crate::progress::Progress;
+use anyhow::{Context, Result, anyhow, bail};
+use diracvi_discrete_dirac::trajectory::StepOutput;
+use diracvi_discrete_dirac::{
+    Direction, LagrangeDirac, NonholonomicHamiltonian, OneStep, Record, RunOptions, State,
+    StepError, SymplecticEuler, Trajectory, integrate, state_from_velocity,
+};
+use diracvi_impact::{ImpactEvent, ImpactIntegrator};
+use diracvi_models::{Model, ModelVisitor, RunSetup, Scenario, catalogue};
+use nalgebra::SVector;
+use serde::Serialize;
+use std::fmt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Largest number of steps a run may ask for.
+const MAX_STEPS: f64 = 1e12;
+
+/// `diracvi list`.
+pub fn list() -> Result<()> {
+    let models = catalogue();
+    let width = models.iter().map(|m| m.name.len()).max().unwrap_or(0);
+    for m in models {
+        println!("{:width$}  {}", m.name, m.description);
+    }
+    Ok(())
+}
+
+/// `diracvi show <model>`.
+pub fn show(model: &str) -> Result<()> {
+    let scenario = Scenario::defaults(model)?;
+    print!("{}", scenario.to_toml());
+    Ok(())
+}
+
+/// Read `--scenario` (if any) or the model's defaults, check that the two
+/// agree on the model, then apply the `--set key=value` overrides in order.
+pub fn resolve_scenario(
+    model: Option<&str>,
+    file: Option<&Path>,
+    sets: &[String],
+) -> Result<Scenario> {
+    let mut scenario = match (model, file) {
+        (None, None) => {
+            bail!("no model given: name one (see `diracvi list`) or pass --scenario FILE.toml")
+        }
+        (Some(name), None) => Scenario::defaults(name)?,
+        (name, Some(path)) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read scenario file '{}'", path.display()))?;
+            let scenario = Scenario::from_toml(&text)
+                .with_context(|| format!("invalid scenario file '{}'", path.display()))?;
+            if let Some(name) = name
+                && name != scenario.model
+            {
+                bail!(
+                    "model '{name}' given, but scenario file '{}' is for model '{}'",
+                    path.display(),
+                    scenario.model
+                );
+            }
+            scenario
+        }
+    };
+    for kv in sets {
+        let Some((key, value)) = kv.split_once('=') else {
+            bail!("--set '{kv}': expected KEY=VALUE");
+        };
+        scenario
+            .set(key, value)
+            .with_context(|| format!("--set {kv}"))?;
+    }
+    Ok(scenario)
+}
+
+/// Number of steps: `--steps N`, or `round(t_end / h)`.
+pub fn step_count(scenario: &Scenario, steps: Option<usize>) -> Result<usize> {
+    if let Some(n) = steps {
+        return Ok(n);
+    }
+    let n = (scenario.t_end / scenario.h).round();
+    if !(n.is_finite() && n <= MAX_STEPS) {
+        bail!(
+            "t_end / h = {} / {} asks for {n:e} steps; at most {MAX_STEPS:e} are allowed",
+            scenario.t_end,
+            scenario.h
+        );
+    }
+    // `n` is a non-negative integer below 1e12: the conversion is exact.
+    Ok(n as usize)
+}
+
+/// What the CLI needs to know about a model before running it.
+#[derive(Debug, Clone)]
+pub struct ModelSummary {
+    /// Coordinate names.
+    pub coordinates: Vec<String>,
+    /// Names of the boundary pieces.
+    pub boundary_names: Vec<String>,
+    /// Number of constraint forms.
+    pub constraints: usize,
+    /// Whether the system has a Hamiltonian at the initial state.
+    pub has_hamiltonian: bool,
+}
+
+/// Build the model (validating parameters and initial data) and describe it.
+pub fn describe(scenario: &Scenario) -> Result<ModelSummary> {
+    struct Describe;
+    impl ModelVisitor for Describe {
+        type Output = ModelSummary;
+        fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(
+            self,
+            model: &Mo,
+            setup: &RunSetup<N>,
+        ) -> ModelSummary {
+            let p0 = model.momentum(&setup.q0, &setup.v0);
+            ModelSummary {
+                coordinates: Mo::coordinate_names()
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect(),
+                boundary_names: (0..model.boundary_count())
+                    .map(|j| model.boundary_name(j))
+                    .collect(),
+                constraints: M,
+                has_hamiltonian: model.hamiltonian(&setup.q0, &p0).is_some(),
+            }
+        }
+    }
+    Ok(scenario.visit(Describe)?)
+}
+
+/// How to integrate.
+#[derive(Debug, Clone, Copy)]
+pub struct RunPlan {
+    /// One-step map.
+    pub stepper: StepperArg,
+    /// Direction of time.
+    pub direction: Direction,
+    /// Number of steps.
+    pub steps: usize,
+    /// Record every `every`-th step for the sink (0: none).
+    pub every: usize,
+    /// No progress bar.
+    pub quiet: bool,
+}
+
+/// Statistics of a finished run, dimension-erased.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// Steps taken.
+    pub steps: usize,
+    /// Energy of the first step.
+    pub initial_energy: f64,
+    /// Energy of the last step.
+    pub final_energy: f64,
+    /// `max_k |E_k − E_0|`.
+    pub max_abs_energy_deviation: f64,
+    /// Largest constraint residual.
+    pub max_constraint_residual: f64,
+    /// Final time.
+    pub final_t: f64,
+    /// Final configuration.
+    pub final_q: Vec<f64>,
+    /// Final momentum.
+    pub final_p: Vec<f64>,
+    /// Newton iterations over the run.
+    pub newton_iterations: usize,
+    /// Steps that used the degenerate path.
+    pub degenerate_steps: usize,
+    /// Every impact.
+    pub impacts: Vec<ImpactRecord>,
+    /// Wall time of the integration (including streaming output).
+    pub wall_time: Duration,
+}
+
+/// Integrate `scenario` as `plan` says, feeding recorded steps to `sink`.
+///
+/// Errors are usage errors except a failed step, which is a
+/// [`NumericalFailure`].
+pub fn execute(
+    scenario: &Scenario,
+    plan: RunPlan,
+    sink: &mut dyn RecordSink,
+) -> Result<RunOutcome> {
+    scenario.visit(Runner { plan, sink })?
+}
+
+struct Runner<'a> {
+    plan: RunPlan,
+    sink: &'a mut dyn RecordSink,
+}
+
+impl ModelVisitor for Runner<'_> {
+    type Output = Result<RunOutcome>;
+
+    fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(
+        self,
+        model: &Mo,
+        setup: &RunSetup<N>,
+    ) -> Result<RunOutcome> {
+        let Runner { plan, sink } = self;
+        let initial = state_from_velocity::<Mo, N, M>(model, 0.0, &setup.q0, &setup.v0)
+            .map_err(|e| anyhow!("initial state: {e}"))?;
+        let options = RunOptions::new(plan.steps)
+            .every(plan.every)
+            .discard_records();
+        let mut progress = Progress::new(plan.steps, plan.quiet);
+        let start = Instant::now();
+        let failed = |e: &dyn fmt::Display| {
+            anyhow::Error::new(NumericalFailure(format!("{}: {e}", Mo::NAME)))
+        };
+        let (trajectory, impacts) = match plan.stepper {
+            StepperArg::Lagrange => {
+                let stepper = LagrangeDirac::new(
+                    model.clone(),
+                    setup.discretization,
+                    setup.constraint,
+                    plan.direction,
+                );
+                let mut integrator = ImpactIntegrator::new(stepper);
+                let t = drive(
+                    &mut integrator,
+                    initial,
+                    setup.h,
+                    options,
+                    sink,
+                    &mut progress,
+                )
+                .map_err(|e| failed(&e))?;
+                let impacts = t.events.iter().map(impact_record).collect();
+                (erase(t), impacts)
+            }
+            StepperArg::Hamiltonian => {
+                if model.hamiltonian(&initial.q, &initial.p).is_none() {
+                    bail!(
+                        "model '{}' has no Hamiltonian (degenerate Lagrangian): --stepper hamiltonian is unavailable, use --stepper lagrange",
+                        Mo::NAME
+                    );
+                }
+                let stepper = NonholonomicHamiltonian::new(
+                    model.clone(),
+                    setup.discretization,
+                    setup.constraint,
+                    SymplecticEuler,
+                    plan.direction,
+                );
+                let mut stepper = WithoutImpacts::<_, _, N, M> {
+                    inner: stepper,
+                    model: model.clone(),
+                };
+                let t = drive(&mut stepper, initial, setup.h, options, sink, &mut progress)
+                    .map_err(|e| failed(&e))?;
+                (erase(t), Vec::new())
+            }
+        };
+        progress.finish();
+        Ok(RunOutcome {
+            impacts,
+            wall_time: start.elapsed(),
+            ..trajectory
+        })
+    }
+}
+
+/// Run `integrate`, feeding every recorded step to `sink`.
+fn drive<St: OneStep<N>, const N: usize>(
+    stepper: &mut St,
+    initial: State<N>,
+    h: f64,
+    options: RunOptions,
+    sink: &mut dyn RecordSink,
+    progress: &mut Progress,
+) -> Result<Trajectory<N, St::Event>, St::Error> {
+    integrate(
+        stepper,
+        initial,
+        h,
+        options,
+        |r: &Record<N>| {
+            sink.record(&RecordView {
+                k: r.k,
+                t: r.t,
+                q: r.q.as_slice(),
+                p: r.p.as_slice(),
+                energy: r.energy,
+                constraint_residual: r.constraint_residual,
+            });
+        },
+        |k| progress.tick(k),
+    )
+}
+
+/// The summary of a trajectory, without the events.
+fn erase<const N: usize, E>(t: Trajectory<N, E>) -> RunOutcome {
+    let s = t.summary;
+    RunOutcome {
+        steps: s.steps,
+        initial_energy: s.initial_energy,
+        final_energy: s.final_energy,
+        max_abs_energy_deviation: s.max_abs_energy_deviation,
+        max_constraint_residual: s.max_constraint_residual,
+        final_t: s.final_state.t,
+        final_q: s.final_state.q.as_slice().to_vec(),
+        final_p: s.final_state.p.as_slice().to_vec(),
+        newton_iterations: s.newton_iterations,
+        degenerate_steps: s.degenerate_steps,
+        impacts: Vec::new(),
+        wall_time: Duration::ZERO,
+    }
+}
+
+fn impact_record<const N: usize>(e: &ImpactEvent<N>) -> ImpactRecord {
+    ImpactRecord {
+        step: e.step,
+        alpha: e.alpha,
+        t: e.t,
+        q: e.q.as_slice().to_vec(),
+        piece: e.piece,
+        p_before: e.p_before.as_slice().to_vec(),
+        p_after: e.p_after.as_slice().to_vec(),
+        energy_before: e.energy_before,
+        energy_after: e.energy_after,
+    }
+}
+
+/// A smooth stepper that refuses to leave the admissible set: the discrete
+/// Hamiltonian steppers have no impact handling, so a run with them stops
+/// with an error at the first step that crosses a boundary piece.
+struct WithoutImpacts<St, Mo, const N: usize, const M: usize> {
+    inner: St,
+    model: Mo,
+}
+
+/// Why a [`WithoutImpacts`] step failed.
+#[derive(Debug)]
+enum WithoutImpactsError {
+    Step(StepError),
+    Crossed {
+        step: usize,
+        t: f64,
+        piece: usize,
+        name: String,
+        g: f64,
+    },
+}
+
+impl From<StepError> for WithoutImpactsError {
+    fn from(e: StepError) -> Self {
+        WithoutImpactsError::Step(e)
+    }
+}
+
+impl fmt::Display for WithoutImpactsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WithoutImpactsError::Step(e) => e.fmt(f),
+            WithoutImpactsError::Crossed {
+                step,
+                t,
+                piece,
+                name,
+                g,
+            } => write!(
+                f,
+                "step {step} reaches t = {t} outside the admissible set (boundary piece {piece}, {name}: g = {g:e}); \
+                 the Hamiltonian stepper has no impact handling: impacts need the Lagrange–Dirac stepper (--stepper lagrange)"
+            ),
+        }
+    }
+}
+
+impl<St, Mo, const N: usize, const M: usize> OneStep<N> for WithoutImpacts<St, Mo, N, M>
+where
+    St: OneStep<N, Event = (), Error = StepError>,
+    Mo: Model<N, M>,
+{
+    type Event = ();
+    type Error = WithoutImpactsError;
+
+    fn advance(
+        &mut self,
+        k: usize,
+        from: &State<N>,
+        h: f64,
+        events: &mut Vec<()>,
+    ) -> Result<StepOutput<N>, WithoutImpactsError> {
+        let out = self.inner.advance(k, from, h, events)?;
+        let q: &SVector<f64, N> = &out.to.q;
+        let worst = (0..self.model.boundary_count())
+            .map(|j| (j, self.model.boundary(j, q)))
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((piece, g)) = worst
+            && g < 0.0
+        {
+            return Err(WithoutImpactsError::Crossed {
+                step: k,
+                t: out.to.t,
+                piece,
+                name: self.model.boundary_name(piece),
+                g,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// `diracvi run`.
+pub fn run(args: &RunArgs) -> Result<()> {
+    if args.every == 0 {
+        bail!("--every must be at least 1");
+    }
+    let mut scenario =
+        resolve_scenario(args.model.as_deref(), args.scenario.as_deref(), &args.sets)?;
+    if let Some(h) = args.h {
+        scenario.set("h", &h.to_string()).context("--h")?;
+    }
+    if let Some(t) = args.t_end {
+        scenario.set("t_end", &t.to_string()).context("--t-end")?;
+    }
+    if let Some(d) = args.discretization {
+        scenario.set("discretization", d.as_str())?;
+    }
+    if let Some(c) = args.constraint {
+        scenario.set("constraint", c.as_str())?;
+    }
+    let steps = step_count(&scenario, args.steps)?;
+    let info = describe(&scenario)?;
+    if args.stepper == StepperArg::Hamiltonian && !info.has_hamiltonian {
+        bail!(
+            "model '{}' has no Hamiltonian (degenerate Lagrangian): --stepper hamiltonian is unavailable, use --stepper lagrange",
+            scenario.model
+        );
+    }
+    let direction = if args.backward {
+        Direction::Backward
+    } else {
+        Direction::Forward
+    };
+
+    let mut writer = args
+        .out
+        .as_deref()
+        .map(|p| TrajectoryWriter::create(p, &scenario.model, &info.coordinates))
+        .transpose()?;
+    let plot_file = args.plot.as_deref().map(plot::create).transpose()?;
+    let mut collector = plot_file
+        .as_ref()
+        .map(|_| PlotCollector::new(steps / args.every + 2));
+    let mut sinks: Vec<&mut dyn RecordSink> = Vec::new();
+    if let Some(w) = writer.as_mut() {
+        sinks.push(w);
+    }
+    if let Some(c) = collector.as_mut() {
+        sinks.push(c);
+    }
+    let plan = RunPlan {
+        stepper: args.stepper,
+        direction,
+        steps,
+        every: if sinks.is_empty() { 0 } else { args.every },
+        quiet: args.quiet,
+    };
+    let outcome = execute(&scenario, plan, &mut sinks)?;
+    drop(sinks);
+
+    let impact_times: Vec<f64> = outcome.impacts.iter().map(|i| i.t).collect();
+    if let Some(w) = writer {
+        w.finish(info.coordinates.len(), &outcome.impacts)?;
+    }
+    if let (Some(c), Some(file)) = (collector, plot_file) {
+        plot::render(
+            c,
+            &PlotInfo {
+                model: &scenario.model,
+                coordinates: &info.coordinates,
+                impact_times: &impact_times,
+                e0: outcome.initial_energy,
+            },
+            file,
+        )?;
+    }
+
+    let t_end = direction.sign() * steps as f64 * scenario.h;
+    match args.summary {
+        SummaryFormat::Json => {
+            let json = SummaryJson {
+                model: &scenario.model,
+                coordinates: &info.coordinates,
+                discretization: scenario.discretization.to_string(),
+                constraint: scenario.constraint.to_string(),
+                stepper: args.stepper.as_str(),
+                direction: if args.backward { "backward" } else { "forward" },
+                h: scenario.h,
+                steps: outcome.steps,
+                t_end,
+                impacts: outcome.impacts.len(),
+                impact_times: &impact_times,
+                energy: EnergyJson {
+                    initial: outcome.initial_energy,
+                    final_: outcome.final_energy,
+                    max_abs_deviation: outcome.max_abs_energy_deviation,
+                },
+                constraint_residual_max: outcome.max_constraint_residual,
+                final_state: FinalStateJson {
+                    t: outcome.final_t,
+                    q: &outcome.final_q,
+                    p: &outcome.final_p,
+                },
+                newton_iterations: outcome.newton_iterations,
+                degenerate_steps: outcome.degenerate_steps,
+                wall_time_s: outcome.wall_time.as_secs_f64(),
+                out: args.out.as_ref().map(|p| p.display().to_string()),
+                plot: args.plot.as_ref().map(|p| p.display().to_string()),
+            };
+            println!("{}", serde_json::to_string(&json)?);
+        }
+        SummaryFormat::Text if !args.quiet => {
+            print!(
+                "{}",
+                text_summary(&scenario, &info, args, steps, t_end, &outcome)
+            );
+        }
+        SummaryFormat::Text => {}
+    }
+    Ok(())
+}
+
+/// `--summary json`.
+#[derive(Debug, Serialize)]
+struct SummaryJson<'a> {
+    model: &'a str,
+    coordinates: &'a [String],
+    discretization: String,
+    constraint: String,
+    stepper: &'a str,
+    direction: &'a str,
+    h: f64,
+    steps: usize,
+    t_end: f64,
+    impacts: usize,
+    impact_times: &'a [f64],
+    energy: EnergyJson,
+    constraint_residual_max: f64,
+    final_state: FinalStateJson<'a>,
+    newton_iterations: usize,
+    degenerate_steps: usize,
+    wall_time_s: f64,
+    out: Option<String>,
+    plot: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct EnergyJson {
+    initial: f64,
+    #[serde(rename = "final")]
+    final_: f64,
+    max_abs_deviation: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct FinalStateJson<'a> {
+    t: f64,
+    q: &'a [f64],
+    p: &'a [f64],
+}
+
+fn vector(xs: &[f64]) -> String {
+    let parts: Vec<String> = xs.iter().map(|x| format!("{x:.10}")).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+fn text_summary(
+    scenario: &Scenario,
+    info: &ModelSummary,
+    args: &RunArgs,
+    steps: usize,
+    t_end: f64,
+    o: &RunOutcome,
+) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let sign = if args.backward { "(−)" } else { "(+)" };
+    let stepper = match args.stepper {
+        StepperArg::Lagrange if info.boundary_names.is_empty() => {
+            format!("{sign} Lagrange–Dirac stepper")
+        }
+        StepperArg::Lagrange => format!("{sign} Lagrange–Dirac stepper with impacts"),
+        StepperArg::Hamiltonian => {
+            format!("{sign} nonholonomic Hamiltonian stepper (symplectic Euler)")
+        }
+    };
+    let constraint = if info.constraints > 0 {
+        format!(", {} discrete constraint", scenario.constraint)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        s,
+        "{}: {steps} steps of h = {} from t = 0 to t = {t_end} ({} discretization{constraint}, {stepper})",
+        scenario.model, scenario.h, scenario.discretization
+    );
+    if !info.boundary_names.is_empty() {
+        let shown: Vec<String> = o
+            .impacts
+            .iter()
+            .take(6)
+            .map(|i| format!("{:.6}", i.t))
+            .collect();
+        let more = if o.impacts.len() > shown.len() {
+            ", …"
+        } else {
+            ""
+        };
+        if o.impacts.is_empty() {
+            let _ = writeln!(s, "impacts: none");
+        } else {
+            let _ = writeln!(
+                s,
+                "impacts: {} at t = {}{more}",
+                o.impacts.len(),
+                shown.join(", ")
+            );
+        }
+    }
+    let rel = o.max_abs_energy_deviation / o.initial_energy.abs().max(f64::MIN_POSITIVE);
+    let _ = writeln!(
+        s,
+        "energy: initial {:.12}, final {:.12}, max |E − E0| = {:.3e} (relative {:.3e})",
+        o.initial_energy, o.final_energy, o.max_abs_energy_deviation, rel
+    );
+    if info.constraints > 0 {
+        let _ = writeln!(
+            s,
+            "constraint residual: max {:.3e}",
+            o.max_constraint_residual
+        );
+    }
+    let _ = writeln!(
+        s,
+        "final state: t = {}, q = {}, p = {}",
+        o.final_t,
+        vector(&o.final_q),
+        vector(&o.final_p)
+    );
+    let mut files = Vec::new();
+    if let Some(p) = &args.out {
+        files.push(p.display().to_string());
+        if crate::output::extension(p).as_deref() == Some("csv") {
+            files.push(crate::output::impacts_path(p).display().to_string());
+        }
+    }
+    if let Some(p) = &args.plot {
+        files.push(p.display().to_string());
+    }
+    if !files.is_empty() {
+        let _ = writeln!(s, "wrote: {}", files.join(", "));
+    }
+    let _ = writeln!(
+        s,
+        "wall time: {:.3} s ({} Newton iterations)",
+        o.wall_time.as_secs_f64(),
+        o.newton_iterations
+    );
+    s
+}
