@@ -103,3 +103,72 @@ fn pendulum_theta_converges_to_reference_through_impacts() {
     eprintln!("pendulum θ(5) fitted order {order:.3}");
     assert!(order >= 0.9, "order {order}");
 }
+
+/// Forward through impacts, then backward with the (−) stepper from the
+/// final state, returns to the start.
+fn round_trip<Mo: Model<N, 0>, const N: usize>(
+    model: &Mo,
+    h: f64,
+    t_end: f64,
+) -> (f64, usize, usize) {
+    use diracvi_discrete_dirac::{LagrangeDirac, RunOptions, integrate, state_from_velocity};
+    use diracvi_impact::ImpactIntegrator;
+    let setup = model.run_defaults();
+    let steps = (t_end / h).round() as usize;
+    let s0 = state_from_velocity(model, 0.0, &setup.q0, &setup.v0).unwrap();
+    let mut fwd = ImpactIntegrator::new(LagrangeDirac::new(
+        model.clone(),
+        setup.discretization,
+        setup.constraint,
+        Direction::Forward,
+    ));
+    let f = integrate(
+        &mut fwd,
+        s0,
+        h,
+        RunOptions::new(steps).every(0),
+        |_| {},
+        |_| {},
+    )
+    .unwrap();
+    let mut bwd = ImpactIntegrator::new(LagrangeDirac::new(
+        model.clone(),
+        setup.discretization,
+        setup.constraint,
+        Direction::Backward,
+    ));
+    let b = integrate(
+        &mut bwd,
+        f.summary.final_state,
+        h,
+        RunOptions::new(steps).every(0),
+        |_| {},
+        |_| {},
+    )
+    .unwrap();
+    let end = b.summary.final_state;
+    let err = (end.q - s0.q).amax().max((end.p - s0.p).amax());
+    (err, f.events.len(), b.events.len())
+}
+
+#[test]
+fn particle_forward_then_backward_returns_to_start() {
+    let (err, nf, nb) = round_trip(
+        &diracvi_models::Particle::new(Default::default()).unwrap(),
+        1e-2,
+        3.0,
+    );
+    eprintln!("particle round trip error {err:e}, impacts {nf} forward, {nb} backward");
+    assert_eq!(nf, nb);
+    assert!(nf >= 2);
+    assert!(err <= 1e-11, "round trip error {err:e}");
+}
+
+#[test]
+fn ellipse_forward_then_backward_returns_to_start() {
+    let (err, nf, nb) = round_trip(&Ellipse::new(Default::default()).unwrap(), 1e-2, 3.0);
+    eprintln!("ellipse round trip error {err:e}, impacts {nf} forward, {nb} backward");
+    assert_eq!(nf, nb);
+    assert!(nf >= 2);
+    assert!(err <= 1e-9, "round trip error {err:e}");
+}

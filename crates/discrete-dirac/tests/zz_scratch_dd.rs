@@ -364,3 +364,296 @@ fn scratch_big_phi() {
         }
     }
 }
+
+#[derive(Clone, Copy)]
+struct EndPoint;
+impl<const N: usize> DiscretizationMap<N> for EndPoint {
+    fn name(&self) -> &'static str {
+        "end-point"
+    }
+    fn psi<S: AdScalar>(
+        &self,
+        q0: &SVector<S, N>,
+        q1: &SVector<S, N>,
+        h: S,
+    ) -> Result<(SVector<S, N>, SVector<S, N>), GeometryError> {
+        Ok((*q1, (q1 - q0) * (S::from(1.0) / h)))
+    }
+    fn psi_inverse(
+        &self,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<(SVector<f64, N>, SVector<f64, N>), GeometryError> {
+        Ok((q - v * h, *q))
+    }
+    fn displacement<S: AdScalar>(
+        &self,
+        q0: &SVector<S, N>,
+        q1: &SVector<S, N>,
+    ) -> Result<SVector<S, N>, GeometryError> {
+        Ok(q1 - q0)
+    }
+}
+
+#[test]
+fn scratch_backward() {
+    let pend = Pendulum::default();
+    let th0 = 0.75 * PI;
+    let q0 = SVector::from([th0, 0.0]);
+    let v0 = SVector::from([0.25 * PI, f_pend(th0) * 0.25 * PI]);
+    let s0 = state_from_velocity(&pend, 0.0, &q0, &v0).unwrap();
+    let cd = ConstraintDiscretization::Retraction;
+    let mut ham = NonholonomicHamiltonian::new(
+        pend,
+        Discretization::Forward,
+        cd,
+        SymplecticEuler,
+        Direction::Backward,
+    );
+    let mut ld = LagrangeDirac::minus(pend, EndPoint, cd);
+    let (mut a, mut b) = (s0, s0);
+    for k in 0..800 {
+        let (a1, sa) = ld.step(k, &a, 1e-3).unwrap();
+        let (b1, sb) = ham.step(k, &b, 1e-3).unwrap();
+        let (b2, _) = {
+            let mut h2 = ham.clone();
+            h2.step(k, &a, 1e-3).unwrap()
+        };
+        a = a1;
+        b = b1;
+        if k % 50 == 0 || (a.p - b.p).amax() > 1e-8 && k % 5 == 0 {
+            eprintln!(
+                "k={k} th={:.5} dq={:.2e} dp={:.2e} local dq={:.2e} dp={:.2e} it {} {} res {:.1e} {:.1e}",
+                a.q[0],
+                (a.q - b.q).amax(),
+                (a.p - b.p).amax(),
+                (a1.q - b2.q).amax(),
+                (a1.p - b2.p).amax(),
+                sa.iterations,
+                sb.iterations,
+                sa.residual,
+                sb.residual
+            );
+        }
+    }
+}
+
+#[test]
+fn scratch_backward2() {
+    let pend = Pendulum::default();
+    let th0 = 0.75 * PI;
+    let q0 = SVector::from([th0, 0.0]);
+    let v0 = SVector::from([0.25 * PI, f_pend(th0) * 0.25 * PI]);
+    let s0 = state_from_velocity(&pend, 0.0, &q0, &v0).unwrap();
+    let cd = ConstraintDiscretization::Retraction;
+    let mut ld = LagrangeDirac::minus(pend, EndPoint, cd);
+    let mut a = s0;
+    let mut prev = s0;
+    for k in 0..340 {
+        prev = a;
+        a = ld.step(k, &a, 1e-3).unwrap().0;
+    }
+    let mut p = NewtonParams::default();
+    p.tolerance = 1e-15;
+    let mut ldt = LagrangeDirac::minus(pend, EndPoint, cd).with_params(p);
+    let mut ham = NonholonomicHamiltonian::new(
+        pend,
+        Discretization::Forward,
+        cd,
+        SymplecticEuler,
+        Direction::Backward,
+    );
+    let (x1, s1) = ld.clone().step(340, &a, 1e-3).unwrap();
+    let (x2, s2) = ldt.step(340, &a, 1e-3).unwrap();
+    let (x3, s3) = ham.step(340, &a, 1e-3).unwrap();
+    // LD default but cold start from (a.q - (prev.q - a.q))? ldt had no warm start
+    let mut ldc = LagrangeDirac::minus(pend, EndPoint, cd);
+    let (x4, s4) = ldc.step(340, &a, 1e-3).unwrap();
+    eprintln!(
+        "LD default warm: {:?} {:?} it {} res {:e} degenerate {}",
+        x1.q, x1.p, s1.iterations, s1.residual, s1.degenerate
+    );
+    eprintln!(
+        "LD tight cold  : {:?} {:?} it {} res {:e}",
+        x2.q, x2.p, s2.iterations, s2.residual
+    );
+    eprintln!(
+        "Ham            : {:?} {:?} it {} res {:e}",
+        x3.q, x3.p, s3.iterations, s3.residual
+    );
+    eprintln!(
+        "LD default cold: {:?} {:?} it {} res {:e}",
+        x4.q, x4.p, s4.iterations, s4.residual
+    );
+    let _ = prev;
+}
+
+#[test]
+fn scratch_backward3() {
+    let pend = Pendulum::default();
+    let th0 = 0.75 * PI;
+    let q0 = SVector::from([th0, 0.0]);
+    let v0 = SVector::from([0.25 * PI, f_pend(th0) * 0.25 * PI]);
+    let s0 = state_from_velocity(&pend, 0.0, &q0, &v0).unwrap();
+    let cd = ConstraintDiscretization::Retraction;
+    let mut ld = LagrangeDirac::minus(pend, EndPoint, cd);
+    let mut a = s0;
+    for k in 0..340 {
+        a = ld.step(k, &a, 1e-3).unwrap().0;
+    }
+    let mut p = NewtonParams::default();
+    p.tolerance = 1e-15;
+    let mut ldt = LagrangeDirac::minus(pend, EndPoint, cd).with_params(p);
+    let (x1, _) = ld.clone().step(340, &a, 1e-3).unwrap();
+    let (x2, _) = ldt.step(340, &a, 1e-3).unwrap();
+    let ldl = DiscreteLagrangian::<Pendulum, EndPoint, 2, 1>::new(&pend, &EndPoint)
+        .oriented(Orientation::Reversed);
+    let pia = -a.p;
+    let forms: SMatrix<f64, 1, 2> = pend.constraint_forms(&a.q);
+    let at = forms.transpose();
+    for x in [x1, x2] {
+        let d1 = ldl.d1(&a.q, &x.q, 1e-3).unwrap();
+        let r = pia + d1;
+        let mu = at.dot(&r) / at.dot(&at);
+        let c: SVector<f64, 1> = cd
+            .evaluate(&pend, &EndPoint, Orientation::Reversed, &a.q, &x.q, 1e-3)
+            .unwrap();
+        eprintln!(
+            "r = {:?}, r - A^T mu = {:?}, c = {:?}, |d1| {}",
+            r.transpose(),
+            (r - at * mu).transpose(),
+            c,
+            d1.amax()
+        );
+    }
+}
+
+#[test]
+fn scratch_backward4() {
+    let pend = Pendulum::default();
+    let th0 = 0.75 * PI;
+    let q0 = SVector::from([th0, 0.0]);
+    let v0 = SVector::from([0.25 * PI, f_pend(th0) * 0.25 * PI]);
+    let s0 = state_from_velocity(&pend, 0.0, &q0, &v0).unwrap();
+    let cd = ConstraintDiscretization::Retraction;
+    for dir in [Direction::Forward, Direction::Backward] {
+        let mut ld = LagrangeDirac::new(pend, Discretization::Forward, cd, dir);
+        let mut ld2 = LagrangeDirac::new(pend, EndPoint, cd, dir);
+        let mut a = s0;
+        let mut b = s0;
+        let (mut d1, mut d2) = (0, 0);
+        let mut first = (None, None);
+        for k in 0..2000 {
+            let (x, st) = ld.step(k, &a, 1e-3).unwrap();
+            a = x;
+            if st.degenerate {
+                d1 += 1;
+                first.0.get_or_insert(k);
+            }
+            let (x, st) = ld2.step(k, &b, 1e-3).unwrap();
+            b = x;
+            if st.degenerate {
+                d2 += 1;
+                first.1.get_or_insert(k);
+            }
+        }
+        eprintln!("{dir:?}: degenerate steps forward-map {d1}, endpoint-map {d2}, first {first:?}");
+    }
+}
+
+#[test]
+fn scratch_backward5() {
+    let pend = Pendulum::default();
+    let th0 = 0.75 * PI;
+    let q0 = SVector::from([th0, 0.0]);
+    let v0 = SVector::from([0.25 * PI, f_pend(th0) * 0.25 * PI]);
+    let s0 = state_from_velocity(&pend, 0.0, &q0, &v0).unwrap();
+    let cd = ConstraintDiscretization::Retraction;
+    let mut ld = LagrangeDirac::minus(pend, EndPoint, cd);
+    let mut a = s0;
+    let mut prev = s0;
+    for k in 0..340 {
+        prev = a;
+        a = ld.step(k, &a, 1e-3).unwrap().0;
+    }
+    let guess = a.q + (a.q - prev.q) * -1.0;
+    let guess = a.q - (prev.q - a.q) * 0.0 + (a.q - prev.q);
+    let ldl = DiscreteLagrangian::<Pendulum, EndPoint, 2, 1>::new(&pend, &EndPoint)
+        .oriented(Orientation::Reversed);
+    let forms: SMatrix<f64, 1, 2> = pend.constraint_forms(&a.q);
+    let at = forms.transpose();
+    for it in 0..4 {
+        let mut p = NewtonParams::default();
+        p.tolerance = 1e-30;
+        p.max_iterations = it;
+        let mut l2 = ld.clone().with_params(p);
+        let e = l2.solve_oriented(340, a.t, &a.q, &(-a.p), 1e-3, &guess);
+        eprintln!("it {it}: {:?}", e.as_ref().err());
+        let mut p = NewtonParams::default();
+        p.tolerance = 1e-30;
+        p.max_iterations = it;
+        let _ = p;
+    }
+    let o = ld
+        .clone()
+        .solve_oriented(340, a.t, &a.q, &(-a.p), 1e-3, &guess)
+        .unwrap();
+    let d1 = ldl.d1(&a.q, &o.b, 1e-3).unwrap();
+    let r = -a.p + d1 - at * o.mu[0];
+    eprintln!(
+        "returned: it {} res {:e}; recomputed r = {:?}, mu {:?}",
+        o.info.iterations,
+        o.info.residual,
+        r.transpose(),
+        o.mu
+    );
+    let jet = ldl.jet(&a.q, &o.b, 1e-3).unwrap();
+    eprintln!("jet.d1 {:?} vs d1 {:?}", jet.d1.transpose(), d1.transpose());
+}
+
+#[test]
+fn scratch_backward6() {
+    let pend = Pendulum::default();
+    let th0 = 0.75 * PI;
+    let q0 = SVector::from([th0, 0.0]);
+    let v0 = SVector::from([0.25 * PI, f_pend(th0) * 0.25 * PI]);
+    let s0 = state_from_velocity(&pend, 0.0, &q0, &v0).unwrap();
+    let cd = ConstraintDiscretization::Retraction;
+    let mut ld = LagrangeDirac::minus(pend, EndPoint, cd);
+    let mut a = s0;
+    let mut prev = s0;
+    for k in 0..340 {
+        prev = a;
+        a = ld.step(k, &a, 1e-3).unwrap().0;
+    }
+    let guess = a.q + (a.q - prev.q);
+    let mut l2 = ld.clone();
+    let o = l2
+        .solve_oriented(340, a.t, &a.q, &(-a.p), 1e-3, &guess)
+        .unwrap();
+    eprintln!(
+        "o.b {:?} mu {:?} res {:e} it {}",
+        o.b, o.mu, o.info.residual, o.info.iterations
+    );
+    let mut p = NewtonParams::default();
+    p.tolerance = 1e-30;
+    p.max_iterations = 0;
+    let mut l3 = l2.clone().with_params(p);
+    eprintln!(
+        "residual at o: {:?}",
+        l3.solve_oriented(340, a.t, &a.q, &(-a.p), 1e-3, &o.b).err()
+    );
+    let ldl = DiscreteLagrangian::<Pendulum, EndPoint, 2, 1>::new(&pend, &EndPoint)
+        .oriented(Orientation::Reversed);
+    let jet = ldl.jet(&a.q, &guess, 1e-3).unwrap();
+    let forms: SMatrix<f64, 1, 2> = pend.constraint_forms(&a.q);
+    let r0 = -a.p + jet.d1
+        - forms.transpose()
+            * ld.clone()
+                .solve_oriented(0, 0.0, &a.q, &(-a.p), 1e-3, &guess)
+                .map(|_| 0.0)
+                .unwrap_or(0.0);
+    let _ = r0;
+    eprintln!("guess {:?} a {:?} prev {:?}", guess, a.q, prev.q);
+}

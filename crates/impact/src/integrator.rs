@@ -1,7 +1,7 @@
 //! The impact integrator.
 
 use argmin::core::{CostFunction, Executor, State as _, TerminationReason};
-use argmin::solver::brent::BrentRoot;
+use argmin::solver::brent::{BrentOpt, BrentRoot};
 use diracvi_discrete_dirac::lagrange_dirac::step_measures;
 use diracvi_discrete_dirac::newton::{self, NewtonFailure, NewtonParams, NewtonWorkspace};
 use diracvi_discrete_dirac::trajectory::StepOutput;
@@ -15,6 +15,10 @@ use nalgebra::{DVector, SMatrix, SVector};
 use serde::Serialize;
 use std::cell::RefCell;
 use thiserror::Error;
+
+/// Relative band `|g| ≤ TOUCH_TOLERANCE · (1 + |dg|·|q| + |g|)` in which a
+/// configuration counts as touching a boundary piece rather than crossing it.
+pub const TOUCH_TOLERANCE: f64 = 1e-12;
 
 /// Parameters of impact handling.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -54,6 +58,20 @@ impl Default for ImpactParams {
     }
 }
 
+impl ImpactParams {
+    /// With at most `n` impacts per grid step.
+    pub fn with_max_impacts_per_step(mut self, n: usize) -> Self {
+        self.max_impacts_per_step = n;
+        self
+    }
+
+    /// With `n` samples to bracket the first crossing.
+    pub fn with_bracket_samples(mut self, n: usize) -> Self {
+        self.bracket_samples = n;
+        self
+    }
+}
+
 /// One impact, as recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ImpactEvent<const N: usize> {
@@ -75,6 +93,11 @@ pub struct ImpactEvent<const N: usize> {
     pub energy_before: f64,
     /// Discrete energy after, `−D3 L_d(q̃, ṽ, (1−α) h)`.
     pub energy_after: f64,
+    /// A grazing impact: the discrete energy balance had no reflected root
+    /// (normal kinetic energy below the O(h²) mismatch of the sub-steps'
+    /// discrete energies), so the energy mismatch was minimised instead and
+    /// `energy_after` differs from `energy_before` by that mismatch.
+    pub grazing: bool,
 }
 
 /// Why an impact step failed. Every variant names the step and time.
@@ -262,7 +285,9 @@ where
         for j in 0..sys.boundary_count() {
             let (g0, dg0) = boundary_gradient(sys, j, a)?;
             let (g1, dg1) = boundary_gradient(sys, j, b)?;
-            if g1 < 0.0 {
+            // Round-off level of g at b: touching to within it is not a crossing.
+            let eps_g = TOUCH_TOLERANCE * (1.0 + dg1.amax() * b.amax() + g1.abs());
+            if g1 < -eps_g {
                 out.push(j);
                 continue;
             }
@@ -276,7 +301,7 @@ where
                         + (-2.0 * t3 + 3.0 * t2) * g1
                         + (t3 - t2) * s1
                 };
-                if (1..16).any(|i| p(i as f64 / 16.0) < 0.0) {
+                if (1..16).any(|i| p(i as f64 / 16.0) < -eps_g) {
                     out.push(j);
                 }
             }
@@ -315,38 +340,41 @@ where
                 failure: &failure,
             };
             let upper = best.map_or(1.0, |(al, _)| al);
-            // Bracket the first sign change by sampling (0, upper].
-            let mut lo = if just_hit == Some(piece) {
-                1e-9 * upper
-            } else {
-                0.0
-            };
-            let mut g_lo = if lo > 0.0 {
-                cr.g(lo)?
-            } else {
-                cell.borrow().system().boundary(piece, a)
-            };
-            if g_lo < 0.0 {
-                // Chatter: the piece just hit is crossed again immediately.
-                return Err(ImpactError::TooManyImpacts {
-                    step: k,
-                    t,
-                    max: self.params.max_impacts_per_step,
-                });
-            }
+            // Bracket the first entry into g < 0 by sampling (0, upper]. A
+            // piece the sub-step starts on (just hit, or touching to
+            // round-off) only counts once the path has left it (g > 0).
+            let (g_a, dg_a) = boundary_gradient(cell.borrow().system(), piece, a)
+                .map_err(|source| ImpactError::Geometry { step: k, t, source })?;
+            // Round-off level of g: values within it are "on the surface".
+            let eps_g = TOUCH_TOLERANCE * (1.0 + dg_a.amax() * a.amax() + g_a.abs());
+            let starts_on = just_hit == Some(piece) || g_a <= eps_g;
+            let mut clearly_negative = false;
+            let mut lo = if starts_on { None } else { Some(0.0) };
             let mut bracket = None;
             for i in 1..=samples {
                 let hi = upper * i as f64 / samples as f64;
                 let g_hi = cr.g(hi)?;
-                if g_hi < 0.0 {
-                    bracket = Some((lo, hi));
-                    break;
+                if g_hi < -eps_g {
+                    clearly_negative = true;
+                    if let Some(l) = lo {
+                        bracket = Some((l, hi));
+                        break;
+                    }
+                } else if g_hi > eps_g {
+                    lo = Some(hi);
                 }
-                lo = hi;
-                g_lo = g_hi;
             }
-            let _ = g_lo;
-            let Some((lo, hi)) = bracket else { continue };
+            let Some((lo, hi)) = bracket else {
+                if starts_on && lo.is_none() && clearly_negative {
+                    // The path never leaves the piece it starts on: chatter.
+                    return Err(ImpactError::TooManyImpacts {
+                        step: k,
+                        t,
+                        max: self.params.max_impacts_per_step,
+                    });
+                }
+                continue;
+            };
             let solver = BrentRoot::new(lo, hi, self.params.alpha_tolerance);
             let res = Executor::new(cr, solver)
                 .configure(|s| s.max_iters(self.params.max_root_iterations))
@@ -384,7 +412,8 @@ where
         Ok(best)
     }
 
-    /// Solve the post-impact equations for `(ṽ, λ̃)`.
+    /// Solve the post-impact equations for `(ṽ, λ̃)`; the flag says whether
+    /// the grazing fallback was used.
     #[allow(clippy::too_many_arguments)]
     fn post_impact(
         &mut self,
@@ -396,7 +425,7 @@ where
         h2: f64,
         frame: &BoundaryFrame<N>,
         pass_through: &SVector<f64, N>,
-    ) -> Result<(SVector<f64, N>, SVector<f64, M>), ImpactError> {
+    ) -> Result<(SVector<f64, N>, SVector<f64, M>, bool), ImpactError> {
         let piece = frame.piece;
         let fail = |reason: String| ImpactError::PostImpact {
             step: k,
@@ -411,109 +440,100 @@ where
         };
         let sys = self.stepper.system();
         let map = self.stepper.map();
-        let cd = self.stepper.constraint();
-        let orientation = self.stepper.orientation();
-        let ld = DiscreteLagrangian::<Sy, Dm, N, M>::new(sys, map).oriented(orientation);
+        let ld =
+            DiscreteLagrangian::<Sy, Dm, N, M>::new(sys, map).oriented(self.stepper.orientation());
         let before = ld.time_jet(a, q_imp, h1).map_err(geo)?;
-        let e_target = before.d3;
-        let mut p_tan = vec![0.0; N - 1];
-        frame.iota_star(&before.d2, &mut p_tan);
+        let mut p_tan = SVector::<f64, N>::zeros();
+        frame.iota_star(&before.d2, &mut p_tan.as_mut_slice()[..N - 1]);
         let forms: SMatrix<f64, M, N> = sys.constraint_forms(q_imp);
-        // B^T A^T : (N−1) × M
-        let bt_at = frame.frame.transpose() * forms.transpose();
+        let problem = PostImpact {
+            ld,
+            cd: self.stepper.constraint(),
+            q_imp,
+            h2,
+            e_target: before.d3,
+            p_tan,
+            bt_at: frame.frame.transpose() * forms.transpose(),
+            forms,
+            frame,
+            w: before.d2.amax().max(1.0) / before.d3.abs().max(1.0),
+            scale_p: before.d2.amax().max(1.0),
+        };
         let n_hat = frame.normal();
-        // Mirror image of the pass-through point as the starting guess.
         let d = pass_through - q_imp;
-        // Starting guesses for the reflected root: the mirror image of the
-        // pass-through point, then the time-reversed pass-through point
-        // (better when constraints couple normal and tangential motion).
-        let mirrored = q_imp + d - n_hat * (2.0 * n_hat.dot(&d));
+        let dn = n_hat.dot(&d);
+        // Starting guesses for the reflected root, tried in turn: the mirror
+        // image of the pass-through point; the time-reversed pass-through
+        // point (better when constraints couple normal and tangential
+        // motion); a point far out on the reflected side, from which Newton
+        // descends monotonically even when both roots hug the vertex of the
+        // energy (shallow impacts).
+        let mirrored = q_imp + d - n_hat * (2.0 * dn);
         let reversed = q_imp - d;
-        let scale_e = e_target.abs().max(1.0);
-        let scale_p = before.d2.amax().max(1.0);
+        let s_far = 2.0 * (dn.abs() + d.norm());
+        let far_out = q_imp + d - n_hat * dn + n_hat * s_far;
         let mut last_err = None;
-        for guess in [mirrored, reversed] {
+        for guess in [mirrored, reversed, far_out] {
             let mut x = DVector::<f64>::zeros(N + M);
-            for i in 0..N {
-                x[i] = guess[i];
-            }
-            let outcome = newton::solve(
+            x.rows_mut(0, N).copy_from(&guess);
+            match newton::solve(
                 &mut x,
                 &mut self.ws,
                 &self.params.newton,
                 None,
-                |x, r, jac| {
-                    let v = SVector::<f64, N>::from_fn(|i, _| x[i]);
-                    let lam = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
-                    let tj = ld.time_jet(q_imp, &v, h2)?;
-                    let jet = ld.jet(q_imp, &v, h2)?;
-                    // energy row, scaled to the momentum scale
-                    let w = scale_p / scale_e;
-                    r[0] = (tj.d3 - e_target) * w;
-                    for j in 0..N {
-                        jac[(0, j)] = tj.d23[j] * w;
-                    }
-                    for j in 0..M {
-                        jac[(0, N + j)] = 0.0;
-                    }
-                    let f = jet.d1 - forms.transpose() * lam;
-                    for i in 0..N - 1 {
-                        let bi = frame.frame.column(i + 1);
-                        r[1 + i] = bi.dot(&f) + p_tan[i];
-                        let row = bi.transpose() * jet.d12;
-                        for j in 0..N {
-                            jac[(1 + i, j)] = row[j];
-                        }
-                        for j in 0..M {
-                            jac[(1 + i, N + j)] = -bt_at[(i + 1, j)];
-                        }
-                    }
-                    if M > 0 {
-                        let (c, dc) = cd.jacobian(sys, map, orientation, q_imp, &v, h2)?;
-                        for i in 0..M {
-                            r[N + i] = c[i];
-                            for j in 0..N {
-                                jac[(N + i, j)] = dc[(i, j)];
-                            }
-                            for j in 0..M {
-                                jac[(N + i, N + j)] = 0.0;
-                            }
-                        }
-                    }
-                    // Equation scale: the size of the cancelling terms (their
-                    // round-off is the floor when the sub-step is short).
-                    Ok(scale_p
-                        .max(jet.d12.amax() * v.amax())
-                        .max(tj.d23.amax() * v.amax() * w))
-                },
-            )
-            .map_err(|f| match f {
-                NewtonFailure::NoConvergence {
-                    iterations,
-                    residual,
-                } => fail(format!(
-                    "Newton did not converge in {iterations} iterations (scaled residual {residual:e})"
-                )),
-                NewtonFailure::NonFinite { what, iterations } => {
-                    fail(format!("non-finite {what} after {iterations} iterations"))
-                }
-                NewtonFailure::Geometry(source) => geo(source),
-            });
-            match outcome {
+                |x, r, j| problem.eval(None, x, r, j),
+            ) {
                 Ok(_) => {
                     let v = SVector::<f64, N>::from_fn(|i, _| x[i]);
                     let lam = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
                     if frame.dg.dot(&(v - q_imp)) > 0.0 {
-                        return Ok((v, lam));
+                        return Ok((v, lam, false));
                     }
                     last_err = Some(fail(
                         "Newton converged to the pass-through root, not the reflected one".into(),
                     ));
                 }
-                Err(e) => last_err = Some(e),
+                Err(NewtonFailure::Geometry(source)) => return Err(geo(source)),
+                Err(e) => last_err = Some(fail(format!("{e:?}"))),
             }
         }
-        Err(last_err.expect("at least one guess was tried"))
+        // Grazing: the energy balance has no reflected root when the normal
+        // kinetic energy is below the O(h²) mismatch of the two sub-steps'
+        // discrete energies. Minimise the energy mismatch along the family
+        // of solutions of the other equations, parametrised by the normal
+        // displacement s ∈ [0, s_far] (argmin's Brent minimiser).
+        let ws = RefCell::new(&mut self.ws);
+        let newton_params = self.params.newton;
+        let solve_at = |s: f64| -> Result<DVector<f64>, NewtonFailure> {
+            let mut x = DVector::<f64>::zeros(N + M);
+            x.rows_mut(0, N)
+                .copy_from(&(q_imp + d - n_hat * dn + n_hat * s));
+            newton::solve(
+                &mut x,
+                &mut ws.borrow_mut(),
+                &newton_params,
+                None,
+                |x, r, j| problem.eval(Some(s), x, r, j),
+            )?;
+            Ok(x)
+        };
+        let mismatch = Mismatch {
+            solve_at: &solve_at,
+            problem: &problem,
+        };
+        let solver = BrentOpt::new(0.0, s_far).set_tolerance(1e-10, 1e-14);
+        let res = Executor::new(mismatch, solver)
+            .configure(|st| st.max_iters(200))
+            .run()
+            .map_err(|e| fail(format!("grazing fallback: {e}; before that: {last_err:?}")))?;
+        let s_best = *res
+            .state()
+            .get_best_param()
+            .ok_or_else(|| fail("grazing fallback found no minimiser".into()))?;
+        let x = solve_at(s_best).map_err(|e| fail(format!("grazing fallback: {e:?}")))?;
+        let v = SVector::<f64, N>::from_fn(|i, _| x[i]);
+        let lam = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
+        Ok((v, lam, true))
     }
 }
 
@@ -622,7 +642,8 @@ where
             };
             let frame = BoundaryFrame::new(self.stepper.system(), piece, &q_imp).map_err(geo)?;
             let pass_through = q_imp + (b - q_imp);
-            let (v, lam) = self.post_impact(k, t_imp, &a, &q_imp, h1, h2, &frame, &pass_through)?;
+            let (v, lam, grazing) =
+                self.post_impact(k, t_imp, &a, &q_imp, h1, h2, &frame, &pass_through)?;
             let ld = self.stepper.discrete_lagrangian();
             let (e_before, res1) =
                 step_measures(&ld, self.stepper.constraint(), &a, &q_imp, h1).map_err(geo)?;
@@ -640,6 +661,7 @@ where
                 p_after: pi_after * sign,
                 energy_before: e_before,
                 energy_after: e_after,
+                grazing,
             });
             self.stepper.reset_warm_start();
             a = q_imp;
@@ -653,5 +675,115 @@ where
             t: t0,
             max: self.params.max_impacts_per_step,
         })
+    }
+}
+
+/// The post-impact equations of [VCI] Theorem 3.1 at a fixed impact point.
+struct PostImpact<'a, Sy, Dm, const N: usize, const M: usize> {
+    ld: DiscreteLagrangian<'a, Sy, Dm, N, M>,
+    cd: ConstraintDiscretization,
+    q_imp: &'a SVector<f64, N>,
+    h2: f64,
+    e_target: f64,
+    /// `ι*(D2 L_d(a, q̃, αh))` in the first `N − 1` entries.
+    p_tan: SVector<f64, N>,
+    forms: SMatrix<f64, M, N>,
+    bt_at: SMatrix<f64, N, M>,
+    frame: &'a BoundaryFrame<N>,
+    w: f64,
+    scale_p: f64,
+}
+
+impl<Sy, Dm, const N: usize, const M: usize> PostImpact<'_, Sy, Dm, N, M>
+where
+    Sy: System<N, M>,
+    Dm: DiscretizationMap<N>,
+{
+    /// Residual and Jacobian at `x = (ṽ, λ̃)`. Row 0 is the energy balance,
+    /// or, with `normal = Some(s)`, `n·(ṽ − q̃) = s`.
+    fn eval(
+        &self,
+        normal: Option<f64>,
+        x: &DVector<f64>,
+        r: &mut DVector<f64>,
+        jac: &mut nalgebra::DMatrix<f64>,
+    ) -> Result<f64, GeometryError> {
+        let v = SVector::<f64, N>::from_fn(|i, _| x[i]);
+        let lam = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
+        let jet = self.ld.jet(self.q_imp, &v, self.h2)?;
+        jac.fill(0.0);
+        let mut scale = self.scale_p.max(jet.d12.amax() * v.amax());
+        match normal {
+            None => {
+                let tj = self.ld.time_jet(self.q_imp, &v, self.h2)?;
+                r[0] = (tj.d3 - self.e_target) * self.w;
+                for j in 0..N {
+                    jac[(0, j)] = tj.d23[j] * self.w;
+                }
+                scale = scale.max(tj.d23.amax() * v.amax() * self.w);
+            }
+            Some(s) => {
+                let n = self.frame.frame.column(0);
+                r[0] = (n.dot(&(v - self.q_imp)) - s) * self.scale_p;
+                for j in 0..N {
+                    jac[(0, j)] = n[j] * self.scale_p;
+                }
+            }
+        }
+        let f = jet.d1 - self.forms.transpose() * lam;
+        for i in 0..N - 1 {
+            let bi = self.frame.frame.column(i + 1);
+            r[1 + i] = bi.dot(&f) + self.p_tan[i];
+            let row = bi.transpose() * jet.d12;
+            for j in 0..N {
+                jac[(1 + i, j)] = row[j];
+            }
+            for j in 0..M {
+                jac[(1 + i, N + j)] = -self.bt_at[(i + 1, j)];
+            }
+        }
+        if M > 0 {
+            let (c, dc) = self.cd.jacobian(
+                self.ld.system(),
+                self.ld.map(),
+                self.ld.orientation(),
+                self.q_imp,
+                &v,
+                self.h2,
+            )?;
+            for i in 0..M {
+                r[N + i] = c[i];
+                for j in 0..N {
+                    jac[(N + i, j)] = dc[(i, j)];
+                }
+            }
+        }
+        Ok(scale)
+    }
+}
+
+/// Squared energy mismatch along the normal family, for argmin.
+struct Mismatch<'a, F, Sy, Dm, const N: usize, const M: usize> {
+    solve_at: &'a F,
+    problem: &'a PostImpact<'a, Sy, Dm, N, M>,
+}
+
+impl<F, Sy, Dm, const N: usize, const M: usize> CostFunction for Mismatch<'_, F, Sy, Dm, N, M>
+where
+    F: Fn(f64) -> Result<DVector<f64>, NewtonFailure>,
+    Sy: System<N, M>,
+    Dm: DiscretizationMap<N>,
+{
+    type Param = f64;
+    type Output = f64;
+    fn cost(&self, s: &f64) -> Result<f64, argmin::core::Error> {
+        let x = (self.solve_at)(*s).map_err(|e| argmin::core::Error::msg(format!("{e:?}")))?;
+        let v = SVector::<f64, N>::from_fn(|i, _| x[i]);
+        let d3 = self
+            .problem
+            .ld
+            .d3(self.problem.q_imp, &v, self.problem.h2)
+            .map_err(|e| argmin::core::Error::msg(e.to_string()))?;
+        Ok((d3 - self.problem.e_target).powi(2))
     }
 }

@@ -1,0 +1,965 @@
+//! End-to-end tests of the `diracvi` binary: every subcommand, the output
+//! files, agreement with the library, and every error path (exit codes and
+//! one-line messages).
+
+use assert_cmd::Command;
+use diracvi_discrete_dirac::{
+    Direction, LagrangeDirac, RunOptions, integrate, state_from_velocity,
+};
+use diracvi_impact::ImpactIntegrator;
+use diracvi_models::{
+    Model, ModelVisitor, Particle, ParticleParams, RunSetup, Scenario, catalogue,
+};
+use serde_json::Value;
+use std::path::Path;
+
+/// What a run of the binary produced.
+struct Output {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn diracvi_in(dir: Option<&Path>, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_diracvi"));
+    cmd.args(args);
+    if let Some(dir) = dir {
+        cmd.current_dir(dir);
+    }
+    let out = cmd.output().expect("the binary runs");
+    Output {
+        code: out.status.code().expect("exited normally"),
+        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
+        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
+    }
+}
+
+fn diracvi(args: &[&str]) -> Output {
+    diracvi_in(None, args)
+}
+
+/// Run successfully (exit 0, nothing on stderr) and return stdout.
+fn ok(args: &[&str]) -> String {
+    let out = diracvi(args);
+    assert_eq!(out.code, 0, "diracvi {args:?} failed: {}", out.stderr);
+    assert!(out.stderr.is_empty(), "unexpected stderr: {}", out.stderr);
+    out.stdout
+}
+
+/// Run with `--summary json` appended and parse the one JSON object.
+fn json(args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.extend(["--summary", "json"]);
+    let stdout = ok(&all);
+    assert_eq!(stdout.lines().count(), 1, "one JSON line: {stdout}");
+    serde_json::from_str(&stdout).expect("valid JSON summary")
+}
+
+/// Check a failure: exit code, one `error: ` line naming every needle, no
+/// panic, nothing on stdout.
+fn fails(code: i32, args: &[&str], needles: &[&str]) -> String {
+    fails_in(None, code, args, needles)
+}
+
+fn fails_in(dir: Option<&Path>, code: i32, args: &[&str], needles: &[&str]) -> String {
+    let out = diracvi_in(dir, args);
+    assert_eq!(
+        out.code, code,
+        "diracvi {args:?}: expected exit {code}, got {}; stderr: {}",
+        out.code, out.stderr
+    );
+    assert!(out.stdout.is_empty(), "stdout on failure: {}", out.stdout);
+    let err = out.stderr.trim_end();
+    assert!(err.starts_with("error: "), "message: {err}");
+    assert_eq!(err.lines().count(), 1, "one-line message: {err}");
+    assert!(!err.contains("panicked"), "panic: {err}");
+    for needle in needles {
+        assert!(err.contains(needle), "{err:?} should mention {needle:?}");
+    }
+    err.to_string()
+}
+
+fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("a number, got {v}"))
+}
+
+fn nums(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("an array, got {v}"))
+        .iter()
+        .map(num)
+        .collect()
+}
+
+fn assert_close(a: f64, b: f64, tol: f64, what: &str) {
+    assert!(
+        (a - b).abs() <= tol * b.abs().max(1.0),
+        "{what}: {a} vs {b} (tolerance {tol})"
+    );
+}
+
+/// Every number of two summaries agrees (wall time and file names aside).
+fn assert_same_summary(a: &Value, b: &Value) {
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        let obj = v.as_object_mut().expect("an object");
+        obj.remove("wall_time_s");
+        v
+    };
+    assert_eq!(strip(a), strip(b));
+}
+
+// ---------------------------------------------------------------- list, show
+
+#[test]
+fn list_names_every_model_with_its_description() {
+    let out = ok(&["list"]);
+    let models = catalogue();
+    assert_eq!(out.lines().count(), models.len());
+    for (line, m) in out.lines().zip(&models) {
+        assert!(line.starts_with(m.name), "{line}");
+        assert!(line.ends_with(m.description), "{line}");
+    }
+}
+
+#[test]
+fn show_prints_the_default_scenario_of_every_model() {
+    for m in catalogue() {
+        let toml = ok(&["show", m.name]);
+        let parsed = Scenario::from_toml(&toml).expect("show prints a valid scenario");
+        assert_eq!(parsed, Scenario::defaults(m.name).unwrap(), "{}", m.name);
+    }
+}
+
+#[test]
+fn show_unknown_model_lists_the_valid_names() {
+    let names: Vec<&str> = catalogue().iter().map(|m| m.name).collect();
+    let mut needles = vec!["unknown model 'nosuch'"];
+    needles.extend(&names);
+    fails(2, &["show", "nosuch"], &needles);
+}
+
+#[test]
+fn run_from_shown_scenario_equals_run_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    for (model, t_end) in [("particle", "1.5"), ("disk-table", "0.5"), ("lc", "3")] {
+        let path = dir.path().join(format!("{model}.toml"));
+        std::fs::write(&path, ok(&["show", model])).unwrap();
+        let by_file = json(&[
+            "run",
+            "--scenario",
+            path.to_str().unwrap(),
+            "--t-end",
+            t_end,
+        ]);
+        let by_name = json(&["run", model, "--t-end", t_end]);
+        assert_same_summary(&by_file, &by_name);
+        // The model name may be repeated when it agrees.
+        let both = json(&[
+            "run",
+            model,
+            "--scenario",
+            path.to_str().unwrap(),
+            "--t-end",
+            t_end,
+        ]);
+        assert_same_summary(&both, &by_name);
+    }
+}
+
+// ---------------------------------------------------------------- run
+
+/// The library's result for the particle defaults over `steps` steps.
+fn particle_library(
+    steps: usize,
+    direction: Direction,
+) -> diracvi_discrete_dirac::Trajectory<2, diracvi_impact::ImpactEvent<2>> {
+    let model = Particle::new(ParticleParams::default()).unwrap();
+    let setup = model.run_defaults();
+    let initial = state_from_velocity::<_, 2, 0>(&model, 0.0, &setup.q0, &setup.v0).unwrap();
+    let stepper = LagrangeDirac::new(model, setup.discretization, setup.constraint, direction);
+    let mut integrator = ImpactIntegrator::new(stepper);
+    integrate(
+        &mut integrator,
+        initial,
+        setup.h,
+        RunOptions::new(steps).discard_records(),
+        |_| {},
+        |_| {},
+    )
+    .unwrap()
+}
+
+#[test]
+fn run_json_summary_agrees_with_the_library() {
+    let s = json(&["run", "particle", "--t-end", "2"]);
+    let lib = particle_library(200, Direction::Forward);
+    assert_eq!(s["model"], "particle");
+    assert_eq!(s["discretization"], "midpoint");
+    assert_eq!(s["stepper"], "lagrange");
+    assert_eq!(s["steps"], 200);
+    assert_close(num(&s["h"]), 0.01, 0.0, "h");
+    assert_close(num(&s["t_end"]), 2.0, 1e-15, "t_end");
+    let fs = &lib.summary.final_state;
+    assert_close(num(&s["final_state"]["t"]), fs.t, 1e-12, "t");
+    for (i, (q, p)) in nums(&s["final_state"]["q"])
+        .into_iter()
+        .zip(nums(&s["final_state"]["p"]))
+        .enumerate()
+    {
+        assert_close(q, fs.q[i], 1e-12, "q");
+        assert_close(p, fs.p[i], 1e-12, "p");
+    }
+    assert_eq!(s["impacts"], lib.events.len());
+    assert_eq!(
+        lib.events.len(),
+        2,
+        "the particle bounces twice before t = 2"
+    );
+    for (t, e) in nums(&s["impact_times"]).into_iter().zip(&lib.events) {
+        assert_close(t, e.t, 1e-12, "impact time");
+    }
+    assert_close(
+        num(&s["energy"]["initial"]),
+        lib.summary.initial_energy,
+        1e-12,
+        "E0",
+    );
+    assert_close(
+        num(&s["energy"]["final"]),
+        lib.summary.final_energy,
+        1e-12,
+        "E",
+    );
+    assert_close(
+        num(&s["energy"]["max_abs_deviation"]),
+        lib.summary.max_abs_energy_deviation,
+        1e-12,
+        "max |E - E0|",
+    );
+    assert_close(num(&s["constraint_residual_max"]), 0.0, 0.0, "residual");
+    assert!(num(&s["wall_time_s"]) >= 0.0);
+}
+
+#[test]
+fn run_backward_uses_the_minus_stepper_and_negative_times() {
+    let s = json(&["run", "particle", "--backward", "--steps", "120"]);
+    let lib = particle_library(120, Direction::Backward);
+    assert_eq!(s["direction"], "backward");
+    assert_close(num(&s["t_end"]), -1.2, 1e-14, "t_end");
+    let fs = &lib.summary.final_state;
+    assert_close(num(&s["final_state"]["t"]), fs.t, 1e-12, "t");
+    assert!(fs.t < -1.19);
+    for (i, q) in nums(&s["final_state"]["q"]).into_iter().enumerate() {
+        assert_close(q, fs.q[i], 1e-12, "q");
+    }
+    // Time reversal of the particle: x ↦ −x, same height.
+    let fwd = json(&["run", "particle", "--steps", "120"]);
+    let (qb, qf) = (nums(&s["final_state"]["q"]), nums(&fwd["final_state"]["q"]));
+    assert_close(qb[0], -qf[0], 1e-9, "x mirrored");
+    assert_close(qb[1], qf[1], 1e-9, "same height");
+    let times = nums(&s["impact_times"]);
+    assert_eq!(times.len(), 1);
+    assert!(times[0] < 0.0);
+}
+
+#[test]
+fn run_constrained_model_agrees_with_the_library() {
+    // The pendulum (M = 1) through the generic visitor, as the CLI does it.
+    struct Lib;
+    impl ModelVisitor for Lib {
+        type Output = (Vec<f64>, usize, f64);
+        fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(
+            self,
+            model: &Mo,
+            setup: &RunSetup<N>,
+        ) -> Self::Output {
+            let initial = state_from_velocity::<_, N, M>(model, 0.0, &setup.q0, &setup.v0).unwrap();
+            let stepper = LagrangeDirac::new(
+                model.clone(),
+                setup.discretization,
+                setup.constraint,
+                Direction::Forward,
+            );
+            let mut integrator = ImpactIntegrator::new(stepper);
+            let t = integrate(
+                &mut integrator,
+                initial,
+                setup.h,
+                RunOptions::new(1500).discard_records(),
+                |_| {},
+                |_| {},
+            )
+            .unwrap();
+            (
+                t.summary.final_state.q.as_slice().to_vec(),
+                t.events.len(),
+                t.summary.max_constraint_residual,
+            )
+        }
+    }
+    let (q, impacts, residual) = Scenario::defaults("pendulum").unwrap().visit(Lib).unwrap();
+    let s = json(&["run", "pendulum", "--steps", "1500"]);
+    for (a, b) in nums(&s["final_state"]["q"]).into_iter().zip(q) {
+        assert_close(a, b, 1e-12, "q");
+    }
+    assert_eq!(s["impacts"], impacts);
+    assert_eq!(impacts, 1, "one impact with the cylinder before t = 1.5");
+    assert_close(
+        num(&s["constraint_residual_max"]),
+        residual,
+        1e-12,
+        "residual",
+    );
+    assert!(residual < 1e-12);
+}
+
+#[test]
+fn run_steps_and_t_end_count_steps() {
+    let s = json(&["run", "particle", "--steps", "7"]);
+    assert_eq!(s["steps"], 7);
+    assert_close(num(&s["t_end"]), 0.07, 1e-14, "t_end");
+    // round(0.0349 / 0.01) = 3.
+    let s = json(&["run", "particle", "--t-end", "0.0349"]);
+    assert_eq!(s["steps"], 3);
+    let s = json(&["run", "particle", "--t-end", "0.0351"]);
+    assert_eq!(s["steps"], 4);
+    let s = json(&["run", "particle", "--steps", "0"]);
+    assert_eq!(s["steps"], 0);
+    assert_eq!(nums(&s["final_state"]["q"]), vec![0.0, 2.0]);
+}
+
+#[test]
+fn run_precedence_is_file_then_set_then_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.toml");
+    std::fs::write(
+        &path,
+        "model = \"particle\"\nh = 0.02\nt_end = 0.2\n[parameters]\ng = 5.0\n",
+    )
+    .unwrap();
+    let file = path.to_str().unwrap();
+    let s = json(&["run", "--scenario", file]);
+    assert_close(num(&s["h"]), 0.02, 0.0, "h from the file");
+    assert_eq!(s["steps"], 10);
+    let s = json(&["run", "--scenario", file, "--set", "h=0.05"]);
+    assert_close(num(&s["h"]), 0.05, 0.0, "h from --set");
+    assert_eq!(s["steps"], 4);
+    let s = json(&["run", "--scenario", file, "--set", "h=0.05", "--h", "0.01"]);
+    assert_close(num(&s["h"]), 0.01, 0.0, "h from --h");
+    assert_eq!(s["steps"], 20);
+    let s = json(&[
+        "run",
+        "--scenario",
+        file,
+        "--set",
+        "t_end=0.1",
+        "--t-end",
+        "0.3",
+    ]);
+    assert_eq!(s["steps"], 15);
+    // The file's g = 5 is used: the energy is m g y + ½|v|² ≈ 10.5.
+    let e0 = num(&s["energy"]["initial"]);
+    assert!((e0 - 10.5).abs() < 1e-2, "E0 = {e0}");
+    // Flags choose the discretization and constraint.
+    let s = json(&[
+        "run",
+        "disk-wall",
+        "--steps",
+        "3",
+        "--discretization",
+        "forward",
+        "--constraint",
+        "retraction",
+    ]);
+    assert_eq!(s["discretization"], "forward");
+    assert_eq!(s["constraint"], "retraction");
+    let s = json(&[
+        "run",
+        "disk-wall",
+        "--steps",
+        "3",
+        "--set",
+        "constraint=retraction",
+    ]);
+    assert_eq!(s["constraint"], "retraction");
+}
+
+#[test]
+fn run_set_changes_parameters_and_initial_data() {
+    let s = json(&[
+        "run", "particle", "--steps", "1", "--set", "q=1,3", "--set", "v=0,0", "--set", "m=2",
+    ]);
+    // E0 of the first step is close to m g y = 2 · 9.8 · 3.
+    assert_close(num(&s["energy"]["initial"]), 58.8, 1e-3, "E0");
+}
+
+#[test]
+fn run_hamiltonian_stepper_matches_lagrange_dirac_with_forward_map() {
+    // SPEC §3: with the forward discretization the (+) Lagrange–Dirac and
+    // (+) Hamiltonian steppers are the same scheme. Before the first impact.
+    let args = [
+        "run",
+        "particle",
+        "--t-end",
+        "0.5",
+        "--discretization",
+        "forward",
+    ];
+    let lag = json(&args);
+    let mut h_args = args.to_vec();
+    h_args.extend(["--stepper", "hamiltonian"]);
+    let ham = json(&h_args);
+    assert_eq!(ham["stepper"], "hamiltonian");
+    for key in ["q", "p"] {
+        for (a, b) in nums(&ham["final_state"][key])
+            .into_iter()
+            .zip(nums(&lag["final_state"][key]))
+        {
+            assert_close(a, b, 1e-10, key);
+        }
+    }
+    // A constrained model without boundary contact over a short run.
+    let ham = json(&[
+        "run",
+        "disk-table",
+        "--steps",
+        "20",
+        "--stepper",
+        "hamiltonian",
+    ]);
+    assert!(num(&ham["constraint_residual_max"]) < 1e-12);
+}
+
+#[test]
+fn run_hamiltonian_stepper_stops_at_the_first_impact() {
+    fails(
+        1,
+        &["run", "particle", "--stepper", "hamiltonian"],
+        &[
+            "particle",
+            "step 63",
+            "outside the admissible set",
+            "impacts need the Lagrange–Dirac stepper",
+        ],
+    );
+}
+
+#[test]
+fn run_hamiltonian_stepper_needs_a_hamiltonian() {
+    fails(
+        2,
+        &["run", "lc", "--stepper", "hamiltonian"],
+        &["'lc' has no Hamiltonian"],
+    );
+}
+
+#[test]
+fn run_text_summary_and_quiet() {
+    let out = ok(&["run", "particle", "--t-end", "1"]);
+    assert!(out.starts_with("particle: 100 steps of h = 0.01"), "{out}");
+    assert!(out.contains("impacts: 1 at t = 0.6388"), "{out}");
+    assert!(out.contains("energy: initial 20.0987995"), "{out}");
+    assert!(out.contains("final state: t = "), "{out}");
+    assert!(out.contains("wall time: "), "{out}");
+    let out = ok(&["run", "lc", "--steps", "5"]);
+    assert!(out.contains("constraint residual: max"), "{out}");
+    assert_eq!(ok(&["run", "particle", "--t-end", "1", "--quiet"]), "");
+    // --quiet keeps the JSON summary.
+    let s = json(&["run", "particle", "--t-end", "1", "--quiet"]);
+    assert_eq!(s["steps"], 100);
+}
+
+// ---------------------------------------------------------------- outputs
+
+fn parse_csv(path: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap().split(',').map(String::from).collect();
+    let rows = lines
+        .map(|l| l.split(',').map(|x| x.parse::<f64>().unwrap()).collect())
+        .collect();
+    (header, rows)
+}
+
+#[test]
+fn run_out_csv_writes_records_and_impacts() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = json(&[
+        "run",
+        "particle",
+        "--t-end",
+        "2.05",
+        "--every",
+        "50",
+        "--out",
+        dir.path().join("traj.csv").to_str().unwrap(),
+    ]);
+    let (header, rows) = parse_csv(&dir.path().join("traj.csv"));
+    assert_eq!(
+        header,
+        [
+            "k",
+            "t",
+            "q0",
+            "q1",
+            "p0",
+            "p1",
+            "energy",
+            "constraint_residual"
+        ]
+    );
+    let ks: Vec<f64> = rows.iter().map(|r| r[0]).collect();
+    assert_eq!(
+        ks,
+        [0.0, 50.0, 100.0, 150.0, 200.0, 205.0],
+        "every 50 and the last"
+    );
+    let last = rows.last().unwrap();
+    assert_eq!(last[1], num(&s["final_state"]["t"]), "full precision");
+    assert_eq!(last[2..4], nums(&s["final_state"]["q"])[..]);
+    assert_eq!(last[4..6], nums(&s["final_state"]["p"])[..]);
+    assert_eq!(last[6], num(&s["energy"]["final"]));
+
+    let (header, impacts) = parse_csv(&dir.path().join("traj.impacts.csv"));
+    assert_eq!(
+        header,
+        [
+            "step",
+            "alpha",
+            "t",
+            "piece",
+            "q0",
+            "q1",
+            "p_before0",
+            "p_before1",
+            "p_after0",
+            "p_after1",
+            "energy_before",
+            "energy_after"
+        ]
+    );
+    assert_eq!(impacts.len(), 2);
+    let times: Vec<f64> = impacts.iter().map(|r| r[2]).collect();
+    assert_eq!(times, nums(&s["impact_times"]));
+    for r in &impacts {
+        assert!(r[1] > 0.0 && r[1] < 1.0, "alpha in (0, 1)");
+        assert!(r[5].abs() < 1e-12, "impact point on the floor");
+        assert!(r[7] < 0.0 && r[9] > 0.0, "vertical momentum reversed");
+    }
+    // Nothing else is left in the directory (no temporary files).
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["traj.csv", "traj.impacts.csv"]);
+}
+
+#[test]
+fn run_out_json_writes_records_and_impacts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("traj.json");
+    let s = json(&[
+        "run",
+        "ellipse",
+        "--t-end",
+        "1.5",
+        "--every",
+        "10",
+        "--out",
+        path.to_str().unwrap(),
+    ]);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(doc["model"], "ellipse");
+    assert_eq!(doc["coordinates"], serde_json::json!(["theta", "x", "y"]));
+    let records = doc["records"].as_array().unwrap();
+    assert_eq!(records.len(), 16);
+    for (i, r) in records.iter().enumerate() {
+        assert_eq!(r["k"], 10 * i);
+        assert_eq!(nums(&r["q"]).len(), 3);
+        assert_eq!(nums(&r["p"]).len(), 3);
+        num(&r["t"]);
+        num(&r["energy"]);
+        num(&r["constraint_residual"]);
+    }
+    let last = records.last().unwrap();
+    assert_eq!(last["q"], s["final_state"]["q"]);
+    let impacts = doc["impacts"].as_array().unwrap();
+    assert_eq!(impacts.len() as u64, s["impacts"].as_u64().unwrap());
+    assert_eq!(impacts.len(), 2);
+    for (imp, t) in impacts.iter().zip(nums(&s["impact_times"])) {
+        assert_eq!(num(&imp["t"]), t);
+        for key in ["step", "alpha", "piece", "energy_before", "energy_after"] {
+            assert!(imp[key].is_number(), "{key}");
+        }
+        for key in ["q", "p_before", "p_after"] {
+            assert_eq!(nums(&imp[key]).len(), 3, "{key}");
+        }
+    }
+}
+
+#[test]
+fn run_plot_writes_an_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e.svg");
+    ok(&[
+        "run",
+        "ellipse",
+        "--t-end",
+        "3",
+        "--quiet",
+        "--plot",
+        path.to_str().unwrap(),
+    ]);
+    let svg = std::fs::read_to_string(&path).unwrap();
+    assert!(svg.starts_with("<svg"));
+    assert!(svg.trim_end().ends_with("</svg>"));
+    for text in ["energy deviation", "theta", "impacts (", "configuration"] {
+        assert!(svg.contains(text), "the plot shows {text:?}");
+    }
+    // Plot and output together, decimated.
+    let csv = dir.path().join("l.csv");
+    let svg = dir.path().join("l.svg");
+    ok(&[
+        "run",
+        "lc",
+        "--steps",
+        "100",
+        "--quiet",
+        "--every",
+        "7",
+        "--out",
+        csv.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("q_c3"));
+    let (_, rows) = parse_csv(&csv);
+    assert_eq!(rows.len(), 100 / 7 + 2);
+}
+
+#[test]
+fn failing_run_leaves_no_output_file() {
+    let dir = tempfile::tempdir().unwrap();
+    fails_in(
+        Some(dir.path()),
+        1,
+        &[
+            "run", "pendulum", "--h", "0.5", "--steps", "10", "--out", "f.csv", "--plot", "f.svg",
+        ],
+        &["pendulum", "did not converge"],
+    );
+    fails_in(
+        Some(dir.path()),
+        1,
+        &[
+            "run", "pendulum", "--h", "0.5", "--steps", "10", "--out", "f.json",
+        ],
+        &["pendulum"],
+    );
+    // Input errors after the output was named leave nothing either.
+    fails_in(
+        Some(dir.path()),
+        2,
+        &["run", "particle", "--set", "q=0,-1", "--out", "g.csv"],
+        &["outside the admissible set"],
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+// ---------------------------------------------------------------- errors
+
+#[test]
+fn unknown_model_lists_the_valid_names() {
+    fails(
+        2,
+        &["run", "nosuch"],
+        &["unknown model 'nosuch'", "particle", "disk-table", "lc"],
+    );
+}
+
+#[test]
+fn unknown_or_ill_typed_set_key() {
+    fails(
+        2,
+        &["run", "particle", "--set", "mass=2"],
+        &["--set mass=2", "no parameter 'mass'", "valid keys: m, g"],
+    );
+    fails(
+        2,
+        &["run", "particle", "--set", "m=heavy"],
+        &["'m' cannot be set to 'heavy'", "a number"],
+    );
+    fails(
+        2,
+        &["run", "particle", "--set", "m"],
+        &["--set 'm'", "KEY=VALUE"],
+    );
+    fails(
+        2,
+        &["run", "particle", "--set", "q=1,2,3"],
+        &["q has 3 components", "needs 2"],
+    );
+    fails(
+        2,
+        &["run", "particle", "--set", "m=-1"],
+        &["invalid parameter m = -1"],
+    );
+}
+
+#[test]
+fn non_positive_or_non_finite_values() {
+    fails(
+        2,
+        &["run", "particle", "--h", "0"],
+        &["--h", "h must be finite and > 0", "got 0"],
+    );
+    fails(2, &["run", "particle", "--h", "-0.1"], &["--h", "got -0.1"]);
+    fails(
+        2,
+        &["run", "particle", "--set", "h=0"],
+        &["--set h=0", "h must be finite and > 0"],
+    );
+    fails(2, &["run", "particle", "--h", "nan"], &["--h", "NaN"]);
+    fails(
+        2,
+        &["run", "particle", "--t-end", "inf"],
+        &["--t-end", "t_end", "inf"],
+    );
+    fails(
+        2,
+        &["run", "particle", "--t-end", "-1"],
+        &["--t-end", "t_end"],
+    );
+    fails(
+        2,
+        &["run", "particle", "--set", "g=inf"],
+        &["invalid parameter g = inf", "finite"],
+    );
+    fails(
+        2,
+        &["run", "particle", "--set", "v=nan,0"],
+        &["initial v", "non-finite"],
+    );
+    fails(
+        2,
+        &["run", "particle", "--h", "1e-300", "--t-end", "10"],
+        &["steps"],
+    );
+}
+
+#[test]
+fn unreadable_or_invalid_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.toml");
+    fails(
+        2,
+        &["run", "--scenario", missing.to_str().unwrap()],
+        &["cannot read scenario file", "missing.toml"],
+    );
+    let cases = [
+        (
+            "syntax.toml",
+            "model = \"lc\"\nh = [1\n",
+            "TOML parse error",
+        ),
+        ("nomodel.toml", "h = 0.1\n", "missing required key 'model'"),
+        (
+            "unknown.toml",
+            "model = \"lc\"\ncolour = 1\n",
+            "unknown key 'colour'",
+        ),
+        (
+            "badmodel.toml",
+            "model = \"nosuch\"\n",
+            "unknown model 'nosuch'",
+        ),
+        (
+            "badparam.toml",
+            "model = \"lc\"\n[parameters]\nl = \"x\"\n",
+            "'l' cannot be set",
+        ),
+    ];
+    for (name, text, needle) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        fails(
+            2,
+            &["run", "--scenario", path.to_str().unwrap()],
+            &["invalid scenario file", name, needle],
+        );
+    }
+    let path = dir.path().join("lc.toml");
+    std::fs::write(&path, "model = \"lc\"\n").unwrap();
+    fails(
+        2,
+        &["run", "particle", "--scenario", path.to_str().unwrap()],
+        &["model 'particle' given", "for model 'lc'"],
+    );
+    fails(2, &["run"], &["no model given"]);
+}
+
+#[test]
+fn inadmissible_initial_state() {
+    fails(
+        2,
+        &["run", "particle", "--set", "q=0,-0.5"],
+        &["outside the admissible set", "floor y >= 0"],
+    );
+    fails(
+        2,
+        &[
+            "run",
+            "pendulum",
+            "--set",
+            "q=1.5707963267948966,0",
+            "--set",
+            "v=0,0",
+        ],
+        &["outside the admissible set", "cylinder"],
+    );
+    fails(
+        2,
+        &["run", "disk-wall", "--set", "v=1,1,1,1"],
+        &["violates constraint"],
+    );
+}
+
+#[test]
+fn numerical_failures_exit_with_1() {
+    fails(
+        1,
+        &["run", "pendulum", "--h", "0.5", "--steps", "10"],
+        &["pendulum: step", "Newton did not converge"],
+    );
+    // A degenerate system with inconsistent data (capacitor voltages differ).
+    fails(
+        1,
+        &["run", "lc", "--set", "q=0,1,0,0", "--steps", "3"],
+        &["lc: step 0", "inconsistent"],
+    );
+}
+
+#[test]
+fn bad_output_options() {
+    fails(
+        2,
+        &["run", "particle", "--out", "x.txt"],
+        &["x.txt", ".csv or .json"],
+    );
+    fails(2, &["run", "particle", "--out", "x"], &["output format"]);
+    fails(
+        2,
+        &["run", "particle", "--plot", "x.png"],
+        &["x.png", "SVG"],
+    );
+    fails(2, &["run", "particle", "--every", "0"], &["--every"]);
+    fails(
+        2,
+        &["run", "particle", "--out", "/nonexistent-dir/x.csv"],
+        &["cannot write", "x.csv"],
+    );
+}
+
+#[test]
+fn clap_usage_errors_exit_with_2() {
+    for args in [
+        vec!["run", "particle", "--steps", "5", "--t-end", "1"],
+        vec!["run", "particle", "--discretization", "backward"],
+        vec!["run", "particle", "--stepper", "rk4"],
+        vec!["frobnicate"],
+        vec!["run", "particle", "--h", "abc"],
+    ] {
+        let out = diracvi(&args);
+        assert_eq!(out.code, 2, "{args:?}");
+        assert!(out.stderr.starts_with("error: "), "{}", out.stderr);
+    }
+    assert_eq!(diracvi(&["--help"]).code, 0);
+}
+
+// ---------------------------------------------------------------- convergence
+
+#[test]
+fn convergence_lc_is_second_order() {
+    let s = json(&["convergence", "lc"]);
+    assert_eq!(s["model"], "lc");
+    assert_eq!(nums(&s["h"]).len(), 4);
+    let order = num(&s["order"]);
+    assert!((order - 2.0).abs() < 0.1, "order {order}");
+    let e = nums(&s["error"]);
+    assert!(e.windows(2).all(|w| w[1] < w[0]), "errors decrease: {e:?}");
+}
+
+#[test]
+fn convergence_particle_is_second_order() {
+    let s = json(&["convergence", "particle"]);
+    let order = num(&s["order"]);
+    assert!((order - 2.0).abs() < 0.2, "order {order}");
+}
+
+#[test]
+fn convergence_pendulum_is_first_order_with_the_forward_map() {
+    let s = json(&[
+        "convergence",
+        "pendulum",
+        "--t-end",
+        "2",
+        "--h-list",
+        "4e-3,2e-3,1e-3",
+    ]);
+    assert_eq!(nums(&s["h"]), [4e-3, 2e-3, 1e-3]);
+    let order = num(&s["order"]);
+    assert!((order - 1.0).abs() < 0.2, "order {order}");
+}
+
+#[test]
+fn convergence_text_table() {
+    let out = ok(&[
+        "convergence",
+        "particle",
+        "--t-end",
+        "1",
+        "--h-list",
+        "0.01,0.005",
+    ]);
+    assert!(out.contains("convergence of particle"), "{out}");
+    assert!(out.contains("fitted order: "), "{out}");
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.contains("e-3  ") || l.contains("e-2  "))
+            .count(),
+        2,
+        "{out}"
+    );
+}
+
+#[test]
+fn convergence_errors() {
+    fails(
+        2,
+        &["convergence", "ellipse"],
+        &[
+            "no reference solution for ellipse",
+            "available: lc, particle, pendulum",
+        ],
+    );
+    fails(2, &["convergence", "nosuch"], &["unknown model"]);
+    fails(
+        2,
+        &["convergence", "lc", "--h-list", "0.1"],
+        &["at least two"],
+    );
+    fails(
+        2,
+        &["convergence", "lc", "--h-list", "0.1,-0.1"],
+        &["--h-list", "h must be finite and > 0"],
+    );
+    fails(2, &["convergence", "lc", "--t-end", "0"], &["--t-end"]);
+    fails(
+        2,
+        &["convergence", "lc", "--set", "q=1,0,0,0"],
+        &["q(0) = 0"],
+    );
+}
