@@ -38,10 +38,10 @@ fn rigid_first_impacts<Mo: Model<3, 0>>(
 fn check_rigid<Mo: Model<3, 0>>(model: &Mo, reference: &RigidBodyReference) {
     let hs = [1e-2, 5e-3, 2.5e-3];
     let mut worst = vec![];
-    for h in hs {
+    for (i, h) in hs.into_iter().enumerate() {
         let errs = rigid_first_impacts(model, reference, h);
         assert_eq!(errs.len(), 3, "fewer than three impacts at h = {h}");
-        if h == hs[0] {
+        if i == 0 {
             for e in &errs {
                 assert!(*e <= 1e-3, "impact time error {e} > 1e-3 at h = 1e-2");
             }

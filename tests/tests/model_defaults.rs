@@ -3,7 +3,7 @@
 //! bounded energy deviation, constraint residuals at round-off.
 
 use diracvi_discrete_dirac::Direction;
-use diracvi_models::{Model, ModelVisitor, RunSetup, Scenario, System};
+use diracvi_models::{Model, ModelVisitor, RunSetup, Scenario};
 use diracvi_tests::run_model;
 
 /// What a default run produced.

@@ -72,7 +72,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub backward: bool,
     /// Write the trajectory (format from the extension: .csv or .json). CSV
-    /// puts the impacts in a sibling <stem>.impacts.csv.
+    /// puts the impacts in a sibling file STEM.impacts.csv.
     #[arg(long, value_name = "FILE.csv|FILE.json")]
     pub out: Option<PathBuf>,
     /// Record every K-th step (and always the last).
@@ -116,9 +116,9 @@ pub struct ConvergenceArgs {
 /// `--discretization`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DiscretizationArg {
-    /// `Ψ_d(q0, q1) = (q0, (q1 − q0)/h)`.
+    /// Ψ_d(q0, q1) = (q0, (q1 − q0)/h), symplectic-Euler type.
     Forward,
-    /// `Ψ_d(q0, q1) = ((q0 + q1)/2, (q1 − q0)/h)`.
+    /// Ψ_d(q0, q1) = ((q0 + q1)/2, (q1 − q0)/h).
     Midpoint,
 }
 
@@ -135,7 +135,7 @@ impl DiscretizationArg {
 /// `--constraint`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ConstraintArg {
-    /// `ω_{d±}` through the discretization's retraction.
+    /// ω_{d±} through the discretization's retraction (DDM eq. 4.2).
     Retraction,
     /// The symmetric midpoint constraint.
     Midpoint,
@@ -159,7 +159,8 @@ impl ConstraintArg {
 pub enum StepperArg {
     /// Discrete Lagrange–Dirac (with impacts).
     Lagrange,
-    /// Discrete nonholonomic Hamiltonian, symplectic Euler (no impacts).
+    /// Discrete nonholonomic Hamiltonian, symplectic Euler; no impact
+    /// handling: the run stops with an error if it leaves the admissible set.
     Hamiltonian,
 }
 

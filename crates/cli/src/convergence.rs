@@ -272,19 +272,26 @@ pub fn convergence(args: &ConvergenceArgs) -> Result<()> {
                 error: &errors,
                 order,
             };
-            println!("{}", serde_json::to_string(&json)?);
+            crate::emit(&format!("{}\n", serde_json::to_string(&json)?))?;
         }
         SummaryFormat::Text => {
-            println!(
+            use std::fmt::Write as _;
+            let mut s = String::new();
+            let _ = writeln!(
+                s,
                 "convergence of {} ({} discretization), t_end = {t_end}",
                 scenario.model, scenario.discretization
             );
-            println!("measure: {}", reference.describe());
-            println!("{:>14}  {:>8}  {:>14}", "h", "steps", "error");
+            let _ = writeln!(s, "measure: {}", reference.describe());
+            let _ = writeln!(s, "{:>14}  {:>8}  {:>14}", "h", "steps", "error");
             for ((h, n), e) in h_list.iter().zip(&steps).zip(&errors) {
-                println!("{h:>14.6e}  {n:>8}  {e:>14.6e}");
+                let _ = writeln!(s, "{h:>14.6e}  {n:>8}  {e:>14.6e}");
             }
-            println!("fitted order: {order:.3} (least-squares slope of log error against log h)");
+            let _ = writeln!(
+                s,
+                "fitted order: {order:.3} (least-squares slope of log error against log h)"
+            );
+            crate::emit(&s)?;
         }
     }
     Ok(())

@@ -89,6 +89,18 @@ fn main() -> ExitCode {
     }
 }
 
+/// Write `text` to stdout. A closed pipe (`diracvi list | head -1`) is not
+/// an error worth a message: the process exits quietly with status 0.
+pub fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(anyhow::Error::new(e).context("cannot write to stdout")),
+    }
+}
+
 /// Collapse a message onto one line.
 fn one_line(msg: &str) -> String {
     msg.split_whitespace().collect::<Vec<_>>().join(" ")

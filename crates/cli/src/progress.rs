@@ -34,7 +34,7 @@ impl Progress {
 
     /// Step `k` (of `total`) is done.
     pub fn tick(&mut self, k: usize) {
-        if !self.enabled || (k % 32 != 0 && k != self.total) {
+        if !self.enabled || (!k.is_multiple_of(32) && k != self.total) {
             return;
         }
         let now = Instant::now();

@@ -27,17 +27,17 @@ const MAX_STEPS: f64 = 1e12;
 pub fn list() -> Result<()> {
     let models = catalogue();
     let width = models.iter().map(|m| m.name.len()).max().unwrap_or(0);
-    for m in models {
-        println!("{:width$}  {}", m.name, m.description);
-    }
-    Ok(())
+    let lines: String = models
+        .iter()
+        .map(|m| format!("{:width$}  {}\n", m.name, m.description))
+        .collect();
+    crate::emit(&lines)
 }
 
 /// `diracvi show <model>`.
 pub fn show(model: &str) -> Result<()> {
     let scenario = Scenario::defaults(model)?;
-    print!("{}", scenario.to_toml());
-    Ok(())
+    crate::emit(&scenario.to_toml())
 }
 
 /// Read `--scenario` (if any) or the model's defaults, check that the two
@@ -520,13 +520,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
                 out: args.out.as_ref().map(|p| p.display().to_string()),
                 plot: args.plot.as_ref().map(|p| p.display().to_string()),
             };
-            println!("{}", serde_json::to_string(&json)?);
+            crate::emit(&format!("{}\n", serde_json::to_string(&json)?))?;
         }
         SummaryFormat::Text if !args.quiet => {
-            print!(
-                "{}",
-                text_summary(&scenario, &info, args, steps, t_end, &outcome)
-            );
+            crate::emit(&text_summary(
+                &scenario, &info, args, steps, t_end, &outcome,
+            ))?;
         }
         SummaryFormat::Text => {}
     }

@@ -98,6 +98,11 @@ fn assert_close(a: f64, b: f64, tol: f64, what: &str) {
     );
 }
 
+/// Bit-for-bit equality (full-precision output).
+fn assert_bits(a: f64, b: f64, what: &str) {
+    assert_eq!(a.to_bits(), b.to_bits(), "{what}: {a} vs {b}");
+}
+
 /// Every number of two summaries agrees (wall time and file names aside).
 fn assert_same_summary(a: &Value, b: &Value) {
     let strip = |v: &Value| {
@@ -516,10 +521,10 @@ fn run_out_csv_writes_records_and_impacts() {
         "every 50 and the last"
     );
     let last = rows.last().unwrap();
-    assert_eq!(last[1], num(&s["final_state"]["t"]), "full precision");
+    assert_bits(last[1], num(&s["final_state"]["t"]), "t at full precision");
     assert_eq!(last[2..4], nums(&s["final_state"]["q"])[..]);
     assert_eq!(last[4..6], nums(&s["final_state"]["p"])[..]);
-    assert_eq!(last[6], num(&s["energy"]["final"]));
+    assert_bits(last[6], num(&s["energy"]["final"]), "final energy");
 
     let (header, impacts) = parse_csv(&dir.path().join("traj.impacts.csv"));
     assert_eq!(
@@ -589,7 +594,7 @@ fn run_out_json_writes_records_and_impacts() {
     assert_eq!(impacts.len() as u64, s["impacts"].as_u64().unwrap());
     assert_eq!(impacts.len(), 2);
     for (imp, t) in impacts.iter().zip(nums(&s["impact_times"])) {
-        assert_eq!(num(&imp["t"]), t);
+        assert_bits(num(&imp["t"]), t, "impact time");
         for key in ["step", "alpha", "piece", "energy_before", "energy_after"] {
             assert!(imp[key].is_number(), "{key}");
         }

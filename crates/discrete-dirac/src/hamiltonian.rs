@@ -158,6 +158,14 @@ where
         if !(h.is_finite() && h > 0.0) {
             return Err(StepError::BadStep { step: k, t, h });
         }
+        if state.q.iter().chain(state.p.iter()).any(|v| !v.is_finite()) {
+            return Err(StepError::NonFinite {
+                step: k,
+                t,
+                what: "state",
+                iterations: 0,
+            });
+        }
         let sign = self.direction.sign();
         let orientation = self.direction.orientation();
         let a = state.q;

@@ -121,7 +121,7 @@ fn lu_factor(a: &DMatrix<f64>, lu: &mut DMatrix<f64>, perm: &mut [usize], thresh
     let n = a.nrows();
     lu.copy_from(a);
     let amax = a.amax();
-    if !(amax > 0.0) {
+    if amax.is_nan() || amax <= 0.0 {
         return false;
     }
     for (i, p) in perm.iter_mut().enumerate() {
@@ -137,7 +137,7 @@ fn lu_factor(a: &DMatrix<f64>, lu: &mut DMatrix<f64>, perm: &mut [usize], thresh
                 piv = i;
             }
         }
-        if !(best > threshold * amax) {
+        if best.is_nan() || best <= threshold * amax {
             return false;
         }
         if piv != k {
@@ -238,22 +238,89 @@ pub fn solve<F>(
     x: &mut DVector<f64>,
     ws: &mut NewtonWorkspace,
     params: &NewtonParams,
-    mut evaluated: Option<f64>,
-    mut eval: F,
+    evaluated: Option<f64>,
+    eval: F,
 ) -> Result<NewtonInfo, NewtonFailure>
 where
     F: FnMut(&DVector<f64>, &mut DVector<f64>, &mut DMatrix<f64>) -> Result<f64, GeometryError>,
+{
+    let mut eval = eval;
+    solve_impl(x, ws, params, evaluated, false, false, |x, r, j| match j {
+        Some(j) => eval(x, r, j),
+        None => unreachable!("solve_impl asks for the Jacobian on every evaluation"),
+    })
+}
+
+/// [`solve`] for an `eval` that can skip the Jacobian: `eval(x, r, None)`
+/// writes only the residual (and returns the scale), `eval(x, r, Some(jac))`
+/// both, with the same residual and scale. The Jacobian is asked for only
+/// when a Newton step follows, so the final (converged) evaluation costs a
+/// residual only.
+///
+/// `scale`: `ws.r`/`ws.jac` already hold the evaluation at `x` with this
+/// equation scale. `factored`: moreover `ws` holds the LU factors of
+/// `ws.jac` from a call of [`is_singular`] that returned `false` (requires
+/// `scale`).
+///
+/// # Errors
+/// As [`solve`].
+pub fn solve_lazy<F>(
+    x: &mut DVector<f64>,
+    ws: &mut NewtonWorkspace,
+    params: &NewtonParams,
+    scale: Option<f64>,
+    factored: bool,
+    eval: F,
+) -> Result<NewtonInfo, NewtonFailure>
+where
+    F: FnMut(
+        &DVector<f64>,
+        &mut DVector<f64>,
+        Option<&mut DMatrix<f64>>,
+    ) -> Result<f64, GeometryError>,
+{
+    assert!(
+        scale.is_some() || !factored,
+        "solve_lazy: `factored` needs the evaluation at x"
+    );
+    solve_impl(x, ws, params, scale, factored, true, eval)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn solve_impl<F>(
+    x: &mut DVector<f64>,
+    ws: &mut NewtonWorkspace,
+    params: &NewtonParams,
+    mut evaluated: Option<f64>,
+    mut factored: bool,
+    lazy: bool,
+    mut eval: F,
+) -> Result<NewtonInfo, NewtonFailure>
+where
+    F: FnMut(
+        &DVector<f64>,
+        &mut DVector<f64>,
+        Option<&mut DMatrix<f64>>,
+    ) -> Result<f64, GeometryError>,
 {
     let mut info = NewtonInfo::default();
     let mut polish = 0;
     let mut best: Option<(f64, DVector<f64>)> = None;
     loop {
-        let scale = match evaluated.take() {
-            Some(s) => s,
-            None => eval(x, &mut ws.r, &mut ws.jac).map_err(NewtonFailure::Geometry)?,
+        let (scale, have_jacobian) = match evaluated.take() {
+            Some(s) => (s, true),
+            None if lazy => (
+                eval(x, &mut ws.r, None).map_err(NewtonFailure::Geometry)?,
+                false,
+            ),
+            None => (
+                eval(x, &mut ws.r, Some(&mut ws.jac)).map_err(NewtonFailure::Geometry)?,
+                true,
+            ),
         };
         let res = ws.r.amax() / scale;
-        if !res.is_finite() {
+        // `amax` skips NaN entries (its comparisons are false), so test them.
+        if !res.is_finite() || ws.r.iter().any(|v| !v.is_finite()) {
             return Err(NewtonFailure::NonFinite {
                 what: "residual",
                 iterations: info.iterations,
@@ -287,7 +354,12 @@ where
                 residual: res,
             });
         }
-        if lu_factor(&ws.jac, &mut ws.lu, &mut ws.perm, params.singular_threshold) {
+        if !have_jacobian {
+            eval(x, &mut ws.r, Some(&mut ws.jac)).map_err(NewtonFailure::Geometry)?;
+        }
+        if std::mem::take(&mut factored)
+            || lu_factor(&ws.jac, &mut ws.lu, &mut ws.perm, params.singular_threshold)
+        {
             lu_solve(&ws.lu, &ws.perm, &ws.r, &mut ws.dx);
         } else {
             info.rank_deficient_iterations += 1;

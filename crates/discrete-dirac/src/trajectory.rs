@@ -167,7 +167,8 @@ where
         newton_iterations: 0,
         degenerate_steps: 0,
     };
-    let wants = |k: usize| options.every > 0 && (k % options.every == 0 || k == options.steps);
+    let wants =
+        |k: usize| options.every > 0 && (k.is_multiple_of(options.every) || k == options.steps);
     if options.steps == 0 && options.every > 0 {
         emit(
             Record {

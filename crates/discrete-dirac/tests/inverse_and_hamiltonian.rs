@@ -21,14 +21,14 @@ fn state_diff<const N: usize>(a: &State<N>, b: &State<N>) -> f64 {
     dq.max(dp)
 }
 
-/// Newton parameters with a tighter tolerance than the default 1e-12: the
-/// identities below are properties of the schemes, and with the default
-/// tolerance the accepted solver error (amplified by `1/h` in the momentum
-/// `p = D2 L_d`, and along the Kepler orbit) reaches ~1e-9 over 1000 steps.
+/// Newton parameters that solve to the round-off floor: the default
+/// tolerance 1e-12, then up to 3 polishing iterations while the residual
+/// still shrinks. The identities below are properties of the schemes; with
+/// the default stopping rule alone the accepted solver error (relative
+/// 1e-12 in `b`, amplified by `M/h` in the momentum `p = D2 L_d` and
+/// accumulated along the orbit) reaches 1e-9…1e-7 over 1000 steps.
 fn tight() -> NewtonParams {
-    let mut p = NewtonParams::default();
-    p.tolerance = 1e-14;
-    p
+    NewtonParams::default().with_polish(3)
 }
 
 /// 1000 (+) steps then 1000 (−) steps; the scaled distance to the start.
@@ -86,7 +86,7 @@ fn check_inverse<Sy, const N: usize>(
         let default = round_trip(system, disc, s0, h, NewtonParams::default());
         let tight = round_trip(system, disc, s0, h, tight());
         eprintln!(
-            "{name} {disc}: one-step inverse error {one:.2e}; 1000-step round trip {tight:.2e} (Newton tolerance 1e-14), {default:.2e} (default 1e-12)"
+            "{name} {disc}: one-step inverse error {one:.2e}; 1000-step round trip {tight:.2e} (solved to round-off), {default:.2e} (default 1e-12)"
         );
         assert!(
             tight <= 1e-9,
@@ -179,10 +179,20 @@ where
     .with_params(params);
     let (mut worst, mut residual): (f64, f64) = (0.0, 0.0);
     let (mut a, mut b) = (s0, s0);
-    // (q_k, q_{k+1}) in time order.
-    let ordered = |from: &State<N>, to: &State<N>| match direction {
-        Direction::Forward => (from.q, to.q),
-        Direction::Backward => (to.q, from.q),
+    // The step's own discrete constraint (ω_{d+} forward, ω_{d−} backward),
+    // in the units of SPEC §6.
+    let constraint_residual = |from: &State<N>, to: &State<N>| {
+        let c: SVector<f64, M> = cd
+            .evaluate(
+                &system,
+                &Discretization::Forward,
+                direction.orientation(),
+                &from.q,
+                &to.q,
+                h,
+            )
+            .unwrap();
+        c.amax() * h / to.q.amax().max(1.0)
     };
     let mut ld_plus = LagrangeDirac::plus(system, Discretization::Forward, cd).with_params(params);
     let mut ld_minus = LagrangeDirac::minus(system, EndPoint, cd).with_params(params);
@@ -192,13 +202,9 @@ where
             Direction::Backward => ld_minus.step(k, &a, h).unwrap().0,
         };
         let b1 = ham.step(k, &b, h).unwrap().0;
-        for (from, to) in [(&a, &a1), (&b, &b1)] {
-            let (q0, q1) = ordered(from, to);
-            let r = cd
-                .residual(&system, &Discretization::Forward, &q0, &q1, h)
-                .unwrap();
-            residual = residual.max(r);
-        }
+        residual = residual
+            .max(constraint_residual(&a, &a1))
+            .max(constraint_residual(&b, &b1));
         (a, b) = (a1, b1);
         worst = worst.max(state_diff(&a, &b));
     }
@@ -229,14 +235,19 @@ fn lagrange_dirac_and_hamiltonian_agree_nonholonomic_pendulum() {
                 NewtonParams::default(),
             );
             eprintln!(
-                "pendulum h = {h:.0e} {direction:?}: max |LD − H| = {d:.2e} (Newton tolerance 1e-14), {dd:.2e} (default 1e-12); max constraint residual {res:.1e}"
+                "pendulum h = {h:.0e} {direction:?}: max |LD − H| = {d:.2e} (solved to round-off), {dd:.2e} (default 1e-12); max constraint residual {res:.1e}"
             );
             assert!(
                 d <= 1e-10,
                 "{direction:?}: Lagrange–Dirac and Hamiltonian differ by {d:e}"
             );
+            // With the default tolerance the Lagrange–Dirac solve may stop
+            // after one warm-started iteration with b accurate to ~1e-12·|b|
+            // (its equation scale includes |D12|·|b|); the error has the same
+            // sign step after step and drifts the momentum by ~M·1e-12|b|/h
+            // per step, ≈ 2e-7 over these 800 backward steps.
             assert!(
-                dd <= 1e-8,
+                dd <= 1e-6,
                 "{direction:?}, default tolerance: differ by {dd:e}"
             );
             assert!(res <= 1e-12, "constraint residual {res:e}");

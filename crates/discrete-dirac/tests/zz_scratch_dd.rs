@@ -657,3 +657,148 @@ fn scratch_backward6() {
     let _ = r0;
     eprintln!("guess {:?} a {:?} prev {:?}", guess, a.q, prev.q);
 }
+
+#[test]
+fn scratch_mid_order() {
+    let pend = Pendulum::default();
+    let th0 = 0.75 * PI;
+    let q0 = SVector::from([th0, 0.0]);
+    let v0 = SVector::from([0.25 * PI, f_pend(th0) * 0.25 * PI]);
+    let (th_ref, _) = reduced_pendulum_reference(&pend, q0[0], v0[0], 2.0, 20000);
+    for (name, params) in [
+        ("default", NewtonParams::default()),
+        ("polish", NewtonParams::default().with_polish(3)),
+    ] {
+        let mut errs = vec![];
+        let hs: [f64; 5] = [4e-3, 2e-3, 1e-3, 5e-4, 2.5e-4];
+        for &h in &hs {
+            let s0 = state_from_velocity(&pend, 0.0, &q0, &v0).unwrap();
+            let n = (2.0 / h).round() as usize;
+            let mut st = LagrangeDirac::plus(
+                pend,
+                Discretization::Midpoint,
+                ConstraintDiscretization::Midpoint,
+            )
+            .with_params(params);
+            let tr =
+                integrate(&mut st, s0, h, RunOptions::new(n).every(0), |_| {}, |_| {}).unwrap();
+            errs.push(tr.summary.final_state.q[0] - th_ref);
+        }
+        eprintln!(
+            "{name}: errs {:?} order {:.3}",
+            errs,
+            fitted_order(&hs, &errs.iter().map(|e| e.abs()).collect::<Vec<_>>())
+        );
+    }
+}
+
+#[test]
+fn scratch_absurd() {
+    let pend = Pendulum::default();
+    let s = state_from_velocity(
+        &pend,
+        0.0,
+        &SVector::from([0.75 * PI, 0.0]),
+        &SVector::from([0.25 * PI, f_pend(0.75 * PI) * 0.25 * PI]),
+    )
+    .unwrap();
+    let sk = State {
+        t: 0.0,
+        q: SVector::from([1e-3, 0.0]),
+        p: SVector::from([0.0, 1.0]),
+    };
+    for h in [0.3, 1.0, 3.0, 10.0, 100.0, 1e3, 1e6] {
+        for disc in Discretization::ALL {
+            let cd = if disc == Discretization::Forward {
+                ConstraintDiscretization::Retraction
+            } else {
+                ConstraintDiscretization::Midpoint
+            };
+            let mut ld = LagrangeDirac::plus(pend, disc, cd);
+            let r = ld.step(0, &s, h);
+            eprintln!("pend {disc} h={h}: {:?}", r.map(|x| x.0.q));
+            let mut ld = LagrangeDirac::plus(Kepler, disc, cd);
+            let r = ld.step(0, &sk, h);
+            eprintln!("kepler {disc} h={h}: {:?}", r.map(|x| x.0.q));
+        }
+        let mut ham = NonholonomicHamiltonian::new(
+            pend,
+            Discretization::Forward,
+            ConstraintDiscretization::Retraction,
+            SymplecticEuler,
+            Direction::Forward,
+        );
+        eprintln!("pend ham h={h}: {:?}", ham.step(0, &s, h).map(|x| x.0.q));
+    }
+}
+
+#[test]
+fn scratch_bitwise() {
+    let pend = Pendulum::default();
+    let lc = Lc::default();
+    let mut mism = (0, 0, 0);
+    let mut seed = 12345u64;
+    let mut rnd = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((seed >> 11) as f64) / (1u64 << 53) as f64
+    };
+    for _ in 0..2000 {
+        for disc in Discretization::ALL {
+            for o in [Orientation::Forward, Orientation::Reversed] {
+                let a = SVector::from([2.0 + rnd(), rnd()]);
+                let b = a + SVector::from([1e-3 * rnd(), 1e-3 * rnd()]);
+                let ld = DiscreteLagrangian::<Pendulum, Discretization, 2, 1>::new(&pend, &disc)
+                    .oriented(o);
+                let jet = ld.jet(&a, &b, 1e-3).unwrap();
+                let d1 = ld.d1(&a, &b, 1e-3).unwrap();
+                let d2 = ld.d2(&a, &b, 1e-3).unwrap();
+                let (g2, _) = ld.hessian_second(&a, &b, 1e-3).unwrap();
+                let (g1, _) = ld.hessian_first(&a, &b, 1e-3).unwrap();
+                if jet
+                    .d1
+                    .iter()
+                    .zip(d1.iter())
+                    .any(|(x, y)| x.to_bits() != y.to_bits())
+                {
+                    mism.0 += 1;
+                }
+                if jet
+                    .d2
+                    .iter()
+                    .zip(d2.iter())
+                    .any(|(x, y)| x.to_bits() != y.to_bits())
+                {
+                    mism.1 += 1;
+                }
+                if g2
+                    .iter()
+                    .zip(d2.iter())
+                    .any(|(x, y)| x.to_bits() != y.to_bits())
+                    || g1
+                        .iter()
+                        .zip(d1.iter())
+                        .any(|(x, y)| x.to_bits() != y.to_bits())
+                {
+                    mism.2 += 1;
+                }
+                let a4 = SVector::from([rnd(), rnd(), rnd(), rnd()]);
+                let b4 = a4 + SVector::from([rnd(), rnd(), rnd(), rnd()]) * 0.1;
+                let ld4 =
+                    DiscreteLagrangian::<Lc, Discretization, 4, 2>::new(&lc, &disc).oriented(o);
+                let jet = ld4.jet(&a4, &b4, 0.15).unwrap();
+                let d1 = ld4.d1(&a4, &b4, 0.15).unwrap();
+                if jet
+                    .d1
+                    .iter()
+                    .zip(d1.iter())
+                    .any(|(x, y)| x.to_bits() != y.to_bits())
+                {
+                    mism.0 += 1;
+                }
+            }
+        }
+    }
+    eprintln!("mismatches (jet.d1 vs d1, jet.d2 vs d2, dual2 vs dual): {mism:?}");
+}

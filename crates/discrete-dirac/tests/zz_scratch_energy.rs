@@ -59,3 +59,83 @@ fn scratch_energy() {
         }
     }
 }
+
+#[test]
+#[ignore]
+fn scratch_count_pendulum() {
+    let pend = Pendulum::default();
+    let th0 = 0.75 * PI;
+    let s0 = state_from_velocity(
+        &pend,
+        0.0,
+        &SVector::from([th0, 0.0]),
+        &SVector::from([0.25 * PI, f_pend(th0) * 0.25 * PI]),
+    )
+    .unwrap();
+    let which = std::env::var("WHICH").unwrap_or_default();
+    let mut its = 0;
+    let t0 = std::time::Instant::now();
+    let n = 200_000;
+    if which == "fwd" || which == "mid" {
+        let (d, c) = if which == "fwd" {
+            (
+                Discretization::Forward,
+                ConstraintDiscretization::Retraction,
+            )
+        } else {
+            (Discretization::Midpoint, ConstraintDiscretization::Midpoint)
+        };
+        let mut st = LagrangeDirac::plus(pend, d, c);
+        let mut s = s0;
+        for k in 0..n {
+            let (x, stt) = st.step(k, &s, 1e-3).unwrap();
+            s = x;
+            its += stt.iterations;
+        }
+    } else if which == "ham" {
+        let mut st = NonholonomicHamiltonian::new(
+            pend,
+            Discretization::Forward,
+            ConstraintDiscretization::Retraction,
+            SymplecticEuler,
+            Direction::Forward,
+        );
+        let mut s = s0;
+        for k in 0..n {
+            let (x, stt) = st.step(k, &s, 1e-3).unwrap();
+            s = x;
+            its += stt.iterations;
+        }
+    } else if which == "lc" {
+        let lc = Lc::default();
+        let h = 2.0 * PI / lc.omega() / 40.0;
+        let s0 = state_from_velocity(
+            &lc,
+            0.0,
+            &SVector::zeros(),
+            &SVector::from([10.0, 2.5, 10.0, 7.5]),
+        )
+        .unwrap();
+        for _ in 0..250 {
+            let mut st = LagrangeDirac::plus(
+                lc,
+                Discretization::Forward,
+                ConstraintDiscretization::Retraction,
+            );
+            let tr = integrate(
+                &mut st,
+                s0,
+                h,
+                RunOptions::new(800).every(0),
+                |_| {},
+                |_| {},
+            )
+            .unwrap();
+            its += tr.summary.newton_iterations;
+        }
+    }
+    eprintln!(
+        "{which}: {:?} per unit, its {its}",
+        t0.elapsed() / if which == "lc" { 250 } else { n as u32 }
+    );
+}

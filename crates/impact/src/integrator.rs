@@ -175,7 +175,11 @@ pub struct ImpactIntegrator<Sy, Dm, const N: usize, const M: usize> {
     stepper: LagrangeDirac<Sy, Dm, N, M>,
     params: ImpactParams,
     ws: NewtonWorkspace,
+    /// `(q, g_j(q), dg_j(q))` at the end of the last sub-step, per piece.
+    grad_cache: Vec<Option<GradientAt<N>>>,
 }
+
+type GradientAt<const N: usize> = (SVector<f64, N>, f64, SVector<f64, N>);
 
 /// `g_j(q(α))` along the sub-step, for argmin.
 struct Crossing<'a, Sy, Dm, const N: usize, const M: usize> {
@@ -238,6 +242,7 @@ where
             stepper,
             params: ImpactParams::default(),
             ws: NewtonWorkspace::new(N + M),
+            grad_cache: Vec::new(),
         }
     }
 
@@ -275,16 +280,25 @@ where
     /// Pieces that may be crossed on the sub-step `a → b`: negative at `b`,
     /// or dipping below zero inside by the cubic Hermite estimate.
     fn suspects(
-        &self,
+        &mut self,
         a: &SVector<f64, N>,
         b: &SVector<f64, N>,
     ) -> Result<Vec<usize>, GeometryError> {
         let sys = self.stepper.system();
         let mut out = Vec::new();
         let d = b - a;
-        for j in 0..sys.boundary_count() {
-            let (g0, dg0) = boundary_gradient(sys, j, a)?;
+        let count = sys.boundary_count();
+        if self.grad_cache.len() != count {
+            self.grad_cache = vec![None; count];
+        }
+        for j in 0..count {
+            // g and dg at a are usually those computed at the previous step's b.
+            let (g0, dg0) = match self.grad_cache[j] {
+                Some((q, g, dg)) if q == *a => (g, dg),
+                _ => boundary_gradient(sys, j, a)?,
+            };
             let (g1, dg1) = boundary_gradient(sys, j, b)?;
+            self.grad_cache[j] = Some((*b, g1, dg1));
             // Round-off level of g at b: touching to within it is not a crossing.
             let eps_g = TOUCH_TOLERANCE * (1.0 + dg1.amax() * b.amax() + g1.abs());
             if g1 < -eps_g {
