@@ -73,6 +73,7 @@ fn pendulum_theta_converges_to_reference_through_impacts() {
         NonholonomicPendulumReference::new(PendulumReferenceParams::default()).solve(5.0);
     let hs = [4e-3, 2e-3, 1e-3];
     let mut errs = vec![];
+    let mut impact_errs = vec![];
     for h in hs {
         let steps = (5.0_f64 / h).round() as usize;
         let traj = run_model(&model, &setup, h, steps, 1, Direction::Forward).unwrap();
@@ -91,6 +92,13 @@ fn pendulum_theta_converges_to_reference_through_impacts() {
                 e.t
             );
         }
+        // Impact times against the reference: first order, like θ, with an
+        // error that grows by about one h per impact.
+        for (i, (e, t_ref)) in traj.events.iter().zip(reference.impact_times()).enumerate() {
+            let bound = (i + 1) as f64 * h;
+            assert!((e.t - t_ref).abs() <= bound, "impact {i} at {} vs reference {t_ref} (h = {h})", e.t);
+        }
+        impact_errs.push((traj.events.last().unwrap().t - reference.impact_times().last().unwrap()).abs());
         let last = traj.records.last().unwrap();
         let err = (last.q[0] - reference.theta_at(last.t)).abs();
         eprintln!(
@@ -100,8 +108,10 @@ fn pendulum_theta_converges_to_reference_through_impacts() {
         errs.push(err);
     }
     let order = fitted_order(&hs, &errs);
-    eprintln!("pendulum θ(5) fitted order {order:.3}");
+    let impact_order = fitted_order(&hs, &impact_errs);
+    eprintln!("pendulum θ(5) fitted order {order:.3}, last impact time order {impact_order:.3}");
     assert!(order >= 0.9, "order {order}");
+    assert!(impact_order >= 0.9, "impact-time order {impact_order}");
 }
 
 /// Forward through impacts, then backward with the (−) stepper from the
