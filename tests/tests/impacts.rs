@@ -96,9 +96,14 @@ fn pendulum_theta_converges_to_reference_through_impacts() {
         // error that grows by about one h per impact.
         for (i, (e, t_ref)) in traj.events.iter().zip(reference.impact_times()).enumerate() {
             let bound = (i + 1) as f64 * h;
-            assert!((e.t - t_ref).abs() <= bound, "impact {i} at {} vs reference {t_ref} (h = {h})", e.t);
+            assert!(
+                (e.t - t_ref).abs() <= bound,
+                "impact {i} at {} vs reference {t_ref} (h = {h})",
+                e.t
+            );
         }
-        impact_errs.push((traj.events.last().unwrap().t - reference.impact_times().last().unwrap()).abs());
+        impact_errs
+            .push((traj.events.last().unwrap().t - reference.impact_times().last().unwrap()).abs());
         let last = traj.records.last().unwrap();
         let err = (last.q[0] - reference.theta_at(last.t)).abs();
         eprintln!(
