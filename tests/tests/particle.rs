@@ -1,4 +1,4 @@
-//! Bouncing particle ([VCI] §4.1, SPEC §5) against the closed-form solution.
+//! Bouncing particle (\[VCI\] §4.1, SPEC §5) against the closed-form solution.
 
 use diracvi_discrete_dirac::{
     Direction, LagrangeDirac, RunOptions, integrate, state_from_pair, vci_pair,
@@ -46,7 +46,7 @@ fn particle_position_error_is_bounded_by_c_h_squared() {
     }
 }
 
-/// With the discrete-pair initial data of [VCI] §4.1 the discrete times are
+/// With the discrete-pair initial data of \[VCI\] §4.1 the discrete times are
 /// shifted by h/2; the first impact time, corrected for the shift, converges
 /// at second order.
 #[test]

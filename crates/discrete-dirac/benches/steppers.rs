@@ -1,9 +1,9 @@
 //! Stepper benchmarks.
 //!
 //! * `pendulum_plus_step/*` — one warm-started (+) step of the nonholonomic
-//!   spherical pendulum (n = 2, m = 1, [VCI] §4.3, no wall), h = 1e-3, along
+//!   spherical pendulum (n = 2, m = 1, \[VCI\] §4.3, no wall), h = 1e-3, along
 //!   a trajectory (target ≤ 1 µs for the Lagrange–Dirac step);
-//! * `lc_800_steps` — the LC circuit of [DDM] §6 (n = 4, m = 2, degenerate
+//! * `lc_800_steps` — the LC circuit of \[DDM\] §6 (n = 4, m = 2, degenerate
 //!   Lagrangian: hidden constraints from faer's SVD, computed once and
 //!   cached), 800 steps of h = 2π/40 through the trajectory driver, stepper
 //!   construction included (target ≤ 1 ms).

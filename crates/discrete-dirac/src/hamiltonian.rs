@@ -1,4 +1,4 @@
-//! The (+) and (−) discrete nonholonomic Hamiltonian steppers ([DDM] 5.6b,
+//! The (+) and (−) discrete nonholonomic Hamiltonian steppers (\[DDM\] 5.6b,
 //! 5.12b).
 //!
 //! (+), forward: unknowns `(q_{k+1}, p_{k+1}, μ)` from

@@ -1,5 +1,5 @@
-//! The (+) and (−) discrete Lagrange–Dirac steppers ([DDM] eqs. 5.3b, 5.9b;
-//! [VCI] eqs. (1), (2)).
+//! The (+) and (−) discrete Lagrange–Dirac steppers (\[DDM\] eqs. 5.3b, 5.9b;
+//! \[VCI\] eqs. (1), (2)).
 //!
 //! (+), forward in time: given `(q_k, p_k)` solve for `(q_{k+1}, μ)`
 //! ```text
@@ -13,7 +13,7 @@
 //! ```
 //! Both are one *oriented* solve: with `L_d^*(a, b, h) = L_d(b, a, h)` and the
 //! momentum negated, (−) is (+) for `L_d^*` (see
-//! [`Orientation`](diracvi_geometry::Orientation)). The oriented equations are
+//! [`Orientation`]). The oriented equations are
 //! `π_a + D1 L(a, b, h) − A(a)ᵀ μ = 0`, `ω(a, b) = 0`, `π_b = D2 L(a, b, h)`.
 //!
 //! **Degenerate Lagrangians** (SPEC §3). When the step Jacobian
@@ -97,12 +97,12 @@ where
     Sy: System<N, M>,
     Dm: DiscretizationMap<N>,
 {
-    /// The (+) stepper, forward in time ([DDM] 5.3b).
+    /// The (+) stepper, forward in time (\[DDM\] 5.3b).
     pub fn plus(system: Sy, map: Dm, constraint: ConstraintDiscretization) -> Self {
         Self::new(system, map, constraint, Direction::Forward)
     }
 
-    /// The (−) stepper, backward in time ([DDM] 5.9b).
+    /// The (−) stepper, backward in time (\[DDM\] 5.9b).
     pub fn minus(system: Sy, map: Dm, constraint: ConstraintDiscretization) -> Self {
         Self::new(system, map, constraint, Direction::Backward)
     }

@@ -1,14 +1,14 @@
 //! # diracvi-discrete-dirac
 //!
-//! One-step maps of discrete Dirac mechanics ([DDM] Leok & Ohsawa) for any
-//! [`System`](diracvi_geometry::System):
+//! One-step maps of discrete Dirac mechanics (\[DDM\] Leok & Ohsawa) for any
+//! [`System`]:
 //!
 //! * [`LagrangeDirac`] — the (+) discrete Lagrange–Dirac stepper forward in
-//!   time ([DDM] 5.3b) and the (−) stepper backward in time ([DDM] 5.9b), with
+//!   time (\[DDM\] 5.3b) and the (−) stepper backward in time (\[DDM\] 5.9b), with
 //!   or without nonholonomic constraints, degenerate Lagrangians (the LC
-//!   circuit of [DDM] §6) included;
+//!   circuit of \[DDM\] §6) included;
 //! * [`NonholonomicHamiltonian`] — the (+) and (−) discrete nonholonomic
-//!   Hamiltonian steppers ([DDM] 5.6b, 5.12b) with the symplectic-Euler
+//!   Hamiltonian steppers (\[DDM\] 5.6b, 5.12b) with the symplectic-Euler
 //!   generating functions `H_{d±}` built from `H`, or user-supplied ones;
 //! * [`newton`] — the shared Newton solver (AD Jacobians, dense LU,
 //!   rank-revealing faer fallback);
@@ -95,7 +95,7 @@ where
 }
 
 /// Initial state from a discrete pair `(q_0, q_1)`: `p_0 = −D1 L_d(q_0, q_1, h)`
-/// (SPEC §3; [VCI] Algorithm 1 prints `D2`, which is the momentum at `q_1`).
+/// (SPEC §3; \[VCI\] Algorithm 1 prints `D2`, which is the momentum at `q_1`).
 ///
 /// # Errors
 /// When `L_d` cannot be evaluated or the input is not finite.
@@ -122,7 +122,7 @@ where
     })
 }
 
-/// The discrete pair of [VCI] §4.1 from continuous data:
+/// The discrete pair of \[VCI\] §4.1 from continuous data:
 /// `q_0 = q(0) − h/2 v(0)`, `q_1 = q(0) + h/2 v(0)` (this shifts the discrete
 /// times by `h/2` against the continuous ones).
 pub fn vci_pair<const N: usize>(

@@ -1,6 +1,6 @@
 //! (−) inverts (+) for unconstrained systems (SPEC §3), and the Lagrange–Dirac
 //! and nonholonomic Hamiltonian steppers coincide for a hyperregular `L`
-//! (symplectic Euler, [DDM] §5), with and without a nonholonomic constraint.
+//! (symplectic Euler, \[DDM\] §5), with and without a nonholonomic constraint.
 
 mod common;
 use common::{Kepler, Pendulum, Planar, f_pend, kepler_pericenter};

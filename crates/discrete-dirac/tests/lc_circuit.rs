@@ -1,4 +1,4 @@
-//! The LC circuit of [DDM] §6: a degenerate Lagrangian with holonomic
+//! The LC circuit of \[DDM\] §6: a degenerate Lagrangian with holonomic
 //! constraints, stepped by the generic (+) Lagrange–Dirac stepper.
 
 mod common;

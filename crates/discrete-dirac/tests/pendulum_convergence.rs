@@ -1,4 +1,4 @@
-//! The nonholonomic spherical pendulum of [VCI] §4.3 without its cylinder
+//! The nonholonomic spherical pendulum of \[VCI\] §4.3 without its cylinder
 //! (SPEC §5 `pendulum`): the constraint `f(θ) dθ − dφ` is integrable, so
 //! `θ(t)` follows the 1-DOF Lagrangian `½mℓ²(1 + f² sin²θ) θ̇² − mgℓ cos θ`.
 //! Both discretizations converge to it; the constraint holds to round-off.
@@ -91,7 +91,7 @@ fn pendulum_without_wall_converges_to_reduced_dynamics() {
 /// SPEC §5 long run without the wall: the energy over 10^6 steps. The
 /// forward (symplectic-Euler type, retraction constraint) scheme is not
 /// symmetric and its energy drifts linearly, at a rate proportional to `h`
-/// (upwards, as [VCI] Fig. 4 shows "a slight increase"); the midpoint scheme
+/// (upwards, as \[VCI\] Fig. 4 shows "a slight increase"); the midpoint scheme
 /// (midpoint constraint) is shown for comparison. Release only:
 /// `cargo test --release -p diracvi-discrete-dirac --test pendulum_convergence -- --ignored --nocapture`.
 #[test]

@@ -6,7 +6,7 @@
 //! * `time_jet`: `L_d, D3 L_d, D2 L_d, D23 L_d` — the discrete energy and the
 //!   impact equations.
 //!
-//! System: the nonholonomic spherical pendulum of [VCI] §4.3 (`m = 1`,
+//! System: the nonholonomic spherical pendulum of \[VCI\] §4.3 (`m = 1`,
 //! `g = 9.8`, `ℓ = 2`) with the forward discretization. Target: ≤ 100 ns per
 //! `jet`.
 

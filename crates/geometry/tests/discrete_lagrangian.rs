@@ -12,7 +12,7 @@
 //! differenced from `L_d` itself, second derivatives from the AD first
 //! derivatives (themselves checked against `L_d`).
 //!
-//! Item 4: the bouncing particle's midpoint `L_d` of [VCI] §4.1 against its
+//! Item 4: the bouncing particle's midpoint `L_d` of \[VCI\] §4.1 against its
 //! closed form and hand derivatives, to 1e-13 relative.
 
 mod common;
@@ -288,7 +288,7 @@ fn undefined_psi_is_an_error() {
 // Item 4: [VCI] §4.1 by hand
 // ---------------------------------------------------------------------------
 
-/// [VCI] §4.1, with the paper's names `q = (x, y)`, `v = (v_x, v_y)` for the
+/// \[VCI\] §4.1, with the paper's names `q = (x, y)`, `v = (v_x, v_y)` for the
 /// two points: `L_d(q, v, h) = m/(2h) ((v_x−x)² + (v_y−y)²) − ½ h m g (y + v_y)`.
 struct HandParticle {
     m: f64,

@@ -692,7 +692,7 @@ where
     }
 }
 
-/// The post-impact equations of [VCI] Theorem 3.1 at a fixed impact point.
+/// The post-impact equations of \[VCI\] Theorem 3.1 at a fixed impact point.
 struct PostImpact<'a, Sy, Dm, const N: usize, const M: usize> {
     ld: DiscreteLagrangian<'a, Sy, Dm, N, M>,
     cd: ConstraintDiscretization,

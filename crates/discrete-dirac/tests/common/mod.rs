@@ -3,7 +3,7 @@
 
 use diracvi_geometry::{AdScalar, SMatrix, SVector, System};
 
-/// LC circuit of [DDM] §2.1: q = (q^ℓ, q^{c1}, q^{c2}, q^{c3}).
+/// LC circuit of \[DDM\] §2.1: q = (q^ℓ, q^{c1}, q^{c2}, q^{c3}).
 #[derive(Clone, Copy)]
 pub struct Lc {
     pub l: f64,
@@ -39,7 +39,7 @@ impl System<4, 2> for Lc {
     }
 }
 
-/// Nonholonomic spherical pendulum of [VCI] §4.3 without its wall.
+/// Nonholonomic spherical pendulum of \[VCI\] §4.3 without its wall.
 #[derive(Clone, Copy)]
 pub struct Pendulum {
     pub m: f64,

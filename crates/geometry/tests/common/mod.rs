@@ -13,7 +13,7 @@ use std::f64::consts::PI;
 // Systems
 // ---------------------------------------------------------------------------
 
-/// [VCI] §4.1: `L = ½ m |v|² − m g y`, boundary `y ≥ 0`.
+/// \[VCI\] §4.1: `L = ½ m |v|² − m g y`, boundary `y ≥ 0`.
 pub struct BouncingParticle {
     pub m: f64,
     pub g: f64,
@@ -43,7 +43,7 @@ impl System<2, 0> for BouncingParticle {
     }
 }
 
-/// [VCI] §4.3: nonholonomic spherical pendulum in a cylinder, `q = (θ, φ)`,
+/// \[VCI\] §4.3: nonholonomic spherical pendulum in a cylinder, `q = (θ, φ)`,
 /// `L = ½ m ℓ² (θ̇² + sin²θ φ̇²) − m g ℓ cos θ`, constraint
 /// `(π + cos²θ) dθ − dφ`, boundary `R² − ℓ² sin²θ ≥ 0`.
 pub struct NonholonomicPendulum {
@@ -83,7 +83,7 @@ impl System<2, 1> for NonholonomicPendulum {
     }
 }
 
-/// [VCI] §4.2: bouncing ellipse on SE(2), `q = (θ, x, y)`,
+/// \[VCI\] §4.2: bouncing ellipse on SE(2), `q = (θ, x, y)`,
 /// `L = ½ m (ẋ² + ẏ²) + ½ I θ̇² − m g y`, boundary `y − √(a² sin²θ + b² cos²θ) ≥ 0`.
 pub struct BouncingEllipse {
     pub m: f64,
@@ -132,7 +132,7 @@ impl System<3, 0> for BouncingEllipse {
     }
 }
 
-/// [VCI] §4.2: four-point star, boundary `y ≥ l(|sin θ| + |cos θ|)` split into
+/// \[VCI\] §4.2: four-point star, boundary `y ≥ l(|sin θ| + |cos θ|)` split into
 /// the four smooth pieces `y − l(s1 sin θ + s2 cos θ) ≥ 0`, `s1, s2 = ±1`.
 pub struct Star {
     pub m: f64,
@@ -176,7 +176,7 @@ impl System<3, 0> for Star {
     }
 }
 
-/// [DDM] §2.1: LC circuit, `q = (q^ℓ, q^{c1}, q^{c2}, q^{c3})`,
+/// \[DDM\] §2.1: LC circuit, `q = (q^ℓ, q^{c1}, q^{c2}, q^{c3})`,
 /// `L = ½ ℓ v_ℓ² − Σ q_c²/(2 c_i)` (degenerate), Kirchhoff rows
 /// `[−1, 0, 1, 0]`, `[0, −1, 1, −1]`.
 pub struct LcCircuit {
