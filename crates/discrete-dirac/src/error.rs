@@ -90,6 +90,35 @@ pub enum StepError {
 }
 
 impl StepError {
+    /// A Newton failure of step `step` at time `t`, solved to `tolerance`.
+    pub fn from_newton(
+        failure: crate::newton::NewtonFailure,
+        step: usize,
+        t: f64,
+        tolerance: f64,
+    ) -> Self {
+        use crate::newton::NewtonFailure;
+        match failure {
+            NewtonFailure::NoConvergence {
+                iterations,
+                residual,
+            } => StepError::NoConvergence {
+                step,
+                t,
+                iterations,
+                residual,
+                tolerance,
+            },
+            NewtonFailure::NonFinite { what, iterations } => StepError::NonFinite {
+                step,
+                t,
+                what,
+                iterations,
+            },
+            NewtonFailure::Geometry(source) => StepError::Geometry { step, t, source },
+        }
+    }
+
     /// The step index the error refers to, where it has one.
     pub fn step(&self) -> Option<usize> {
         match self {

@@ -19,7 +19,7 @@
 //! hyperregular `L`, the (+) Hamiltonian and Lagrange–Dirac steppers are the
 //! same scheme (nonholonomic symplectic Euler).
 
-use crate::newton::{self, NewtonFailure, NewtonParams, NewtonWorkspace};
+use crate::newton::{self, NewtonParams, NewtonWorkspace};
 use crate::trajectory::StepOutput;
 use crate::{Direction, OneStep, State, StepError, StepStats};
 use diracvi_geometry::ad::{hessian_of, partial_hessian_of, seed_first, seed_hessian, seed_second};
@@ -203,25 +203,7 @@ where
                 j,
             )
         })
-        .map_err(|f| match f {
-            NewtonFailure::NoConvergence {
-                iterations,
-                residual,
-            } => StepError::NoConvergence {
-                step: k,
-                t,
-                iterations,
-                residual,
-                tolerance: self.params.tolerance,
-            },
-            NewtonFailure::NonFinite { what, iterations } => StepError::NonFinite {
-                step: k,
-                t,
-                what,
-                iterations,
-            },
-            NewtonFailure::Geometry(source) => StepError::Geometry { step: k, t, source },
-        })?;
+        .map_err(|f| StepError::from_newton(f, k, t, self.params.tolerance))?;
         let b = SVector::<f64, N>::from_fn(|i, _| self.x[i]);
         let pi_b = SVector::<f64, N>::from_fn(|i, _| self.x[N + i]);
         Ok((

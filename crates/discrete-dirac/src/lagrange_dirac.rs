@@ -29,7 +29,7 @@
 //! initial data is reported as [`StepError::Inconsistent`]. No model-specific
 //! elimination is involved.
 
-use crate::newton::{self, NewtonFailure, NewtonInfo, NewtonParams, NewtonWorkspace, SvdSplit};
+use crate::newton::{self, NewtonInfo, NewtonParams, NewtonWorkspace, SvdSplit};
 use crate::{Direction, State, StepError};
 use diracvi_geometry::ad::{gradient_of, seed_gradient};
 use diracvi_geometry::{
@@ -383,25 +383,7 @@ where
                 },
             )
         };
-        let info = result.map_err(|f| match f {
-            NewtonFailure::NoConvergence {
-                iterations,
-                residual,
-            } => StepError::NoConvergence {
-                step: k,
-                t,
-                iterations,
-                residual,
-                tolerance: self.params.tolerance,
-            },
-            NewtonFailure::NonFinite { what, iterations } => StepError::NonFinite {
-                step: k,
-                t,
-                what,
-                iterations,
-            },
-            NewtonFailure::Geometry(source) => StepError::Geometry { step: k, t, source },
-        })?;
+        let info = result.map_err(|f| StepError::from_newton(f, k, t, self.params.tolerance))?;
         let b = SVector::<f64, N>::from_fn(|i, _| self.x[i]);
         let mu = SVector::<f64, M>::from_fn(|i, _| self.x[N + i]);
         self.last_mu = mu;
