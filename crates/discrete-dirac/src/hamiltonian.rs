@@ -261,7 +261,7 @@ where
     )
     .ok_or_else(nan)?;
     let (_, d1, d2, d12) = partial_hessian_of(hh);
-    let a2: SVector<Dual2SVec<f64, N>, N> = a.map(Dual2SVec::from_re);
+    let a2: SVector<Dual2SVec<f64, N>, N> = diracvi_geometry::ad::constants(a);
     let h2 = oriented::<Sy, Hd, Dual2SVec<f64, N>, N, M>(
         hd,
         system,

@@ -28,10 +28,19 @@
 //! step's own hidden constraints `Yᵀ r = 0` are then checked: violated
 //! initial data is reported as [`StepError::Inconsistent`]. No model-specific
 //! elimination is involved.
+//!
+//! The hidden rows' Jacobian needs `Yᵀ (D22 L(a, b) + D11 L(b, c))`, which
+//! [`DiscreteLagrangian::del_directional`] gives as Hessian–vector products.
+//! While `Y` stays valid the degenerate equations keep their form, so a step
+//! starts with the previous step's LU factors (simplified Newton,
+//! [`newton::solve_simplified`]) and evaluates the Jacobian only when they
+//! stop contracting; for the LC circuit (linear) no step after the first
+//! evaluates it. Convergence is judged on the residual alone, to the same
+//! tolerance.
 
 use crate::newton::{self, NewtonInfo, NewtonParams, NewtonWorkspace, SvdSplit};
 use crate::{Direction, State, StepError};
-use diracvi_geometry::ad::{gradient_of, seed_gradient};
+use diracvi_geometry::ad::{DenseConstant, constants, gradient_of, seed_gradient};
 use diracvi_geometry::{
     AdScalar, ConstraintDiscretization, DiscreteLagrangian, DiscretizationMap, GeometryError,
     Orientation, System,
@@ -83,8 +92,8 @@ pub struct LagrangeDirac<Sy, Dm, const N: usize, const M: usize> {
     full_r: DVector<f64>,
     full_jac: DMatrix<f64>,
     next_r: DVector<f64>,
-    next_jac: DMatrix<f64>,
     x: DVector<f64>,
+    x_start: DVector<f64>,
     /// `(b, D2 L(a, b, h))` of the last residual evaluation.
     pi_b_cache: (SVector<f64, N>, SVector<f64, N>),
     hidden: Option<HiddenConstraints>,
@@ -125,8 +134,8 @@ where
             full_r: DVector::zeros(n),
             full_jac: DMatrix::zeros(n, n),
             next_r: DVector::zeros(n),
-            next_jac: DMatrix::zeros(n, n),
             x: DVector::zeros(n),
+            x_start: DVector::zeros(n),
             pi_b_cache: (SVector::repeat(f64::NAN), SVector::zeros()),
             hidden: None,
             last_increment: None,
@@ -318,6 +327,8 @@ where
                     range: split.range,
                     left_null: split.left_null,
                 });
+                // Factors of other equations must not be reused.
+                self.ws.invalidate_factors();
             }
             let hc = self.hidden.as_ref().expect("set above");
             // The current step's hidden constraints do not involve the unknowns.
@@ -330,9 +341,9 @@ where
                 });
             }
             let (full_r, full_jac) = (&mut self.full_r, &mut self.full_jac);
-            let (next_r, next_jac) = (&mut self.next_r, &mut self.next_jac);
+            let next_r = &mut self.next_r;
             // The full equations at the guess are in `ws`: assemble the
-            // degenerate system there instead of evaluating them again.
+            // degenerate residual from them instead of evaluating them again.
             full_r.copy_from(&self.ws.r);
             full_jac.copy_from(&self.ws.jac);
             assemble_degenerate(
@@ -347,18 +358,13 @@ where
                 full_jac,
                 hc,
                 next_r,
-                next_jac,
+                cache,
                 &mut self.ws.r,
-                Some(&mut self.ws.jac),
+                None,
             )
             .map_err(geo)?;
-            newton::solve_lazy(
-                &mut self.x,
-                &mut self.ws,
-                &self.params,
-                Some(scale0),
-                false,
-                |x, r, j| {
+            let mut eval =
+                |x: &DVector<f64>, r: &mut DVector<f64>, j: Option<&mut DMatrix<f64>>| {
                     let with_jacobian = j.is_some();
                     let scale = eval_full(
                         &ld,
@@ -377,11 +383,30 @@ where
                         &mut d12_max,
                     )?;
                     assemble_degenerate(
-                        &ld, cd, system, map, a, h, x, full_r, full_jac, hc, next_r, next_jac, r, j,
+                        &ld, cd, system, map, a, h, x, full_r, full_jac, hc, next_r, cache, r, j,
                     )?;
                     Ok(scale)
-                },
-            )
+                };
+            // The degenerate equations keep their form from step to step
+            // (same `U_r`, `Y`), so the previous step's factors serve as
+            // the Jacobian while they contract (simplified Newton); if that
+            // fails, start again from the guess with full Newton.
+            let kept = self.ws.has_factors();
+            self.x_start.copy_from(&self.x);
+            match newton::solve_simplified(
+                &mut self.x,
+                &mut self.ws,
+                &self.params,
+                scale0,
+                &mut eval,
+            ) {
+                Err(_) if kept => {
+                    self.x.copy_from(&self.x_start);
+                    self.ws.invalidate_factors();
+                    newton::solve_lazy(&mut self.x, &mut self.ws, &self.params, None, false, eval)
+                }
+                result => result,
+            }
         };
         let info = result.map_err(|f| StepError::from_newton(f, k, t, self.params.tolerance))?;
         let b = SVector::<f64, N>::from_fn(|i, _| self.x[i]);
@@ -505,7 +530,9 @@ where
 
 /// The degenerate system `[U_rᵀ r; Yᵀ r_next(b)]` and its Jacobian, from
 /// the full equations `full_r`, `full_jac` at `x` (written by [`eval_full`]);
-/// `next_r`, `next_jac` are scratch buffers.
+/// `next_r` is a scratch buffer. A residual-only evaluation leaves
+/// `(b, D2 L(a, b, h))` in `pi_b_cache`, so the converged step need not
+/// evaluate its momentum again.
 #[allow(clippy::too_many_arguments)]
 fn assemble_degenerate<Sy, Dm, const N: usize, const M: usize>(
     ld: &DiscreteLagrangian<'_, Sy, Dm, N, M>,
@@ -519,7 +546,7 @@ fn assemble_degenerate<Sy, Dm, const N: usize, const M: usize>(
     full_jac: &DMatrix<f64>,
     hc: &HiddenConstraints,
     next_r: &mut DVector<f64>,
-    next_jac: &mut DMatrix<f64>,
+    pi_b_cache: &mut (SVector<f64, N>, SVector<f64, N>),
     r: &mut DVector<f64>,
     jac: Option<&mut DMatrix<f64>>,
 ) -> Result<(), GeometryError>
@@ -536,6 +563,7 @@ where
     let Some(jac) = jac else {
         // Residual only: the same values from first derivatives.
         let pi_b = ld.d2(a, &b, h)?;
+        *pi_b_cache = (b, pi_b);
         let d1_next = ld.d1(&b, &c, h)?;
         let forms_b: SMatrix<f64, M, N> = system.constraint_forms(&b);
         let force_b = next_force(&forms_b, &mu);
@@ -561,10 +589,28 @@ where
         }
         return Ok(());
     };
-    let (pi_b, d22) = ld.hessian_second(a, &b, h)?;
-    let (d1_next, d11_next) = ld.hessian_first(&b, &c, h)?;
+    // Range rows: r = U_rᵀ r_full, J = U_rᵀ J_full (small: plain loops beat
+    // the generic dynamic-size BLAS paths here).
+    for p in 0..rank {
+        let u = hc.range.column(p);
+        let mut acc = 0.0;
+        for i in 0..n {
+            acc += u[i] * full_r[i];
+        }
+        r[p] = acc;
+        for j in 0..n {
+            let mut acc = 0.0;
+            for i in 0..n {
+                acc += u[i] * full_jac[(i, j)];
+            }
+            jac[(p, j)] = acc;
+        }
+    }
+    // Hidden rows `yᵀ r_next(b)`: the Lagrangian part by one Hessian–vector
+    // product per left-null vector `y = (y_q, y_μ)` (no full D22, D11), the
+    // first-order force and constraint parts from one dual evaluation.
     let bd = seed_gradient(&b);
-    let cdual: SVector<DualSVec<f64, N>, N> = c.map(DualSVec::from_re);
+    let cdual: SVector<DualSVec<f64, N>, N> = constants(&c);
     let forms_b: SMatrix<DualSVec<f64, N>, M, N> = system.constraint_forms(&bd);
     let force_b = next_force(&forms_b, &mu);
     let omega_next = if M > 0 {
@@ -574,55 +620,35 @@ where
             ld.orientation(),
             &bd,
             &cdual,
-            DualSVec::from_re(h),
+            DualSVec::constant(h),
         )?
     } else {
         SVector::zeros()
     };
-    for i in 0..N {
-        next_r[i] = pi_b[i] + d1_next[i] - force_b[i].re;
-        let g = gradient_of(force_b[i]);
+    for p in 0..hc.left_null.ncols() {
+        let y = hc.left_null.column(p);
+        let y_q = SVector::<f64, N>::from_fn(|i, _| y[i]);
+        let (value, gradient) = ld.del_directional(a, &b, &c, h, &y_q)?;
+        let mut row_r = value;
+        let mut row_j = gradient;
+        for i in 0..N {
+            row_r -= y[i] * force_b[i].re;
+            row_j -= gradient_of(force_b[i]) * y[i];
+        }
+        for i in 0..M {
+            row_r += y[N + i] * omega_next[i].re;
+            row_j += gradient_of(omega_next[i]) * y[N + i];
+        }
+        r[rank + p] = row_r;
         for j in 0..N {
-            next_jac[(i, j)] = d22[(i, j)] + d11_next[(i, j)] - g[j];
+            jac[(rank + p, j)] = row_j[j];
         }
         for j in 0..M {
-            next_jac[(i, N + j)] = -forms_b[(j, i)].re;
-        }
-    }
-    for i in 0..M {
-        next_r[N + i] = omega_next[i].re;
-        let g = gradient_of(omega_next[i]);
-        for j in 0..N {
-            next_jac[(N + i, j)] = g[j];
-        }
-        for j in 0..M {
-            next_jac[(N + i, N + j)] = 0.0;
-        }
-    }
-    // r = [U_rᵀ r_full; Yᵀ r_next], J = [U_rᵀ J_full; Yᵀ J_next] (small: plain
-    // loops beat the generic dynamic-size BLAS paths here).
-    for (k, (basis, src_r, src_j)) in [
-        (&hc.range, full_r, full_jac),
-        (&hc.left_null, &*next_r, &*next_jac),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let offset = if k == 0 { 0 } else { rank };
-        for p in 0..basis.ncols() {
-            let u = basis.column(p);
             let mut acc = 0.0;
-            for i in 0..n {
-                acc += u[i] * src_r[i];
+            for i in 0..N {
+                acc -= y[i] * forms_b[(j, i)].re;
             }
-            r[offset + p] = acc;
-            for j in 0..n {
-                let mut acc = 0.0;
-                for i in 0..n {
-                    acc += u[i] * src_j[(i, j)];
-                }
-                jac[(offset + p, j)] = acc;
-            }
+            jac[(rank + p, N + j)] = acc;
         }
     }
     Ok(())
@@ -651,13 +677,12 @@ fn next_force<S: AdScalar, const N: usize, const M: usize>(
     forms: &SMatrix<S, M, N>,
     mu: &SVector<f64, M>,
 ) -> SVector<S, N> {
-    SVector::from_fn(|i, _| {
-        let mut s = S::from(0.0);
-        for a in 0..M {
-            s += forms[(a, i)] * mu[a];
-        }
-        s
-    })
+    if M == 0 {
+        return SVector::from_element(S::from(0.0));
+    }
+    // Summed from the first term, not from a (sparse) zero constant: see
+    // `diracvi_geometry::ad` on dense dual numbers.
+    SVector::from_fn(|i, _| (1..M).fold(forms[(0, i)] * mu[0], |s, a| s + forms[(a, i)] * mu[a]))
 }
 
 /// The discrete energy `E_d(a, b, h) = −D3 L(a, b, h)` and the constraint

@@ -62,6 +62,9 @@ pub struct NewtonInfo {
     pub residual: f64,
     /// How many iterations used the rank-revealing fallback.
     pub rank_deficient_iterations: usize,
+    /// Jacobians evaluated by the solve (not counting one handed in by the
+    /// caller); 0 when kept factors did all the work ([`solve_simplified`]).
+    pub jacobian_evaluations: usize,
 }
 
 /// Why a solve failed (the stepper adds step index and time).
@@ -94,6 +97,8 @@ pub struct NewtonWorkspace {
     pub jac: DMatrix<f64>,
     lu: DMatrix<f64>,
     perm: Vec<usize>,
+    /// Whether `lu`/`perm` hold the factors of some earlier Jacobian.
+    lu_valid: bool,
     dx: DVector<f64>,
 }
 
@@ -105,6 +110,7 @@ impl NewtonWorkspace {
             jac: DMatrix::zeros(n, n),
             lu: DMatrix::zeros(n, n),
             perm: vec![0; n],
+            lu_valid: false,
             dx: DVector::zeros(n),
         }
     }
@@ -113,10 +119,32 @@ impl NewtonWorkspace {
     pub fn size(&self) -> usize {
         self.r.len()
     }
+
+    /// Whether LU factors from an earlier solve are kept (see
+    /// [`solve_simplified`]).
+    pub fn has_factors(&self) -> bool {
+        self.lu_valid
+    }
+
+    /// Forget the LU factors kept from an earlier solve, so that
+    /// [`solve_simplified`] cannot reuse them (call when the equations
+    /// change, e.g. when their rows are recombined).
+    pub fn invalidate_factors(&mut self) {
+        self.lu_valid = false;
+    }
+
+    /// LU-factor `ws.jac` into the kept factors.
+    fn factor(&mut self, threshold: f64) -> bool {
+        self.lu_valid = lu_factor(&self.jac, &mut self.lu, &mut self.perm, threshold);
+        self.lu_valid
+    }
 }
 
 /// In-place LU with partial pivoting of `a` into `lu`/`perm`.
 /// Returns `false` when a pivot is below `threshold · max|a|`.
+///
+/// Column-oriented (right-looking) on the column-major storage, so the inner
+/// loops run over contiguous slices without bounds checks.
 fn lu_factor(a: &DMatrix<f64>, lu: &mut DMatrix<f64>, perm: &mut [usize], threshold: f64) -> bool {
     let n = a.nrows();
     lu.copy_from(a);
@@ -127,13 +155,15 @@ fn lu_factor(a: &DMatrix<f64>, lu: &mut DMatrix<f64>, perm: &mut [usize], thresh
     for (i, p) in perm.iter_mut().enumerate() {
         *p = i;
     }
+    let data = lu.as_mut_slice();
     for k in 0..n {
+        let (left, right) = data.split_at_mut((k + 1) * n);
+        let col_k = &mut left[k * n..];
         let mut piv = k;
-        let mut best = lu[(k, k)].abs();
-        for i in k + 1..n {
-            let v = lu[(i, k)].abs();
-            if v > best {
-                best = v;
+        let mut best = col_k[k].abs();
+        for (i, v) in col_k.iter().enumerate().skip(k + 1) {
+            if v.abs() > best {
+                best = v.abs();
                 piv = i;
             }
         }
@@ -141,17 +171,26 @@ fn lu_factor(a: &DMatrix<f64>, lu: &mut DMatrix<f64>, perm: &mut [usize], thresh
             return false;
         }
         if piv != k {
-            lu.swap_rows(k, piv);
             perm.swap(k, piv);
+            col_k.swap(k, piv);
+            for j in 0..k {
+                left.swap(j * n + k, j * n + piv);
+            }
+            for col in right.chunks_exact_mut(n) {
+                col.swap(k, piv);
+            }
         }
-        let d = lu[(k, k)];
-        for i in k + 1..n {
-            let f = lu[(i, k)] / d;
-            lu[(i, k)] = f;
-            if f != 0.0 {
-                for j in k + 1..n {
-                    let u = lu[(k, j)];
-                    lu[(i, j)] -= f * u;
+        let col_k = &mut left[k * n..];
+        let d = col_k[k];
+        for v in &mut col_k[k + 1..] {
+            *v /= d;
+        }
+        let l = &col_k[k + 1..];
+        for col in right.chunks_exact_mut(n) {
+            let u = col[k];
+            if u != 0.0 {
+                for (c, &f) in col[k + 1..].iter_mut().zip(l) {
+                    *c -= f * u;
                 }
             }
         }
@@ -159,25 +198,33 @@ fn lu_factor(a: &DMatrix<f64>, lu: &mut DMatrix<f64>, perm: &mut [usize], thresh
     true
 }
 
-/// Solve `LU x = P b` in place (`x` holds `b` on entry).
+/// Solve `LU x = P b` (`x` is overwritten).
 fn lu_solve(lu: &DMatrix<f64>, perm: &[usize], b: &DVector<f64>, x: &mut DVector<f64>) {
     let n = lu.nrows();
-    for i in 0..n {
-        x[i] = b[perm[i]];
+    let data = lu.as_slice();
+    for (xi, &p) in x.iter_mut().zip(perm) {
+        *xi = b[p];
     }
-    for i in 0..n {
-        let mut s = x[i];
-        for j in 0..i {
-            s -= lu[(i, j)] * x[j];
+    let x = x.as_mut_slice();
+    // L (unit diagonal), column by column
+    for j in 0..n {
+        let xj = x[j];
+        if xj != 0.0 {
+            for (xi, &l) in x[j + 1..].iter_mut().zip(&data[j * n + j + 1..(j + 1) * n]) {
+                *xi -= l * xj;
+            }
         }
-        x[i] = s;
     }
-    for i in (0..n).rev() {
-        let mut s = x[i];
-        for j in i + 1..n {
-            s -= lu[(i, j)] * x[j];
+    // U, column by column from the last
+    for j in (0..n).rev() {
+        let col = &data[j * n..j * n + j + 1];
+        let xj = x[j] / col[j];
+        x[j] = xj;
+        if xj != 0.0 {
+            for (xi, &u) in x[..j].iter_mut().zip(&col[..j]) {
+                *xi -= u * xj;
+            }
         }
-        x[i] = s / lu[(i, i)];
     }
 }
 
@@ -245,7 +292,11 @@ where
     F: FnMut(&DVector<f64>, &mut DVector<f64>, &mut DMatrix<f64>) -> Result<f64, GeometryError>,
 {
     let mut eval = eval;
-    solve_impl(x, ws, params, evaluated, false, false, |x, r, j| match j {
+    let start = match evaluated {
+        Some(scale) => Start::Evaluated { scale },
+        None => Start::Fresh,
+    };
+    solve_impl(x, ws, params, start, false, |x, r, j| match j {
         Some(j) => eval(x, r, j),
         None => unreachable!("solve_impl asks for the Jacobian on every evaluation"),
     })
@@ -283,16 +334,77 @@ where
         scale.is_some() || !factored,
         "solve_lazy: `factored` needs the evaluation at x"
     );
-    solve_impl(x, ws, params, scale, factored, true, eval)
+    let start = match (scale, factored) {
+        (Some(scale), true) => Start::Factored { scale },
+        (Some(scale), false) => Start::Evaluated { scale },
+        (None, _) => Start::Fresh,
+    };
+    solve_impl(x, ws, params, start, true, eval)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Largest residual ratio `‖r_{k+1}‖ / ‖r_k‖` accepted from a step with
+/// kept (older) Jacobian factors before [`solve_simplified`] evaluates the
+/// Jacobian and continues with full Newton steps.
+pub const SIMPLIFIED_CONTRACTION: f64 = 0.1;
+
+/// Simplified Newton (as in implicit Runge–Kutta codes): `ws.r` holds the
+/// residual at `x` with equation scale `scale`, and `ws` keeps the LU
+/// factors of the Jacobian of an earlier solve of equations of the same
+/// form (the previous step's). Steps use those factors, with residual-only
+/// evaluations, as long as each reduces the residual by at least
+/// [`SIMPLIFIED_CONTRACTION`]; otherwise the Jacobian is evaluated and the
+/// solve continues as [`solve_lazy`]. Without kept factors it is
+/// [`solve_lazy`] from an evaluated residual. Convergence is decided by the
+/// residual alone, so the solution meets the same tolerance either way.
+///
+/// # Errors
+/// As [`solve`].
+pub fn solve_simplified<F>(
+    x: &mut DVector<f64>,
+    ws: &mut NewtonWorkspace,
+    params: &NewtonParams,
+    scale: f64,
+    eval: F,
+) -> Result<NewtonInfo, NewtonFailure>
+where
+    F: FnMut(
+        &DVector<f64>,
+        &mut DVector<f64>,
+        Option<&mut DMatrix<f64>>,
+    ) -> Result<f64, GeometryError>,
+{
+    solve_impl(x, ws, params, Start::Residual { scale }, true, eval)
+}
+
+/// What the workspace holds when a solve starts.
+#[derive(Debug, Clone, Copy)]
+enum Start {
+    /// Nothing: evaluate at `x` first.
+    Fresh,
+    /// Residual and Jacobian at `x`, with this scale.
+    Evaluated { scale: f64 },
+    /// As `Evaluated`, and the LU factors of that Jacobian.
+    Factored { scale: f64 },
+    /// The residual at `x` (no Jacobian), and possibly kept older factors.
+    Residual { scale: f64 },
+}
+
+/// The LU factors in the workspace, relative to the current iterate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Factors {
+    /// None usable: factor the Jacobian before the next step.
+    None,
+    /// Of the Jacobian at the current iterate.
+    Current,
+    /// Of an older Jacobian (simplified Newton).
+    Kept,
+}
+
 fn solve_impl<F>(
     x: &mut DVector<f64>,
     ws: &mut NewtonWorkspace,
     params: &NewtonParams,
-    mut evaluated: Option<f64>,
-    mut factored: bool,
+    start: Start,
     lazy: bool,
     mut eval: F,
 ) -> Result<NewtonInfo, NewtonFailure>
@@ -306,17 +418,28 @@ where
     let mut info = NewtonInfo::default();
     let mut polish = 0;
     let mut best: Option<(f64, DVector<f64>)> = None;
+    let (mut evaluated, mut factors) = match start {
+        Start::Fresh => (None, Factors::None),
+        Start::Evaluated { scale } => (Some((scale, true)), Factors::None),
+        Start::Factored { scale } => (Some((scale, true)), Factors::Current),
+        Start::Residual { scale } if ws.lu_valid => (Some((scale, false)), Factors::Kept),
+        Start::Residual { scale } => (Some((scale, false)), Factors::None),
+    };
+    let mut previous_residual = f64::INFINITY;
     loop {
-        let (scale, have_jacobian) = match evaluated.take() {
-            Some(s) => (s, true),
+        let (scale, mut have_jacobian) = match evaluated.take() {
+            Some(e) => e,
             None if lazy => (
                 eval(x, &mut ws.r, None).map_err(NewtonFailure::Geometry)?,
                 false,
             ),
-            None => (
-                eval(x, &mut ws.r, Some(&mut ws.jac)).map_err(NewtonFailure::Geometry)?,
-                true,
-            ),
+            None => {
+                info.jacobian_evaluations += 1;
+                (
+                    eval(x, &mut ws.r, Some(&mut ws.jac)).map_err(NewtonFailure::Geometry)?,
+                    true,
+                )
+            }
         };
         let res = ws.r.amax() / scale;
         // `amax` skips NaN entries (its comparisons are false), so test them.
@@ -354,12 +477,27 @@ where
                 residual: res,
             });
         }
-        if !have_jacobian {
-            eval(x, &mut ws.r, Some(&mut ws.jac)).map_err(NewtonFailure::Geometry)?;
+        if factors == Factors::Kept && res > SIMPLIFIED_CONTRACTION * previous_residual {
+            // The kept factors no longer contract fast enough: Newton.
+            factors = Factors::None;
         }
-        if std::mem::take(&mut factored)
-            || lu_factor(&ws.jac, &mut ws.lu, &mut ws.perm, params.singular_threshold)
-        {
+        previous_residual = res;
+        if factors == Factors::None && !have_jacobian {
+            eval(x, &mut ws.r, Some(&mut ws.jac)).map_err(NewtonFailure::Geometry)?;
+            info.jacobian_evaluations += 1;
+            have_jacobian = true;
+        }
+        let solved = match factors {
+            Factors::Kept => true,
+            Factors::Current => {
+                factors = Factors::None;
+                ws.lu_valid = true;
+                true
+            }
+            Factors::None => ws.factor(params.singular_threshold),
+        };
+        debug_assert!(solved || have_jacobian);
+        if solved {
             lu_solve(&ws.lu, &ws.perm, &ws.r, &mut ws.dx);
         } else {
             info.rank_deficient_iterations += 1;
@@ -386,7 +524,7 @@ where
 
 /// Whether `a` is numerically singular by the LU pivot test.
 pub fn is_singular(ws: &mut NewtonWorkspace, params: &NewtonParams) -> bool {
-    !lu_factor(&ws.jac, &mut ws.lu, &mut ws.perm, params.singular_threshold)
+    !ws.factor(params.singular_threshold)
 }
 
 #[cfg(test)]
@@ -405,6 +543,147 @@ mod tests {
         lu_solve(&lu, &perm, &b, &mut x);
         let r = &a * &x - &b;
         assert!(r.amax() < 1e-14, "residual {}", r.amax());
+    }
+
+    #[test]
+    fn lu_matches_a_reference_solve_on_many_sizes() {
+        // deterministic "random" matrices with every pivot order exercised
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        for n in 1..=9 {
+            for _ in 0..20 {
+                let a = DMatrix::from_fn(n, n, |_, _| next());
+                let b = DVector::from_fn(n, |_, _| next());
+                let mut lu = DMatrix::zeros(n, n);
+                let mut perm = vec![0; n];
+                assert!(lu_factor(&a, &mut lu, &mut perm, 1e-14));
+                let mut x = DVector::zeros(n);
+                lu_solve(&lu, &perm, &b, &mut x);
+                let reference = a.clone().lu().solve(&b).expect("regular");
+                let cond = a.clone().svd(false, false).singular_values;
+                let kappa = cond.max() / cond.min();
+                assert!(
+                    (&x - &reference).amax() <= 1e-14 * kappa * reference.amax().max(1.0),
+                    "n = {n}: {x} vs {reference}"
+                );
+            }
+        }
+        // a singular matrix is reported
+        let a = DMatrix::from_row_slice(2, 2, &[1.0, 2.0, 2.0, 4.0]);
+        let (mut lu, mut perm) = (DMatrix::zeros(2, 2), vec![0; 2]);
+        assert!(!lu_factor(&a, &mut lu, &mut perm, 1e-12));
+    }
+
+    /// `r(x) = A x + 0.1 sin(x) − c` with a counter of Jacobian evaluations.
+    #[allow(clippy::type_complexity)]
+    fn mildly_nonlinear(
+        a: &DMatrix<f64>,
+        c: &DVector<f64>,
+        jacobians: &mut usize,
+    ) -> impl FnMut(
+        &DVector<f64>,
+        &mut DVector<f64>,
+        Option<&mut DMatrix<f64>>,
+    ) -> Result<f64, GeometryError> {
+        move |x, r, j| {
+            r.copy_from(&(a * x + x.map(|v| 0.1 * v.sin()) - c));
+            if let Some(j) = j {
+                *jacobians += 1;
+                j.copy_from(a);
+                for i in 0..x.len() {
+                    j[(i, i)] += 0.1 * x[i].cos();
+                }
+            }
+            Ok(1.0)
+        }
+    }
+
+    #[test]
+    fn simplified_newton_reuses_kept_factors_and_falls_back() {
+        let a = DMatrix::from_row_slice(3, 3, &[4.0, 1.0, 0.0, 1.0, 3.0, 1.0, 0.0, 1.0, 2.0]);
+        let params = NewtonParams::default();
+        let mut ws = NewtonWorkspace::new(3);
+        // A first solve keeps its factors.
+        let c = DVector::from_vec(vec![1.0, 2.0, 3.0]);
+        let mut x = DVector::zeros(3);
+        let mut jacobians = 0;
+        let info = solve_lazy(
+            &mut x,
+            &mut ws,
+            &params,
+            None,
+            false,
+            mildly_nonlinear(&a, &c, &mut jacobians),
+        )
+        .unwrap();
+        assert!(ws.has_factors());
+        assert!(info.iterations >= 2 && jacobians == info.iterations);
+        // A nearby problem: the kept factors contract, no Jacobian is evaluated.
+        let c2 = &c * 1.01;
+        let mut jacobians = 0;
+        let scale = mildly_nonlinear(&a, &c2, &mut 0)(&x, &mut ws.r, None).unwrap();
+        let info = solve_simplified(
+            &mut x,
+            &mut ws,
+            &params,
+            scale,
+            mildly_nonlinear(&a, &c2, &mut jacobians),
+        )
+        .unwrap();
+        assert_eq!(jacobians, 0);
+        assert!(info.residual <= params.tolerance);
+        let exact = {
+            let mut y = x.clone();
+            let mut ws2 = NewtonWorkspace::new(3);
+            solve(&mut y, &mut ws2, &params, None, |x, r, j| {
+                mildly_nonlinear(&a, &c2, &mut 0)(x, r, Some(j))
+            })
+            .unwrap();
+            y
+        };
+        assert_relative_eq!((&x - &exact).amax(), 0.0, epsilon = 1e-12);
+        // Factors of a very different Jacobian do not contract: Newton takes
+        // over and still converges.
+        let far = DMatrix::from_row_slice(3, 3, &[-1.0, 5.0, 0.0, 2.0, 0.1, 3.0, 1.0, 0.0, -4.0]);
+        let mut other = DVector::zeros(3);
+        solve(&mut other, &mut ws, &params, None, |x, r, j| {
+            mildly_nonlinear(&far, &c, &mut 0)(x, r, Some(j))
+        })
+        .unwrap();
+        let mut x = DVector::zeros(3);
+        let mut jacobians = 0;
+        let scale = mildly_nonlinear(&a, &c2, &mut 0)(&x, &mut ws.r, None).unwrap();
+        let info = solve_simplified(
+            &mut x,
+            &mut ws,
+            &params,
+            scale,
+            mildly_nonlinear(&a, &c2, &mut jacobians),
+        )
+        .unwrap();
+        assert!(jacobians >= 1);
+        assert!(info.residual <= params.tolerance);
+        assert_relative_eq!((&x - &exact).amax(), 0.0, epsilon = 1e-12);
+        // Without kept factors it is a lazy Newton solve.
+        ws.invalidate_factors();
+        let mut x = DVector::zeros(3);
+        let mut jacobians = 0;
+        let scale = mildly_nonlinear(&a, &c2, &mut 0)(&x, &mut ws.r, None).unwrap();
+        solve_simplified(
+            &mut x,
+            &mut ws,
+            &params,
+            scale,
+            mildly_nonlinear(&a, &c2, &mut jacobians),
+        )
+        .unwrap();
+        assert!(jacobians >= 2);
+        assert_relative_eq!((&x - &exact).amax(), 0.0, epsilon = 1e-12);
     }
 
     #[test]

@@ -104,3 +104,57 @@ fn lc_inconsistent_initial_voltage_is_reported() {
         "{err:?}"
     );
 }
+
+/// The degenerate equations keep their form along the run, so after the
+/// first step the kept LU factors do all the Newton work (simplified Newton):
+/// no Jacobian is evaluated, one iteration per step (the circuit is linear),
+/// and the result equals a fresh full-Newton solve of every step.
+#[test]
+fn lc_steps_reuse_the_kept_factors() {
+    let lc = Lc::default();
+    let h = 2.0 * PI / lc.omega() / 40.0;
+    let new_stepper = || {
+        LagrangeDirac::plus(
+            lc,
+            Discretization::Forward,
+            ConstraintDiscretization::Retraction,
+        )
+    };
+    let mut st = new_stepper();
+    let s0 = state_from_velocity(
+        &lc,
+        0.0,
+        &SVector::zeros(),
+        &SVector::from([10.0, 2.5, 10.0, 7.5]),
+    )
+    .unwrap();
+    let (mut s, mut guess_increment) = (s0, SVector::<f64, 4>::zeros());
+    for k in 0..100 {
+        let step = st
+            .solve_oriented(k, s.t, &s.q, &s.p, h, &(s.q + guess_increment))
+            .unwrap();
+        assert!(step.degenerate);
+        if k > 0 {
+            assert_eq!(step.info.jacobian_evaluations, 0, "step {k}");
+            assert_eq!(step.info.iterations, 1, "step {k}");
+        }
+        // a fresh stepper (no kept factors, full Newton) agrees
+        let fresh = new_stepper()
+            .solve_oriented(k, s.t, &s.q, &s.p, h, &(s.q + guess_increment))
+            .unwrap();
+        assert!(fresh.info.jacobian_evaluations >= 1);
+        let scale = step.b.amax().max(1.0);
+        assert!(
+            (step.b - fresh.b).amax() <= 1e-13 * scale,
+            "step {k}: {} vs {}",
+            step.b,
+            fresh.b
+        );
+        guess_increment = step.b - s.q;
+        s = State {
+            t: s.t + h,
+            q: step.b,
+            p: step.pi_b,
+        };
+    }
+}

@@ -78,7 +78,7 @@ impl ConstraintDiscretization {
         if M == 0 {
             return Ok(SVector::zeros());
         }
-        let inv_h = S::from(1.0) / h;
+        let inv_h = h.recip();
         Ok(match (self, orientation) {
             (Self::Retraction, Orientation::Forward) => {
                 system.constraint_forms(a) * map.displacement(a, b)? * inv_h
@@ -87,7 +87,7 @@ impl ConstraintDiscretization {
                 -(system.constraint_forms(a) * map.displacement(a, b)? * inv_h)
             }
             (Self::Midpoint, o) => {
-                let mid = (a + b) * S::from(0.5);
+                let mid = (a + b).map(|x| x * 0.5);
                 let d = system.constraint_forms(&mid) * (b - a) * inv_h;
                 if o == Orientation::Forward { d } else { -d }
             }
@@ -123,9 +123,16 @@ impl ConstraintDiscretization {
         Sy: System<N, M>,
         Dm: DiscretizationMap<N>,
     {
-        let ad: SVector<DualSVec<f64, N>, N> = a.map(DualSVec::from_re);
+        let ad: SVector<DualSVec<f64, N>, N> = crate::ad::constants(a);
         let bd = seed_gradient(b);
-        let c = self.evaluate(system, map, orientation, &ad, &bd, DualSVec::from_re(h))?;
+        let c = self.evaluate(
+            system,
+            map,
+            orientation,
+            &ad,
+            &bd,
+            crate::ad::DenseConstant::constant(h),
+        )?;
         let value = c.map(|x| x.re);
         let jac = SMatrix::from_fn(|i, j| gradient_of(c[i])[j]);
         Ok((value, jac))

@@ -16,8 +16,8 @@
 //! Theorem 3.1(ii) are the (+) ones of 3.1(i).
 
 use crate::ad::{
-    gradient_of, hessian_of, partial_hessian_of, seed_first, seed_gradient, seed_hessian,
-    seed_second,
+    DenseConstant, constants, gradient_of, hessian_of, partial_hessian_of, seed_first,
+    seed_gradient, seed_hessian, seed_second,
 };
 use crate::{AdScalar, DiscretizationMap, GeometryError, System};
 use nalgebra::{SMatrix, SVector};
@@ -156,7 +156,7 @@ where
         b: &SVector<f64, N>,
         h: f64,
     ) -> Result<LdJet<N>, GeometryError> {
-        let hd = HyperDualSVec64::<N, N>::from_re(h);
+        let hd = HyperDualSVec64::<N, N>::constant(h);
         let (x, y) = (seed_first::<N, N>(a), seed_second::<N, N>(b));
         let l = self.value(&x, &y, hd)?;
         let (value, d1, d2, d12) = partial_hessian_of(l);
@@ -174,7 +174,7 @@ where
         h: f64,
     ) -> Result<LdTimeJet<N>, GeometryError> {
         let hd = seed_first::<1, N>(&SVector::from([h]))[0];
-        let x: SVector<HyperDualSVec64<1, N>, N> = a.map(HyperDualSVec64::from_re);
+        let x: SVector<HyperDualSVec64<1, N>, N> = constants(a);
         let y = seed_second::<1, N>(b);
         let l = self.value(&x, &y, hd)?;
         let (value, d3, d2, d32) = partial_hessian_of(l);
@@ -197,8 +197,8 @@ where
         h: f64,
     ) -> Result<SVector<f64, N>, GeometryError> {
         let x = seed_gradient(a);
-        let y: SVector<DualSVec<f64, N>, N> = b.map(DualSVec::from_re);
-        Ok(gradient_of(self.value(&x, &y, DualSVec::from_re(h))?))
+        let y: SVector<DualSVec<f64, N>, N> = constants(b);
+        Ok(gradient_of(self.value(&x, &y, DualSVec::constant(h))?))
     }
 
     /// `D2 L_d(a, b, h)` alone.
@@ -211,9 +211,9 @@ where
         b: &SVector<f64, N>,
         h: f64,
     ) -> Result<SVector<f64, N>, GeometryError> {
-        let x: SVector<DualSVec<f64, N>, N> = a.map(DualSVec::from_re);
+        let x: SVector<DualSVec<f64, N>, N> = constants(a);
         let y = seed_gradient(b);
-        Ok(gradient_of(self.value(&x, &y, DualSVec::from_re(h))?))
+        Ok(gradient_of(self.value(&x, &y, DualSVec::constant(h))?))
     }
 
     /// `D3 L_d(a, b, h) = ∂L_d/∂h`.
@@ -255,9 +255,44 @@ where
         h: f64,
     ) -> Result<(SVector<f64, N>, SMatrix<f64, N, N>), GeometryError> {
         let x = seed_hessian(a);
-        let y: SVector<Dual2SVec<f64, N>, N> = b.map(Dual2SVec::from_re);
-        let (_, g, hh) = hessian_of(self.value(&x, &y, Dual2SVec::from_re(h))?);
+        let y: SVector<Dual2SVec<f64, N>, N> = constants(b);
+        let (_, g, hh) = hessian_of(self.value(&x, &y, Dual2SVec::constant(h))?);
         Ok((g, hh))
+    }
+
+    /// The discrete Euler–Lagrange expression `D2 L_d(a, b, h) + D1 L_d(b, c, h)`
+    /// (\[DDM\] eq. 5.3b with the momentum eliminated; \[VCI\] eq. (1))
+    /// contracted with a direction `y`, and its gradient with respect to the
+    /// middle point `b`:
+    /// ```text
+    /// ( yᵀ (D2 L_d(a, b) + D1 L_d(b, c)),  (D22 L_d(a, b) + D11 L_d(b, c)) y )
+    /// ```
+    /// — a Hessian–vector product, in one hyper-dual pass with `1 + N`
+    /// derivative directions instead of the `N²` of
+    /// [`hessian_first`](Self::hessian_first) + [`hessian_second`](Self::hessian_second).
+    /// Both Hessians are symmetric, so the gradient of `yᵀ ∇_b S` is `∇²_b S y`
+    /// for the discrete action `S(b) = L_d(a, b) + L_d(b, c)`.
+    ///
+    /// # Errors
+    /// When `Ψ_d` is undefined at `(a, b)` or `(b, c)`.
+    pub fn del_directional(
+        &self,
+        a: &SVector<f64, N>,
+        b: &SVector<f64, N>,
+        c: &SVector<f64, N>,
+        h: f64,
+        y: &SVector<f64, N>,
+    ) -> Result<(f64, SVector<f64, N>), GeometryError> {
+        let mut mid = seed_second::<1, N>(b);
+        for (m, yi) in mid.iter_mut().zip(y.iter()) {
+            if let Some(e) = m.eps1.0.as_mut() {
+                e[0] = *yi;
+            }
+        }
+        let hd = HyperDualSVec64::<1, N>::constant(h);
+        let s = self.value(&constants(a), &mid, hd)? + self.value(&mid, &constants(c), hd)?;
+        let (_, dy, _, hy) = partial_hessian_of(s);
+        Ok((dy[0], hy.transpose()))
     }
 
     /// `(D2 L_d, D22 L_d)` at `(a, b, h)`.
@@ -270,9 +305,9 @@ where
         b: &SVector<f64, N>,
         h: f64,
     ) -> Result<(SVector<f64, N>, SMatrix<f64, N, N>), GeometryError> {
-        let x: SVector<Dual2SVec<f64, N>, N> = a.map(Dual2SVec::from_re);
+        let x: SVector<Dual2SVec<f64, N>, N> = constants(a);
         let y = seed_hessian(b);
-        let (_, g, hh) = hessian_of(self.value(&x, &y, Dual2SVec::from_re(h))?);
+        let (_, g, hh) = hessian_of(self.value(&x, &y, Dual2SVec::constant(h))?);
         Ok((g, hh))
     }
 }

@@ -138,9 +138,9 @@ fn se2_v<S: AdScalar>(w: S) -> (S, S) {
         ];
         let w2 = w * w;
         let horner = |coeffs: &[f64; 7]| {
-            coeffs[1..]
+            coeffs[2..]
                 .iter()
-                .fold(S::from(coeffs[0]), |acc, &c| acc * w2 + c)
+                .fold(w2 * coeffs[0] + coeffs[1], |acc, &c| acc * w2 + c)
         };
         (horner(&A), horner(&B) * w)
     } else {

@@ -87,7 +87,7 @@ pub trait System<const N: usize, const M: usize> {
 
     /// The Legendre map `p = ∂L/∂v(q, v)` (by automatic differentiation).
     fn momentum(&self, q: &SVector<f64, N>, v: &SVector<f64, N>) -> SVector<f64, N> {
-        let qd: SVector<DualSVec<f64, N>, N> = q.map(DualSVec::from_re);
+        let qd: SVector<DualSVec<f64, N>, N> = crate::ad::constants(q);
         let vd = crate::ad::seed_gradient(v);
         crate::ad::gradient_of(self.lagrangian(&qd, &vd))
     }

@@ -2,7 +2,8 @@
 //! (issue #2, items 3 and 4).
 //!
 //! Item 3: every derivative that [`DiscreteLagrangian`] offers (`jet`,
-//! `time_jet`, `d1`, `d2`, `d3`, `energy`, `hessian_first`, `hessian_second`),
+//! `time_jet`, `d1`, `d2`, `d3`, `energy`, `hessian_first`, `hessian_second`,
+//! `del_directional`),
 //! in both orientations, against fourth-order central finite differences
 //! (`δ = 1e-3·clamp(|b − a|∞, 1e-2, 1)` in configuration — the scale on
 //! which `L_d` varies is the step's displacement once a curved retraction is
@@ -149,6 +150,22 @@ fn check_ld<Sy, Dm, const N: usize, const M: usize>(
             FD_TOL,
         );
         assert_rel(&what("D22 symmetric"), &h22, &h22.transpose(), SAME_TOL);
+
+        // the DEL Hessian–vector product against the full Hessians, with the
+        // next point c = 2b − a and a direction y mixing all components
+        let c = b * 2.0 - a;
+        let y = SVector::<f64, N>::from_fn(|i, _| 1.0 - 0.37 * i as f64);
+        let (dy, hy) = ld.del_directional(a, b, &c, h, &y).unwrap();
+        let (g11c, h11c) = ld.hessian_first(b, &c, h).unwrap();
+        // (the two terms nearly cancel near a discrete trajectory: errors
+        // relative to the terms' size)
+        let scale = y.abs().dot(&(g22.abs() + g11c.abs())).max(1e-300);
+        let e = (dy - y.dot(&(g22 + g11c))).abs() / scale;
+        assert!(e <= SAME_TOL, "{}: {e:e}", what("del_directional value"));
+        let reference = (h22 + h11c) * y;
+        let scale = ((h22.abs() + h11c.abs()) * y.abs()).amax().max(1e-300);
+        let e = (hy - reference).amax() / scale;
+        assert!(e <= SAME_TOL, "{}: {e:e}", what("del_directional gradient"));
     }
 }
 
