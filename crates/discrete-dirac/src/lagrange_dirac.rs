@@ -89,13 +89,10 @@ pub struct LagrangeDirac<Sy, Dm, const N: usize, const M: usize> {
     params: NewtonParams,
     direction: Direction,
     ws: NewtonWorkspace,
-    full_r: DVector<f64>,
-    full_jac: DMatrix<f64>,
-    next_r: DVector<f64>,
+    scratch: Scratch,
     x: DVector<f64>,
     x_start: DVector<f64>,
-    /// `(b, D2 L(a, b, h))` of the last residual evaluation.
-    pi_b_cache: (SVector<f64, N>, SVector<f64, N>),
+    cache: EvalCache<N>,
     hidden: Option<HiddenConstraints>,
     last_increment: Option<SVector<f64, N>>,
     last_mu: SVector<f64, M>,
@@ -131,12 +128,18 @@ where
             params: NewtonParams::default(),
             direction,
             ws: NewtonWorkspace::new(n),
-            full_r: DVector::zeros(n),
-            full_jac: DMatrix::zeros(n, n),
-            next_r: DVector::zeros(n),
+            scratch: Scratch {
+                full_r: DVector::zeros(n),
+                full_jac: DMatrix::zeros(n, n),
+                next_r: DVector::zeros(n),
+            },
             x: DVector::zeros(n),
             x_start: DVector::zeros(n),
-            pi_b_cache: (SVector::repeat(f64::NAN), SVector::zeros()),
+            cache: EvalCache {
+                b: SVector::repeat(f64::NAN),
+                pi_b: SVector::zeros(),
+                d12_max: 0.0,
+            },
             hidden: None,
             last_increment: None,
             last_mu: SVector::zeros(),
@@ -253,33 +256,21 @@ where
         for i in 0..M {
             self.x[N + i] = self.last_mu[i];
         }
-        let orientation = self.orientation();
-        let a_forms: SMatrix<f64, M, N> = self.system.constraint_forms(a);
-        let ld = DiscreteLagrangian::new(&self.system, &self.map).oriented(orientation);
-        let cd = self.constraint;
-        let tolerance = self.params.tolerance;
-        let (system, map) = (&self.system, &self.map);
-        let cache = &mut self.pi_b_cache;
+        let eq = StepEquations {
+            ld: DiscreteLagrangian::new(&self.system, &self.map).oriented(self.orientation()),
+            cd: self.constraint,
+            a: *a,
+            pi_a: *pi_a,
+            a_forms: self.system.constraint_forms(a),
+            h,
+            tolerance: self.params.tolerance,
+        };
+        let cache = &mut self.cache;
 
         // First evaluation decides regular vs degenerate.
-        let mut d12_max = 0.0;
-        let scale0 = eval_full(
-            &ld,
-            cd,
-            system,
-            map,
-            a,
-            pi_a,
-            &a_forms,
-            h,
-            tolerance,
-            &self.x,
-            &mut self.ws.r,
-            Some(&mut self.ws.jac),
-            cache,
-            &mut d12_max,
-        )
-        .map_err(geo)?;
+        let scale0 = eq
+            .full(&self.x, &mut self.ws.r, Some(&mut self.ws.jac), cache)
+            .map_err(geo)?;
         let hidden_still_valid = self.hidden.as_ref().is_some_and(|hc| {
             max_abs_transposed_product(&hc.left_null, &self.ws.jac) <= 1e-10 * self.ws.jac.amax()
         });
@@ -294,24 +285,7 @@ where
                 &self.params,
                 Some(scale0),
                 true,
-                |x, r, j| {
-                    eval_full(
-                        &ld,
-                        cd,
-                        system,
-                        map,
-                        a,
-                        pi_a,
-                        &a_forms,
-                        h,
-                        tolerance,
-                        x,
-                        r,
-                        j,
-                        cache,
-                        &mut d12_max,
-                    )
-                },
+                |x, r, j| eq.full(x, r, j, cache),
             )
         } else {
             if !hidden_still_valid {
@@ -340,51 +314,18 @@ where
                     residual: hidden_now,
                 });
             }
-            let (full_r, full_jac) = (&mut self.full_r, &mut self.full_jac);
-            let next_r = &mut self.next_r;
+            let scratch = &mut self.scratch;
             // The full equations at the guess are in `ws`: assemble the
             // degenerate residual from them instead of evaluating them again.
-            full_r.copy_from(&self.ws.r);
-            full_jac.copy_from(&self.ws.jac);
-            assemble_degenerate(
-                &ld,
-                cd,
-                system,
-                map,
-                a,
-                h,
-                &self.x,
-                full_r,
-                full_jac,
-                hc,
-                next_r,
-                cache,
-                &mut self.ws.r,
-                None,
-            )
-            .map_err(geo)?;
+            scratch.full_r.copy_from(&self.ws.r);
+            scratch.full_jac.copy_from(&self.ws.jac);
+            eq.degenerate(&self.x, scratch, hc, cache, &mut self.ws.r, None)
+                .map_err(geo)?;
             let mut eval =
                 |x: &DVector<f64>, r: &mut DVector<f64>, j: Option<&mut DMatrix<f64>>| {
-                    let with_jacobian = j.is_some();
-                    let scale = eval_full(
-                        &ld,
-                        cd,
-                        system,
-                        map,
-                        a,
-                        pi_a,
-                        &a_forms,
-                        h,
-                        tolerance,
-                        x,
-                        full_r,
-                        with_jacobian.then_some(&mut *full_jac),
-                        cache,
-                        &mut d12_max,
-                    )?;
-                    assemble_degenerate(
-                        &ld, cd, system, map, a, h, x, full_r, full_jac, hc, next_r, cache, r, j,
-                    )?;
+                    let full_jac = j.is_some().then_some(&mut scratch.full_jac);
+                    let scale = eq.full(x, &mut scratch.full_r, full_jac, cache)?;
+                    eq.degenerate(x, scratch, hc, cache, r, j)?;
                     Ok(scale)
                 };
             // The degenerate equations keep their form from step to step
@@ -416,12 +357,12 @@ where
         // went back to an earlier iterate.
         let cached = b
             .iter()
-            .zip(self.pi_b_cache.0.iter())
+            .zip(self.cache.b.iter())
             .all(|(u, v)| u.to_bits() == v.to_bits());
         let pi_b = if cached {
-            self.pi_b_cache.1
+            self.cache.pi_b
         } else {
-            ld.d2(a, &b, h).map_err(geo)?
+            self.discrete_lagrangian().d2(a, &b, h).map_err(geo)?
         };
         if pi_b.iter().any(|v| !v.is_finite()) {
             return Err(StepError::NonFinite {
@@ -441,217 +382,230 @@ where
     }
 }
 
-/// Residual and Jacobian of the oriented step equations at `x = (b, μ)`.
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn eval_full<Sy, Dm, const N: usize, const M: usize>(
-    ld: &DiscreteLagrangian<'_, Sy, Dm, N, M>,
-    cd: ConstraintDiscretization,
-    system: &Sy,
-    map: &Dm,
-    a: &SVector<f64, N>,
-    pi_a: &SVector<f64, N>,
-    a_forms: &SMatrix<f64, M, N>,
-    h: f64,
-    tolerance: f64,
-    x: &DVector<f64>,
-    r: &mut DVector<f64>,
-    jac: Option<&mut DMatrix<f64>>,
-    pi_b_cache: &mut (SVector<f64, N>, SVector<f64, N>),
-    d12_max: &mut f64,
-) -> Result<f64, GeometryError>
-where
-    Sy: System<N, M>,
-    Dm: DiscretizationMap<N>,
-{
-    let b = SVector::<f64, N>::from_fn(|i, _| x[i]);
-    let mu = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
-    let force = a_forms.transpose() * mu;
-    let d1 = match jac {
-        Some(jac) => {
-            let jet = ld.jet(a, &b, h)?;
-            *pi_b_cache = (b, jet.d2);
-            *d12_max = jet.d12.amax();
-            for i in 0..N {
-                for j in 0..N {
-                    jac[(i, j)] = jet.d12[(i, j)];
-                }
-                for j in 0..M {
-                    jac[(i, N + j)] = -a_forms[(j, i)];
-                }
-            }
-            if M > 0 {
-                let (c, dc) = cd.jacobian(system, map, ld.orientation(), a, &b, h)?;
-                for i in 0..M {
-                    r[N + i] = c[i];
-                    for j in 0..N {
-                        jac[(N + i, j)] = dc[(i, j)];
-                    }
-                    for j in 0..M {
-                        jac[(N + i, N + j)] = 0.0;
-                    }
-                }
-            }
-            jet.d1
-        }
-        None => {
-            // The same values without second derivatives (the real and
-            // first-order parts of num-dual numbers are computed alike).
-            if M > 0 {
-                let c: SVector<f64, M> = cd.evaluate(system, map, ld.orientation(), a, &b, h)?;
-                for i in 0..M {
-                    r[N + i] = c[i];
-                }
-            }
-            ld.d1(a, &b, h)?
-        }
-    };
-    for i in 0..N {
-        r[i] = pi_a[i] + d1[i] - force[i];
-    }
-    // Equation scale: the momenta `|π_a|`, `|D1 L_d|` (and 1). The momentum
-    // rows cannot be resolved below the round-off of `D12·b` (`b` is only
-    // known to ulp(b)), `≈ ε |D12| |b|`, which exceeds `tolerance · |p|` when
-    // `h` is small (`|D12| ~ M/h`) or in the short sub-steps around an
-    // impact; the scale admits that floor, `64 ε |D12| |b|`, and no more.
-    // (Scaling by `|D12| |b|` itself accepts `b` to only `tolerance`
-    // relative; with warm starts that error keeps its sign step after step
-    // and accumulates: the midpoint pendulum then loses its second order at
-    // h ≤ 1e-3, and the (−) Lagrange–Dirac and Hamiltonian steppers drift
-    // apart by 2e-7 in 800 steps.)
-    // A residual-only evaluation uses `|D12|` of the last Jacobian.
-    let floor = if tolerance > 0.0 {
-        64.0 * f64::EPSILON * *d12_max * b.amax() / tolerance
-    } else {
-        0.0
-    };
-    Ok(pi_a.amax().max(d1.amax()).max(floor).max(1.0))
+/// Buffers for the degenerate path: the full equations and the next step's
+/// residual.
+#[derive(Debug, Clone)]
+struct Scratch {
+    full_r: DVector<f64>,
+    full_jac: DMatrix<f64>,
+    next_r: DVector<f64>,
 }
 
-/// The degenerate system `[U_rᵀ r; Yᵀ r_next(b)]` and its Jacobian, from
-/// the full equations `full_r`, `full_jac` at `x` (written by [`eval_full`]);
-/// `next_r` is a scratch buffer. A residual-only evaluation leaves
-/// `(b, D2 L(a, b, h))` in `pi_b_cache`, so the converged step need not
-/// evaluate its momentum again.
-#[allow(clippy::too_many_arguments)]
-fn assemble_degenerate<Sy, Dm, const N: usize, const M: usize>(
-    ld: &DiscreteLagrangian<'_, Sy, Dm, N, M>,
+/// What evaluations leave for later: `(b, D2 L(a, b, h))` of the last one
+/// that computed it, and `max |D12|` of the last Jacobian.
+#[derive(Debug, Clone)]
+struct EvalCache<const N: usize> {
+    b: SVector<f64, N>,
+    pi_b: SVector<f64, N>,
+    d12_max: f64,
+}
+
+/// The oriented step equations at fixed `(a, π_a, h)`, unknowns `x = (b, μ)`.
+struct StepEquations<'s, Sy, Dm, const N: usize, const M: usize> {
+    ld: DiscreteLagrangian<'s, Sy, Dm, N, M>,
     cd: ConstraintDiscretization,
-    system: &Sy,
-    map: &Dm,
-    a: &SVector<f64, N>,
+    a: SVector<f64, N>,
+    pi_a: SVector<f64, N>,
+    /// `A(a)`.
+    a_forms: SMatrix<f64, M, N>,
     h: f64,
-    x: &DVector<f64>,
-    full_r: &DVector<f64>,
-    full_jac: &DMatrix<f64>,
-    hc: &HiddenConstraints,
-    next_r: &mut DVector<f64>,
-    pi_b_cache: &mut (SVector<f64, N>, SVector<f64, N>),
-    r: &mut DVector<f64>,
-    jac: Option<&mut DMatrix<f64>>,
-) -> Result<(), GeometryError>
+    tolerance: f64,
+}
+
+impl<Sy, Dm, const N: usize, const M: usize> StepEquations<'_, Sy, Dm, N, M>
 where
     Sy: System<N, M>,
     Dm: DiscretizationMap<N>,
 {
-    let rank = hc.range.ncols();
-    let n = N + M;
-    let b = SVector::<f64, N>::from_fn(|i, _| x[i]);
-    let mu = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
-    // Next step's residual at b, with the next point extrapolated.
-    let c = b * 2.0 - a;
-    let Some(jac) = jac else {
-        // Residual only: the same values from first derivatives.
-        let pi_b = ld.d2(a, &b, h)?;
-        *pi_b_cache = (b, pi_b);
-        let d1_next = ld.d1(&b, &c, h)?;
-        let forms_b: SMatrix<f64, M, N> = system.constraint_forms(&b);
-        let force_b = next_force(&forms_b, &mu);
-        for i in 0..N {
-            next_r[i] = pi_b[i] + d1_next[i] - force_b[i];
-        }
-        if M > 0 {
-            let omega_next: SVector<f64, M> =
-                cd.evaluate(system, map, ld.orientation(), &b, &c, h)?;
-            for i in 0..M {
-                next_r[N + i] = omega_next[i];
+    /// Residual (and Jacobian) of the full equations at `x`; returns the
+    /// equation scale.
+    #[inline]
+    fn full(
+        &self,
+        x: &DVector<f64>,
+        r: &mut DVector<f64>,
+        jac: Option<&mut DMatrix<f64>>,
+        cache: &mut EvalCache<N>,
+    ) -> Result<f64, GeometryError> {
+        let (ld, a, h) = (&self.ld, &self.a, self.h);
+        let (system, map) = (ld.system(), ld.map());
+        let b = SVector::<f64, N>::from_fn(|i, _| x[i]);
+        let mu = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
+        let force = self.a_forms.transpose() * mu;
+        let d1 = match jac {
+            Some(jac) => {
+                let jet = ld.jet(a, &b, h)?;
+                (cache.b, cache.pi_b) = (b, jet.d2);
+                cache.d12_max = jet.d12.amax();
+                for i in 0..N {
+                    for j in 0..N {
+                        jac[(i, j)] = jet.d12[(i, j)];
+                    }
+                    for j in 0..M {
+                        jac[(i, N + j)] = -self.a_forms[(j, i)];
+                    }
+                }
+                if M > 0 {
+                    let (c, dc) = self.cd.jacobian(system, map, ld.orientation(), a, &b, h)?;
+                    for i in 0..M {
+                        r[N + i] = c[i];
+                        for j in 0..N {
+                            jac[(N + i, j)] = dc[(i, j)];
+                        }
+                        for j in 0..M {
+                            jac[(N + i, N + j)] = 0.0;
+                        }
+                    }
+                }
+                jet.d1
             }
+            None => {
+                // The same values without second derivatives (the real and
+                // first-order parts of num-dual numbers are computed alike).
+                if M > 0 {
+                    let c: SVector<f64, M> =
+                        self.cd.evaluate(system, map, ld.orientation(), a, &b, h)?;
+                    for i in 0..M {
+                        r[N + i] = c[i];
+                    }
+                }
+                ld.d1(a, &b, h)?
+            }
+        };
+        for i in 0..N {
+            r[i] = self.pi_a[i] + d1[i] - force[i];
         }
-        for (offset, basis, src) in [(0, &hc.range, full_r), (rank, &hc.left_null, &*next_r)] {
-            for p in 0..basis.ncols() {
-                let u = basis.column(p);
+        // Equation scale: the momenta `|π_a|`, `|D1 L_d|` (and 1). The
+        // momentum rows cannot be resolved below the round-off of `D12·b`
+        // (`b` is only known to ulp(b)), `≈ ε |D12| |b|`, which exceeds
+        // `tolerance · |p|` when `h` is small (`|D12| ~ M/h`) or in the short
+        // sub-steps around an impact; the scale admits that floor,
+        // `64 ε |D12| |b|`, and no more. (Scaling by `|D12| |b|` itself
+        // accepts `b` to only `tolerance` relative; with warm starts that
+        // error keeps its sign step after step and accumulates: the midpoint
+        // pendulum then loses its second order at h ≤ 1e-3, and the (−)
+        // Lagrange–Dirac and Hamiltonian steppers drift apart by 2e-7 in 800
+        // steps.) A residual-only evaluation uses `|D12|` of the last
+        // Jacobian.
+        let floor = if self.tolerance > 0.0 {
+            64.0 * f64::EPSILON * cache.d12_max * b.amax() / self.tolerance
+        } else {
+            0.0
+        };
+        Ok(self.pi_a.amax().max(d1.amax()).max(floor).max(1.0))
+    }
+
+    /// The degenerate system `[U_rᵀ r; Yᵀ r_next(b)]` (and its Jacobian)
+    /// from the full equations at `x` in `scratch.full_r`/`full_jac`
+    /// (written by [`full`](Self::full)). A residual-only evaluation leaves
+    /// `(b, D2 L(a, b, h))` in `cache`, so the converged step need not
+    /// evaluate its momentum again.
+    fn degenerate(
+        &self,
+        x: &DVector<f64>,
+        scratch: &mut Scratch,
+        hc: &HiddenConstraints,
+        cache: &mut EvalCache<N>,
+        r: &mut DVector<f64>,
+        jac: Option<&mut DMatrix<f64>>,
+    ) -> Result<(), GeometryError> {
+        let (ld, a, h, cd) = (&self.ld, &self.a, self.h, self.cd);
+        let (system, map) = (ld.system(), ld.map());
+        let rank = hc.range.ncols();
+        let n = N + M;
+        let b = SVector::<f64, N>::from_fn(|i, _| x[i]);
+        let mu = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
+        // Next step's residual at b, with the next point extrapolated.
+        let c = b * 2.0 - a;
+        let Some(jac) = jac else {
+            // Residual only: the same values from first derivatives.
+            let pi_b = ld.d2(a, &b, h)?;
+            (cache.b, cache.pi_b) = (b, pi_b);
+            let d1_next = ld.d1(&b, &c, h)?;
+            let forms_b: SMatrix<f64, M, N> = system.constraint_forms(&b);
+            let force_b = next_force(&forms_b, &mu);
+            let next_r = &mut scratch.next_r;
+            for i in 0..N {
+                next_r[i] = pi_b[i] + d1_next[i] - force_b[i];
+            }
+            if M > 0 {
+                let omega_next: SVector<f64, M> =
+                    cd.evaluate(system, map, ld.orientation(), &b, &c, h)?;
+                for i in 0..M {
+                    next_r[N + i] = omega_next[i];
+                }
+            }
+            for (offset, basis, src) in [
+                (0, &hc.range, &scratch.full_r),
+                (rank, &hc.left_null, &scratch.next_r),
+            ] {
+                for p in 0..basis.ncols() {
+                    r[offset + p] = basis.column(p).dot(src);
+                }
+            }
+            return Ok(());
+        };
+        // Range rows: r = U_rᵀ r_full, J = U_rᵀ J_full (small: plain loops
+        // beat the generic dynamic-size BLAS paths here).
+        for p in 0..rank {
+            let u = hc.range.column(p);
+            r[p] = u.dot(&scratch.full_r);
+            for j in 0..n {
                 let mut acc = 0.0;
                 for i in 0..n {
-                    acc += u[i] * src[i];
+                    acc += u[i] * scratch.full_jac[(i, j)];
                 }
-                r[offset + p] = acc;
+                jac[(p, j)] = acc;
             }
         }
-        return Ok(());
-    };
-    // Range rows: r = U_rᵀ r_full, J = U_rᵀ J_full (small: plain loops beat
-    // the generic dynamic-size BLAS paths here).
-    for p in 0..rank {
-        let u = hc.range.column(p);
-        let mut acc = 0.0;
-        for i in 0..n {
-            acc += u[i] * full_r[i];
-        }
-        r[p] = acc;
-        for j in 0..n {
-            let mut acc = 0.0;
-            for i in 0..n {
-                acc += u[i] * full_jac[(i, j)];
-            }
-            jac[(p, j)] = acc;
-        }
-    }
-    // Hidden rows `yᵀ r_next(b)`: the Lagrangian part by one Hessian–vector
-    // product per left-null vector `y = (y_q, y_μ)` (no full D22, D11), the
-    // first-order force and constraint parts from one dual evaluation.
-    let bd = seed_gradient(&b);
-    let cdual: SVector<DualSVec<f64, N>, N> = constants(&c);
-    let forms_b: SMatrix<DualSVec<f64, N>, M, N> = system.constraint_forms(&bd);
-    let force_b = next_force(&forms_b, &mu);
-    let omega_next = if M > 0 {
-        cd.evaluate(
-            system,
-            map,
-            ld.orientation(),
-            &bd,
-            &cdual,
-            DualSVec::constant(h),
-        )?
-    } else {
-        SVector::zeros()
-    };
-    for p in 0..hc.left_null.ncols() {
-        let y = hc.left_null.column(p);
-        let y_q = SVector::<f64, N>::from_fn(|i, _| y[i]);
-        let (value, gradient) = ld.del_directional(a, &b, &c, h, &y_q)?;
-        let mut row_r = value;
-        let mut row_j = gradient;
-        for i in 0..N {
-            row_r -= y[i] * force_b[i].re;
-            row_j -= gradient_of(force_b[i]) * y[i];
-        }
-        for i in 0..M {
-            row_r += y[N + i] * omega_next[i].re;
-            row_j += gradient_of(omega_next[i]) * y[N + i];
-        }
-        r[rank + p] = row_r;
-        for j in 0..N {
-            jac[(rank + p, j)] = row_j[j];
-        }
-        for j in 0..M {
-            let mut acc = 0.0;
+        // Hidden rows `yᵀ r_next(b)`: the Lagrangian part by one
+        // Hessian–vector product per left-null vector `y = (y_q, y_μ)` (no
+        // full D22, D11), the first-order force and constraint parts from one
+        // dual evaluation.
+        let bd = seed_gradient(&b);
+        let cdual: SVector<DualSVec<f64, N>, N> = constants(&c);
+        let forms_b: SMatrix<DualSVec<f64, N>, M, N> = system.constraint_forms(&bd);
+        let force_b = next_force(&forms_b, &mu);
+        let omega_next = if M > 0 {
+            cd.evaluate(
+                system,
+                map,
+                ld.orientation(),
+                &bd,
+                &cdual,
+                DualSVec::constant(h),
+            )?
+        } else {
+            SVector::zeros()
+        };
+        for p in 0..hc.left_null.ncols() {
+            let y = hc.left_null.column(p);
+            let y_q = SVector::<f64, N>::from_fn(|i, _| y[i]);
+            let (value, gradient) = ld.del_directional(a, &b, &c, h, &y_q)?;
+            let mut row_r = value;
+            let mut row_j = gradient;
             for i in 0..N {
-                acc -= y[i] * forms_b[(j, i)].re;
+                row_r -= y[i] * force_b[i].re;
+                row_j -= gradient_of(force_b[i]) * y[i];
             }
-            jac[(rank + p, N + j)] = acc;
+            for i in 0..M {
+                row_r += y[N + i] * omega_next[i].re;
+                row_j += gradient_of(omega_next[i]) * y[N + i];
+            }
+            r[rank + p] = row_r;
+            for j in 0..N {
+                jac[(rank + p, j)] = row_j[j];
+            }
+            for j in 0..M {
+                let mut acc = 0.0;
+                for i in 0..N {
+                    acc -= y[i] * forms_b[(j, i)].re;
+                }
+                jac[(rank + p, N + j)] = acc;
+            }
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// `max |Yᵀ B|` over the entries, without forming the product.

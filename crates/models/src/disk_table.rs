@@ -19,8 +19,9 @@
 
 use crate::disk_wall::{
     disk_hamiltonian, disk_lagrangian, disk_parameters, rolling_constraints, rolling_initial,
+    validate_disk,
 };
-use crate::{Model, ModelError, ParameterInfo, ParameterKind, RunSetup, validate};
+use crate::{Model, ModelError, ParameterInfo, RunSetup, validate};
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization, System};
 use nalgebra::{SMatrix, SVector};
 use serde::{Deserialize, Serialize};
@@ -100,23 +101,19 @@ impl Model<4, 2> for DiskTable {
     type Params = DiskTableParams;
     const NAME: &'static str = "disk-table";
     const DESCRIPTION: &'static str = "vertical disk rolling without slipping inside a circular table, rim points (x ± R cosφ, y ± R sinφ) within radius a ([NIC] §5)";
-    const PARAMETERS: &'static [ParameterInfo] = disk_parameters!(ParameterInfo {
-        name: "a",
-        symbol: "a",
-        unit: "m",
-        kind: ParameterKind::Float,
-        description: "radius of the table (centred at the origin), > R",
-    });
+    const PARAMETERS: &'static [ParameterInfo] = disk_parameters!(ParameterInfo::float(
+        "a",
+        "a",
+        "m",
+        "radius of the table (centred at the origin), > R"
+    ));
 
     fn coordinate_names() -> [&'static str; 4] {
         ["x", "y", "theta", "phi"]
     }
 
     fn new(params: DiskTableParams) -> Result<Self, ModelError> {
-        validate::positive(Self::NAME, "m", params.m)?;
-        validate::positive(Self::NAME, "i", params.i)?;
-        validate::positive(Self::NAME, "j", params.j)?;
-        validate::positive(Self::NAME, "r", params.r)?;
+        validate_disk(Self::NAME, params.m, params.i, params.j, params.r)?;
         validate::positive(Self::NAME, "a", params.a)?;
         if params.a <= params.r {
             return Err(ModelError::InvalidParameter {

@@ -30,7 +30,7 @@
 //! `(v_x, v_y)(0) = R v_θ (cos φ, sin φ)` from the constraints,
 //! `h = 1e-2`, `T = 50`.
 
-use crate::{Model, ModelError, ParameterInfo, ParameterKind, RunSetup, validate};
+use crate::{Model, ModelError, ParameterInfo, RunSetup, validate};
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization, System};
 use nalgebra::{SMatrix, SVector};
 use serde::{Deserialize, Serialize};
@@ -95,6 +95,20 @@ pub(crate) fn rolling_constraints<S: AdScalar>(r: f64, q: &SVector<S, 4>) -> SMa
     SMatrix::<S, 2, 4>::new(one, zero, -(c * r), zero, zero, one, -(s * r), zero)
 }
 
+/// The disk parameters `m, i, j, r` must be positive.
+pub(crate) fn validate_disk(
+    model: &'static str,
+    m: f64,
+    i: f64,
+    j: f64,
+    r: f64,
+) -> Result<(), ModelError> {
+    validate::positive(model, "m", m)?;
+    validate::positive(model, "i", i)?;
+    validate::positive(model, "j", j)?;
+    validate::positive(model, "r", r)
+}
+
 /// Initial data with `(v_x, v_y) = R v_θ (cos φ, sin φ)`.
 pub(crate) fn rolling_initial(
     r: f64,
@@ -118,34 +132,10 @@ pub(crate) fn rolling_initial(
 macro_rules! disk_parameters {
     ($($extra:expr),* $(,)?) => {
         &[
-            ParameterInfo {
-                name: "m",
-                symbol: "m",
-                unit: "kg",
-                kind: ParameterKind::Float,
-                description: "mass of the disk",
-            },
-            ParameterInfo {
-                name: "i",
-                symbol: "I",
-                unit: "kg m^2",
-                kind: ParameterKind::Float,
-                description: "moment of inertia about the axle (multiplies the rolling rate θ')",
-            },
-            ParameterInfo {
-                name: "j",
-                symbol: "J",
-                unit: "kg m^2",
-                kind: ParameterKind::Float,
-                description: "moment of inertia about the vertical diameter (multiplies the heading rate φ')",
-            },
-            ParameterInfo {
-                name: "r",
-                symbol: "R",
-                unit: "m",
-                kind: ParameterKind::Float,
-                description: "radius of the disk",
-            },
+            ParameterInfo::mass("mass of the disk"),
+            ParameterInfo::float("i", "I", "kg m^2", "moment of inertia about the axle (multiplies the rolling rate θ')"),
+            ParameterInfo::float("j", "J", "kg m^2", "moment of inertia about the vertical diameter (multiplies the heading rate φ')"),
+            ParameterInfo::float("r", "R", "m", "radius of the disk"),
             $($extra),*
         ]
     };
@@ -183,20 +173,16 @@ impl Model<4, 2> for DiskWall {
     const DESCRIPTION: &'static str =
         "vertical disk rolling without slipping, hitting the wall y + R sinφ = wall ([INC] §6)";
     const PARAMETERS: &'static [ParameterInfo] = disk_parameters!(
-        ParameterInfo {
-            name: "wall",
-            symbol: "y_wall",
-            unit: "m",
-            kind: ParameterKind::Float,
-            description: "position of the wall y = wall (admissible iff y + R sinφ <= wall)",
-        },
-        ParameterInfo {
-            name: "rear_contact",
-            symbol: "-",
-            unit: "1",
-            kind: ParameterKind::Bool,
-            description: "also keep the rear rim point behind the wall, y - R sinφ <= wall (false: [INC]'s single piece)",
-        },
+        ParameterInfo::float(
+            "wall",
+            "y_wall",
+            "m",
+            "position of the wall y = wall (admissible iff y + R sinφ <= wall)"
+        ),
+        ParameterInfo::switch(
+            "rear_contact",
+            "also keep the rear rim point behind the wall, y - R sinφ <= wall (false: [INC]'s single piece)"
+        ),
     );
 
     fn coordinate_names() -> [&'static str; 4] {
@@ -204,10 +190,7 @@ impl Model<4, 2> for DiskWall {
     }
 
     fn new(params: DiskWallParams) -> Result<Self, ModelError> {
-        validate::positive(Self::NAME, "m", params.m)?;
-        validate::positive(Self::NAME, "i", params.i)?;
-        validate::positive(Self::NAME, "j", params.j)?;
-        validate::positive(Self::NAME, "r", params.r)?;
+        validate_disk(Self::NAME, params.m, params.i, params.j, params.r)?;
         validate::finite(Self::NAME, "wall", params.wall)?;
         Ok(DiskWall { params })
     }

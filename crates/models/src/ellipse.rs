@@ -11,7 +11,7 @@
 //! (the inertia of a uniform elliptic disk about its centre), midpoint
 //! `L_d`, `q(0) = (π/2, 0, 3.5)`, `v(0) = (−3, 2, 0)`, `h = 1e-2`, `T = 25`.
 
-use crate::{Model, ModelError, ParameterInfo, ParameterKind, RunSetup, validate};
+use crate::{Model, ModelError, ParameterInfo, RunSetup, validate};
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization, System};
 use nalgebra::{SMatrix, SVector};
 use serde::{Deserialize, Serialize};
@@ -61,11 +61,46 @@ impl Ellipse {
     }
 }
 
+/// `L = ½ m (v_x² + v_y²) + ½ I v_θ² − m g y` of a planar rigid body in
+/// coordinates `q = (θ, x, y)` (\[VCI\] §4.2), shared with [`Star`](crate::Star).
+pub(crate) fn planar_rigid_lagrangian<S: AdScalar>(
+    m: f64,
+    g: f64,
+    inertia: f64,
+    q: &SVector<S, 3>,
+    v: &SVector<S, 3>,
+) -> S {
+    (v[1] * v[1] + v[2] * v[2]) * (0.5 * m) + v[0] * v[0] * (0.5 * inertia) - q[2] * (m * g)
+}
+
+/// Its Hamiltonian `H = (p_x² + p_y²)/(2m) + p_θ²/(2I) + m g y`.
+pub(crate) fn planar_rigid_hamiltonian<S: AdScalar>(
+    m: f64,
+    g: f64,
+    inertia: f64,
+    q: &SVector<S, 3>,
+    p: &SVector<S, 3>,
+) -> S {
+    (p[1] * p[1] + p[2] * p[2]) * (0.5 / m) + p[0] * p[0] * (0.5 / inertia) + q[2] * (m * g)
+}
+
+/// The run both rigid bodies share (\[VCI\] §4.2): midpoint `L_d`,
+/// `q(0) = (π/2, 0, 3.5)`, `v(0) = (−3, 2, 0)`, `h = 1e-2`, `T = 25`.
+pub(crate) fn planar_rigid_defaults() -> RunSetup<3> {
+    RunSetup {
+        q0: SVector::from([PI / 2.0, 0.0, 3.5]),
+        v0: SVector::from([-3.0, 2.0, 0.0]),
+        h: 1e-2,
+        t_end: 25.0,
+        discretization: Discretization::Midpoint,
+        constraint: ConstraintDiscretization::Midpoint,
+    }
+}
+
 impl System<3, 0> for Ellipse {
     fn lagrangian<S: AdScalar>(&self, q: &SVector<S, 3>, v: &SVector<S, 3>) -> S {
         let p = &self.params;
-        (v[1] * v[1] + v[2] * v[2]) * (0.5 * p.m) + v[0] * v[0] * (0.5 * self.inertia)
-            - q[2] * (p.m * p.g)
+        planar_rigid_lagrangian(p.m, p.g, self.inertia, q, v)
     }
 
     fn constraint_forms<S: AdScalar>(&self, _q: &SVector<S, 3>) -> SMatrix<S, 0, 3> {
@@ -84,11 +119,7 @@ impl System<3, 0> for Ellipse {
 
     fn hamiltonian<S: AdScalar>(&self, q: &SVector<S, 3>, p: &SVector<S, 3>) -> Option<S> {
         let pr = &self.params;
-        Some(
-            (p[1] * p[1] + p[2] * p[2]) * (0.5 / pr.m)
-                + p[0] * p[0] * (0.5 / self.inertia)
-                + q[2] * (pr.m * pr.g),
-        )
+        Some(planar_rigid_hamiltonian(pr.m, pr.g, self.inertia, q, p))
     }
 }
 
@@ -97,41 +128,16 @@ impl Model<3, 0> for Ellipse {
     const NAME: &'static str = "ellipse";
     const DESCRIPTION: &'static str = "rigid ellipse rotating and bouncing on the floor y >= sqrt(a^2 sin^2θ + b^2 cos^2θ) ([VCI] §4.2)";
     const PARAMETERS: &'static [ParameterInfo] = &[
-        ParameterInfo {
-            name: "m",
-            symbol: "m",
-            unit: "kg",
-            kind: ParameterKind::Float,
-            description: "mass",
-        },
-        ParameterInfo {
-            name: "g",
-            symbol: "g",
-            unit: "m/s^2",
-            kind: ParameterKind::Float,
-            description: "gravitational acceleration",
-        },
-        ParameterInfo {
-            name: "a",
-            symbol: "a",
-            unit: "m",
-            kind: ParameterKind::Float,
-            description: "first semi-axis",
-        },
-        ParameterInfo {
-            name: "b",
-            symbol: "b",
-            unit: "m",
-            kind: ParameterKind::Float,
-            description: "second semi-axis",
-        },
-        ParameterInfo {
-            name: "inertia",
-            symbol: "I_φ",
-            unit: "kg m^2",
-            kind: ParameterKind::OptionalFloat,
-            description: "moment of inertia about the centre (none: m (a^2 + b^2)/4)",
-        },
+        ParameterInfo::mass("mass"),
+        ParameterInfo::GRAVITY,
+        ParameterInfo::float("a", "a", "m", "first semi-axis"),
+        ParameterInfo::float("b", "b", "m", "second semi-axis"),
+        ParameterInfo::optional_float(
+            "inertia",
+            "I_φ",
+            "kg m^2",
+            "moment of inertia about the centre (none: m (a^2 + b^2)/4)",
+        ),
     ];
 
     fn coordinate_names() -> [&'static str; 3] {
@@ -143,13 +149,12 @@ impl Model<3, 0> for Ellipse {
         validate::non_negative(Self::NAME, "g", params.g)?;
         validate::positive(Self::NAME, "a", params.a)?;
         validate::positive(Self::NAME, "b", params.b)?;
-        let inertia = match params.inertia {
-            Some(i) => {
-                validate::positive(Self::NAME, "inertia", i)?;
-                i
-            }
-            None => params.m * (params.a * params.a + params.b * params.b) / 4.0,
-        };
+        let inertia = validate::positive_or(
+            Self::NAME,
+            "inertia",
+            params.inertia,
+            params.m * (params.a * params.a + params.b * params.b) / 4.0,
+        )?;
         Ok(Ellipse { params, inertia })
     }
 
@@ -158,14 +163,7 @@ impl Model<3, 0> for Ellipse {
     }
 
     fn run_defaults(&self) -> RunSetup<3> {
-        RunSetup {
-            q0: SVector::from([PI / 2.0, 0.0, 3.5]),
-            v0: SVector::from([-3.0, 2.0, 0.0]),
-            h: 1e-2,
-            t_end: 25.0,
-            discretization: Discretization::Midpoint,
-            constraint: ConstraintDiscretization::Midpoint,
-        }
+        planar_rigid_defaults()
     }
 
     fn boundary_name(&self, _j: usize) -> String {

@@ -21,7 +21,7 @@
 //! the exact solution is `q^ℓ(t) = (10/ω) sin ωt`,
 //! `ω² = (c1 + c2 + c3)/(c2 (c1 + c3) ℓ)`.
 
-use crate::{Model, ModelError, ParameterInfo, ParameterKind, RunSetup, validate};
+use crate::{Model, ModelError, ParameterInfo, RunSetup, validate};
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization, System};
 use nalgebra::{SMatrix, SVector};
 use serde::{Deserialize, Serialize};
@@ -88,34 +88,25 @@ impl Model<4, 2> for Lc {
     const NAME: &'static str = "lc";
     const DESCRIPTION: &'static str = "LC circuit, one inductor and three capacitors: degenerate Lagrangian with Kirchhoff constraints ([DDM] §2.1, §6)";
     const PARAMETERS: &'static [ParameterInfo] = &[
-        ParameterInfo {
-            name: "l",
-            symbol: "ℓ",
-            unit: "H",
-            kind: ParameterKind::Float,
-            description: "inductance",
-        },
-        ParameterInfo {
-            name: "c1",
-            symbol: "c₁",
-            unit: "F",
-            kind: ParameterKind::Float,
-            description: "capacitance of capacitor 1 (parallel to capacitor 3)",
-        },
-        ParameterInfo {
-            name: "c2",
-            symbol: "c₂",
-            unit: "F",
-            kind: ParameterKind::Float,
-            description: "capacitance of capacitor 2 (in series with the inductor)",
-        },
-        ParameterInfo {
-            name: "c3",
-            symbol: "c₃",
-            unit: "F",
-            kind: ParameterKind::Float,
-            description: "capacitance of capacitor 3 (parallel to capacitor 1)",
-        },
+        ParameterInfo::float("l", "ℓ", "H", "inductance"),
+        ParameterInfo::float(
+            "c1",
+            "c₁",
+            "F",
+            "capacitance of capacitor 1 (parallel to capacitor 3)",
+        ),
+        ParameterInfo::float(
+            "c2",
+            "c₂",
+            "F",
+            "capacitance of capacitor 2 (in series with the inductor)",
+        ),
+        ParameterInfo::float(
+            "c3",
+            "c₃",
+            "F",
+            "capacitance of capacitor 3 (parallel to capacitor 1)",
+        ),
     ];
 
     fn coordinate_names() -> [&'static str; 4] {

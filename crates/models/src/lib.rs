@@ -200,6 +200,54 @@ pub struct ParameterInfo {
     pub description: &'static str,
 }
 
+impl ParameterInfo {
+    /// A real parameter.
+    pub const fn float(
+        name: &'static str,
+        symbol: &'static str,
+        unit: &'static str,
+        description: &'static str,
+    ) -> Self {
+        Self {
+            name,
+            symbol,
+            unit,
+            kind: ParameterKind::Float,
+            description,
+        }
+    }
+
+    /// An optional real parameter (`none` selects a derived value, which
+    /// `description` names).
+    pub const fn optional_float(
+        name: &'static str,
+        symbol: &'static str,
+        unit: &'static str,
+        description: &'static str,
+    ) -> Self {
+        Self {
+            kind: ParameterKind::OptionalFloat,
+            ..Self::float(name, symbol, unit, description)
+        }
+    }
+
+    /// A boolean switch (dimensionless, no symbol).
+    pub const fn switch(name: &'static str, description: &'static str) -> Self {
+        Self {
+            kind: ParameterKind::Bool,
+            ..Self::float(name, "-", "1", description)
+        }
+    }
+
+    /// The mass `m` (kg) of the body named in `description`.
+    pub const fn mass(description: &'static str) -> Self {
+        Self::float("m", "m", "kg", description)
+    }
+
+    /// The gravitational acceleration `g` (m/s²).
+    pub const GRAVITY: Self = Self::float("g", "g", "m/s^2", "gravitational acceleration");
+}
+
 /// One entry of the [`catalogue`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ModelInfo {
@@ -306,6 +354,20 @@ pub(crate) mod validate {
                 value,
                 reason: "must be > 0".into(),
             })
+        }
+    }
+
+    /// An optional positive parameter: the given value (validated) or
+    /// `derived` when `None`.
+    pub fn positive_or(
+        model: &'static str,
+        parameter: &'static str,
+        value: Option<f64>,
+        derived: f64,
+    ) -> Result<f64, ModelError> {
+        match value {
+            Some(v) => positive(model, parameter, v).map(|()| v),
+            None => Ok(derived),
         }
     }
 

@@ -5,7 +5,7 @@
 //! `H = |p|²/(2m) + m g y`. Defaults: midpoint `L_d`, `q(0) = (0, 2)`,
 //! `v(0) = (1, 0)`, `h = 1e-2`, `T = 10`.
 
-use crate::{Model, ModelError, ParameterInfo, ParameterKind, RunSetup, validate};
+use crate::{Model, ModelError, ParameterInfo, RunSetup, validate};
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization, System};
 use nalgebra::{SMatrix, SVector};
 use serde::{Deserialize, Serialize};
@@ -61,22 +61,8 @@ impl Model<2, 0> for Particle {
     const NAME: &'static str = "particle";
     const DESCRIPTION: &'static str =
         "bouncing particle on the floor y >= 0 under gravity ([VCI] §4.1)";
-    const PARAMETERS: &'static [ParameterInfo] = &[
-        ParameterInfo {
-            name: "m",
-            symbol: "m",
-            unit: "kg",
-            kind: ParameterKind::Float,
-            description: "mass",
-        },
-        ParameterInfo {
-            name: "g",
-            symbol: "g",
-            unit: "m/s^2",
-            kind: ParameterKind::Float,
-            description: "gravitational acceleration",
-        },
-    ];
+    const PARAMETERS: &'static [ParameterInfo] =
+        &[ParameterInfo::mass("mass"), ParameterInfo::GRAVITY];
 
     fn coordinate_names() -> [&'static str; 2] {
         ["x", "y"]

@@ -21,7 +21,7 @@
 //! rounding, computed from the constraint so that it holds for any `f`),
 //! `h = 1e-3`, `T = 5` (the paper's long run: `h = 1e-4`, `T = 100`).
 
-use crate::{Model, ModelError, ParameterInfo, ParameterKind, RunSetup, validate};
+use crate::{Model, ModelError, ParameterInfo, RunSetup, validate};
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization, System};
 use nalgebra::{SMatrix, SVector};
 use serde::{Deserialize, Serialize};
@@ -113,48 +113,22 @@ impl Model<2, 1> for Pendulum {
     const NAME: &'static str = "pendulum";
     const DESCRIPTION: &'static str = "nonholonomic spherical pendulum (v_φ = f(θ) v_θ) hitting a cylinder R^2 - l^2 sin^2θ >= 0 ([VCI] §4.3)";
     const PARAMETERS: &'static [ParameterInfo] = &[
-        ParameterInfo {
-            name: "m",
-            symbol: "m",
-            unit: "kg",
-            kind: ParameterKind::Float,
-            description: "mass of the bob",
-        },
-        ParameterInfo {
-            name: "g",
-            symbol: "g",
-            unit: "m/s^2",
-            kind: ParameterKind::Float,
-            description: "gravitational acceleration",
-        },
-        ParameterInfo {
-            name: "l",
-            symbol: "ℓ",
-            unit: "m",
-            kind: ParameterKind::Float,
-            description: "length of the pendulum",
-        },
-        ParameterInfo {
-            name: "r",
-            symbol: "R",
-            unit: "m",
-            kind: ParameterKind::Float,
-            description: "radius of the cylinder",
-        },
-        ParameterInfo {
-            name: "f0",
-            symbol: "f₀",
-            unit: "1",
-            kind: ParameterKind::Float,
-            description: "constant term of f(θ) = f0 + f1 cos^2θ in the constraint v_φ = f(θ) v_θ",
-        },
-        ParameterInfo {
-            name: "f1",
-            symbol: "f₁",
-            unit: "1",
-            kind: ParameterKind::Float,
-            description: "cos^2θ coefficient of f(θ) = f0 + f1 cos^2θ",
-        },
+        ParameterInfo::mass("mass of the bob"),
+        ParameterInfo::GRAVITY,
+        ParameterInfo::float("l", "ℓ", "m", "length of the pendulum"),
+        ParameterInfo::float("r", "R", "m", "radius of the cylinder"),
+        ParameterInfo::float(
+            "f0",
+            "f₀",
+            "1",
+            "constant term of f(θ) = f0 + f1 cos^2θ in the constraint v_φ = f(θ) v_θ",
+        ),
+        ParameterInfo::float(
+            "f1",
+            "f₁",
+            "1",
+            "cos^2θ coefficient of f(θ) = f0 + f1 cos^2θ",
+        ),
     ];
 
     fn coordinate_names() -> [&'static str; 2] {

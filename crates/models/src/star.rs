@@ -16,11 +16,11 @@
 //! and the ellipse's run: `q(0) = (π/2, 0, 3.5)`, `v(0) = (−3, 2, 0)`,
 //! `h = 1e-2`, `T = 25`.
 
-use crate::{Model, ModelError, ParameterInfo, ParameterKind, RunSetup, validate};
-use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization, System};
+use crate::ellipse::{planar_rigid_defaults, planar_rigid_hamiltonian, planar_rigid_lagrangian};
+use crate::{Model, ModelError, ParameterInfo, RunSetup, validate};
+use diracvi_geometry::{AdScalar, System};
 use nalgebra::{SMatrix, SVector};
 use serde::{Deserialize, Serialize};
-use std::f64::consts::PI;
 
 /// Parameters of [`Star`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,8 +76,7 @@ impl Star {
 impl System<3, 0> for Star {
     fn lagrangian<S: AdScalar>(&self, q: &SVector<S, 3>, v: &SVector<S, 3>) -> S {
         let p = &self.params;
-        (v[1] * v[1] + v[2] * v[2]) * (0.5 * p.m) + v[0] * v[0] * (0.5 * self.inertia)
-            - q[2] * (p.m * p.g)
+        planar_rigid_lagrangian(p.m, p.g, self.inertia, q, v)
     }
 
     fn constraint_forms<S: AdScalar>(&self, _q: &SVector<S, 3>) -> SMatrix<S, 0, 3> {
@@ -96,11 +95,7 @@ impl System<3, 0> for Star {
 
     fn hamiltonian<S: AdScalar>(&self, q: &SVector<S, 3>, p: &SVector<S, 3>) -> Option<S> {
         let pr = &self.params;
-        Some(
-            (p[1] * p[1] + p[2] * p[2]) * (0.5 / pr.m)
-                + p[0] * p[0] * (0.5 / self.inertia)
-                + q[2] * (pr.m * pr.g),
-        )
+        Some(planar_rigid_hamiltonian(pr.m, pr.g, self.inertia, q, p))
     }
 }
 
@@ -109,34 +104,15 @@ impl Model<3, 0> for Star {
     const NAME: &'static str = "star";
     const DESCRIPTION: &'static str = "four-point star rotating and bouncing on the floor y >= l(|sinθ| + |cosθ|), four smooth pieces ([VCI] §4.2)";
     const PARAMETERS: &'static [ParameterInfo] = &[
-        ParameterInfo {
-            name: "m",
-            symbol: "m",
-            unit: "kg",
-            kind: ParameterKind::Float,
-            description: "mass",
-        },
-        ParameterInfo {
-            name: "g",
-            symbol: "g",
-            unit: "m/s^2",
-            kind: ParameterKind::Float,
-            description: "gravitational acceleration",
-        },
-        ParameterInfo {
-            name: "l",
-            symbol: "l",
-            unit: "m",
-            kind: ParameterKind::Float,
-            description: "half-length of the star (total length 2l)",
-        },
-        ParameterInfo {
-            name: "inertia",
-            symbol: "I_φ",
-            unit: "kg m^2",
-            kind: ParameterKind::OptionalFloat,
-            description: "moment of inertia about the centre (none: m l^2/3)",
-        },
+        ParameterInfo::mass("mass"),
+        ParameterInfo::GRAVITY,
+        ParameterInfo::float("l", "l", "m", "half-length of the star (total length 2l)"),
+        ParameterInfo::optional_float(
+            "inertia",
+            "I_φ",
+            "kg m^2",
+            "moment of inertia about the centre (none: m l^2/3)",
+        ),
     ];
 
     fn coordinate_names() -> [&'static str; 3] {
@@ -147,13 +123,12 @@ impl Model<3, 0> for Star {
         validate::positive(Self::NAME, "m", params.m)?;
         validate::non_negative(Self::NAME, "g", params.g)?;
         validate::positive(Self::NAME, "l", params.l)?;
-        let inertia = match params.inertia {
-            Some(i) => {
-                validate::positive(Self::NAME, "inertia", i)?;
-                i
-            }
-            None => params.m * params.l * params.l / 3.0,
-        };
+        let inertia = validate::positive_or(
+            Self::NAME,
+            "inertia",
+            params.inertia,
+            params.m * params.l * params.l / 3.0,
+        )?;
         Ok(Star { params, inertia })
     }
 
@@ -162,14 +137,7 @@ impl Model<3, 0> for Star {
     }
 
     fn run_defaults(&self) -> RunSetup<3> {
-        RunSetup {
-            q0: SVector::from([PI / 2.0, 0.0, 3.5]),
-            v0: SVector::from([-3.0, 2.0, 0.0]),
-            h: 1e-2,
-            t_end: 25.0,
-            discretization: Discretization::Midpoint,
-            constraint: ConstraintDiscretization::Midpoint,
-        }
+        planar_rigid_defaults()
     }
 
     fn boundary_name(&self, j: usize) -> String {
