@@ -86,13 +86,7 @@ fn pendulum_step(c: &mut Criterion) {
 fn lc_800_steps(c: &mut Criterion) {
     let lc = Lc::default();
     let h = 2.0 * PI / lc.omega() / 40.0;
-    let s0 = state_from_velocity(
-        &lc,
-        0.0,
-        &SVector::zeros(),
-        &SVector::from([10.0, 2.5, 10.0, 7.5]),
-    )
-    .unwrap();
+    let s0 = lc.start();
     c.bench_function("lc_800_steps", |b| {
         b.iter(|| {
             let mut st = LagrangeDirac::plus(

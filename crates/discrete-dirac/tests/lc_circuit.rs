@@ -3,9 +3,7 @@
 
 mod common;
 use common::{Lc, fitted_order};
-use diracvi_discrete_dirac::{
-    LagrangeDirac, RunOptions, State, StepError, integrate, state_from_velocity,
-};
+use diracvi_discrete_dirac::{LagrangeDirac, RunOptions, State, StepError, integrate};
 use diracvi_geometry::{ConstraintDiscretization, Discretization, SVector};
 use std::f64::consts::PI;
 
@@ -17,9 +15,7 @@ fn run(lc: Lc, per_period: usize, periods: usize) -> (Vec<State<4>>, f64) {
         Discretization::Forward,
         ConstraintDiscretization::Retraction,
     );
-    let q0 = SVector::<f64, 4>::zeros();
-    let v0 = SVector::from([10.0, 2.5, 10.0, 7.5]);
-    let s0 = state_from_velocity(&lc, 0.0, &q0, &v0).unwrap();
+    let s0 = lc.start();
     let mut states = vec![s0];
     let traj = integrate(
         &mut st,
@@ -121,13 +117,7 @@ fn lc_steps_reuse_the_kept_factors() {
         )
     };
     let mut st = new_stepper();
-    let s0 = state_from_velocity(
-        &lc,
-        0.0,
-        &SVector::zeros(),
-        &SVector::from([10.0, 2.5, 10.0, 7.5]),
-    )
-    .unwrap();
+    let s0 = lc.start();
     let (mut s, mut guess_increment) = (s0, SVector::<f64, 4>::zeros());
     for k in 0..100 {
         let step = st

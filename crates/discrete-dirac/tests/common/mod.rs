@@ -24,6 +24,18 @@ impl Lc {
         let [c1, c2, c3] = self.c;
         ((c1 + c2 + c3) / (c2 * (c1 + c3) * self.l)).sqrt()
     }
+
+    /// `q(0) = 0`, currents `(10, 2.5, 10, 7.5)` (consistent, equal
+    /// capacitor voltages), `p_0 = ∂L/∂v`.
+    pub fn start(&self) -> diracvi_discrete_dirac::State<4> {
+        diracvi_discrete_dirac::state_from_velocity(
+            self,
+            0.0,
+            &SVector::zeros(),
+            &SVector::from([10.0, 2.5, 10.0, 7.5]),
+        )
+        .unwrap()
+    }
 }
 
 impl System<4, 2> for Lc {
