@@ -5,8 +5,9 @@
 //!   a trajectory (target ≤ 1 µs for the Lagrange–Dirac step);
 //! * `lc_800_steps` — the LC circuit of \[DDM\] §6 (n = 4, m = 2, degenerate
 //!   Lagrangian: hidden constraints from faer's SVD, computed once and
-//!   cached), 800 steps of h = 2π/40 through the trajectory driver, stepper
-//!   construction included (target ≤ 1 ms).
+//!   cached; simplified Newton with the previous step's LU factors), 800
+//!   steps of h = 2π/40 through the trajectory driver, stepper construction
+//!   included (target ≤ 1 ms).
 //!
 //! `cargo bench -p diracvi-discrete-dirac --bench steppers -- --warm-up-time 1 --measurement-time 3`
 
