@@ -137,3 +137,40 @@ pub fn partial_hessian_of<const A: usize, const B: usize>(
         d.eps1eps2.unwrap_generic(Const::<A>, Const::<B>),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every number the helpers build carries all its derivative parts
+    /// (see the module docs: a `None` part is a performance hazard).
+    #[test]
+    fn seeds_and_constants_are_dense() {
+        let x = SVector::from([0.5, -1.0, 2.0]);
+        for d in constants::<DualSVec<f64, 3>, 3>(&x)
+            .iter()
+            .chain(&seed_gradient(&x))
+        {
+            assert!(d.eps.0.is_some());
+        }
+        for d in constants::<Dual2SVec<f64, 3>, 3>(&x)
+            .iter()
+            .chain(&seed_hessian(&x))
+        {
+            assert!(d.v1.0.is_some() && d.v2.0.is_some());
+        }
+        let hyper = constants::<HyperDualSVec64<3, 3>, 3>(&x);
+        for d in hyper.iter().chain(&seed_first(&x)).chain(&seed_second(&x)) {
+            assert!(d.eps1.0.is_some() && d.eps2.0.is_some() && d.eps1eps2.0.is_some());
+        }
+        // and they seed the right directions
+        let g = seed_gradient(&x);
+        assert_eq!(gradient_of(g[1]), SVector::from([0.0, 1.0, 0.0]));
+        let (_, d1, d2, d12) =
+            partial_hessian_of(seed_first::<3, 3>(&x)[2] * seed_second::<3, 3>(&x)[0]);
+        assert_eq!(d1, SVector::from([0.0, 0.0, 0.5]));
+        assert_eq!(d2, SVector::from([2.0, 0.0, 0.0]));
+        let unit = SMatrix::<f64, 3, 3>::from_fn(|i, j| if (i, j) == (2, 0) { 1.0 } else { 0.0 });
+        assert_eq!(d12, unit);
+    }
+}
