@@ -37,15 +37,15 @@
 //!    (order of `max |ΔE|` ≥ 1.8, measured 2.43) and at least 20 times more
 //!    accurate (measured ≥ 4 900 times over 100 s).
 //!
-//! The full-size runs (5.3 million steps in all) are `#[ignore]`d: about
-//! 6 s in release, several times that in debug. Run them with
+//! The full-size runs (5.3 million steps in all) take about 6 s in the test
+//! profile and run with the suite; print their figures with
 //!
 //! ```text
-//! cargo test --release -p diracvi-tests --test long_run_energy -- --ignored --nocapture
+//! cargo test --release -p diracvi-tests --test long_run_energy -- --nocapture
 //! ```
 //!
-//! The non-ignored tests are the same checks on shorter horizons and larger
-//! steps, cheap enough for the debug test suite.
+//! The `_short` tests are the same checks on shorter horizons and larger
+//! steps, which localise a failure faster.
 
 use diracvi_discrete_dirac::{
     Direction, LagrangeDirac, OneStep, Record, RunOptions, integrate, state_from_velocity,
@@ -283,7 +283,6 @@ fn ellipse_energy_bounded_and_second_order_short() {
 /// O(h²) without being monotone; the floor is 1.75 and the C h² bound holds
 /// at every h).
 #[test]
-#[ignore = "long run: cargo test --release -p diracvi-tests --test long_run_energy -- --ignored"]
 fn ellipse_energy_long() {
     check_ellipse(25.0, &[1e-2, 5e-3, 2.5e-3], 1.75);
 }
@@ -374,7 +373,6 @@ fn kepler_energy_bounded_no_drift_short() {
 /// Full: 10⁶ steps at h = 1e-2 (T = 10⁴, about 1 600 orbits), and h = 2e-2,
 /// 4e-2 over the same time: drift·T below 10⁻³ of max |ΔE|.
 #[test]
-#[ignore = "long run: cargo test --release -p diracvi-tests --test long_run_energy -- --ignored"]
 fn kepler_energy_long() {
     check_kepler(&[4e-2, 2e-2, 1e-2], 1_000_000, 1e-3, 1e-3);
 }
@@ -431,7 +429,6 @@ fn pendulum_energy_drift_first_order_short() {
 
 /// Full: the paper's long run, 100 s at h = 4e-4, 2e-4, 1e-4.
 #[test]
-#[ignore = "long run: cargo test --release -p diracvi-tests --test long_run_energy -- --ignored"]
 fn pendulum_energy_long() {
     check_pendulum(100.0, &[4e-4, 2e-4, 1e-4]);
 }

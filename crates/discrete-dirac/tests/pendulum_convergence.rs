@@ -92,10 +92,10 @@ fn pendulum_without_wall_converges_to_reduced_dynamics() {
 /// forward (symplectic-Euler type, retraction constraint) scheme is not
 /// symmetric and its energy drifts linearly, at a rate proportional to `h`
 /// (upwards, as \[VCI\] Fig. 4 shows "a slight increase"); the midpoint scheme
-/// (midpoint constraint) is shown for comparison. Release only:
-/// `cargo test --release -p diracvi-discrete-dirac --test pendulum_convergence -- --ignored --nocapture`.
+/// (midpoint constraint) is shown for comparison. About 5 s in the test
+/// profile; figures:
+/// `cargo test --release -p diracvi-discrete-dirac --test pendulum_convergence -- --nocapture`.
 #[test]
-#[ignore = "3 × 10^6 steps: run in release"]
 fn pendulum_without_wall_energy_over_a_million_steps() {
     let pend = Pendulum::default();
     let (q0, v0) = initial();

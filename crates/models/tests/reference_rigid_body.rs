@@ -155,22 +155,3 @@ fn star_pieces_cover_phi() {
         assert!((max - body.phi(th)).abs() < 1e-15);
     }
 }
-
-/// Numbers for the report: `cargo test --release -p diracvi-models --test
-/// reference_rigid_body -- --ignored --nocapture`.
-#[test]
-#[ignore]
-fn report() {
-    for (name, body) in [
-        ("ellipse", RigidBodyReference::ellipse()),
-        ("star", RigidBodyReference::star()),
-    ] {
-        let t0 = std::time::Instant::now();
-        let imps = body.impacts(25.0, usize::MAX);
-        let el = t0.elapsed();
-        println!("{name}: {} impacts in [0,25] ({el:?})", imps.len());
-        for imp in imps.iter().take(3) {
-            println!("  t = {:.15}  piece {}  q = {:?}", imp.t, imp.piece, imp.q);
-        }
-    }
-}
