@@ -356,6 +356,15 @@ where
     solve_impl(x, ws, params, start, true, eval)
 }
 
+/// [`solve_simplified`] stops at `SIMPLIFIED_MARGIN · tolerance` (or at the
+/// round-off floor), not at the tolerance: the linear convergence of kept
+/// factors would otherwise leave the solution less accurate than a Newton
+/// solve, whose last step overshoots quadratically. (The degenerate
+/// Lagrange–Dirac step uses it: its hidden-constraint rows carry a factor
+/// `h`, so their tolerance alone would admit an `O(tolerance / h)` error in
+/// the algebraic variables.)
+pub const SIMPLIFIED_MARGIN: f64 = 1e-2;
+
 /// Largest residual ratio `‖r_{k+1}‖ / ‖r_k‖` accepted from a step with
 /// kept (older) Jacobian factors before [`solve_simplified`] evaluates the
 /// Jacobian and continues with full Newton steps.
@@ -369,7 +378,8 @@ pub const SIMPLIFIED_CONTRACTION: f64 = 0.1;
 /// [`SIMPLIFIED_CONTRACTION`]; otherwise the Jacobian is evaluated and the
 /// solve continues as [`solve_lazy`]. Without kept factors it is
 /// [`solve_lazy`] from an evaluated residual. Convergence is decided by the
-/// residual alone, so the solution meets the same tolerance either way.
+/// residual alone, which must reach [`SIMPLIFIED_MARGIN`]` · tolerance` (or
+/// stagnate at round-off).
 ///
 /// # Errors
 /// As [`solve`].
@@ -432,6 +442,7 @@ where
         Start::Residual { scale } => (Some((scale, false)), Factors::None),
     };
     let mut previous_residual = f64::INFINITY;
+    let strict = matches!(start, Start::Residual { .. });
     loop {
         let (scale, mut have_jacobian) = match evaluated.take() {
             Some(e) => e,
@@ -468,7 +479,16 @@ where
             }
         }
         info.residual = res;
-        if res <= params.tolerance {
+        // With kept factors the residual shrinks only linearly, so it lands
+        // just under the tolerance where Newton's quadratic step would have
+        // overshot to round-off: a simplified solve goes on to
+        // `SIMPLIFIED_MARGIN · tolerance` (also after switching to Newton),
+        // or until the residual stagnates at its round-off floor.
+        let converged = res <= params.tolerance
+            && (!strict
+                || res <= SIMPLIFIED_MARGIN * params.tolerance
+                || res > 0.5 * previous_residual);
+        if converged {
             if params.polish_iterations == 0 {
                 return Ok(info);
             }
@@ -603,7 +623,9 @@ mod tests {
         let mut x = x0.clone();
         let scale = eval(&x, &mut ws.r, None).unwrap();
         let info = solve_simplified(&mut x, ws, &NewtonParams::default(), scale, eval).unwrap();
-        assert!(info.residual <= NewtonParams::default().tolerance);
+        // beyond the tolerance: to the margin (these O(1) equations do not
+        // stagnate above it)
+        assert!(info.residual <= SIMPLIFIED_MARGIN * NewtonParams::default().tolerance);
         (x, info)
     }
 

@@ -103,8 +103,9 @@ fn lc_inconsistent_initial_voltage_is_reported() {
 
 /// The degenerate equations keep their form along the run, so after the
 /// first step the kept LU factors do all the Newton work (simplified Newton):
-/// no Jacobian is evaluated, one iteration per step (the circuit is linear),
-/// and the result equals a fresh full-Newton solve of every step.
+/// no Jacobian is evaluated, one or two iterations per step (the circuit is
+/// linear), the residual ends at round-off, and the result equals a fresh
+/// full-Newton solve of every step.
 #[test]
 fn lc_steps_reuse_the_kept_factors() {
     let lc = Lc::default();
@@ -126,7 +127,10 @@ fn lc_steps_reuse_the_kept_factors() {
         assert!(step.degenerate);
         if k > 0 {
             assert_eq!(step.info.jacobian_evaluations, 0, "step {k}");
-            assert_eq!(step.info.iterations, 1, "step {k}");
+            // one step solves the linear equations; a second, when taken,
+            // only finds the residual at its round-off floor
+            assert!(step.info.iterations <= 2, "step {k}");
+            assert!(step.info.residual <= 1e-14, "step {k}");
         }
         // a fresh stepper (no kept factors, full Newton) agrees
         let fresh = new_stepper()
