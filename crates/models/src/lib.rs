@@ -52,7 +52,9 @@
 //!    [`AdScalar`](diracvi_geometry::AdScalar), the constraint forms, the
 //!    boundary pieces `g_j ≥ 0`, the Hamiltonian if `L` is regular.
 //! 3. `impl Model<N, M>`: `NAME`, `DESCRIPTION`, `PARAMETERS` (one
-//!    [`ParameterInfo`] per field, same names as the serde keys),
+//!    [`ParameterInfo`] per field, same names as the serde keys, built with
+//!    [`ParameterInfo::float`], [`ParameterInfo::mass`],
+//!    [`ParameterInfo::GRAVITY`], …),
 //!    `coordinate_names`, `new` (validate every parameter, returning
 //!    [`ModelError::InvalidParameter`]), `params`, `run_defaults`.
 //! 4. Add `mod my_model; pub use my_model::*;` and one line
