@@ -155,8 +155,8 @@ fn lc_steps_reuse_the_kept_factors() {
 
 /// The (−) stepper inverts the (+) stepper on the degenerate circuit too:
 /// 400 steps forward then 400 back return to the start, to 1e-12 relative
-/// (measured 4e-14; the backward steps
-/// find their own hidden constraints and reuse their own factors).
+/// (measured 4e-14; the backward steps find their own hidden constraints
+/// and reuse their own factors).
 #[test]
 fn lc_forward_then_backward_returns_to_the_start() {
     let lc = Lc::default();
