@@ -517,7 +517,6 @@ where
             Factors::Kept => true,
             Factors::Current => {
                 factors = Factors::None;
-                ws.lu_valid = true;
                 true
             }
             Factors::None => ws.factor(params.singular_threshold),
