@@ -7,7 +7,10 @@
 //!   the discrete energy `E_d = −D3 L_d` and the impact equations of \[VCI\]
 //!   Theorem 3.1;
 //! * [`DiscreteLagrangian::hessian_first`] / [`hessian_second`](DiscreteLagrangian::hessian_second)
-//!   — `D11`, `D22`.
+//!   — `D11`, `D22`;
+//! * [`DiscreteLagrangian::del_directional`] — the discrete Euler–Lagrange
+//!   expression along a direction and its Hessian–vector product, for the
+//!   hidden constraints of degenerate systems.
 //!
 //! An [`Orientation`] lets the same code serve forward and backward time:
 //! the reversed discrete Lagrangian is `L_d^*(a, b, h) = L_d(b, a, h)`. With
