@@ -13,8 +13,15 @@
 //! orientation: with `a = q_{k+1}`, `π = −p`, the generating function
 //! `H^*_{d+}(a, π) = H_{d−}(−π, a)` satisfies the (+) equations.
 //!
-//! [`SymplecticEuler`] builds `H_{d+}(q0, p1) = p1·q0 + h H(q0, p1)` and
-//! `H_{d−}(p0, q1) = −p0·q1 + h H(q1, p0)` from the system's Hamiltonian.
+//! Generating functions are written in near-identity form,
+//! `H_{d+}(q0, p1) = p1·q0 + h K_+(q0, p1)` and `H_{d−}(p0, q1) = −p0·q1 + h K_−(p0, q1)`,
+//! and Newton solves for the increment `d = q_{k+1} − q_k`:
+//! `d = h ∂K_+/∂p1`, `p_k = p_{k+1} + h ∂K_+/∂q0 + A(q_k)ᵀ μ`. So the
+//! position equation never forms `q_k + h ∂K/∂p` and subtracts `q_k` again
+//! (the cancellation that cost digits when `|q| ≫ h |v|`).
+//!
+//! [`SymplecticEuler`] takes `K_+(q0, p1) = H(q0, p1)` and
+//! `K_−(p0, q1) = H(q1, p0)` from the system's Hamiltonian.
 //! With the forward discretization and `H` the Legendre transform of a
 //! hyperregular `L`, the (+) Hamiltonian and Lagrange–Dirac steppers are the
 //! same scheme (nonholonomic symplectic Euler).
@@ -29,9 +36,12 @@ use diracvi_geometry::{
 use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 use num_dual::{Dual2SVec, HyperDualSVec64};
 
-/// A pair of discrete Hamiltonians (generating functions of type II and III).
+/// A pair of discrete Hamiltonians (generating functions of type II and III)
+/// in near-identity form: an implementor supplies `K_±` of
+/// `H_{d+}(q0, p1; h) = p1·q0 + h K_+(q0, p1; h)` and
+/// `H_{d−}(p0, q1; h) = −p0·q1 + h K_−(p0, q1; h)` (\[DDM\] 5.6b, 5.12b).
 pub trait DiscreteHamiltonian<Sy, const N: usize, const M: usize> {
-    /// `H_{d+}(q0, p1; h)`, or `None` if unavailable.
+    /// `K_+(q0, p1; h)`, or `None` if unavailable.
     fn plus<S: AdScalar>(
         &self,
         system: &Sy,
@@ -39,7 +49,7 @@ pub trait DiscreteHamiltonian<Sy, const N: usize, const M: usize> {
         p1: &SVector<S, N>,
         h: f64,
     ) -> Option<S>;
-    /// `H_{d−}(p0, q1; h)`, or `None` if unavailable.
+    /// `K_−(p0, q1; h)`, or `None` if unavailable.
     fn minus<S: AdScalar>(
         &self,
         system: &Sy,
@@ -50,7 +60,7 @@ pub trait DiscreteHamiltonian<Sy, const N: usize, const M: usize> {
 }
 
 /// The symplectic-Euler generating functions built from the system's `H`
-/// (SPEC §3).
+/// (SPEC §3): `K_+(q0, p1) = H(q0, p1)`, `K_−(p0, q1) = H(q1, p0)`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SymplecticEuler;
 
@@ -64,7 +74,8 @@ impl<Sy: System<N, M>, const N: usize, const M: usize> DiscreteHamiltonian<Sy, N
         p1: &SVector<S, N>,
         h: f64,
     ) -> Option<S> {
-        Some(p1.dot(q0) + system.hamiltonian(q0, p1)? * h)
+        let _ = h;
+        system.hamiltonian(q0, p1)
     }
     fn minus<S: AdScalar>(
         &self,
@@ -73,7 +84,8 @@ impl<Sy: System<N, M>, const N: usize, const M: usize> DiscreteHamiltonian<Sy, N
         q1: &SVector<S, N>,
         h: f64,
     ) -> Option<S> {
-        Some(-p0.dot(q1) + system.hamiltonian(q1, p0)? * h)
+        let _ = h;
+        system.hamiltonian(q1, p0)
     }
 }
 
@@ -90,8 +102,8 @@ pub struct NonholonomicHamiltonian<Sy, Dm, Hd, const N: usize, const M: usize> {
     x: DVector<f64>,
 }
 
-/// The oriented generating function `H(a, π)`: `H_{d+}` forward,
-/// `H_{d−}(−π, a)` reversed.
+/// The oriented kernel `K(a, π)`: `K_+` forward, `K_−(−π, a)` reversed
+/// (`H^*_{d+}(a, π) = H_{d−}(−π, a) = π·a + h K_−(−π, a)`).
 fn oriented<Sy, Hd, S, const N: usize, const M: usize>(
     hd: &Hd,
     system: &Sy,
@@ -177,9 +189,10 @@ where
                 "the system supplies no Hamiltonian, so the discrete Hamiltonian stepper cannot run (use the Lagrange–Dirac stepper)".into(),
             ));
         }
-        // Warm start: the explicit part of symplectic Euler.
+        // Warm start: the explicit part of symplectic Euler (no increment,
+        // unchanged momentum).
         for i in 0..N {
-            self.x[i] = a[i];
+            self.x[i] = 0.0;
             self.x[N + i] = pi_a[i];
         }
         for i in 0..M {
@@ -204,7 +217,7 @@ where
             )
         })
         .map_err(|f| StepError::from_newton(f, k, t, self.params.tolerance))?;
-        let b = SVector::<f64, N>::from_fn(|i, _| self.x[i]);
+        let b = a + SVector::<f64, N>::from_fn(|i, _| self.x[i]);
         let pi_b = SVector::<f64, N>::from_fn(|i, _| self.x[N + i]);
         Ok((
             State {
@@ -221,7 +234,14 @@ where
     }
 }
 
-/// Residual and Jacobian of the oriented (+) equations at `x = (b, π_b, μ)`.
+/// Residual and Jacobian of the oriented (+) equations at `x = (d, π_b, μ)`,
+/// `b = a + d`:
+/// ```text
+/// d/h − ∂K/∂π(a, π_b) = 0,   π_a − π_b − h ∂K/∂a(a, π_b) − A(a)ᵀ μ = 0,   ω_d(a, b) = 0.
+/// ```
+/// The position rows are divided by `h` (velocity units, like the
+/// constraint rows), which leaves the Newton steps unchanged and makes the
+/// stopping test relative to the increment, not to `|q|`.
 #[allow(clippy::too_many_arguments)]
 fn eval<Sy, Dm, Hd, const N: usize, const M: usize>(
     system: &Sy,
@@ -247,11 +267,11 @@ where
         index: 0,
         value: f64::NAN,
     };
-    let b = SVector::<f64, N>::from_fn(|i, _| x[i]);
+    let d = SVector::<f64, N>::from_fn(|i, _| x[i]);
     let pi_b = SVector::<f64, N>::from_fn(|i, _| x[N + i]);
     let mu = SVector::<f64, M>::from_fn(|i, _| x[2 * N + i]);
-    // D1, D2, D12 of H(a, π_b) in one pass; D22 in another.
-    let hh = oriented::<Sy, Hd, HyperDualSVec64<N, N>, N, M>(
+    // ∂K/∂a, ∂K/∂π, ∂²K/∂a∂π in one pass; ∂²K/∂π² in another.
+    let kk = oriented::<Sy, Hd, HyperDualSVec64<N, N>, N, M>(
         hd,
         system,
         orientation,
@@ -260,9 +280,9 @@ where
         h,
     )
     .ok_or_else(nan)?;
-    let (_, d1, d2, d12) = partial_hessian_of(hh);
+    let (_, k_a, k_pi, k_api) = partial_hessian_of(kk);
     let a2: SVector<Dual2SVec<f64, N>, N> = diracvi_geometry::ad::constants(a);
-    let h2 = oriented::<Sy, Hd, Dual2SVec<f64, N>, N, M>(
+    let k2 = oriented::<Sy, Hd, Dual2SVec<f64, N>, N, M>(
         hd,
         system,
         orientation,
@@ -271,39 +291,36 @@ where
         h,
     )
     .ok_or_else(nan)?;
-    let (_, _, d22) = hessian_of(h2);
+    let (_, _, k_pipi) = hessian_of(k2);
     let n2 = 2 * N;
+    let inv_h = h.recip();
     jac.fill(0.0);
     let force = a_forms.transpose() * mu;
     for i in 0..N {
-        r[i] = b[i] - d2[i];
-        jac[(i, i)] = 1.0;
+        r[i] = d[i] * inv_h - k_pi[i];
+        jac[(i, i)] = inv_h;
         for j in 0..N {
-            jac[(i, N + j)] = -d22[(i, j)];
+            jac[(i, N + j)] = -k_pipi[(i, j)];
         }
-        r[N + i] = pi_a[i] - d1[i] - force[i];
+        r[N + i] = pi_a[i] - pi_b[i] - h * k_a[i] - force[i];
+        jac[(N + i, N + i)] = -1.0;
         for j in 0..N {
-            jac[(N + i, N + j)] = -d12[(i, j)];
+            jac[(N + i, N + j)] -= h * k_api[(i, j)];
         }
         for j in 0..M {
             jac[(N + i, n2 + j)] = -a_forms[(j, i)];
         }
     }
     if M > 0 {
-        // The constraint rows in configuration units, `h ω_d` (as the SPEC §6
-        // residual): in velocity units their round-off, `|A| ulp(q) / h`, is
-        // above the tolerance for h ≲ 1e-4 (the position rows pin `b` to
-        // `ulp(q)`), and Newton stalls. Row scaling leaves the Newton steps
-        // unchanged; only the stopping test sees it.
-        let (c, dc) = cd.jacobian(system, map, orientation, a, &b, h)?;
+        let (c, dc) = cd.jacobian_increment(system, map, orientation, a, &d, h)?;
         for i in 0..M {
-            r[n2 + i] = c[i] * h;
+            r[n2 + i] = c[i];
             for j in 0..N {
-                jac[(n2 + i, j)] = dc[(i, j)] * h;
+                jac[(n2 + i, j)] = dc[(i, j)];
             }
         }
     }
-    Ok(pi_a.amax().max(a.amax()).max(1.0))
+    Ok(pi_a.amax().max(k_pi.amax()).max(1.0))
 }
 
 impl<Sy, Dm, Hd, const N: usize, const M: usize> OneStep<N>

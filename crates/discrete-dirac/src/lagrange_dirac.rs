@@ -40,7 +40,7 @@
 
 use crate::newton::{self, NewtonInfo, NewtonParams, NewtonWorkspace, SvdSplit};
 use crate::{Direction, State, StepError};
-use diracvi_geometry::ad::{DenseConstant, constants, gradient_of, seed_gradient};
+use diracvi_geometry::ad::{DenseConstant, constants, gradient_of, increment, seed_gradient};
 use diracvi_geometry::{
     AdScalar, ConstraintDiscretization, DiscreteLagrangian, DiscretizationMap, GeometryError,
     Orientation, System,
@@ -51,8 +51,11 @@ use num_dual::DualSVec;
 /// Result of one oriented solve.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OrientedStep<const N: usize, const M: usize> {
-    /// The unknown endpoint `b`.
+    /// The unknown endpoint `b = a + d` (rounded).
     pub b: SVector<f64, N>,
+    /// The increment `d = b − a`, the unknown Newton solves for (exact: not
+    /// the rounded difference `b − a`).
+    pub d: SVector<f64, N>,
     /// The multipliers `μ`.
     pub mu: SVector<f64, M>,
     /// The oriented momentum at `b`, `π_b = D2 L(a, b, h)`.
@@ -136,9 +139,8 @@ where
             x: DVector::zeros(n),
             x_start: DVector::zeros(n),
             cache: EvalCache {
-                b: SVector::repeat(f64::NAN),
+                d: SVector::repeat(f64::NAN),
                 pi_b: SVector::zeros(),
-                d12_max: 0.0,
             },
             hidden: None,
             last_increment: None,
@@ -187,6 +189,13 @@ where
         DiscreteLagrangian::new(&self.system, &self.map).oriented(self.orientation())
     }
 
+    /// The increment `d = q_{k+1} − q_k` of the last step (exact, as solved
+    /// for), or `None` before the first step or after
+    /// [`reset_warm_start`](Self::reset_warm_start).
+    pub fn last_increment(&self) -> Option<SVector<f64, N>> {
+        self.last_increment
+    }
+
     /// Forget warm-start data (call after a discontinuity such as an impact).
     pub fn reset_warm_start(&mut self) {
         self.last_increment = None;
@@ -194,6 +203,7 @@ where
 
     /// One step from `state` with step `h`: (+) gives the state at `t + h`,
     /// (−) the state at `t − h`. `k` is the step index for error messages.
+    /// Warm-started from the previous step's increment.
     ///
     /// # Errors
     /// [`StepError`] with the step index and time.
@@ -205,9 +215,9 @@ where
     ) -> Result<(State<N>, StepStats), StepError> {
         let sign = self.direction.sign();
         let pi_a = state.p * sign;
-        let guess = state.q + self.last_increment.unwrap_or_else(SVector::zeros);
+        let guess = self.last_increment.unwrap_or_else(SVector::zeros);
         let s = self.solve_oriented(k, state.t, &state.q, &pi_a, h, &guess)?;
-        self.last_increment = Some(s.b - state.q);
+        self.last_increment = Some(s.d);
         Ok((
             State {
                 t: state.t + sign * h,
@@ -222,9 +232,14 @@ where
         ))
     }
 
-    /// Solve the oriented step equations for `b` given `(a, π_a)`, step `h`
-    /// (possibly a fraction of the grid step), from the initial guess `guess`.
-    /// `k` and `t` only label errors.
+    /// Solve the oriented step equations for `b = a + d` given `(a, π_a)`,
+    /// step `h` (possibly a fraction of the grid step), from the initial
+    /// guess `guess` of the increment `d`. `k` and `t` only label errors.
+    ///
+    /// Newton's unknowns are the increment `d` and the multipliers, never the
+    /// absolute position: the velocity `d/h` and the momentum `D2 L_d` are
+    /// then computed without the cancellation in `b − a`, and round-off over
+    /// many steps grows like a random walk in `ulp(q)` instead of a drift.
     ///
     /// # Errors
     /// [`StepError`] on bad `h`, non-convergence, inconsistency or a failed
@@ -263,7 +278,6 @@ where
             pi_a: *pi_a,
             a_forms: self.system.constraint_forms(a),
             h,
-            tolerance: self.params.tolerance,
         };
         let cache = &mut self.cache;
 
@@ -350,19 +364,22 @@ where
             }
         };
         let info = result.map_err(|f| StepError::from_newton(f, k, t, self.params.tolerance))?;
-        let b = SVector::<f64, N>::from_fn(|i, _| self.x[i]);
+        let d = SVector::<f64, N>::from_fn(|i, _| self.x[i]);
+        let b = a + d;
         let mu = SVector::<f64, M>::from_fn(|i, _| self.x[N + i]);
         self.last_mu = mu;
         // `D2 L(a, b, h)` came with the last evaluation, unless polishing
         // went back to an earlier iterate.
-        let cached = b
+        let cached = d
             .iter()
-            .zip(self.cache.b.iter())
+            .zip(self.cache.d.iter())
             .all(|(u, v)| u.to_bits() == v.to_bits());
         let pi_b = if cached {
             self.cache.pi_b
         } else {
-            self.discrete_lagrangian().d2(a, &b, h).map_err(geo)?
+            self.discrete_lagrangian()
+                .d2_increment(a, &d, h)
+                .map_err(geo)?
         };
         if pi_b.iter().any(|v| !v.is_finite()) {
             return Err(StepError::NonFinite {
@@ -374,6 +391,7 @@ where
         }
         Ok(OrientedStep {
             b,
+            d,
             mu,
             pi_b,
             info,
@@ -391,16 +409,16 @@ struct Scratch {
     next_r: DVector<f64>,
 }
 
-/// What evaluations leave for later: `(b, D2 L(a, b, h))` of the last one
-/// that computed it, and `max |D12|` of the last Jacobian.
+/// What evaluations leave for later: `(d, D2 L(a, a + d, h))` of the last
+/// one that computed it.
 #[derive(Debug, Clone)]
 struct EvalCache<const N: usize> {
-    b: SVector<f64, N>,
+    d: SVector<f64, N>,
     pi_b: SVector<f64, N>,
-    d12_max: f64,
 }
 
-/// The oriented step equations at fixed `(a, π_a, h)`, unknowns `x = (b, μ)`.
+/// The oriented step equations at fixed `(a, π_a, h)`, unknowns `x = (d, μ)`
+/// with `b = a + d`.
 struct StepEquations<'s, Sy, Dm, const N: usize, const M: usize> {
     ld: DiscreteLagrangian<'s, Sy, Dm, N, M>,
     cd: ConstraintDiscretization,
@@ -409,7 +427,6 @@ struct StepEquations<'s, Sy, Dm, const N: usize, const M: usize> {
     /// `A(a)`.
     a_forms: SMatrix<f64, M, N>,
     h: f64,
-    tolerance: f64,
 }
 
 impl<Sy, Dm, const N: usize, const M: usize> StepEquations<'_, Sy, Dm, N, M>
@@ -429,14 +446,13 @@ where
     ) -> Result<f64, GeometryError> {
         let (ld, a, h) = (&self.ld, &self.a, self.h);
         let (system, map) = (ld.system(), ld.map());
-        let b = SVector::<f64, N>::from_fn(|i, _| x[i]);
+        let d = SVector::<f64, N>::from_fn(|i, _| x[i]);
         let mu = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
         let force = self.a_forms.transpose() * mu;
         let d1 = match jac {
             Some(jac) => {
-                let jet = ld.jet(a, &b, h)?;
-                (cache.b, cache.pi_b) = (b, jet.d2);
-                cache.d12_max = jet.d12.amax();
+                let jet = ld.jet_increment(a, &d, h)?;
+                (cache.d, cache.pi_b) = (d, jet.d2);
                 for i in 0..N {
                     for j in 0..N {
                         jac[(i, j)] = jet.d12[(i, j)];
@@ -446,7 +462,9 @@ where
                     }
                 }
                 if M > 0 {
-                    let (c, dc) = self.cd.jacobian(system, map, ld.orientation(), a, &b, h)?;
+                    let (c, dc) =
+                        self.cd
+                            .jacobian_increment(system, map, ld.orientation(), a, &d, h)?;
                     for i in 0..M {
                         r[N + i] = c[i];
                         for j in 0..N {
@@ -464,35 +482,26 @@ where
                 // first-order parts of num-dual numbers are computed alike).
                 if M > 0 {
                     let c: SVector<f64, M> =
-                        self.cd.evaluate(system, map, ld.orientation(), a, &b, h)?;
+                        self.cd
+                            .evaluate_step(system, map, ld.orientation(), a, &(a + d), &d, h)?;
                     for i in 0..M {
                         r[N + i] = c[i];
                     }
                 }
-                ld.d1(a, &b, h)?
+                ld.d1_increment(a, &d, h)?
             }
         };
         for i in 0..N {
             r[i] = self.pi_a[i] + d1[i] - force[i];
         }
-        // Equation scale: the momenta `|π_a|`, `|D1 L_d|` (and 1). The
-        // momentum rows cannot be resolved below the round-off of `D12·b`
-        // (`b` is only known to ulp(b)), `≈ ε |D12| |b|`, which exceeds
-        // `tolerance · |p|` when `h` is small (`|D12| ~ M/h`) or in the short
-        // sub-steps around an impact; the scale admits that floor,
-        // `64 ε |D12| |b|`, and no more. (Scaling by `|D12| |b|` itself
-        // accepts `b` to only `tolerance` relative; with warm starts that
-        // error keeps its sign step after step and accumulates: the midpoint
-        // pendulum then loses its second order at h ≤ 1e-3, and the (−)
-        // Lagrange–Dirac and Hamiltonian steppers drift apart by 2e-7 in 800
-        // steps.) A residual-only evaluation uses `|D12|` of the last
-        // Jacobian.
-        let floor = if self.tolerance > 0.0 {
-            64.0 * f64::EPSILON * cache.d12_max * b.amax() / self.tolerance
-        } else {
-            0.0
-        };
-        Ok(self.pi_a.amax().max(d1.amax()).max(floor).max(1.0))
+        // Equation scale: the momenta `|π_a|`, `|D1 L_d|` (and 1). With the
+        // increment `d` as the unknown, `D1 L_d` is computed from `d/h`
+        // without cancellation, so the momentum rows are resolved to
+        // round-off of the momenta themselves: no floor for `ulp(b)` is
+        // needed, and none is admitted (a floor relative to `|b|` let a
+        // residual of one sign through every step, a drift that grew as
+        // `K ε |q| / h`).
+        Ok(self.pi_a.amax().max(d1.amax()).max(1.0))
     }
 
     /// The degenerate system `[U_rᵀ r; Yᵀ r_next(b)]` (and its Jacobian)
@@ -513,15 +522,17 @@ where
         let (system, map) = (ld.system(), ld.map());
         let rank = hc.range.ncols();
         let n = N + M;
-        let b = SVector::<f64, N>::from_fn(|i, _| x[i]);
+        let d = SVector::<f64, N>::from_fn(|i, _| x[i]);
+        let b = a + d;
         let mu = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
-        // Next step's residual at b, with the next point extrapolated.
-        let c = b * 2.0 - a;
+        // Next step's residual at b, with the next point extrapolated by the
+        // same increment, `c = b + d`.
+        let c = b + d;
         let Some(jac) = jac else {
             // Residual only: the same values from first derivatives.
-            let pi_b = ld.d2(a, &b, h)?;
-            (cache.b, cache.pi_b) = (b, pi_b);
-            let d1_next = ld.d1(&b, &c, h)?;
+            let pi_b = ld.d2_increment(a, &d, h)?;
+            (cache.d, cache.pi_b) = (d, pi_b);
+            let d1_next = ld.d1_increment(&b, &d, h)?;
             let forms_b: SMatrix<f64, M, N> = system.constraint_forms(&b);
             let force_b = next_force(&forms_b, &mu);
             let next_r = &mut scratch.next_r;
@@ -530,7 +541,7 @@ where
             }
             if M > 0 {
                 let omega_next: SVector<f64, M> =
-                    cd.evaluate(system, map, ld.orientation(), &b, &c, h)?;
+                    cd.evaluate_step(system, map, ld.orientation(), &b, &c, &d, h)?;
                 for i in 0..M {
                     next_r[N + i] = omega_next[i];
                 }
@@ -567,12 +578,13 @@ where
         let forms_b: SMatrix<DualSVec<f64, N>, M, N> = system.constraint_forms(&bd);
         let force_b = next_force(&forms_b, &mu);
         let omega_next = if M > 0 {
-            cd.evaluate(
+            cd.evaluate_step(
                 system,
                 map,
                 ld.orientation(),
                 &bd,
                 &cdual,
+                &increment(&bd, &cdual, &d),
                 DualSVec::constant(h),
             )?
         } else {
@@ -581,7 +593,7 @@ where
         for p in 0..hc.left_null.ncols() {
             let y = hc.left_null.column(p);
             let y_q = SVector::<f64, N>::from_fn(|i, _| y[i]);
-            let (value, gradient) = ld.del_directional(a, &b, &c, h, &y_q)?;
+            let (value, gradient) = ld.del_directional_increment(a, &d, &d, h, &y_q)?;
             let mut row_r = value;
             let mut row_j = gradient;
             for i in 0..N {
@@ -640,8 +652,9 @@ fn next_force<S: AdScalar, const N: usize, const M: usize>(
 }
 
 /// The discrete energy `E_d(a, b, h) = −D3 L(a, b, h)` and the constraint
-/// residual `max_a |h ω^a(a, b)| / max(1, |b|)` of a step (SPEC §6), for the
-/// oriented discrete Lagrangian and constraint.
+/// residual `max_a |h ω^a(a, b)| / max(1, |b|)` of a step `b = a + d` (SPEC
+/// §6), for the oriented discrete Lagrangian and constraint, from the exact
+/// increment `d`.
 ///
 /// # Errors
 /// When `L_d` or the discrete constraint cannot be evaluated.
@@ -649,18 +662,20 @@ pub fn step_measures<Sy, Dm, const N: usize, const M: usize>(
     ld: &DiscreteLagrangian<'_, Sy, Dm, N, M>,
     cd: ConstraintDiscretization,
     a: &SVector<f64, N>,
-    b: &SVector<f64, N>,
+    d: &SVector<f64, N>,
     h: f64,
 ) -> Result<(f64, f64), GeometryError>
 where
     Sy: System<N, M>,
     Dm: DiscretizationMap<N>,
 {
-    let energy = ld.energy(a, b, h)?;
+    let energy = ld.energy_increment(a, d, h)?;
+    let b = a + d;
     let residual = if M == 0 {
         0.0
     } else {
-        let c: SVector<f64, M> = cd.evaluate(ld.system(), ld.map(), ld.orientation(), a, b, h)?;
+        let c: SVector<f64, M> =
+            cd.evaluate_step(ld.system(), ld.map(), ld.orientation(), a, &b, d, h)?;
         c.amax() * h / b.norm().max(1.0)
     };
     Ok((energy, residual))
@@ -682,18 +697,15 @@ where
         _events: &mut Vec<()>,
     ) -> Result<crate::trajectory::StepOutput<N>, StepError> {
         let (to, stats) = self.step(k, from, h)?;
-        let (energy, constraint_residual) = step_measures(
-            &self.discrete_lagrangian(),
-            self.constraint,
-            &from.q,
-            &to.q,
-            h,
-        )
-        .map_err(|source| StepError::Geometry {
-            step: k,
-            t: from.t,
-            source,
-        })?;
+        let d = self.last_increment.expect("set by the step");
+        let (energy, constraint_residual) =
+            step_measures(&self.discrete_lagrangian(), self.constraint, &from.q, &d, h).map_err(
+                |source| StepError::Geometry {
+                    step: k,
+                    t: from.t,
+                    source,
+                },
+            )?;
         Ok(crate::trajectory::StepOutput {
             to,
             energy,

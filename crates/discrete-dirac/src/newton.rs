@@ -370,6 +370,11 @@ pub const SIMPLIFIED_MARGIN: f64 = 1e-2;
 /// Jacobian and continues with full Newton steps.
 pub const SIMPLIFIED_CONTRACTION: f64 = 0.1;
 
+/// A full Newton step that fails to halve the residual has met the
+/// round-off floor of the residual's evaluation; the solve then accepts a
+/// residual up to `STALL_BAND · tolerance` (and fails above it).
+pub const STALL_BAND: f64 = 1e2;
+
 /// Simplified Newton (as in implicit Runge–Kutta codes): `ws.r` holds the
 /// residual at `x` with equation scale `scale`, and `ws` keeps the LU
 /// factors of the Jacobian of an earlier solve of equations of the same
@@ -442,6 +447,9 @@ where
         Start::Residual { scale } => (Some((scale, false)), Factors::None),
     };
     let mut previous_residual = f64::INFINITY;
+    // Whether the last step used the factors of the Jacobian at its iterate
+    // (a full Newton step), which converges quadratically.
+    let mut last_step_exact = false;
     let strict = matches!(start, Start::Residual { .. });
     loop {
         let (scale, mut have_jacobian) = match evaluated.take() {
@@ -484,10 +492,17 @@ where
         // overshot to round-off: a simplified solve goes on to
         // `SIMPLIFIED_MARGIN · tolerance` (also after switching to Newton),
         // or until the residual stagnates at its round-off floor.
-        let converged = res <= params.tolerance
-            && (!strict
-                || res <= SIMPLIFIED_MARGIN * params.tolerance
-                || res > 0.5 * previous_residual);
+        //
+        // A full Newton step that no longer halves the residual has reached
+        // the round-off floor of the equations' evaluation (quadratic
+        // convergence would have overshot far below): accept that floor if
+        // it is within `STALL_BAND` of the tolerance (e.g. a Hamiltonian
+        // singular on a set the motion crosses). The residual reported is
+        // the real one.
+        let stalled = res > 0.5 * previous_residual;
+        let converged = (res <= params.tolerance
+            && (!strict || res <= SIMPLIFIED_MARGIN * params.tolerance || stalled))
+            || (last_step_exact && stalled && res <= STALL_BAND * params.tolerance);
         if converged {
             if params.polish_iterations == 0 {
                 return Ok(info);
@@ -513,6 +528,7 @@ where
             info.jacobian_evaluations += 1;
             have_jacobian = true;
         }
+        last_step_exact = factors != Factors::Kept;
         let solved = match factors {
             Factors::Kept => true,
             Factors::Current => {

@@ -137,6 +137,15 @@ impl<const N: usize> DiscretizationMap<N> for EndPoint {
     ) -> Result<(SVector<S, N>, SVector<S, N>), GeometryError> {
         Ok((*q1, (q1 - q0) * (S::from(1.0) / h)))
     }
+    fn psi_step<S: AdScalar>(
+        &self,
+        _q0: &SVector<S, N>,
+        q1: &SVector<S, N>,
+        d: &SVector<S, N>,
+        h: S,
+    ) -> Result<(SVector<S, N>, SVector<S, N>), GeometryError> {
+        Ok((*q1, d * (S::from(1.0) / h)))
+    }
     fn psi_inverse(
         &self,
         q: &SVector<f64, N>,

@@ -70,6 +70,25 @@ pub fn seed_gradient<const N: usize>(x: &SVector<f64, N>) -> SVector<DualSVec<f6
     })
 }
 
+/// The chart increment `y − x` as dual numbers whose real part is the exact
+/// increment `d` (a step's unknown) instead of the rounded difference of the
+/// real parts: the derivative parts are those of `y − x`, so derivatives with
+/// respect to the endpoints seeded in `x` and `y` come out right, while the
+/// value loses no digits to cancellation (the velocity `d/h` of a short step
+/// far from the origin).
+#[inline(always)]
+pub fn increment<S: crate::AdScalar, const N: usize>(
+    x: &SVector<S, N>,
+    y: &SVector<S, N>,
+    d: &SVector<f64, N>,
+) -> SVector<S, N> {
+    SVector::from_fn(|i, _| {
+        let e = y[i] - x[i];
+        // real part: (e.re − e.re) + d = d exactly; derivative parts kept
+        e - e.re() + d[i]
+    })
+}
+
 /// The gradient carried by a dual number (zero if it carries none).
 pub fn gradient_of<const N: usize>(d: DualSVec<f64, N>) -> SVector<f64, N> {
     d.eps.unwrap_generic(Const::<N>, U1)

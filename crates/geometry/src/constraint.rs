@@ -75,21 +75,48 @@ impl ConstraintDiscretization {
         Dm: DiscretizationMap<N>,
         S: AdScalar,
     {
+        let d = SVector::from_fn(|i, _| b[i] - a[i]);
+        self.evaluate_step(system, map, orientation, a, b, &d, h)
+    }
+
+    /// [`evaluate`](Self::evaluate) given also the exact chart increment
+    /// `d = b − a` (the steppers' unknown), so that the displacement loses no
+    /// digits to the cancellation in `b − a` ([`DiscretizationMap::psi_step`]).
+    ///
+    /// # Errors
+    /// As [`evaluate`](Self::evaluate).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn evaluate_step<Sy, Dm, S, const N: usize, const M: usize>(
+        &self,
+        system: &Sy,
+        map: &Dm,
+        orientation: Orientation,
+        a: &SVector<S, N>,
+        b: &SVector<S, N>,
+        d: &SVector<S, N>,
+        h: S,
+    ) -> Result<SVector<S, M>, GeometryError>
+    where
+        Sy: System<N, M>,
+        Dm: DiscretizationMap<N>,
+        S: AdScalar,
+    {
         if M == 0 {
             return Ok(SVector::zeros());
         }
         let inv_h = h.recip();
         Ok(match (self, orientation) {
             (Self::Retraction, Orientation::Forward) => {
-                system.constraint_forms(a) * map.displacement(a, b)? * inv_h
+                system.constraint_forms(a) * map.displacement_step(a, b, d)? * inv_h
             }
             (Self::Retraction, Orientation::Reversed) => {
-                -(system.constraint_forms(a) * map.displacement(a, b)? * inv_h)
+                -(system.constraint_forms(a) * map.displacement_step(a, b, d)? * inv_h)
             }
             (Self::Midpoint, o) => {
-                let mid = (a + b).map(|x| x * 0.5);
-                let d = system.constraint_forms(&mid) * (b - a) * inv_h;
-                if o == Orientation::Forward { d } else { -d }
+                let mid = SVector::from_fn(|i, _| a[i] + d[i] * 0.5);
+                let c = system.constraint_forms(&mid) * d * inv_h;
+                if o == Orientation::Forward { c } else { -c }
             }
             (Self::Model, o) => {
                 let (q0, q1) = if o == Orientation::Forward {
@@ -123,14 +150,56 @@ impl ConstraintDiscretization {
         Sy: System<N, M>,
         Dm: DiscretizationMap<N>,
     {
+        self.jacobian_at(system, map, orientation, a, b, &(b - a), h)
+    }
+
+    /// [`jacobian`](Self::jacobian) at `b = a + d` from the exact increment
+    /// `d` (the Jacobian with respect to `b` equals that with respect to `d`).
+    ///
+    /// # Errors
+    /// As [`evaluate`](Self::evaluate).
+    #[allow(clippy::type_complexity)]
+    pub fn jacobian_increment<Sy, Dm, const N: usize, const M: usize>(
+        &self,
+        system: &Sy,
+        map: &Dm,
+        orientation: Orientation,
+        a: &SVector<f64, N>,
+        d: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<(SVector<f64, M>, SMatrix<f64, M, N>), GeometryError>
+    where
+        Sy: System<N, M>,
+        Dm: DiscretizationMap<N>,
+    {
+        self.jacobian_at(system, map, orientation, a, &(a + d), d, h)
+    }
+
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
+    fn jacobian_at<Sy, Dm, const N: usize, const M: usize>(
+        &self,
+        system: &Sy,
+        map: &Dm,
+        orientation: Orientation,
+        a: &SVector<f64, N>,
+        b: &SVector<f64, N>,
+        d: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<(SVector<f64, M>, SMatrix<f64, M, N>), GeometryError>
+    where
+        Sy: System<N, M>,
+        Dm: DiscretizationMap<N>,
+    {
         let ad: SVector<DualSVec<f64, N>, N> = crate::ad::constants(a);
         let bd = seed_gradient(b);
-        let c = self.evaluate(
+        let dd = crate::ad::increment(&ad, &bd, d);
+        let c = self.evaluate_step(
             system,
             map,
             orientation,
             &ad,
             &bd,
+            &dd,
             crate::ad::DenseConstant::constant(h),
         )?;
         let value = c.map(|x| x.re);

@@ -19,7 +19,7 @@
 //! Theorem 3.1(ii) are the (+) ones of 3.1(i).
 
 use crate::ad::{
-    DenseConstant, constants, gradient_of, hessian_of, partial_hessian_of, seed_first,
+    DenseConstant, constants, gradient_of, hessian_of, increment, partial_hessian_of, seed_first,
     seed_gradient, seed_hessian, seed_second,
 };
 use crate::{AdScalar, DiscretizationMap, GeometryError, System};
@@ -119,15 +119,17 @@ where
         self.map
     }
 
-    /// `h · L(Ψ_d^h(q0, q1))` in the raw (forward) argument order.
+    /// `h · L(Ψ_d^h(q0, q1))` in the raw (forward) argument order, with the
+    /// exact increment `d = q1 − q0`.
     #[inline(always)]
     fn raw<S: AdScalar>(
         &self,
         q0: &SVector<S, N>,
         q1: &SVector<S, N>,
+        d: &SVector<S, N>,
         h: S,
     ) -> Result<S, GeometryError> {
-        let (q, v) = self.map.psi(q0, q1, h)?;
+        let (q, v) = self.map.psi_step(q0, q1, d, h)?;
         Ok(self.system.lagrangian(&q, &v) * h)
     }
 
@@ -142,9 +144,27 @@ where
         b: &SVector<S, N>,
         h: S,
     ) -> Result<S, GeometryError> {
+        self.value_step(a, b, &SVector::from_fn(|i, _| b[i] - a[i]), h)
+    }
+
+    /// `L_d(a, b, h)` given also the exact chart increment `d = b − a` (the
+    /// unknown the steppers solve for; `b = a + d` is only known rounded).
+    /// The discretization map takes the velocity from `d`
+    /// ([`DiscretizationMap::psi_step`]).
+    ///
+    /// # Errors
+    /// When `Ψ_d` is undefined at `(a, b)`.
+    #[inline(always)]
+    pub fn value_step<S: AdScalar>(
+        &self,
+        a: &SVector<S, N>,
+        b: &SVector<S, N>,
+        d: &SVector<S, N>,
+        h: S,
+    ) -> Result<S, GeometryError> {
         match self.orientation {
-            Orientation::Forward => self.raw(a, b, h),
-            Orientation::Reversed => self.raw(b, a, h),
+            Orientation::Forward => self.raw(a, b, d, h),
+            Orientation::Reversed => self.raw(b, a, &d.map(|x| -x), h),
         }
     }
 
@@ -159,9 +179,34 @@ where
         b: &SVector<f64, N>,
         h: f64,
     ) -> Result<LdJet<N>, GeometryError> {
+        self.jet_at(a, b, &(b - a), h)
+    }
+
+    /// [`jet`](Self::jet) at `(a, a + d, h)` from the exact increment `d`.
+    ///
+    /// # Errors
+    /// When `Ψ_d` is undefined at `(a, a + d)`.
+    #[inline]
+    pub fn jet_increment(
+        &self,
+        a: &SVector<f64, N>,
+        d: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<LdJet<N>, GeometryError> {
+        self.jet_at(a, &(a + d), d, h)
+    }
+
+    #[inline(always)]
+    fn jet_at(
+        &self,
+        a: &SVector<f64, N>,
+        b: &SVector<f64, N>,
+        d: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<LdJet<N>, GeometryError> {
         let hd = HyperDualSVec64::<N, N>::constant(h);
         let (x, y) = (seed_first::<N, N>(a), seed_second::<N, N>(b));
-        let l = self.value(&x, &y, hd)?;
+        let l = self.value_step(&x, &y, &increment(&x, &y, d), hd)?;
         let (value, d1, d2, d12) = partial_hessian_of(l);
         Ok(LdJet { value, d1, d2, d12 })
     }
@@ -176,10 +221,33 @@ where
         b: &SVector<f64, N>,
         h: f64,
     ) -> Result<LdTimeJet<N>, GeometryError> {
+        self.time_jet_at(a, b, &(b - a), h)
+    }
+
+    /// [`time_jet`](Self::time_jet) at `(a, a + d, h)` from the exact increment `d`.
+    ///
+    /// # Errors
+    /// When `Ψ_d` is undefined at `(a, a + d)`.
+    pub fn time_jet_increment(
+        &self,
+        a: &SVector<f64, N>,
+        d: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<LdTimeJet<N>, GeometryError> {
+        self.time_jet_at(a, &(a + d), d, h)
+    }
+
+    fn time_jet_at(
+        &self,
+        a: &SVector<f64, N>,
+        b: &SVector<f64, N>,
+        d: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<LdTimeJet<N>, GeometryError> {
         let hd = seed_first::<1, N>(&SVector::from([h]))[0];
         let x: SVector<HyperDualSVec64<1, N>, N> = constants(a);
         let y = seed_second::<1, N>(b);
-        let l = self.value(&x, &y, hd)?;
+        let l = self.value_step(&x, &y, &increment(&x, &y, d), hd)?;
         let (value, d3, d2, d32) = partial_hessian_of(l);
         Ok(LdTimeJet {
             value,
@@ -199,9 +267,33 @@ where
         b: &SVector<f64, N>,
         h: f64,
     ) -> Result<SVector<f64, N>, GeometryError> {
+        self.d1_at(a, b, &(b - a), h)
+    }
+
+    /// `D1 L_d(a, a + d, h)` from the exact increment `d`.
+    ///
+    /// # Errors
+    /// When `Ψ_d` is undefined at `(a, a + d)`.
+    pub fn d1_increment(
+        &self,
+        a: &SVector<f64, N>,
+        d: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<SVector<f64, N>, GeometryError> {
+        self.d1_at(a, &(a + d), d, h)
+    }
+
+    fn d1_at(
+        &self,
+        a: &SVector<f64, N>,
+        b: &SVector<f64, N>,
+        d: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<SVector<f64, N>, GeometryError> {
         let x = seed_gradient(a);
         let y: SVector<DualSVec<f64, N>, N> = constants(b);
-        Ok(gradient_of(self.value(&x, &y, DualSVec::constant(h))?))
+        let l = self.value_step(&x, &y, &increment(&x, &y, d), DualSVec::constant(h))?;
+        Ok(gradient_of(l))
     }
 
     /// `D2 L_d(a, b, h)` alone.
@@ -214,9 +306,33 @@ where
         b: &SVector<f64, N>,
         h: f64,
     ) -> Result<SVector<f64, N>, GeometryError> {
+        self.d2_at(a, b, &(b - a), h)
+    }
+
+    /// `D2 L_d(a, a + d, h)` from the exact increment `d`.
+    ///
+    /// # Errors
+    /// When `Ψ_d` is undefined at `(a, a + d)`.
+    pub fn d2_increment(
+        &self,
+        a: &SVector<f64, N>,
+        d: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<SVector<f64, N>, GeometryError> {
+        self.d2_at(a, &(a + d), d, h)
+    }
+
+    fn d2_at(
+        &self,
+        a: &SVector<f64, N>,
+        b: &SVector<f64, N>,
+        d: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<SVector<f64, N>, GeometryError> {
         let x: SVector<DualSVec<f64, N>, N> = constants(a);
         let y = seed_gradient(b);
-        Ok(gradient_of(self.value(&x, &y, DualSVec::constant(h))?))
+        let l = self.value_step(&x, &y, &increment(&x, &y, d), DualSVec::constant(h))?;
+        Ok(gradient_of(l))
     }
 
     /// `D3 L_d(a, b, h) = ∂L_d/∂h`.
@@ -229,9 +345,22 @@ where
         b: &SVector<f64, N>,
         h: f64,
     ) -> Result<f64, GeometryError> {
+        self.d3_at(a, b, &(b - a), h)
+    }
+
+    fn d3_at(
+        &self,
+        a: &SVector<f64, N>,
+        b: &SVector<f64, N>,
+        d: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<f64, GeometryError> {
         let x: SVector<Dual64, N> = a.map(Dual64::from_re);
         let y: SVector<Dual64, N> = b.map(Dual64::from_re);
-        Ok(self.value(&x, &y, Dual64::from_re(h).derivative())?.eps)
+        let dd: SVector<Dual64, N> = d.map(Dual64::from_re);
+        Ok(self
+            .value_step(&x, &y, &dd, Dual64::from_re(h).derivative())?
+            .eps)
     }
 
     /// The discrete energy `E_d(a, b, h) = −D3 L_d(a, b, h)` (\[VCI\] Thm 3.1).
@@ -245,6 +374,19 @@ where
         h: f64,
     ) -> Result<f64, GeometryError> {
         Ok(-self.d3(a, b, h)?)
+    }
+
+    /// The discrete energy `E_d(a, a + d, h)` from the exact increment `d`.
+    ///
+    /// # Errors
+    /// When `Ψ_d` is undefined at `(a, a + d)`.
+    pub fn energy_increment(
+        &self,
+        a: &SVector<f64, N>,
+        d: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<f64, GeometryError> {
+        Ok(-self.d3_at(a, &(a + d), d, h)?)
     }
 
     /// `(D1 L_d, D11 L_d)` at `(a, b, h)`.
@@ -286,6 +428,37 @@ where
         h: f64,
         y: &SVector<f64, N>,
     ) -> Result<(f64, SVector<f64, N>), GeometryError> {
+        self.del_directional_at(a, b, c, &(b - a), &(c - b), h, y)
+    }
+
+    /// [`del_directional`](Self::del_directional) at `b = a + d_ab`,
+    /// `c = b + d_bc` from the exact increments.
+    ///
+    /// # Errors
+    /// When `Ψ_d` is undefined at `(a, b)` or `(b, c)`.
+    pub fn del_directional_increment(
+        &self,
+        a: &SVector<f64, N>,
+        d_ab: &SVector<f64, N>,
+        d_bc: &SVector<f64, N>,
+        h: f64,
+        y: &SVector<f64, N>,
+    ) -> Result<(f64, SVector<f64, N>), GeometryError> {
+        let b = a + d_ab;
+        self.del_directional_at(a, &b, &(b + d_bc), d_ab, d_bc, h, y)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn del_directional_at(
+        &self,
+        a: &SVector<f64, N>,
+        b: &SVector<f64, N>,
+        c: &SVector<f64, N>,
+        d_ab: &SVector<f64, N>,
+        d_bc: &SVector<f64, N>,
+        h: f64,
+        y: &SVector<f64, N>,
+    ) -> Result<(f64, SVector<f64, N>), GeometryError> {
         let mut mid = seed_second::<1, N>(b);
         for (m, yi) in mid.iter_mut().zip(y.iter()) {
             if let Some(e) = m.eps1.0.as_mut() {
@@ -293,7 +466,9 @@ where
             }
         }
         let hd = HyperDualSVec64::<1, N>::constant(h);
-        let s = self.value(&constants(a), &mid, hd)? + self.value(&mid, &constants(c), hd)?;
+        let (ad, cd) = (constants(a), constants(c));
+        let s = self.value_step(&ad, &mid, &increment(&ad, &mid, d_ab), hd)?
+            + self.value_step(&mid, &cd, &increment(&mid, &cd, d_bc), hd)?;
         let (_, dy, _, hy) = partial_hessian_of(s);
         Ok((dy[0], hy.transpose()))
     }

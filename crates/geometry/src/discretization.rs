@@ -24,6 +24,26 @@ pub trait DiscretizationMap<const N: usize> {
         h: S,
     ) -> Result<(SVector<S, N>, SVector<S, N>), GeometryError>;
 
+    /// `Ψ_d^h(q0, q1)` given also the chart increment `d = q1 − q0` carried
+    /// exactly. The steppers solve for `d` (not for `q1`, which is only known
+    /// rounded to `ulp(q1)`), so the velocity `d/h` loses no digits to the
+    /// cancellation in `q1 − q0`; the maps of `R^n` override this, the default
+    /// ignores `d`.
+    ///
+    /// # Errors
+    /// As [`psi`](Self::psi).
+    #[inline(always)]
+    fn psi_step<S: AdScalar>(
+        &self,
+        q0: &SVector<S, N>,
+        q1: &SVector<S, N>,
+        d: &SVector<S, N>,
+        h: S,
+    ) -> Result<(SVector<S, N>, SVector<S, N>), GeometryError> {
+        let _ = d;
+        self.psi(q0, q1, h)
+    }
+
     /// `R̃^h(q, v) = (q0, q1)`, the inverse of [`psi`](Self::psi).
     ///
     /// # Errors
@@ -45,6 +65,22 @@ pub trait DiscretizationMap<const N: usize> {
         q0: &SVector<S, N>,
         q1: &SVector<S, N>,
     ) -> Result<SVector<S, N>, GeometryError>;
+
+    /// [`displacement`](Self::displacement) given also the exact chart
+    /// increment `d = q1 − q0` (see [`psi_step`](Self::psi_step)).
+    ///
+    /// # Errors
+    /// As [`displacement`](Self::displacement).
+    #[inline]
+    fn displacement_step<S: AdScalar>(
+        &self,
+        q0: &SVector<S, N>,
+        q1: &SVector<S, N>,
+        d: &SVector<S, N>,
+    ) -> Result<SVector<S, N>, GeometryError> {
+        let _ = d;
+        self.displacement(q0, q1)
+    }
 }
 
 /// The two discretizations of `R^n` in SPEC §2, selectable at run time.
@@ -103,11 +139,23 @@ impl<const N: usize> DiscretizationMap<N> for Discretization {
         q1: &SVector<S, N>,
         h: S,
     ) -> Result<(SVector<S, N>, SVector<S, N>), GeometryError> {
+        self.psi_step(q0, q1, &SVector::from_fn(|i, _| q1[i] - q0[i]), h)
+    }
+
+    /// `v = d/h`; the midpoint is `q0 + d/2`.
+    #[inline(always)]
+    fn psi_step<S: AdScalar>(
+        &self,
+        q0: &SVector<S, N>,
+        _q1: &SVector<S, N>,
+        d: &SVector<S, N>,
+        h: S,
+    ) -> Result<(SVector<S, N>, SVector<S, N>), GeometryError> {
         let inv_h = h.recip();
-        let v = SVector::from_fn(|i, _| (q1[i] - q0[i]) * inv_h);
+        let v = SVector::from_fn(|i, _| d[i] * inv_h);
         Ok(match self {
             Discretization::Forward => (*q0, v),
-            Discretization::Midpoint => (SVector::from_fn(|i, _| (q0[i] + q1[i]) * 0.5), v),
+            Discretization::Midpoint => (SVector::from_fn(|i, _| q0[i] + d[i] * 0.5), v),
         })
     }
 
@@ -130,6 +178,16 @@ impl<const N: usize> DiscretizationMap<N> for Discretization {
         q1: &SVector<S, N>,
     ) -> Result<SVector<S, N>, GeometryError> {
         Euclidean.inverse(q0, q1)
+    }
+
+    #[inline]
+    fn displacement_step<S: AdScalar>(
+        &self,
+        _q0: &SVector<S, N>,
+        _q1: &SVector<S, N>,
+        d: &SVector<S, N>,
+    ) -> Result<SVector<S, N>, GeometryError> {
+        Ok(*d)
     }
 }
 
@@ -154,6 +212,18 @@ impl<const N: usize, R: Retraction<N>> DiscretizationMap<N> for RetractionForwar
         let d = self.0.inverse(q0, q1)?;
         Ok((*q0, SVector::from_fn(|i, _| d[i] * inv_h)))
     }
+    #[inline]
+    fn psi_step<S: AdScalar>(
+        &self,
+        q0: &SVector<S, N>,
+        q1: &SVector<S, N>,
+        d: &SVector<S, N>,
+        h: S,
+    ) -> Result<(SVector<S, N>, SVector<S, N>), GeometryError> {
+        let inv_h = h.recip();
+        let w = self.0.inverse_step(q0, q1, d)?;
+        Ok((*q0, SVector::from_fn(|i, _| w[i] * inv_h)))
+    }
     fn psi_inverse(
         &self,
         q: &SVector<f64, N>,
@@ -168,5 +238,13 @@ impl<const N: usize, R: Retraction<N>> DiscretizationMap<N> for RetractionForwar
         q1: &SVector<S, N>,
     ) -> Result<SVector<S, N>, GeometryError> {
         self.0.inverse(q0, q1)
+    }
+    fn displacement_step<S: AdScalar>(
+        &self,
+        q0: &SVector<S, N>,
+        q1: &SVector<S, N>,
+        d: &SVector<S, N>,
+    ) -> Result<SVector<S, N>, GeometryError> {
+        self.0.inverse_step(q0, q1, d)
     }
 }

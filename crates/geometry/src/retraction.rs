@@ -33,6 +33,25 @@ pub trait Retraction<const N: usize> {
         q: &SVector<S, N>,
         q1: &SVector<S, N>,
     ) -> Result<SVector<S, N>, GeometryError>;
+
+    /// `R_q^{-1}(q1)` given also the chart increment `d = q1 − q` carried
+    /// exactly (the steppers solve for `d`, and `q1 = q + d` is rounded).
+    /// Retractions whose inverse is a function of `q1 − q` (R^n, angles)
+    /// override this to use `d` itself, so that `R^{-1}` loses no digits to
+    /// the cancellation in `q1 − q`; the default ignores `d`.
+    ///
+    /// # Errors
+    /// As [`inverse`](Self::inverse).
+    #[inline]
+    fn inverse_step<S: AdScalar>(
+        &self,
+        q: &SVector<S, N>,
+        q1: &SVector<S, N>,
+        d: &SVector<S, N>,
+    ) -> Result<SVector<S, N>, GeometryError> {
+        let _ = d;
+        self.inverse(q, q1)
+    }
 }
 
 /// The identity-chart retraction of `R^n`: `R_q(v) = q + v`.
@@ -52,6 +71,15 @@ impl<const N: usize> Retraction<N> for Euclidean {
         q1: &SVector<S, N>,
     ) -> Result<SVector<S, N>, GeometryError> {
         Ok(q1 - q)
+    }
+    #[inline]
+    fn inverse_step<S: AdScalar>(
+        &self,
+        _q: &SVector<S, N>,
+        _q1: &SVector<S, N>,
+        d: &SVector<S, N>,
+    ) -> Result<SVector<S, N>, GeometryError> {
+        Ok(*d)
     }
 }
 
@@ -75,23 +103,37 @@ impl<const N: usize> Retraction<N> for Angles {
         q: &SVector<S, N>,
         q1: &SVector<S, N>,
     ) -> Result<SVector<S, N>, GeometryError> {
-        let mut d = q1 - q;
-        for (i, di) in d.iter_mut().enumerate() {
-            let x = di.re();
-            let turns = (x / (2.0 * PI)).round();
-            let wrapped = x - turns * 2.0 * PI;
-            if !wrapped.is_finite() || wrapped.abs() >= PI * (1.0 - 1e-15) {
-                return Err(GeometryError::OutsideRetractionDomain {
-                    retraction: "angles",
-                    reason: format!(
-                        "component {i}: angle difference {x} is (nearly) π mod 2π, the cut locus"
-                    ),
-                });
-            }
-            *di -= turns * 2.0 * PI;
-        }
-        Ok(d)
+        wrap_angles(q1 - q)
     }
+    fn inverse_step<S: AdScalar>(
+        &self,
+        _q: &SVector<S, N>,
+        _q1: &SVector<S, N>,
+        d: &SVector<S, N>,
+    ) -> Result<SVector<S, N>, GeometryError> {
+        wrap_angles(*d)
+    }
+}
+
+/// The angle differences `d` wrapped component-wise to `(−π, π)`.
+fn wrap_angles<S: AdScalar, const N: usize>(
+    mut d: SVector<S, N>,
+) -> Result<SVector<S, N>, GeometryError> {
+    for (i, di) in d.iter_mut().enumerate() {
+        let x = di.re();
+        let turns = (x / (2.0 * PI)).round();
+        let wrapped = x - turns * 2.0 * PI;
+        if !wrapped.is_finite() || wrapped.abs() >= PI * (1.0 - 1e-15) {
+            return Err(GeometryError::OutsideRetractionDomain {
+                retraction: "angles",
+                reason: format!(
+                    "component {i}: angle difference {x} is (nearly) π mod 2π, the cut locus"
+                ),
+            });
+        }
+        *di -= turns * 2.0 * PI;
+    }
+    Ok(d)
 }
 
 /// SE(2) in coordinates `q = (θ, x, y)` with the group exponential:

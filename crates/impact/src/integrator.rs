@@ -87,8 +87,17 @@ pub struct ImpactEvent<const N: usize> {
     pub piece: usize,
     /// Momentum at `q̃` before the impact, `D2 L_d(q_k, q̃, α h)`.
     pub p_before: SVector<f64, N>,
-    /// Momentum at `q̃` after the impact, `−D1 L_d(q̃, ṽ, (1−α)h) + A(q̃)ᵀ λ̃`.
+    /// Momentum at `q̃` after the impact, `−D1 L_d(q̃, ṽ, (1−α)h)`: the
+    /// momentum consistent with the post-impact velocity (`∂L/∂v` to the
+    /// order of the discretization), comparable with `p_before`.
     pub p_after: SVector<f64, N>,
+    /// The \[VCI\] Theorem 3.1 momentum at `q̃` after the impact,
+    /// `−D1 L_d(q̃, ṽ, (1−α)h) + A(q̃)ᵀ λ̃`, from which the rest of the step
+    /// continues. The Lagrange–Dirac momentum is only defined up to
+    /// `A(q)ᵀ μ` (adding it shifts the multiplier of the next step), and
+    /// this one carries the impulsive constraint reaction `A(q̃)ᵀ λ̃`;
+    /// equal to `p_after` when the system has no constraints.
+    pub p_after_raw: SVector<f64, N>,
     /// Discrete energy before, `−D3 L_d(q_k, q̃, α h)`.
     pub energy_before: f64,
     /// Discrete energy after, `−D3 L_d(q̃, ṽ, (1−α) h)`.
@@ -200,7 +209,7 @@ where
     Dm: DiscretizationMap<N>,
 {
     fn point(&self, alpha: f64) -> Result<SVector<f64, N>, StepError> {
-        let guess = self.a + self.increment * alpha;
+        let guess = self.increment * alpha;
         let mut st = self.stepper.borrow_mut();
         Ok(st
             .solve_oriented(self.k, self.t, &self.a, &self.pi_a, alpha * self.h, &guess)?
@@ -434,12 +443,15 @@ where
         k: usize,
         t_impact: f64,
         a: &SVector<f64, N>,
+        d_imp: &SVector<f64, N>,
         q_imp: &SVector<f64, N>,
         h1: f64,
         h2: f64,
         frame: &BoundaryFrame<N>,
         pass_through: &SVector<f64, N>,
     ) -> Result<(SVector<f64, N>, SVector<f64, M>, bool), ImpactError> {
+        // Returns the increment `ṽ − q̃` (solved for, so that the velocity of
+        // the short sub-step loses no digits), the multipliers and the flag.
         let piece = frame.piece;
         let fail = |reason: String| ImpactError::PostImpact {
             step: k,
@@ -456,7 +468,7 @@ where
         let map = self.stepper.map();
         let ld =
             DiscreteLagrangian::<Sy, Dm, N, M>::new(sys, map).oriented(self.stepper.orientation());
-        let before = ld.time_jet(a, q_imp, h1).map_err(geo)?;
+        let before = ld.time_jet_increment(a, d_imp, h1).map_err(geo)?;
         let mut p_tan = SVector::<f64, N>::zeros();
         frame.iota_star(&before.d2, &mut p_tan.as_mut_slice()[..N - 1]);
         let forms: SMatrix<f64, M, N> = sys.constraint_forms(q_imp);
@@ -474,7 +486,8 @@ where
             scale_p: before.d2.amax().max(1.0),
         };
         let n_hat = frame.normal();
-        let d = pass_through - q_imp;
+        // `pass_through`: the increment from q̃ to the smooth step's end.
+        let d = *pass_through;
         let dn = n_hat.dot(&d);
         // Starting guesses for the reflected root, tried in turn: the mirror
         // image of the pass-through point; the time-reversed pass-through
@@ -482,10 +495,10 @@ where
         // motion); a point far out on the reflected side, from which Newton
         // descends monotonically even when both roots hug the vertex of the
         // energy (shallow impacts).
-        let mirrored = q_imp + d - n_hat * (2.0 * dn);
-        let reversed = q_imp - d;
+        let mirrored = d - n_hat * (2.0 * dn);
+        let reversed = -d;
         let s_far = 2.0 * (dn.abs() + d.norm());
-        let far_out = q_imp + d - n_hat * dn + n_hat * s_far;
+        let far_out = d - n_hat * dn + n_hat * s_far;
         let mut last_err = None;
         for guess in [mirrored, reversed, far_out] {
             let mut x = DVector::<f64>::zeros(N + M);
@@ -500,7 +513,7 @@ where
                 Ok(_) => {
                     let v = SVector::<f64, N>::from_fn(|i, _| x[i]);
                     let lam = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
-                    if frame.dg.dot(&(v - q_imp)) > 0.0 {
+                    if frame.dg.dot(&v) > 0.0 {
                         return Ok((v, lam, false));
                     }
                     last_err = Some(fail(
@@ -520,8 +533,7 @@ where
         let newton_params = self.params.newton;
         let solve_at = |s: f64| -> Result<DVector<f64>, NewtonFailure> {
             let mut x = DVector::<f64>::zeros(N + M);
-            x.rows_mut(0, N)
-                .copy_from(&(q_imp + d - n_hat * dn + n_hat * s));
+            x.rows_mut(0, N).copy_from(&(d - n_hat * dn + n_hat * s));
             newton::solve(
                 &mut x,
                 &mut ws.borrow_mut(),
@@ -614,8 +626,9 @@ where
             };
             let Some((alpha, piece)) = crossing else {
                 let ld = self.stepper.discrete_lagrangian();
+                let d = self.stepper.last_increment().unwrap_or(b - a);
                 let (energy, res) =
-                    step_measures(&ld, self.stepper.constraint(), &a, &b, hr).map_err(geo)?;
+                    step_measures(&ld, self.stepper.constraint(), &a, &d, hr).map_err(geo)?;
                 residual_max = residual_max.max(res);
                 return Ok(StepOutput {
                     to: State {
@@ -643,10 +656,10 @@ where
             let alpha = alpha.clamp(delta, 1.0 - delta);
             let h1 = alpha * hr;
             let h2 = (1.0 - alpha) * hr;
-            let guess = a + (b - a) * alpha;
+            let d_step = self.stepper.last_increment().unwrap_or(b - a);
             let imp = self
                 .stepper
-                .solve_oriented(k, t_sub, &a, &pi_a, h1, &guess)?;
+                .solve_oriented(k, t_sub, &a, &pi_a, h1, &(d_step * alpha))?;
             let q_imp = imp.b;
             let t_imp = t_sub + sign * h1;
             let geo = |source| ImpactError::Geometry {
@@ -655,16 +668,17 @@ where
                 source,
             };
             let frame = BoundaryFrame::new(self.stepper.system(), piece, &q_imp).map_err(geo)?;
-            let pass_through = q_imp + (b - q_imp);
-            let (v, lam, grazing) =
-                self.post_impact(k, t_imp, &a, &q_imp, h1, h2, &frame, &pass_through)?;
+            let pass_through = b - q_imp;
+            let (e, lam, grazing) =
+                self.post_impact(k, t_imp, &a, &imp.d, &q_imp, h1, h2, &frame, &pass_through)?;
             let ld = self.stepper.discrete_lagrangian();
             let (e_before, res1) =
-                step_measures(&ld, self.stepper.constraint(), &a, &q_imp, h1).map_err(geo)?;
-            let e_after = ld.energy(&q_imp, &v, h2).map_err(geo)?;
+                step_measures(&ld, self.stepper.constraint(), &a, &imp.d, h1).map_err(geo)?;
+            let e_after = ld.energy_increment(&q_imp, &e, h2).map_err(geo)?;
             residual_max = residual_max.max(res1);
             let forms: SMatrix<f64, M, N> = self.stepper.system().constraint_forms(&q_imp);
-            let pi_after = -ld.d1(&q_imp, &v, h2).map_err(geo)? + forms.transpose() * lam;
+            let pi_physical = -ld.d1_increment(&q_imp, &e, h2).map_err(geo)?;
+            let pi_after = pi_physical + forms.transpose() * lam;
             events.push(ImpactEvent {
                 step: k,
                 alpha: (elapsed + h1) / h,
@@ -672,7 +686,8 @@ where
                 q: q_imp,
                 piece,
                 p_before: imp.pi_b * sign,
-                p_after: pi_after * sign,
+                p_after: pi_physical * sign,
+                p_after_raw: pi_after * sign,
                 energy_before: e_before,
                 energy_after: e_after,
                 grazing,
@@ -713,8 +728,9 @@ where
     Sy: System<N, M>,
     Dm: DiscretizationMap<N>,
 {
-    /// Residual and Jacobian at `x = (ṽ, λ̃)`. Row 0 is the energy balance,
-    /// or, with `normal = Some(s)`, `n·(ṽ − q̃) = s`.
+    /// Residual and Jacobian at `x = (e, λ̃)`, `e = ṽ − q̃` the increment of
+    /// the post-impact sub-step. Row 0 is the energy balance, or, with
+    /// `normal = Some(s)`, `n·e = s`.
     fn eval(
         &self,
         normal: Option<f64>,
@@ -724,12 +740,12 @@ where
     ) -> Result<f64, GeometryError> {
         let v = SVector::<f64, N>::from_fn(|i, _| x[i]);
         let lam = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
-        let jet = self.ld.jet(self.q_imp, &v, self.h2)?;
+        let jet = self.ld.jet_increment(self.q_imp, &v, self.h2)?;
         jac.fill(0.0);
         let mut scale = self.scale_p.max(jet.d12.amax() * v.amax());
         match normal {
             None => {
-                let tj = self.ld.time_jet(self.q_imp, &v, self.h2)?;
+                let tj = self.ld.time_jet_increment(self.q_imp, &v, self.h2)?;
                 r[0] = (tj.d3 - self.e_target) * self.w;
                 for j in 0..N {
                     jac[(0, j)] = tj.d23[j] * self.w;
@@ -738,7 +754,7 @@ where
             }
             Some(s) => {
                 let n = self.frame.frame.column(0);
-                r[0] = (n.dot(&(v - self.q_imp)) - s) * self.scale_p;
+                r[0] = (n.dot(&v) - s) * self.scale_p;
                 for j in 0..N {
                     jac[(0, j)] = n[j] * self.scale_p;
                 }
@@ -757,7 +773,7 @@ where
             }
         }
         if M > 0 {
-            let (c, dc) = self.cd.jacobian(
+            let (c, dc) = self.cd.jacobian_increment(
                 self.ld.system(),
                 self.ld.map(),
                 self.ld.orientation(),
@@ -793,10 +809,10 @@ where
     fn cost(&self, s: &f64) -> Result<f64, argmin::core::Error> {
         let x = (self.solve_at)(*s).map_err(|e| argmin::core::Error::msg(format!("{e:?}")))?;
         let v = SVector::<f64, N>::from_fn(|i, _| x[i]);
-        let d3 = self
+        let d3 = -self
             .problem
             .ld
-            .d3(self.problem.q_imp, &v, self.problem.h2)
+            .energy_increment(self.problem.q_imp, &v, self.problem.h2)
             .map_err(|e| argmin::core::Error::msg(e.to_string()))?;
         Ok((d3 - self.problem.e_target).powi(2))
     }
