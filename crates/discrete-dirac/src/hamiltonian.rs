@@ -100,6 +100,7 @@ pub struct NonholonomicHamiltonian<Sy, Dm, Hd, const N: usize, const M: usize> {
     direction: Direction,
     ws: NewtonWorkspace,
     x: DVector<f64>,
+    carry: crate::PositionCarry<N>,
 }
 
 /// The oriented kernel `K(a, π)`: `K_+` forward, `K_−(−π, a)` reversed
@@ -146,6 +147,7 @@ where
             direction,
             ws: NewtonWorkspace::new(n),
             x: DVector::zeros(n),
+            carry: crate::PositionCarry::new(),
         }
     }
 
@@ -217,7 +219,9 @@ where
             )
         })
         .map_err(|f| StepError::from_newton(f, k, t, self.params.tolerance))?;
-        let b = a + SVector::<f64, N>::from_fn(|i, _| self.x[i]);
+        let b = self
+            .carry
+            .add(&a, &SVector::<f64, N>::from_fn(|i, _| self.x[i]));
         let pi_b = SVector::<f64, N>::from_fn(|i, _| self.x[N + i]);
         Ok((
             State {

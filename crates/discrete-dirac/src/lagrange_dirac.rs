@@ -99,6 +99,7 @@ pub struct LagrangeDirac<Sy, Dm, const N: usize, const M: usize> {
     hidden: Option<HiddenConstraints>,
     last_increment: Option<SVector<f64, N>>,
     last_mu: SVector<f64, M>,
+    carry: crate::PositionCarry<N>,
 }
 
 impl<Sy, Dm, const N: usize, const M: usize> LagrangeDirac<Sy, Dm, N, M>
@@ -145,6 +146,7 @@ where
             hidden: None,
             last_increment: None,
             last_mu: SVector::zeros(),
+            carry: crate::PositionCarry::new(),
         }
     }
 
@@ -203,7 +205,9 @@ where
 
     /// One step from `state` with step `h`: (+) gives the state at `t + h`,
     /// (−) the state at `t − h`. `k` is the step index for error messages.
-    /// Warm-started from the previous step's increment.
+    /// Warm-started from the previous step's increment. Positions are summed
+    /// with compensation: when `state.q` is the point the previous step
+    /// returned, that step's rounding error is carried into this one.
     ///
     /// # Errors
     /// [`StepError`] with the step index and time.
@@ -221,7 +225,7 @@ where
         Ok((
             State {
                 t: state.t + sign * h,
-                q: s.b,
+                q: self.carry.add(&state.q, &s.d),
                 p: s.pi_b * sign,
             },
             StepStats {

@@ -45,6 +45,48 @@ pub struct State<const N: usize> {
     pub p: SVector<f64, N>,
 }
 
+/// Compensated summation of the positions `q_{k+1} = q_k + d_k` (Kahan,
+/// with Knuth's exact TwoSum): a stepper keeps the rounding error of its last
+/// update and adds it to the next increment when the next step starts from
+/// the point it returned. Adding the same increment again and again rounds
+/// the same way each time (a constant-speed coordinate drifts by `K ulp(q)/2`
+/// after `K` steps); with the carry the positions stay within about one
+/// `ulp(q)` of the exactly summed increments.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct PositionCarry<const N: usize> {
+    last: SVector<f64, N>,
+    carry: SVector<f64, N>,
+}
+
+impl<const N: usize> PositionCarry<N> {
+    pub(crate) fn new() -> Self {
+        Self {
+            last: SVector::repeat(f64::NAN),
+            carry: SVector::zeros(),
+        }
+    }
+
+    /// `q + d` with the carry of the previous update when `q` is the point
+    /// that update returned (bit for bit); records the new carry.
+    pub(crate) fn add(&mut self, q: &SVector<f64, N>, d: &SVector<f64, N>) -> SVector<f64, N> {
+        let same = q
+            .iter()
+            .zip(self.last.iter())
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+        let mut out = SVector::zeros();
+        for i in 0..N {
+            let dd = if same { d[i] + self.carry[i] } else { d[i] };
+            // TwoSum: s + e = q + dd exactly.
+            let s = q[i] + dd;
+            let bb = s - q[i];
+            self.carry[i] = (q[i] - (s - bb)) + (dd - bb);
+            out[i] = s;
+        }
+        self.last = out;
+        out
+    }
+}
+
 /// Direction of time of a stepper.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -74,10 +116,16 @@ impl Direction {
 }
 
 /// Initial state from continuous data: `q_0 = q(0)`, `p_0 = ∂L/∂v(q(0), v(0))`
-/// (SPEC §3).
+/// (SPEC §3), after checking the data with
+/// [`diracvi_geometry::check_initial`]: `q(0)` admissible (`g_j ≥ 0`) and
+/// `v(0) ∈ Δ_Q(q(0))`. A velocity outside the distribution is an error, not
+/// projected: the first step would otherwise silently replace it by another
+/// (with another energy).
 ///
 /// # Errors
-/// [`GeometryError::NonFinite`] for NaN or infinite input.
+/// [`GeometryError::NonFinite`] for NaN or infinite input,
+/// [`GeometryError::InitialInadmissible`] for `q(0)` outside the admissible
+/// set, [`GeometryError::InitialViolatesConstraint`] for `A(q(0)) v(0) ≠ 0`.
 pub fn state_from_velocity<Sy, const N: usize, const M: usize>(
     system: &Sy,
     t0: f64,
@@ -87,8 +135,8 @@ pub fn state_from_velocity<Sy, const N: usize, const M: usize>(
 where
     Sy: System<N, M>,
 {
-    diracvi_geometry::ensure_finite("q(0)", q0.as_slice())?;
-    diracvi_geometry::ensure_finite("v(0)", v0.as_slice())?;
+    diracvi_geometry::ensure_finite("t0", &[t0])?;
+    diracvi_geometry::check_initial(system, q0, v0)?;
     let p = system.momentum(q0, v0);
     diracvi_geometry::ensure_finite("p(0) = ∂L/∂v", p.as_slice())?;
     Ok(State { t: t0, q: *q0, p })

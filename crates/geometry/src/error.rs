@@ -59,6 +59,29 @@ pub enum GeometryError {
         "constraint discretization 'model' chosen, but the system supplies no discrete constraint"
     )]
     NoModelConstraint,
+    /// Initial data outside the admissible set: `g_j(q0) < 0`.
+    #[error(
+        "initial configuration outside the admissible set: boundary piece {piece} has g = {g:e} < 0"
+    )]
+    InitialInadmissible {
+        /// The most violated boundary piece.
+        piece: usize,
+        /// `g_j(q0)` (negative or NaN).
+        g: f64,
+    },
+    /// An initial velocity outside the constraint distribution
+    /// `Δ_Q(q0) = ker A(q0)`.
+    #[error(
+        "initial velocity violates constraint form {row}: |A(q0) v0|_{row} = {residual:e} > tolerance {tolerance:e}"
+    )]
+    InitialViolatesConstraint {
+        /// The most violated constraint row.
+        row: usize,
+        /// `|Σ_i A_{ai}(q0) v0_i|`.
+        residual: f64,
+        /// The tolerance it exceeded.
+        tolerance: f64,
+    },
     /// A boundary piece index beyond the system's count.
     #[error("boundary piece {piece} does not exist (the system has {count})")]
     NoSuchBoundaryPiece {

@@ -43,7 +43,7 @@ pub use discrete_lagrangian::{DiscreteLagrangian, LdJet, LdTimeJet, Orientation}
 pub use discretization::{Discretization, DiscretizationMap, RetractionForward};
 pub use error::{GeometryError, ensure_finite, ensure_step};
 pub use retraction::{Angles, Euclidean, Retraction, Se2, Sphere};
-pub use system::{AdScalar, System};
+pub use system::{AdScalar, CONSTRAINT_TOLERANCE, System, check_initial};
 
 pub use nalgebra::{SMatrix, SVector};
 /// The automatic-differentiation crate used for all derivatives.

@@ -92,3 +92,58 @@ pub trait System<const N: usize, const M: usize> {
         crate::ad::gradient_of(self.lagrangian(&qd, &vd))
     }
 }
+
+/// Relative tolerance of [`check_initial`] on the constraint residual.
+pub const CONSTRAINT_TOLERANCE: f64 = 1e-9;
+
+/// Check continuous initial data `(q0, v0)` against a system:
+///
+/// * every component finite;
+/// * `q0` admissible: `g_j(q0) ≥ 0` for every boundary piece (the most
+///   violated piece is reported);
+/// * `v0 ∈ Δ_Q(q0)`: `|Σ_i A_{ai}(q0) v0_i| ≤ 1e-9 · max(1, Σ_i |A_{ai}(q0) v0_i|)`
+///   for every row `a` (the most violated row is reported).
+///
+/// # Errors
+/// [`GeometryError::NonFinite`], [`GeometryError::InitialInadmissible`],
+/// [`GeometryError::InitialViolatesConstraint`].
+pub fn check_initial<Sy, const N: usize, const M: usize>(
+    system: &Sy,
+    q0: &SVector<f64, N>,
+    v0: &SVector<f64, N>,
+) -> Result<(), crate::GeometryError>
+where
+    Sy: System<N, M>,
+{
+    crate::ensure_finite("q(0)", q0.as_slice())?;
+    crate::ensure_finite("v(0)", v0.as_slice())?;
+    if let Some((piece, g)) = crate::min_boundary(system, q0)
+        && (g < 0.0 || g.is_nan())
+    {
+        return Err(crate::GeometryError::InitialInadmissible { piece, g });
+    }
+    let a = system.constraint_forms(q0);
+    let mut worst: Option<(usize, f64, f64, f64)> = None;
+    for row in 0..M {
+        let residual = (0..N).map(|i| a[(row, i)] * v0[i]).sum::<f64>().abs();
+        let scale = (0..N)
+            .map(|i| (a[(row, i)] * v0[i]).abs())
+            .sum::<f64>()
+            .max(1.0);
+        let tolerance = CONSTRAINT_TOLERANCE * scale;
+        let ratio = residual / tolerance;
+        if (residual > tolerance || residual.is_nan()) && worst.is_none_or(|w| ratio > w.3) {
+            worst = Some((row, residual, tolerance, ratio));
+        }
+    }
+    match worst {
+        Some((row, residual, tolerance, _)) => {
+            Err(crate::GeometryError::InitialViolatesConstraint {
+                row,
+                residual,
+                tolerance,
+            })
+        }
+        None => Ok(()),
+    }
+}

@@ -33,13 +33,12 @@ pub struct ImpactParams {
     /// Samples of `g_j(q̃(α))` used to bracket the first crossing.
     pub bracket_samples: usize,
     /// Smallest fraction of a sub-step on either side of an impact (default
-    /// 1e-7): an impact closer to a grid time is moved by at most this
-    /// fraction, which keeps `(ṽ − q̃)/((1−α)h)` resolvable in floating point.
+    /// 1e-9): an impact closer to a grid time is moved by at most this
+    /// fraction of the step, so that neither sub-step is empty. (The
+    /// sub-steps solve for their increments, so a short sub-step loses no
+    /// digits in its velocity; the shift, `1e-9 h`, is far below the
+    /// discretization error.)
     pub min_fraction: f64,
-    /// Shortest sub-step on either side of an impact, in time units
-    /// (default 1e-8 ≈ √ε): balances the time shift of the impact against
-    /// the round-off in `(ṽ − q̃)/((1−α)h)`.
-    pub min_substep: f64,
     /// Newton parameters of the post-impact solve.
     pub newton: NewtonParams,
 }
@@ -51,8 +50,7 @@ impl Default for ImpactParams {
             alpha_tolerance: 1e-15,
             max_root_iterations: 200,
             bracket_samples: 4,
-            min_fraction: 1e-7,
-            min_substep: 1e-8,
+            min_fraction: 1e-9,
             newton: NewtonParams::default().with_polish(2),
         }
     }
@@ -646,13 +644,9 @@ where
             }
             // The impact point and the momentum that reaches it. An impact
             // closer than `min_fraction` to either end of the sub-step is
-            // moved there, so neither sub-step is too short to resolve its
-            // velocity in floating point.
-            let delta = self
-                .params
-                .min_fraction
-                .max(self.params.min_substep / hr)
-                .min(0.25);
+            // moved there, so that neither sub-step has an empty
+            // increment (never empty).
+            let delta = self.params.min_fraction.min(0.25);
             let alpha = alpha.clamp(delta, 1.0 - delta);
             let h1 = alpha * hr;
             let h2 = (1.0 - alpha) * hr;

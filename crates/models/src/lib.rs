@@ -272,10 +272,10 @@ pub trait ModelVisitor {
     ) -> Self::Output;
 }
 
-/// Relative tolerance of [`check_initial`] on the constraint residual.
-pub const CONSTRAINT_TOLERANCE: f64 = 1e-9;
+pub use diracvi_geometry::CONSTRAINT_TOLERANCE;
 
-/// Check continuous initial data `(q0, v0)` against a model.
+/// Check continuous initial data `(q0, v0)` against a model
+/// ([`diracvi_geometry::check_initial`], with the boundary piece named):
 ///
 /// * every component finite;
 /// * `q0` admissible: `g_j(q0) ≥ 0` for every boundary piece (the most
@@ -291,49 +291,29 @@ pub fn check_initial<const N: usize, const M: usize, Mo: Model<N, M>>(
     q0: &SVector<f64, N>,
     v0: &SVector<f64, N>,
 ) -> Result<(), ModelError> {
-    for (what, x) in [("q", q0), ("v", v0)] {
-        if let Some(index) = x.iter().position(|c| !c.is_finite()) {
-            return Err(ModelError::NonFiniteInitial {
-                what,
-                index,
-                value: x[index],
-            });
-        }
-    }
-    let worst_piece = (0..model.boundary_count())
-        .map(|j| (j, model.boundary(j, q0)))
-        .min_by(|a, b| a.1.total_cmp(&b.1));
-    if let Some((piece, g)) = worst_piece
-        && (g < 0.0 || g.is_nan())
-    {
-        return Err(ModelError::InitialInadmissible {
+    use diracvi_geometry::GeometryError as G;
+    diracvi_geometry::check_initial(model, q0, v0).map_err(|e| match e {
+        G::InitialInadmissible { piece, g } => ModelError::InitialInadmissible {
             piece,
             name: model.boundary_name(piece),
             g,
-        });
-    }
-    let a = model.constraint_forms(q0);
-    let mut worst: Option<(usize, f64, f64, f64)> = None;
-    for row in 0..M {
-        let residual = (0..N).map(|i| a[(row, i)] * v0[i]).sum::<f64>().abs();
-        let scale = (0..N)
-            .map(|i| (a[(row, i)] * v0[i]).abs())
-            .sum::<f64>()
-            .max(1.0);
-        let tolerance = CONSTRAINT_TOLERANCE * scale;
-        let ratio = residual / tolerance;
-        if (residual > tolerance || residual.is_nan()) && worst.is_none_or(|w| ratio > w.3) {
-            worst = Some((row, residual, tolerance, ratio));
-        }
-    }
-    if let Some((index, residual, tolerance, _)) = worst {
-        return Err(ModelError::InitialViolatesConstraint {
-            index,
+        },
+        G::InitialViolatesConstraint {
+            row,
             residual,
             tolerance,
-        });
-    }
-    Ok(())
+        } => ModelError::InitialViolatesConstraint {
+            index: row,
+            residual,
+            tolerance,
+        },
+        G::NonFinite { what, index, value } => ModelError::NonFiniteInitial {
+            what: if what.starts_with('q') { "q" } else { "v" },
+            index,
+            value,
+        },
+        other => ModelError::Scenario(other.to_string()),
+    })
 }
 
 /// Parameter checks shared by the models' constructors.
