@@ -163,6 +163,10 @@ pub struct RunOutcome {
     pub final_energy: f64,
     /// `max_k |E_k − E_0|`.
     pub max_abs_energy_deviation: f64,
+    /// The scale relative energy errors are measured in:
+    /// `max(|E_0|, System::energy_scale(q(0), v(0)))`, meaningful when
+    /// `E_0 ≈ 0`.
+    pub energy_scale: f64,
     /// Largest constraint residual.
     pub max_constraint_residual: f64,
     /// Final time.
@@ -262,9 +266,13 @@ impl ModelVisitor for Runner<'_> {
             }
         };
         progress.finish();
+        let energy_scale = trajectory
+            .energy_scale
+            .max(model.energy_scale(&setup.q0, &setup.v0));
         Ok(RunOutcome {
             impacts,
             wall_time: start.elapsed(),
+            energy_scale,
             ..trajectory
         })
     }
@@ -306,6 +314,7 @@ fn erase<const N: usize, E>(t: Trajectory<N, E>) -> RunOutcome {
         initial_energy: s.initial_energy,
         final_energy: s.final_energy,
         max_abs_energy_deviation: s.max_abs_energy_deviation,
+        energy_scale: s.initial_energy.abs(),
         max_constraint_residual: s.max_constraint_residual,
         final_t: s.final_state.t,
         final_q: s.final_state.q.as_slice().to_vec(),
@@ -507,6 +516,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
                     initial: outcome.initial_energy,
                     final_: outcome.final_energy,
                     max_abs_deviation: outcome.max_abs_energy_deviation,
+                    scale: outcome.energy_scale,
+                    max_relative_deviation: relative_energy_deviation(&outcome),
                 },
                 constraint_residual_max: outcome.max_constraint_residual,
                 final_state: FinalStateJson {
@@ -562,6 +573,20 @@ struct EnergyJson {
     #[serde(rename = "final")]
     final_: f64,
     max_abs_deviation: f64,
+    /// `max(|E_0|, |⟨∂L/∂v, v⟩| + |L|)` at the initial state.
+    scale: f64,
+    /// `max_abs_deviation / scale`.
+    max_relative_deviation: f64,
+}
+
+/// `max |E − E0|` relative to the run's energy scale (0 when the scale is 0,
+/// i.e. a system at rest with zero energy, where any deviation is absolute).
+fn relative_energy_deviation(o: &RunOutcome) -> f64 {
+    if o.energy_scale > 0.0 {
+        o.max_abs_energy_deviation / o.energy_scale
+    } else {
+        o.max_abs_energy_deviation
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -629,11 +654,11 @@ fn text_summary(
             );
         }
     }
-    let rel = o.max_abs_energy_deviation / o.initial_energy.abs().max(f64::MIN_POSITIVE);
+    let rel = relative_energy_deviation(o);
     let _ = writeln!(
         s,
-        "energy: initial {:.12}, final {:.12}, max |E − E0| = {:.3e} (relative {:.3e})",
-        o.initial_energy, o.final_energy, o.max_abs_energy_deviation, rel
+        "energy: initial {:.12}, final {:.12}, max |E − E0| = {:.3e} (relative {:.3e} of the energy scale {:.3e})",
+        o.initial_energy, o.final_energy, o.max_abs_energy_deviation, rel, o.energy_scale
     );
     if info.constraints > 0 {
         let _ = writeln!(

@@ -242,6 +242,20 @@ fn run_json_summary_agrees_with_the_library() {
         1e-12,
         "max |E - E0|",
     );
+    // the energy scale of the particle at (q, v) = ((0, 2), (1, 0)):
+    // |⟨∂L/∂v, v⟩| + |L| = 1 + |0.5 − 19.6|
+    assert_close(
+        num(&s["energy"]["scale"]),
+        1.0 + 19.1,
+        1e-12,
+        "energy scale",
+    );
+    assert_close(
+        num(&s["energy"]["max_relative_deviation"]),
+        lib.summary.max_abs_energy_deviation / 20.1,
+        1e-12,
+        "relative deviation",
+    );
     assert_close(num(&s["constraint_residual_max"]), 0.0, 0.0, "residual");
     assert!(num(&s["wall_time_s"]) >= 0.0);
 }

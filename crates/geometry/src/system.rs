@@ -85,6 +85,16 @@ pub trait System<const N: usize, const M: usize> {
         p.dot(v) - self.lagrangian(q, v)
     }
 
+    /// A scale for energies at `(q, v)`, to report relative energy errors
+    /// that stay meaningful when the energy itself is near zero:
+    /// `|⟨∂L/∂v, v⟩| + |L(q, v)|` (for `L = T − V`: `2T + |T − V| ≥ T + |V|`
+    /// up to a factor 2). It vanishes only at rest where `L = 0`; callers
+    /// floor it by the energy itself.
+    fn energy_scale(&self, q: &SVector<f64, N>, v: &SVector<f64, N>) -> f64 {
+        let p = self.momentum(q, v);
+        p.dot(v).abs() + self.lagrangian(q, v).abs()
+    }
+
     /// The Legendre map `p = ∂L/∂v(q, v)` (by automatic differentiation).
     fn momentum(&self, q: &SVector<f64, N>, v: &SVector<f64, N>) -> SVector<f64, N> {
         let qd: SVector<DualSVec<f64, N>, N> = crate::ad::constants(q);

@@ -13,8 +13,8 @@ mod common;
 use approx::assert_relative_eq;
 use common::*;
 use diracvi_geometry::{
-    DiscreteLagrangian, Discretization, DiscretizationMap, GeometryError, SVector, System,
-    ensure_finite, ensure_step,
+    AdScalar, DiscreteLagrangian, Discretization, DiscretizationMap, GeometryError, SMatrix,
+    SVector, System, ensure_finite, ensure_step,
 };
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
@@ -205,4 +205,23 @@ fn ensure_finite_errors() {
         msg.contains("momentum") && msg.contains('1') && msg.contains("inf"),
         "{msg}"
     );
+}
+
+/// `L = ½ v² + ½` at `v = 1` has energy `⟨∂L/∂v, v⟩ − L = 1 − 1 = 0`; its
+/// energy scale `|⟨∂L/∂v, v⟩| + |L| = 2` keeps relative energy errors
+/// meaningful.
+#[test]
+fn energy_scale_is_positive_where_the_energy_vanishes() {
+    struct Shifted;
+    impl System<1, 0> for Shifted {
+        fn lagrangian<S: AdScalar>(&self, _q: &SVector<S, 1>, v: &SVector<S, 1>) -> S {
+            v[0] * v[0] * 0.5 + 0.5
+        }
+        fn constraint_forms<S: AdScalar>(&self, _q: &SVector<S, 1>) -> SMatrix<S, 0, 1> {
+            SMatrix::zeros()
+        }
+    }
+    let (q, v) = (SVector::from([3.0]), SVector::from([1.0]));
+    approx::assert_abs_diff_eq!(Shifted.energy(&q, &v), 0.0, epsilon = 1e-15);
+    approx::assert_abs_diff_eq!(Shifted.energy_scale(&q, &v), 2.0, epsilon = 1e-15);
 }
