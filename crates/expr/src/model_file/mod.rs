@@ -1,0 +1,454 @@
+//! Model files: a mechanical system written as TOML, read into a
+//! [`ModelFile`] (the raw data) and compiled into a [`CompiledModel`]
+//! (expressions ready to evaluate over any AD scalar).
+//!
+//! ```toml
+//! [model]
+//! name = "sleigh"
+//! description = "Chaplygin sleigh in a circular arena"     # optional
+//! coordinates = ["x", "y", "theta"]          # velocities x_dot, y_dot, theta_dot
+//! lagrangian = "0.5*m*(x_dot^2 + y_dot^2) + 0.5*(I + m*a^2)*theta_dot^2 + m*a*theta_dot*(cos(theta)*y_dot - sin(theta)*x_dot)"
+//! constraints = [["-sin(theta)", "cos(theta)", "0"]]   # rows of A(q), n entries each; [] or omitted: none
+//! boundaries = ["R^2 - x^2 - y^2"]           # pieces g_j(q) >= 0; [] or omitted: none
+//! hamiltonian = ""                           # optional, over q and momenta p_x, p_y, p_theta; "" = none
+//! [parameters]                               # optional; integers or floats, finite
+//! m = 1.0
+//! I = 0.1
+//! a = 0.3
+//! R = 2.0
+//! [run]                                      # optional, every key optional
+//! h = 1e-3                                   # > 0
+//! t_end = 20.0                               # >= 0
+//! discretization = "midpoint"                # "forward" | "midpoint"
+//! constraint = "midpoint"                    # "retraction" | "midpoint"
+//! [initial]                                  # optional; both keys required when present
+//! q = [0.0, 0.0, 0.0]
+//! v = [1.0, 0.0, 0.5]
+//! ```
+//!
+//! Slots: the Lagrangian is compiled over `[q_0 … q_{n−1}, v_0 … v_{n−1}]`
+//! (velocity names `<coord>_dot`), constraint entries and boundaries over
+//! `[q_0 … q_{n−1}]`, the Hamiltonian over `[q_0 … q_{n−1}, p_0 … p_{n−1}]`
+//! (momentum names `p_<coord>`). Parameters are constants of the compiled
+//! model; [`ModelFile::compile`] takes overrides.
+
+mod error;
+mod position;
+mod read;
+mod write;
+
+pub use error::{ModelFileError, ModelFileErrorKind};
+pub use position::Position;
+
+use crate::expr::{Expr, ExprError, Scope, ScopeError};
+use diracvi_geometry::AdScalar;
+use std::collections::HashMap;
+use std::io::Read;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Files larger than this (1 MiB) are rejected without being read.
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// The allowed values of `run.discretization`.
+pub const DISCRETIZATIONS: &[&str] = &["forward", "midpoint"];
+
+/// The allowed values of `run.constraint`.
+pub const CONSTRAINT_DISCRETIZATIONS: &[&str] = &["retraction", "midpoint"];
+
+/// The optional `[run]` section: defaults for a run of the model.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunSettings {
+    /// Time step, finite and `> 0`.
+    pub h: Option<f64>,
+    /// Final time, finite and `≥ 0`.
+    pub t_end: Option<f64>,
+    /// One of [`DISCRETIZATIONS`].
+    pub discretization: Option<String>,
+    /// One of [`CONSTRAINT_DISCRETIZATIONS`].
+    pub constraint: Option<String>,
+}
+
+impl RunSettings {
+    fn is_empty(&self) -> bool {
+        self == &Self::default()
+    }
+}
+
+/// The optional `[initial]` section: `q(0)` and `v(0)`, `n` finite entries
+/// each.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InitialState {
+    /// Initial configuration.
+    pub q: Vec<f64>,
+    /// Initial velocity.
+    pub v: Vec<f64>,
+}
+
+/// Where the expressions of a model file came from, to place errors found
+/// when compiling.
+#[derive(Debug)]
+struct Origin {
+    source: String,
+    /// TOML key → (span of the string value, its decoded text).
+    strings: HashMap<String, (Range<usize>, String)>,
+}
+
+/// A model file as written: names, expression sources, parameter values,
+/// run settings and initial state, validated (schema, names, lengths,
+/// finiteness, and every expression compiles with the file's parameters).
+///
+/// Equality compares the model data only, not the path or source positions,
+/// so a model printed with [`to_toml_string`](Self::to_toml_string) and read
+/// back is equal to the original.
+#[derive(Clone, Debug)]
+pub struct ModelFile {
+    /// The path given when reading (used in error messages).
+    pub path: String,
+    /// `model.name`.
+    pub name: String,
+    /// `model.description` (empty when absent).
+    pub description: String,
+    /// `model.coordinates`.
+    pub coordinates: Vec<String>,
+    /// `model.lagrangian`.
+    pub lagrangian: String,
+    /// `model.constraints`: `m` rows of `n` expressions.
+    pub constraints: Vec<Vec<String>>,
+    /// `model.boundaries`.
+    pub boundaries: Vec<String>,
+    /// `model.hamiltonian` (`None` when absent or blank).
+    pub hamiltonian: Option<String>,
+    /// `[parameters]` in file order.
+    pub parameters: Vec<(String, f64)>,
+    /// `[run]`.
+    pub run: RunSettings,
+    /// `[initial]`.
+    pub initial: Option<InitialState>,
+    origin: Option<Arc<Origin>>,
+}
+
+impl PartialEq for ModelFile {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.description == other.description
+            && self.coordinates == other.coordinates
+            && self.lagrangian == other.lagrangian
+            && self.constraints == other.constraints
+            && self.boundaries == other.boundaries
+            && self.hamiltonian == other.hamiltonian
+            && self.parameters == other.parameters
+            && self.run == other.run
+            && self.initial == other.initial
+    }
+}
+
+impl ModelFile {
+    /// Read a model from TOML text; `path` is only used in error messages.
+    ///
+    /// # Errors
+    /// TOML syntax errors, schema violations (unknown or missing keys, wrong
+    /// types), invalid or clashing names, wrong lengths, non-finite or
+    /// out-of-range numbers, and expressions that do not compile — each
+    /// with the key, line and column (see [`ModelFileError`]).
+    pub fn from_toml_str(source: &str, path: &str) -> Result<ModelFile, ModelFileError> {
+        let model = read::read(source, path)?;
+        model.compile(&[])?;
+        Ok(model)
+    }
+
+    /// Read a model file from disk (at most [`MAX_FILE_BYTES`]).
+    ///
+    /// # Errors
+    /// As [`from_toml_str`](Self::from_toml_str), plus I/O errors, files
+    /// that are not UTF-8, and files over the size limit (not read).
+    pub fn from_path(path: impl AsRef<Path>) -> Result<ModelFile, ModelFileError> {
+        let path = path.as_ref();
+        let shown = path.display().to_string();
+        let fail = |kind| ModelFileError::new(shown.clone(), String::new(), None, kind);
+        let too_large = |bytes| {
+            fail(ModelFileErrorKind::TooLarge {
+                bytes,
+                limit: MAX_FILE_BYTES,
+            })
+        };
+        let file =
+            std::fs::File::open(path).map_err(|e| fail(ModelFileErrorKind::Io(e.to_string())))?;
+        let len = file
+            .metadata()
+            .map_err(|e| fail(ModelFileErrorKind::Io(e.to_string())))?
+            .len();
+        if len > MAX_FILE_BYTES {
+            return Err(too_large(len));
+        }
+        // the size can change, and special files report none: read at most one byte more
+        let mut bytes = Vec::new();
+        file.take(MAX_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| fail(ModelFileErrorKind::Io(e.to_string())))?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(too_large(bytes.len() as u64));
+        }
+        let source = String::from_utf8(bytes).map_err(|e| {
+            fail(ModelFileErrorKind::Io(format!(
+                "not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            )))
+        })?;
+        Self::from_toml_str(&source, &shown)
+    }
+
+    /// The model as TOML; reading it back gives an equal [`ModelFile`].
+    pub fn to_toml_string(&self) -> String {
+        write::write(self)
+    }
+
+    /// Number of coordinates `n`.
+    pub fn n(&self) -> usize {
+        self.coordinates.len()
+    }
+
+    /// The velocity names `<coord>_dot`.
+    pub fn velocity_names(&self) -> Vec<String> {
+        self.coordinates
+            .iter()
+            .map(|c| format!("{c}_dot"))
+            .collect()
+    }
+
+    /// The momentum names `p_<coord>`.
+    pub fn momentum_names(&self) -> Vec<String> {
+        self.coordinates.iter().map(|c| format!("p_{c}")).collect()
+    }
+
+    fn error(&self, key: String, kind: ModelFileErrorKind) -> ModelFileError {
+        ModelFileError::new(self.path.clone(), key, None, kind)
+    }
+
+    /// An expression error placed at its character in the file, when the
+    /// expression is still the one read from there.
+    fn expression_error(&self, key: String, text: &str, e: ExprError) -> ModelFileError {
+        let position = self.origin.as_ref().and_then(|o| {
+            o.strings
+                .get(&key)
+                .filter(|(_, t)| t == text)
+                .map(|(span, _)| {
+                    let offset = position::string_char_offset(&o.source, span.clone(), e.column);
+                    Position::of_offset(&o.source, offset)
+                })
+        });
+        ModelFileError::new(
+            self.path.clone(),
+            key,
+            position,
+            ModelFileErrorKind::Expression(e),
+        )
+    }
+
+    /// Compile every expression with the file's parameters, changed by
+    /// `overrides` (name, value; later entries win).
+    ///
+    /// # Errors
+    /// An override naming no parameter (the error lists the known ones) or
+    /// with a non-finite value; an expression that does not compile with
+    /// these values (e.g. a constant subexpression that is not finite).
+    pub fn compile(&self, overrides: &[(String, f64)]) -> Result<CompiledModel, ModelFileError> {
+        let mut parameters = self.parameters.clone();
+        for (name, value) in overrides {
+            let key = format!("parameters.{name}");
+            let Some(slot) = parameters.iter_mut().find(|(n, _)| n == name) else {
+                return Err(self.error(
+                    key,
+                    ModelFileErrorKind::UnknownParameter {
+                        name: name.clone(),
+                        known: self.parameters.iter().map(|(n, _)| n.clone()).collect(),
+                    },
+                ));
+            };
+            if !value.is_finite() {
+                return Err(self.error(key, ModelFileErrorKind::NonFinite { value: *value }));
+            }
+            slot.1 = *value;
+        }
+        let scope_error =
+            |e: ScopeError| self.error("model.coordinates".into(), ModelFileErrorKind::Scope(e));
+        let scope = |second: &[String]| -> Result<Scope, ModelFileError> {
+            let mut scope = Scope::with_variables(self.coordinates.iter().chain(second))
+                .map_err(scope_error)?;
+            for (name, value) in &parameters {
+                scope.add_parameter(name, *value).map_err(scope_error)?;
+            }
+            Ok(scope)
+        };
+        let n = self.n();
+        let q_scope = scope(&[])?;
+        let qv_scope = scope(&self.velocity_names())?;
+        let compile = |key: String, text: &str, scope: &Scope| {
+            Expr::compile(text, scope).map_err(|e| self.expression_error(key, text, e))
+        };
+
+        let lagrangian = compile("model.lagrangian".into(), &self.lagrangian, &qv_scope)?;
+        let mut constraints = Vec::with_capacity(self.constraints.len());
+        for (i, row) in self.constraints.iter().enumerate() {
+            if row.len() != n {
+                return Err(self.error(
+                    format!("model.constraints[{i}]"),
+                    ModelFileErrorKind::WrongLength {
+                        expected: n,
+                        found: row.len(),
+                    },
+                ));
+            }
+            let mut exprs = Vec::with_capacity(n);
+            for (j, text) in row.iter().enumerate() {
+                exprs.push(compile(
+                    format!("model.constraints[{i}][{j}]"),
+                    text,
+                    &q_scope,
+                )?);
+            }
+            constraints.push(exprs);
+        }
+        let mut boundaries = Vec::with_capacity(self.boundaries.len());
+        for (j, text) in self.boundaries.iter().enumerate() {
+            boundaries.push(compile(format!("model.boundaries[{j}]"), text, &q_scope)?);
+        }
+        let hamiltonian = match &self.hamiltonian {
+            Some(text) => {
+                let qp_scope = scope(&self.momentum_names())?;
+                Some(compile("model.hamiltonian".into(), text, &qp_scope)?)
+            }
+            None => None,
+        };
+        Ok(CompiledModel {
+            name: self.name.clone(),
+            coordinates: self.coordinates.clone(),
+            parameters,
+            lagrangian,
+            constraints,
+            boundaries,
+            hamiltonian,
+        })
+    }
+}
+
+/// A model with every expression compiled: `n` coordinates, `m` constraint
+/// rows, the boundary pieces and an optional Hamiltonian, evaluated
+/// generically over [`AdScalar`] without allocating.
+#[derive(Clone, Debug)]
+pub struct CompiledModel {
+    name: String,
+    coordinates: Vec<String>,
+    parameters: Vec<(String, f64)>,
+    lagrangian: Expr,
+    constraints: Vec<Vec<Expr>>,
+    boundaries: Vec<Expr>,
+    hamiltonian: Option<Expr>,
+}
+
+impl CompiledModel {
+    /// The model's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Number of coordinates.
+    pub fn n(&self) -> usize {
+        self.coordinates.len()
+    }
+
+    /// Number of constraint rows.
+    pub fn m(&self) -> usize {
+        self.constraints.len()
+    }
+
+    /// Number of boundary pieces `g_j`.
+    pub fn boundary_count(&self) -> usize {
+        self.boundaries.len()
+    }
+
+    /// Coordinate names.
+    pub fn coordinates(&self) -> &[String] {
+        &self.coordinates
+    }
+
+    /// The parameter values used (file values with overrides applied), in
+    /// file order.
+    pub fn parameters(&self) -> &[(String, f64)] {
+        &self.parameters
+    }
+
+    /// The value of one parameter.
+    pub fn parameter(&self, name: &str) -> Option<f64> {
+        self.parameters
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|&(_, v)| v)
+    }
+
+    /// `L` over slots `[q.., v..]`.
+    pub fn lagrangian_expr(&self) -> &Expr {
+        &self.lagrangian
+    }
+
+    /// `A(q)` as `m` rows of `n` expressions over slots `[q..]`; use
+    /// [`Expr::constant_value`] to skip constant entries.
+    pub fn constraint_exprs(&self) -> &[Vec<Expr>] {
+        &self.constraints
+    }
+
+    /// The pieces `g_j` over slots `[q..]`.
+    pub fn boundary_exprs(&self) -> &[Expr] {
+        &self.boundaries
+    }
+
+    /// `H` over slots `[q.., p..]`, if the file gives one.
+    pub fn hamiltonian_expr(&self) -> Option<&Expr> {
+        self.hamiltonian.as_ref()
+    }
+
+    /// `L(q, v)`.
+    ///
+    /// # Panics
+    /// If `q` or `v` does not have `n` entries.
+    #[inline]
+    #[track_caller]
+    pub fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
+        assert_eq!(q.len(), self.n(), "q must have n entries");
+        self.lagrangian.eval_split(q, v)
+    }
+
+    /// `A(q)[row][col]`.
+    ///
+    /// # Panics
+    /// If `row ≥ m`, `col ≥ n` or `q` does not have `n` entries.
+    #[inline]
+    #[track_caller]
+    pub fn constraint<S: AdScalar>(&self, row: usize, col: usize, q: &[S]) -> S {
+        self.constraints[row][col].eval(q)
+    }
+
+    /// `g_j(q)` (admissible where `≥ 0`).
+    ///
+    /// # Panics
+    /// If `j` is not below [`boundary_count`](Self::boundary_count) or `q`
+    /// does not have `n` entries.
+    #[inline]
+    #[track_caller]
+    pub fn boundary<S: AdScalar>(&self, j: usize, q: &[S]) -> S {
+        self.boundaries[j].eval(q)
+    }
+
+    /// `H(q, p)`, or `None` when the file gives no Hamiltonian.
+    ///
+    /// # Panics
+    /// If `q` or `p` does not have `n` entries.
+    #[inline]
+    #[track_caller]
+    pub fn hamiltonian<S: AdScalar>(&self, q: &[S], p: &[S]) -> Option<S> {
+        let h = self.hamiltonian.as_ref()?;
+        assert_eq!(q.len(), self.n(), "q must have n entries");
+        Some(h.eval_split(q, p))
+    }
+}

@@ -1,0 +1,449 @@
+//! Reading the TOML document with spans (`toml::de::DeTable`), checking the
+//! schema and recording where every expression string sits in the file.
+
+use super::error::{ModelFileError, ModelFileErrorKind as K};
+use super::position::Position;
+use super::{
+    CONSTRAINT_DISCRETIZATIONS, DISCRETIZATIONS, InitialState, ModelFile, Origin, RunSettings,
+};
+use crate::expr::{is_identifier, is_reserved};
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
+use toml::Spanned;
+use toml::de::{DeString, DeTable, DeValue};
+
+type Value<'i> = Spanned<DeValue<'i>>;
+type Entry<'t, 'i> = (&'t Spanned<DeString<'i>>, &'t Value<'i>);
+
+const TOP: &[&str] = &["model", "parameters", "run", "initial"];
+const MODEL: &[&str] = &[
+    "name",
+    "description",
+    "coordinates",
+    "lagrangian",
+    "constraints",
+    "boundaries",
+    "hamiltonian",
+];
+const RUN: &[&str] = &["h", "t_end", "discretization", "constraint"];
+const INITIAL: &[&str] = &["q", "v"];
+
+struct Reader<'s> {
+    path: &'s str,
+    source: &'s str,
+    strings: HashMap<String, (Range<usize>, String)>,
+}
+
+type Result<T> = std::result::Result<T, ModelFileError>;
+
+/// Read and check everything but the expressions themselves.
+pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
+    let mut r = Reader {
+        path,
+        source,
+        strings: HashMap::new(),
+    };
+    let root = DeTable::parse(source).map_err(|e| {
+        r.error(
+            String::new(),
+            e.span().map(|s| s.start),
+            K::Syntax(e.message().to_owned()),
+        )
+    })?;
+    let root = root.get_ref();
+    r.check_keys("", root, TOP)?;
+
+    let model_value =
+        get(root, "model").ok_or_else(|| r.error("model".into(), None, K::Missing))?;
+    let model = r.table("model", model_value)?;
+    r.check_keys("model", model, MODEL)?;
+    let table_start = Some(model_value.span().start);
+
+    let name = r.string(
+        "model.name",
+        r.required(model, "model", "name", table_start)?,
+    )?;
+    if name.trim().is_empty() {
+        let span = get(model, "name").map(|v| v.span().start);
+        return Err(r.error("model.name".into(), span, K::Empty));
+    }
+    let description = match get(model, "description") {
+        Some(v) => r.string("model.description", v)?,
+        None => String::new(),
+    };
+
+    // coordinates and the names they reserve
+    let coords_value = r.required(model, "model", "coordinates", table_start)?;
+    let coords = r.array("model.coordinates", coords_value)?;
+    if coords.is_empty() {
+        return Err(r.error(
+            "model.coordinates".into(),
+            Some(coords_value.span().start),
+            K::Empty,
+        ));
+    }
+    let mut taken: HashMap<String, String> = HashMap::new();
+    let mut coordinates = Vec::with_capacity(coords.len());
+    for (i, v) in coords.iter().enumerate() {
+        let key = format!("model.coordinates[{i}]");
+        let name = r.string(&key, v)?;
+        let at = Some(v.span().start);
+        r.check_name(&key, at, &name)?;
+        if let Some(other) = taken.get(&name) {
+            let kind = if coordinates.contains(&name) {
+                K::Duplicate { name }
+            } else {
+                K::NameClash {
+                    name,
+                    other: other.clone(),
+                }
+            };
+            return Err(r.error(key, at, kind));
+        }
+        for (derived, what) in [
+            (
+                format!("{name}_dot"),
+                format!("the velocity of coordinate `{name}`"),
+            ),
+            (
+                format!("p_{name}"),
+                format!("the momentum of coordinate `{name}`"),
+            ),
+        ] {
+            if coordinates.contains(&derived) {
+                return Err(r.error(
+                    key,
+                    at,
+                    K::NameClash {
+                        name: derived.clone(),
+                        other: format!("coordinate `{derived}` ({what})"),
+                    },
+                ));
+            }
+            taken.insert(derived, what);
+        }
+        taken.insert(name.clone(), format!("coordinate `{name}`"));
+        coordinates.push(name);
+    }
+    let n = coordinates.len();
+
+    let lagrangian = r.expression(
+        "model.lagrangian",
+        r.required(model, "model", "lagrangian", table_start)?,
+    )?;
+    let mut constraints = Vec::new();
+    if let Some(rows_value) = get(model, "constraints") {
+        for (i, row_value) in r.array("model.constraints", rows_value)?.iter().enumerate() {
+            let key = format!("model.constraints[{i}]");
+            let row = r.array(&key, row_value)?;
+            if row.len() != n {
+                return Err(r.error(
+                    key,
+                    Some(row_value.span().start),
+                    K::WrongLength {
+                        expected: n,
+                        found: row.len(),
+                    },
+                ));
+            }
+            let mut entries = Vec::with_capacity(n);
+            for (j, v) in row.iter().enumerate() {
+                entries.push(r.expression(&format!("{key}[{j}]"), v)?);
+            }
+            constraints.push(entries);
+        }
+    }
+    let mut boundaries = Vec::new();
+    if let Some(value) = get(model, "boundaries") {
+        for (j, v) in r.array("model.boundaries", value)?.iter().enumerate() {
+            boundaries.push(r.expression(&format!("model.boundaries[{j}]"), v)?);
+        }
+    }
+    let hamiltonian = match get(model, "hamiltonian") {
+        Some(v) => Some(r.expression("model.hamiltonian", v)?).filter(|h| !h.trim().is_empty()),
+        None => None,
+    };
+
+    let mut parameters = Vec::new();
+    if let Some(value) = get(root, "parameters") {
+        let table = r.table("parameters", value)?;
+        for (k, v) in in_file_order(table) {
+            let name = k.get_ref().to_string();
+            let key = format!("parameters.{name}");
+            let at = Some(k.span().start);
+            r.check_name(&key, at, &name)?;
+            if let Some(other) = taken.get(&name) {
+                return Err(r.error(
+                    key,
+                    at,
+                    K::NameClash {
+                        name,
+                        other: other.clone(),
+                    },
+                ));
+            }
+            let value = r.finite(&key, v)?;
+            parameters.push((name, value));
+        }
+    }
+
+    let mut run = RunSettings::default();
+    if let Some(value) = get(root, "run") {
+        let table = r.table("run", value)?;
+        r.check_keys("run", table, RUN)?;
+        if let Some(v) = get(table, "h") {
+            let h = r.finite("run.h", v)?;
+            if h <= 0.0 {
+                return Err(r.error(
+                    "run.h".into(),
+                    Some(v.span().start),
+                    K::OutOfRange {
+                        value: h,
+                        requirement: "the time step must be > 0",
+                    },
+                ));
+            }
+            run.h = Some(h);
+        }
+        if let Some(v) = get(table, "t_end") {
+            let t_end = r.finite("run.t_end", v)?;
+            if t_end < 0.0 {
+                return Err(r.error(
+                    "run.t_end".into(),
+                    Some(v.span().start),
+                    K::OutOfRange {
+                        value: t_end,
+                        requirement: "the final time must be >= 0",
+                    },
+                ));
+            }
+            run.t_end = Some(t_end);
+        }
+        if let Some(v) = get(table, "discretization") {
+            run.discretization = Some(r.choice("run.discretization", v, DISCRETIZATIONS)?);
+        }
+        if let Some(v) = get(table, "constraint") {
+            run.constraint = Some(r.choice("run.constraint", v, CONSTRAINT_DISCRETIZATIONS)?);
+        }
+    }
+
+    let initial = match get(root, "initial") {
+        Some(value) => {
+            let table = r.table("initial", value)?;
+            r.check_keys("initial", table, INITIAL)?;
+            let start = Some(value.span().start);
+            let q = r.vector("initial.q", r.required(table, "initial", "q", start)?, n)?;
+            let v = r.vector("initial.v", r.required(table, "initial", "v", start)?, n)?;
+            Some(InitialState { q, v })
+        }
+        None => None,
+    };
+
+    Ok(ModelFile {
+        path: path.to_owned(),
+        name,
+        description,
+        coordinates,
+        lagrangian,
+        constraints,
+        boundaries,
+        hamiltonian,
+        parameters,
+        run,
+        initial,
+        origin: Some(Arc::new(Origin {
+            source: source.to_owned(),
+            strings: r.strings,
+        })),
+    })
+}
+
+fn get<'t, 'i>(table: &'t DeTable<'i>, name: &str) -> Option<&'t Value<'i>> {
+    table
+        .iter()
+        .find(|(k, _)| k.get_ref().as_ref() == name)
+        .map(|(_, v)| v)
+}
+
+/// Entries sorted by where their key appears in the file.
+fn in_file_order<'t, 'i>(table: &'t DeTable<'i>) -> Vec<Entry<'t, 'i>> {
+    let mut entries: Vec<_> = table.iter().collect();
+    entries.sort_by_key(|(k, _)| k.span().start);
+    entries
+}
+
+fn join(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{prefix}.{name}")
+    }
+}
+
+impl Reader<'_> {
+    fn error(&self, key: String, offset: Option<usize>, kind: K) -> ModelFileError {
+        ModelFileError::new(
+            self.path.to_owned(),
+            key,
+            offset.map(|o| Position::of_offset(self.source, o)),
+            kind,
+        )
+    }
+
+    fn wrong_type(&self, key: &str, v: &Value<'_>, expected: &'static str) -> ModelFileError {
+        self.error(
+            key.to_owned(),
+            Some(v.span().start),
+            K::WrongType {
+                expected,
+                found: v.get_ref().type_str(),
+            },
+        )
+    }
+
+    fn check_keys(
+        &self,
+        prefix: &str,
+        table: &DeTable<'_>,
+        allowed: &'static [&'static str],
+    ) -> Result<()> {
+        for (k, _) in in_file_order(table) {
+            if !allowed.contains(&k.get_ref().as_ref()) {
+                return Err(self.error(
+                    join(prefix, k.get_ref()),
+                    Some(k.span().start),
+                    K::UnknownKey { allowed },
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn required<'t, 'i>(
+        &self,
+        table: &'t DeTable<'i>,
+        prefix: &str,
+        name: &str,
+        table_start: Option<usize>,
+    ) -> Result<&'t Value<'i>> {
+        get(table, name).ok_or_else(|| self.error(join(prefix, name), table_start, K::Missing))
+    }
+
+    fn table<'t, 'i>(&self, key: &str, v: &'t Value<'i>) -> Result<&'t DeTable<'i>> {
+        v.get_ref()
+            .as_table()
+            .ok_or_else(|| self.wrong_type(key, v, "a table"))
+    }
+
+    fn array<'t, 'i>(&self, key: &str, v: &'t Value<'i>) -> Result<&'t [Value<'i>]> {
+        match v.get_ref() {
+            DeValue::Array(a) => Ok(a),
+            _ => Err(self.wrong_type(key, v, "an array")),
+        }
+    }
+
+    fn string(&self, key: &str, v: &Value<'_>) -> Result<String> {
+        v.get_ref()
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| self.wrong_type(key, v, "a string"))
+    }
+
+    /// A string holding an expression; its span is recorded.
+    fn expression(&mut self, key: &str, v: &Value<'_>) -> Result<String> {
+        let text = self.string(key, v)?;
+        self.strings
+            .insert(key.to_owned(), (v.span(), text.clone()));
+        Ok(text)
+    }
+
+    fn choice(&self, key: &str, v: &Value<'_>, allowed: &'static [&'static str]) -> Result<String> {
+        let s = self.string(key, v)?;
+        if allowed.contains(&s.as_str()) {
+            Ok(s)
+        } else {
+            Err(self.error(
+                key.to_owned(),
+                Some(v.span().start),
+                K::InvalidChoice { value: s, allowed },
+            ))
+        }
+    }
+
+    /// An integer or float, which must be finite.
+    fn finite(&self, key: &str, v: &Value<'_>) -> Result<f64> {
+        let at = Some(v.span().start);
+        let value = match v.get_ref() {
+            DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix())
+                .map(|i| i as f64)
+                .map_err(|_| {
+                    self.error(
+                        key.to_owned(),
+                        at,
+                        K::OutOfRange {
+                            value: f64::NAN,
+                            requirement: "integers must fit in 64 bits",
+                        },
+                    )
+                })?,
+            DeValue::Float(f) => {
+                let text = f.as_str();
+                // TOML's `nan`/`inf` spellings are the ones Rust parses
+                text.parse::<f64>().map_err(|_| {
+                    self.error(
+                        key.to_owned(),
+                        at,
+                        K::Syntax(format!("cannot read `{text}` as a number")),
+                    )
+                })?
+            }
+            _ => return Err(self.wrong_type(key, v, "a number")),
+        };
+        if value.is_finite() {
+            Ok(value)
+        } else {
+            Err(self.error(key.to_owned(), at, K::NonFinite { value }))
+        }
+    }
+
+    /// An array of `n` finite numbers.
+    fn vector(&self, key: &str, v: &Value<'_>, n: usize) -> Result<Vec<f64>> {
+        let items = self.array(key, v)?;
+        if items.len() != n {
+            return Err(self.error(
+                key.to_owned(),
+                Some(v.span().start),
+                K::WrongLength {
+                    expected: n,
+                    found: items.len(),
+                },
+            ));
+        }
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, x)| self.finite(&format!("{key}[{i}]"), x))
+            .collect()
+    }
+
+    fn check_name(&self, key: &str, at: Option<usize>, name: &str) -> Result<()> {
+        let reason = if name.is_empty() {
+            "it is empty"
+        } else if !is_identifier(name) {
+            "names are ASCII letters, digits and `_`, not starting with a digit"
+        } else if is_reserved(name) {
+            "it is a function name or `pi`"
+        } else {
+            return Ok(());
+        };
+        Err(self.error(
+            key.to_owned(),
+            at,
+            K::InvalidName {
+                name: name.to_owned(),
+                reason,
+            },
+        ))
+    }
+}

@@ -1,0 +1,166 @@
+//! Printing a [`ModelFile`] back as TOML.
+
+use super::ModelFile;
+use std::fmt::Write;
+
+/// A TOML basic string.
+fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04X}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A TOML string: a multi-line literal string (`'''…'''`, no escapes)
+/// for text with line breaks that can be written so, a basic string
+/// otherwise.
+fn text(s: &str) -> String {
+    let multiline = s.contains('\n')
+        && !s.contains('\'')
+        && s.chars().all(|c| c == '\n' || c == '\t' || !c.is_control());
+    if multiline {
+        // a line break right after the opening delimiter is not part of the string
+        format!("'''\n{s}'''")
+    } else {
+        quote(s)
+    }
+}
+
+/// A float that reads back to the same value (shortest round-trip form,
+/// always with a `.` or an exponent).
+fn number(x: f64) -> String {
+    format!("{x:?}")
+}
+
+fn strings(items: &[String]) -> String {
+    let inner: Vec<String> = items.iter().map(|s| quote(s)).collect();
+    format!("[{}]", inner.join(", "))
+}
+
+fn numbers(items: &[f64]) -> String {
+    let inner: Vec<String> = items.iter().map(|&x| number(x)).collect();
+    format!("[{}]", inner.join(", "))
+}
+
+/// A bare key when possible.
+fn key(k: &str) -> String {
+    if !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        k.to_owned()
+    } else {
+        quote(k)
+    }
+}
+
+pub(super) fn write(model: &ModelFile) -> String {
+    let mut out = String::new();
+    // writing to a String cannot fail
+    let _ = write_to(model, &mut out);
+    out
+}
+
+fn write_to(model: &ModelFile, out: &mut String) -> std::fmt::Result {
+    writeln!(out, "[model]")?;
+    writeln!(out, "name = {}", text(&model.name))?;
+    if !model.description.is_empty() {
+        writeln!(out, "description = {}", text(&model.description))?;
+    }
+    writeln!(out, "coordinates = {}", strings(&model.coordinates))?;
+    writeln!(out, "lagrangian = {}", text(&model.lagrangian))?;
+    if model.constraints.is_empty() {
+        writeln!(out, "constraints = []")?;
+    } else {
+        writeln!(out, "constraints = [")?;
+        for row in &model.constraints {
+            writeln!(out, "    {},", strings(row))?;
+        }
+        writeln!(out, "]")?;
+    }
+    writeln!(out, "boundaries = {}", strings(&model.boundaries))?;
+    if let Some(h) = &model.hamiltonian {
+        writeln!(out, "hamiltonian = {}", text(h))?;
+    }
+    if !model.parameters.is_empty() {
+        writeln!(out, "\n[parameters]")?;
+        for (name, value) in &model.parameters {
+            writeln!(out, "{} = {}", key(name), number(*value))?;
+        }
+    }
+    if !model.run.is_empty() {
+        writeln!(out, "\n[run]")?;
+        if let Some(h) = model.run.h {
+            writeln!(out, "h = {}", number(h))?;
+        }
+        if let Some(t) = model.run.t_end {
+            writeln!(out, "t_end = {}", number(t))?;
+        }
+        if let Some(d) = &model.run.discretization {
+            writeln!(out, "discretization = {}", quote(d))?;
+        }
+        if let Some(c) = &model.run.constraint {
+            writeln!(out, "constraint = {}", quote(c))?;
+        }
+    }
+    if let Some(initial) = &model.initial {
+        writeln!(out, "\n[initial]")?;
+        writeln!(out, "q = {}", numbers(&initial.q))?;
+        writeln!(out, "v = {}", numbers(&initial.v))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_back_exactly() {
+        for x in [
+            0.0,
+            -0.0,
+            1.0,
+            0.1,
+            1e-3,
+            1e-300,
+            1.5e300,
+            -2.5,
+            1e16,
+            123456789.0,
+        ] {
+            let s = number(x);
+            let parsed: f64 = s.parse().unwrap();
+            assert_eq!(parsed.to_bits(), x.to_bits(), "{s}");
+            assert!(
+                s.contains('.') || s.contains('e'),
+                "{s} is not a TOML float"
+            );
+        }
+    }
+
+    #[test]
+    fn multi_line_text_stays_readable() {
+        assert_eq!(text("a\n  + b"), "'''\na\n  + b'''");
+        assert_eq!(text("it's\nx"), "\"it's\\nx\"");
+        assert_eq!(text("one line"), "\"one line\"");
+    }
+
+    #[test]
+    fn strings_are_escaped() {
+        assert_eq!(quote("a\"b\\c\nd\u{7f}"), "\"a\\\"b\\\\c\\nd\\u007F\"");
+    }
+}
