@@ -4,9 +4,7 @@
 //! round-off, and impact times keep their order down to small `h`
 //! (docs/theory.md §3).
 
-use diracvi_discrete_dirac::{
-    Direction, LagrangeDirac, NewtonParams, State, state_from_velocity,
-};
+use diracvi_discrete_dirac::{Direction, LagrangeDirac, NewtonParams, State, state_from_velocity};
 use diracvi_geometry::{ConstraintDiscretization, Discretization, GeometryError};
 use diracvi_models::reference::{NonholonomicPendulumReference, PendulumReferenceParams};
 use diracvi_models::{Model, Particle, Pendulum};
@@ -47,7 +45,11 @@ fn free_flight_is_exact_at_grid_points_to_a_random_walk_of_round_off() {
                 let p_exact = SVector::from([1.0, -g * t]);
                 let ep = (r.p - p_exact).amax();
                 let p_bound = 2.0 * (r.k + 1) as f64 * f64::EPSILON * p_exact.amax();
-                assert!(ep <= p_bound, "k = {}: momentum error {ep:e} > {p_bound:e}", r.k);
+                assert!(
+                    ep <= p_bound,
+                    "k = {}: momentum error {ep:e} > {p_bound:e}",
+                    r.k
+                );
                 worst = worst.max(err);
             }
             eprintln!(
@@ -97,7 +99,10 @@ fn pendulum_step_matches_closed_form_to_round_off() {
             let ed = (d - d_exact).amax() / d_exact.amax();
             let ep = (next.p - p_exact).amax() / p_exact.amax();
             eprintln!("pendulum step h = {h:e}: relative errors d {ed:.1e}, p {ep:.1e}");
-            assert!(ed <= tol && ep <= tol, "h = {h:e}: {ed:e}, {ep:e} > {tol:e}");
+            assert!(
+                ed <= tol && ep <= tol,
+                "h = {h:e}: {ed:e}, {ep:e} > {tol:e}"
+            );
             assert_eq!(next.q, s0.q + d);
         }
     }
@@ -180,7 +185,10 @@ fn impact_records_carry_physical_momenta() {
         );
     }
     check(&Particle::new(Default::default()).unwrap(), 3.0);
-    check(&diracvi_models::Ellipse::new(Default::default()).unwrap(), 3.0);
+    check(
+        &diracvi_models::Ellipse::new(Default::default()).unwrap(),
+        3.0,
+    );
     check(&diracvi_models::Star::new(Default::default()).unwrap(), 3.0);
     check(&Pendulum::new(Default::default()).unwrap(), 5.0);
 }

@@ -115,8 +115,8 @@ pub const CONSTRAINT_TOLERANCE: f64 = 1e-9;
 ///   for every row `a` (the most violated row is reported).
 ///
 /// # Errors
-/// [`GeometryError::NonFinite`], [`GeometryError::InitialInadmissible`],
-/// [`GeometryError::InitialViolatesConstraint`].
+/// [`GeometryError::NonFinite`](crate::GeometryError::NonFinite), [`GeometryError::InitialInadmissible`](crate::GeometryError::InitialInadmissible),
+/// [`GeometryError::InitialViolatesConstraint`](crate::GeometryError::InitialViolatesConstraint).
 pub fn check_initial<Sy, const N: usize, const M: usize>(
     system: &Sy,
     q0: &SVector<f64, N>,
