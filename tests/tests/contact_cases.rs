@@ -1,4 +1,4 @@
-//! Near-grazing contacts, two walls in one step, and chatter (SPEC §4 step 6).
+//! Near-grazing contacts, two walls in one step, and chatter (docs/theory.md §4 step 6).
 
 use diracvi_discrete_dirac::{RunOptions, State, integrate, state_from_velocity};
 use diracvi_geometry::{

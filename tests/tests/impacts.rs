@@ -1,5 +1,5 @@
 //! Impacts of the ellipse, the star and the nonholonomic pendulum against
-//! independent references (SPEC §4–5).
+//! independent references (docs/theory.md §4–5).
 
 use diracvi_discrete_dirac::Direction;
 use diracvi_models::reference::{

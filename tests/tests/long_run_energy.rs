@@ -1,4 +1,4 @@
-//! Long-run energy behaviour (SPEC §3–5; issue "verification suite: long-run
+//! Long-run energy behaviour (docs/theory.md §3–5; issue "verification suite: long-run
 //! energy"), measured and asserted.
 //!
 //! The discrete energy is the one the trajectory driver records for every
@@ -19,7 +19,7 @@
 //!    `h = 1e-2`; measured `8.9e-5`), and shrinks like `h²` on halving `h`:
 //!    below `2e-4 · (h/1e-2)²` at every `h` and a fitted order ≥ 1.75
 //!    (measured 1.88). The fitted drift of this run is dominated by O(h²)
-//!    jumps at impacts whose sign is chaotic (SPEC §5 note) and changes sign
+//!    jumps at impacts whose sign is chaotic (docs/theory.md §5 note) and changes sign
 //!    across `h`, so its slope is no meaningful order: the `h²` check uses
 //!    `max |ΔE|`, and the drift is reported and bounded by
 //!    `|drift| · T ≤ 2 max |ΔE|` (no secular drift beyond the error band).
@@ -252,7 +252,7 @@ fn check_ellipse(t_end: f64, hs: &[f64], order_min: f64) {
     }
     assert!(od >= order_min, "order of max |ΔE| {od} < {order_min}");
     // After impacts the error is O(h²) but not monotone in h (the impact
-    // count itself changes, SPEC §5): a C h² bound on the ladder, not a ratio
+    // count itself changes, docs/theory.md §5): a C h² bound on the ladder, not a ratio
     // between neighbours.
     for (h, s) in hs.iter().zip(&stats) {
         let limit = ELLIPSE_BOUND * (h / hs[0]).powi(2);

@@ -1,4 +1,4 @@
-//! Every model runs its paper defaults to its end time (SPEC §5, issue
+//! Every model runs its paper defaults to its end time (docs/theory.md §5, issue
 //! "Model catalogue"): finite results, impacts where there is a boundary,
 //! bounded energy deviation, constraint residuals at round-off.
 

@@ -1,4 +1,4 @@
-//! Bouncing particle (\[VCI\] §4.1, SPEC §5) against the closed-form solution.
+//! Bouncing particle (\[VCI\] §4.1, docs/theory.md §5) against the closed-form solution.
 
 use diracvi_discrete_dirac::{
     Direction, LagrangeDirac, RunOptions, integrate, state_from_pair, vci_pair,
@@ -11,7 +11,7 @@ use diracvi_tests::{fitted_order, run_model};
 const LADDER: [f64; 4] = [1e-2, 5e-3, 2.5e-3, 1.25e-3];
 
 /// Max position error over [0, 10] ≤ C h² on the ladder (not a slope between
-/// neighbours: after impacts the error is O(h²) but not monotone, SPEC §5).
+/// neighbours: after impacts the error is O(h²) but not monotone, docs/theory.md §5).
 #[test]
 fn particle_position_error_is_bounded_by_c_h_squared() {
     const C: f64 = 25.0;

@@ -1,9 +1,9 @@
 //! `insta` snapshots of every model's default run: 50 decimated records and
-//! the impact list, rounded so they are stable across platforms (SPEC §6).
+//! the impact list, rounded so they are stable across platforms (docs/theory.md §6).
 //! Each test also asserts numbers, so a snapshot update cannot hide a
 //! regression.
 //!
-//! The ellipse and star are chaotic (SPEC §5 note): a perturbation of 1e-16
+//! The ellipse and star are chaotic (docs/theory.md §5 note): a perturbation of 1e-16
 //! grows to ~1e-6 over 25 s, so their snapshots cover the first 5 s only.
 //! Snapshots live in `tests/snapshots/`; review changes with `cargo insta review`.
 

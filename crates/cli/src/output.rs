@@ -1,4 +1,4 @@
-//! Trajectory writers (SPEC §6): CSV with a header, or JSON; streamed to a
+//! Trajectory writers (docs/theory.md §6): CSV with a header, or JSON; streamed to a
 //! temporary file in the target directory and renamed at the end, so an
 //! interrupted or failed run never leaves a file that looks complete.
 

@@ -415,7 +415,7 @@ fn run_set_changes_parameters_and_initial_data() {
 
 #[test]
 fn run_hamiltonian_stepper_matches_lagrange_dirac_with_forward_map() {
-    // SPEC §3: with the forward discretization the (+) Lagrange–Dirac and
+    // docs/theory.md §3: with the forward discretization the (+) Lagrange–Dirac and
     // (+) Hamiltonian steppers are the same scheme. Before the first impact.
     let args = [
         "run",

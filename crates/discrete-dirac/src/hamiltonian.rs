@@ -60,7 +60,7 @@ pub trait DiscreteHamiltonian<Sy, const N: usize, const M: usize> {
 }
 
 /// The symplectic-Euler generating functions built from the system's `H`
-/// (SPEC §3): `K_+(q0, p1) = H(q0, p1)`, `K_−(p0, q1) = H(q1, p0)`.
+/// (docs/theory.md §3): `K_+(q0, p1) = H(q0, p1)`, `K_−(p0, q1) = H(q1, p0)`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SymplecticEuler;
 

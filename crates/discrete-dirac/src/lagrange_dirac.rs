@@ -16,7 +16,7 @@
 //! [`Orientation`]). The oriented equations are
 //! `π_a + D1 L(a, b, h) − A(a)ᵀ μ = 0`, `ω(a, b) = 0`, `π_b = D2 L(a, b, h)`.
 //!
-//! **Degenerate Lagrangians** (SPEC §3). When the step Jacobian
+//! **Degenerate Lagrangians** (docs/theory.md §3). When the step Jacobian
 //! `J = [[D12, −Aᵀ], [∂_b ω, 0]]` is singular, some combinations `Yᵀ r` of the
 //! step equations (`Y` the left null space of `J`, found by faer's SVD) do not
 //! involve the unknowns: they are constraints on the *current* point, which was
@@ -656,7 +656,7 @@ fn next_force<S: AdScalar, const N: usize, const M: usize>(
 }
 
 /// The discrete energy `E_d(a, b, h) = −D3 L(a, b, h)` and the constraint
-/// residual `max_a |h ω^a(a, b)| / max(1, |b|)` of a step `b = a + d` (SPEC
+/// residual `max_a |h ω^a(a, b)| / max(1, |b|)` of a step `b = a + d` (docs/theory.md
 /// §6), for the oriented discrete Lagrangian and constraint, from the exact
 /// increment `d`.
 ///

@@ -116,7 +116,7 @@ impl Direction {
 }
 
 /// Initial state from continuous data: `q_0 = q(0)`, `p_0 = ∂L/∂v(q(0), v(0))`
-/// (SPEC §3), after checking the data with
+/// (docs/theory.md §3), after checking the data with
 /// [`diracvi_geometry::check_initial`]: `q(0)` admissible (`g_j ≥ 0`) and
 /// `v(0) ∈ Δ_Q(q(0))`. A velocity outside the distribution is an error, not
 /// projected: the first step would otherwise silently replace it by another
@@ -143,7 +143,7 @@ where
 }
 
 /// Initial state from a discrete pair `(q_0, q_1)`: `p_0 = −D1 L_d(q_0, q_1, h)`
-/// (SPEC §3; \[VCI\] Algorithm 1 prints `D2`, which is the momentum at `q_1`).
+/// (docs/theory.md §3; \[VCI\] Algorithm 1 prints `D2`, which is the momentum at `q_1`).
 ///
 /// # Errors
 /// When `L_d` cannot be evaluated or the input is not finite.

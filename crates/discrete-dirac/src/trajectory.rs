@@ -1,5 +1,5 @@
 //! A trajectory driver over `N` steps, forward or backward, recording
-//! decimated `(k, t, q, p, energy, constraint residual)` (SPEC §6) and
+//! decimated `(k, t, q, p, energy, constraint residual)` (docs/theory.md §6) and
 //! summary statistics over *every* step, without storing every step unless
 //! asked.
 
@@ -35,7 +35,7 @@ pub struct StepOutput<const N: usize> {
     pub to: State<N>,
     /// Discrete energy of the step (of its last sub-step after an impact).
     pub energy: f64,
-    /// Constraint residual of the step (SPEC §6).
+    /// Constraint residual of the step (docs/theory.md §6).
     pub constraint_residual: f64,
     /// Solver statistics.
     pub stats: StepStats,

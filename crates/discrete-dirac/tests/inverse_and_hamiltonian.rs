@@ -1,4 +1,4 @@
-//! (−) inverts (+) for unconstrained systems (SPEC §3), and the Lagrange–Dirac
+//! (−) inverts (+) for unconstrained systems (docs/theory.md §3), and the Lagrange–Dirac
 //! and nonholonomic Hamiltonian steppers coincide for a hyperregular `L`
 //! (symplectic Euler, \[DDM\] §5), with and without a nonholonomic constraint.
 
@@ -165,7 +165,7 @@ impl<const N: usize> DiscretizationMap<N> for EndPoint {
 
 /// Runs `steps` steps of both steppers in `direction` from `s0` and returns
 /// the largest scaled difference of the states along the way and the largest
-/// constraint residual (SPEC §6) of either.
+/// constraint residual (docs/theory.md §6) of either.
 fn compare_ld_hamiltonian<Sy, const N: usize, const M: usize>(
     system: Sy,
     direction: Direction,
@@ -189,7 +189,7 @@ where
     let (mut worst, mut residual): (f64, f64) = (0.0, 0.0);
     let (mut a, mut b) = (s0, s0);
     // The step's own discrete constraint (ω_{d+} forward, ω_{d−} backward),
-    // in the units of SPEC §6.
+    // in the units of docs/theory.md §6.
     let constraint_residual = |from: &State<N>, to: &State<N>| {
         let c: SVector<f64, M> = cd
             .evaluate(

@@ -1,5 +1,5 @@
 //! The nonholonomic spherical pendulum of \[VCI\] §4.3 without its cylinder
-//! (SPEC §5 `pendulum`): the constraint `f(θ) dθ − dφ` is integrable, so
+//! (docs/theory.md §5 `pendulum`): the constraint `f(θ) dθ − dφ` is integrable, so
 //! `θ(t)` follows the 1-DOF Lagrangian `½mℓ²(1 + f² sin²θ) θ̇² − mgℓ cos θ`.
 //! Both discretizations converge to it; the constraint holds to round-off.
 
@@ -9,7 +9,7 @@ use diracvi_discrete_dirac::{LagrangeDirac, RunOptions, integrate, state_from_ve
 use diracvi_geometry::{ConstraintDiscretization, Discretization, SVector, System};
 use std::f64::consts::PI;
 
-/// SPEC §5 initial data: `q(0) = (0.75π, 0)`, `v(0) = (0.25π, f(θ0)·0.25π)`.
+/// docs/theory.md §5 initial data: `q(0) = (0.75π, 0)`, `v(0) = (0.25π, f(θ0)·0.25π)`.
 fn initial() -> (SVector<f64, 2>, SVector<f64, 2>) {
     let th0 = 0.75 * PI;
     (
@@ -88,7 +88,7 @@ fn pendulum_without_wall_converges_to_reduced_dynamics() {
     }
 }
 
-/// SPEC §5 long run without the wall: the energy over 10^6 steps. The
+/// docs/theory.md §5 long run without the wall: the energy over 10^6 steps. The
 /// forward (symplectic-Euler type, retraction constraint) scheme is not
 /// symmetric and its energy drifts linearly, at a rate proportional to `h`
 /// (upwards, as \[VCI\] Fig. 4 shows "a slight increase"); the midpoint scheme

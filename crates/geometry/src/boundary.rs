@@ -1,4 +1,4 @@
-//! Boundary geometry of the admissible set `S = { g_j ≥ 0 }` (SPEC §2,
+//! Boundary geometry of the admissible set `S = { g_j ≥ 0 }` (docs/theory.md §2,
 //! \[VCI\] §3): `dg_j(q)`, an orthonormal basis of `V_q = ker dg_j(q)` and the
 //! restriction `ι*_q : T*_q Q → V_q*`, `ι*(p) = Bᵀ p`.
 //!

@@ -1,4 +1,4 @@
-//! Discrete constraints (SPEC §2, \[DDM\] eq. 4.2, \[NIC\] §5).
+//! Discrete constraints (docs/theory.md §2, \[DDM\] eq. 4.2, \[NIC\] §5).
 //!
 //! All discrete constraints here are in velocity units:
 //! * retraction-based, forward: `ω_{d+}^a(q0, q1) = ⟨ω^a(q0), R_{q0}^{-1}(q1)⟩ / h`;
@@ -207,7 +207,7 @@ impl ConstraintDiscretization {
         Ok((value, jac))
     }
 
-    /// The per-step constraint residual of SPEC §6:
+    /// The per-step constraint residual of docs/theory.md §6:
     /// `max_a |h ω_d^a(q_k, q_{k+1})| / max(1, |q_{k+1}|)` (0 when `M = 0`).
     ///
     /// # Errors

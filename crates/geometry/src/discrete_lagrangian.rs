@@ -1,5 +1,5 @@
 //! The discrete Lagrangian `L_d(q0, q1, h) = h · L(Ψ_d^h(q0, q1))` and its
-//! exact derivatives (SPEC §2; \[DDM\] eq. 6.2, \[VCI\] §2).
+//! exact derivatives (docs/theory.md §2; \[DDM\] eq. 6.2, \[VCI\] §2).
 //!
 //! Derivatives come from automatic differentiation of the user's `L`:
 //! * [`DiscreteLagrangian::jet`] — `L_d, D1, D2, D12` in one hyper-dual pass;

@@ -1,5 +1,5 @@
 //! Discretization maps `Ψ_d^h = (R̃^h)^{-1} : (q0, q1) ↦ (q, v) ∈ TQ`
-//! (SPEC §2, \[DDM\] §9.1).
+//! (docs/theory.md §2, \[DDM\] §9.1).
 
 use crate::{AdScalar, Euclidean, GeometryError, Retraction};
 use nalgebra::SVector;
@@ -83,7 +83,7 @@ pub trait DiscretizationMap<const N: usize> {
     }
 }
 
-/// The two discretizations of `R^n` in SPEC §2, selectable at run time.
+/// The two discretizations of `R^n` in docs/theory.md §2, selectable at run time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Discretization {

@@ -1,7 +1,7 @@
 //! Discrete constraints (issue #2, item 6): `ConstraintDiscretization::{
 //! Retraction, Midpoint, Model}` × `Orientation::{Forward, Reversed}`.
 //!
-//! * values against the formulas of SPEC §2 / `constraint.rs` (velocity
+//! * values against the formulas of docs/theory.md §2 / `constraint.rs` (velocity
 //!   units), 1e-14 relative:
 //!   - Retraction, Forward: `ω_{d+}(a, b) = A(a) R_a^{-1}(b) / h`;
 //!   - Retraction, Reversed (`a = q_{k+1}`, `b = q_k`):
@@ -12,7 +12,7 @@
 //! * they vanish on the discretization of admissible velocities;
 //! * Jacobians in `b` against fourth-order finite differences (1e-7 relative);
 //! * `Model` without a model constraint → `NoModelConstraint`;
-//! * the residual of SPEC §6.
+//! * the residual of docs/theory.md §6.
 
 mod common;
 
@@ -51,7 +51,7 @@ where
     cd.evaluate::<Sy, Dm, f64, N, M>(sys, map, o, a, b, h)
 }
 
-/// The SPEC §2 formula, written out independently of the library's dispatch.
+/// The docs/theory.md §2 formula, written out independently of the library's dispatch.
 /// `disp(x, y)` is `R_x^{-1}(y)` of the map's retraction.
 #[allow(clippy::too_many_arguments)]
 fn by_formula<const N: usize, const M: usize>(
@@ -421,7 +421,7 @@ fn model_without_model_constraint_is_an_error() {
     );
 }
 
-/// SPEC §6: `max_a |h ω_d^a(q_k, q_{k+1})| / max(1, |q_{k+1}|)` with the
+/// docs/theory.md §6: `max_a |h ω_d^a(q_k, q_{k+1})| / max(1, |q_{k+1}|)` with the
 /// forward-oriented constraint.
 #[test]
 fn residual_formula() {

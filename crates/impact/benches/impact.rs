@@ -1,6 +1,6 @@
 //! Benchmarks of the impact integrator: one impact step (detection, α by
 //! BrentRoot, post-impact solve), the ellipse's 25 s run and the pendulum's
-//! 100 s run at h = 1e-4 (SPEC §5 long run).
+//! 100 s run at h = 1e-4 (docs/theory.md §5 long run).
 //!
 //! `cargo bench -p diracvi-impact --bench impact`
 

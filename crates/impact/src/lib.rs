@@ -2,7 +2,7 @@
 //!
 //! A trajectory integrator with elastic impacts against the boundary of the
 //! admissible set `S = { q : g_j(q) ≥ 0 }` (\[VCI\] Algorithm 1 and Theorem 3.1
-//! with the readings of SPEC §4). It wraps the (+) Lagrange–Dirac stepper
+//! with the readings of docs/theory.md §4). It wraps the (+) Lagrange–Dirac stepper
 //! forward in time or the (−) stepper backward in time and knows nothing of
 //! any model: it sees the [`System`](diracvi_geometry::System) trait only.
 //!

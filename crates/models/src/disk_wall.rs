@@ -25,7 +25,7 @@
 //! `H = (p_x² + p_y²)/(2m) + p_θ²/(2I) + p_φ²/(2J)`.
 //!
 //! Defaults: `m = 1`, `I = 0.5`, `J = 0.25`, `R = 1`, `wall = 10`, midpoint
-//! `L_d` + midpoint discrete constraint (SPEC §2–5),
+//! `L_d` + midpoint discrete constraint (docs/theory.md §2–5),
 //! `q(0) = (0, 0, 0, π/3)`, `v_θ(0) = 2`, `v_φ(0) = 0.1`,
 //! `(v_x, v_y)(0) = R v_θ (cos φ, sin φ)` from the constraints,
 //! `h = 1e-2`, `T = 50`.

@@ -1,6 +1,6 @@
 //! # diracvi-models
 //!
-//! Every system of the source papers (SPEC §5), each with named parameters
+//! Every system of the source papers (docs/theory.md §5), each with named parameters
 //! defaulting to the paper's values, default initial data, step, end time and
 //! discretization, its energy and its admissible set.
 //!
@@ -126,7 +126,7 @@ pub trait Model<const N: usize, const M: usize>: System<N, M> + Clone {
     /// The parameters the model was built with.
     fn params(&self) -> &Self::Params;
 
-    /// The paper's default run for these parameters (SPEC §5). Initial
+    /// The paper's default run for these parameters (docs/theory.md §5). Initial
     /// velocities that the constraints determine are computed from the
     /// constraints with the model's actual parameters.
     fn run_defaults(&self) -> RunSetup<N>;
@@ -145,7 +145,7 @@ pub struct RunSetup<const N: usize> {
     /// Initial configuration `q(0)`.
     pub q0: SVector<f64, N>,
     /// Initial velocity `v(0)`; the integrators start from
-    /// `p_0 = ∂L/∂v(q(0), v(0))` (SPEC §3).
+    /// `p_0 = ∂L/∂v(q(0), v(0))` (docs/theory.md §3).
     pub v0: SVector<f64, N>,
     /// Time step `h > 0` (s).
     pub h: f64,

@@ -6,7 +6,7 @@
 //! one constraint form `ω¹ = f(θ) dθ − dφ` (`v_φ = f(θ) v_θ`) with
 //! `f(θ) = f₀ + f₁ cos²θ` (the paper: `f₀ = π`, `f₁ = 1`).
 //!
-//! Admissible set (SPEC §5 note): the bob hangs near `θ = π` and swings
+//! Admissible set (docs/theory.md §5 note): the bob hangs near `θ = π` and swings
 //! through it, where `sin θ < 0`; the cylinder of radius `R` bounds the
 //! horizontal distance `ℓ |sin θ|`. \[VCI\] prints `ℓ sin θ ≤ R`, which misses
 //! every impact on the far side, so we use the smooth one-piece

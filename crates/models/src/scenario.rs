@@ -1,7 +1,7 @@
 //! Scenarios: a model name plus everything a run needs, as data.
 //!
 //! A scenario file is TOML; only `model` is required, everything else falls
-//! back to the model's defaults (SPEC §5), computed with the file's
+//! back to the model's defaults (docs/theory.md §5), computed with the file's
 //! parameters:
 //!
 //! ```toml
@@ -75,7 +75,7 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    /// The paper's defaults for `model` (SPEC §5), as data.
+    /// The paper's defaults for `model` (docs/theory.md §5), as data.
     ///
     /// # Errors
     /// [`ModelError::UnknownModel`] listing the valid names.

@@ -10,7 +10,7 @@
 //! `j = 0: (+, +)`, `1: (−, +)`, `2: (+, −)`, `3: (−, −)`
 //! (`s₁ = −1` iff bit 0 of `j` is set, `s₂ = −1` iff bit 1 is set).
 //!
-//! Defaults: `m = 1`, `g = 9.8`, `l = 1`, `I = m l²/3` (SPEC §5; the paper
+//! Defaults: `m = 1`, `g = 9.8`, `l = 1`, `I = m l²/3` (docs/theory.md §5; the paper
 //! prints no inertia for the star: `m l²/3` is that of two crossed thin rods
 //! of length `2l` and total mass `m` about their centre), midpoint `L_d`,
 //! and the ellipse's run: `q(0) = (π/2, 0, 3.5)`, `v(0) = (−3, 2, 0)`,

@@ -157,7 +157,7 @@ pub fn linear_fit(xs: &[f64], ys: &[f64]) -> (f64, f64) {
     (my - b * mx, b)
 }
 
-/// Right-hand side of the reduced 1-DOF pendulum (SPEC §5): `θ` follows
+/// Right-hand side of the reduced 1-DOF pendulum (docs/theory.md §5): `θ` follows
 /// `L1 = ½mℓ²(1 + f(θ)² sin²θ) θ̇² − mgℓ cos θ`, `f = π + cos²θ`:
 /// `θ̈ = [(g/ℓ) sinθ − sinθ cosθ (f² − 2 f sin²θ) θ̇²] / (1 + f² sin²θ)`.
 pub fn reduced_pendulum_rhs(p: &Pendulum, th: f64, om: f64) -> f64 {

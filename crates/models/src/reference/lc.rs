@@ -1,4 +1,4 @@
-//! Exact solution of the LC circuit of \[DDM\] §2.1 and §6 (SPEC §5 `lc`).
+//! Exact solution of the LC circuit of \[DDM\] §2.1 and §6 (docs/theory.md §5 `lc`).
 //!
 //! Charges `q = (q^ℓ, q^{c1}, q^{c2}, q^{c3})`, Lagrangian (\[DDM\] 2.1)
 //!
@@ -33,7 +33,7 @@
 //! This is \[DDM\] §6.2's exact solution (`I₀ = 10`). Only `q(0) = 0` and the
 //! inductor current enter: the capacitor currents are then forced,
 //! `f^{c1}(0) = c₁ I₀/(c₁+c₃)`, `f^{c3}(0) = c₃ I₀/(c₁+c₃)` — \[DDM\]'s printed
-//! `f^{c1}(0) = f^{c3}(0) = 0` violates Kirchhoff's law (SPEC §5 note).
+//! `f^{c1}(0) = f^{c3}(0) = 0` violates Kirchhoff's law (docs/theory.md §5 note).
 //! Momenta: `p_ℓ = ℓ f^ℓ`, `p_{c_i} = 0`. Energy `E = ½ ℓ (f^ℓ)² + Σ (q^{c_i})²/(2c_i) = ½ ℓ I₀²`.
 
 use serde::{Deserialize, Serialize};

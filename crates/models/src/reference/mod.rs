@@ -1,7 +1,7 @@
 //! # Independent reference solutions
 //!
 //! Exact or high-accuracy solutions of the catalogue's continuous problems
-//! (SPEC §5, "Exact or high-accuracy references"), used by the tests and the
+//! (docs/theory.md §5, "Exact or high-accuracy references"), used by the tests and the
 //! CLI to measure the errors of the variational integrators.
 //!
 //! They are deliberately independent of the rest of diracvi: plain `f64`
@@ -19,7 +19,7 @@
 //! | [`rigid_body`] | bouncing ellipse / star, \[VCI\] §4.2 | exact flights, guaranteed first-root search, elastic impact law |
 //!
 //! Every parameter struct has plain `f64` fields with documented units and a
-//! `Default` equal to the paper's values (SPEC §5). Angles are in radians,
+//! `Default` equal to the paper's values (docs/theory.md §5). Angles are in radians,
 //! lengths in metres, times in seconds, masses in kilograms, charges in
 //! coulombs (any consistent unit system works).
 //!

@@ -1,4 +1,4 @@
-//! Exact solution of the bouncing particle (\[VCI\] §4.1, SPEC §5 `particle`).
+//! Exact solution of the bouncing particle (\[VCI\] §4.1, docs/theory.md §5 `particle`).
 //!
 //! Lagrangian `L = ½ m |v|² − m g y` on `Q = R²`, admissible set `y ≥ 0`,
 //! elastic frictionless impacts with the floor. The mass drops out of the

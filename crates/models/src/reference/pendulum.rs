@@ -1,5 +1,5 @@
 //! High-accuracy reference for the nonholonomic spherical pendulum in a
-//! cylinder (\[VCI\] §4.3, SPEC §5 `pendulum`).
+//! cylinder (\[VCI\] §4.3, docs/theory.md §5 `pendulum`).
 //!
 //! ## The reduced problem
 //!
@@ -34,7 +34,7 @@
 //!
 //! The cylinder bounds the horizontal distance `ℓ |sin θ| ≤ R`; we use the
 //! smooth gap `g(θ) = R² − ℓ² sin²θ = (R − ℓ sinθ)(R + ℓ sinθ) ≥ 0`, which
-//! sees both sides of the cylinder (SPEC §5 note; \[VCI\] prints `ℓ sinθ ≤ R`).
+//! sees both sides of the cylinder (docs/theory.md §5 note; \[VCI\] prints `ℓ sinθ ≤ R`).
 //! At an impact the momentum jump lies in `(T∂S)° + Δ° = T*Q`, the velocity
 //! must stay in `Δ = span{∂θ + f ∂φ}` and the energy is conserved, so the
 //! reflected root is `θ̇ → −θ̇` (and `φ̇ = f θ̇ → −φ̇`).

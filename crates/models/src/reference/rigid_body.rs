@@ -1,5 +1,5 @@
 //! Reference for the bouncing planar rigid bodies `ellipse` and `star`
-//! (\[VCI\] §4.2, SPEC §5).
+//! (\[VCI\] §4.2, docs/theory.md §5).
 //!
 //! ## Model
 //!
@@ -45,7 +45,7 @@
 //! dg_j = (−φ_j'(θ), 0, 1)  in the (θ, x, y) basis,
 //! ```
 //!
-//! which reverses the normal velocity `dg·v` (SPEC §4, \[INC\] (10)).
+//! which reverses the normal velocity `dg·v` (docs/theory.md §4, \[INC\] (10)).
 //! Simultaneous contact of two star pieces (a corner) is resolved
 //! sequentially: after the first reflection the other piece, if still
 //! approaching, is hit at the same time.
@@ -151,7 +151,7 @@ impl RigidBodyReference {
         }
     }
 
-    /// The four-point star of \[VCI\] §4.2 / SPEC §5
+    /// The four-point star of \[VCI\] §4.2 / docs/theory.md §5
     /// (`l = 1`, `m = 1`, `g = 9.8`, `I = m l²/3`), same initial data.
     pub fn star() -> Self {
         let (l, m) = (1.0, 1.0);
