@@ -29,7 +29,9 @@
 use crate::newton::{self, NewtonParams, NewtonWorkspace};
 use crate::trajectory::StepOutput;
 use crate::{Direction, OneStep, State, StepError, StepStats};
-use diracvi_geometry::ad::{hessian_of, partial_hessian_of, seed_first, seed_hessian, seed_second};
+use diracvi_geometry::ad::{
+    DenseConstant, hessian_of, partial_hessian_of, seed_first, seed_hessian, seed_second,
+};
 use diracvi_geometry::{
     AdScalar, ConstraintDiscretization, DiscretizationMap, GeometryError, Orientation, System,
 };
@@ -37,7 +39,9 @@ use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 use num_dual::{Dual2SVec, HyperDualSVec64};
 
 /// A pair of discrete Hamiltonians (generating functions of type II and III)
-/// in near-identity form: an implementor supplies `K_±` of
+/// in near-identity form (the step `h` is generic so that the discrete
+/// energy `E_d = ∂H_{d+}/∂h = K_+ + h ∂K_+/∂h` comes by automatic
+/// differentiation): an implementor supplies `K_±` of
 /// `H_{d+}(q0, p1; h) = p1·q0 + h K_+(q0, p1; h)` and
 /// `H_{d−}(p0, q1; h) = −p0·q1 + h K_−(p0, q1; h)` (\[DDM\] 5.6b, 5.12b).
 pub trait DiscreteHamiltonian<Sy, const N: usize, const M: usize> {
@@ -47,7 +51,7 @@ pub trait DiscreteHamiltonian<Sy, const N: usize, const M: usize> {
         system: &Sy,
         q0: &SVector<S, N>,
         p1: &SVector<S, N>,
-        h: f64,
+        h: S,
     ) -> Option<S>;
     /// `K_−(p0, q1; h)`, or `None` if unavailable.
     fn minus<S: AdScalar>(
@@ -55,7 +59,7 @@ pub trait DiscreteHamiltonian<Sy, const N: usize, const M: usize> {
         system: &Sy,
         p0: &SVector<S, N>,
         q1: &SVector<S, N>,
-        h: f64,
+        h: S,
     ) -> Option<S>;
 }
 
@@ -72,7 +76,7 @@ impl<Sy: System<N, M>, const N: usize, const M: usize> DiscreteHamiltonian<Sy, N
         system: &Sy,
         q0: &SVector<S, N>,
         p1: &SVector<S, N>,
-        h: f64,
+        h: S,
     ) -> Option<S> {
         let _ = h;
         system.hamiltonian(q0, p1)
@@ -82,7 +86,7 @@ impl<Sy: System<N, M>, const N: usize, const M: usize> DiscreteHamiltonian<Sy, N
         system: &Sy,
         p0: &SVector<S, N>,
         q1: &SVector<S, N>,
-        h: f64,
+        h: S,
     ) -> Option<S> {
         let _ = h;
         system.hamiltonian(q1, p0)
@@ -99,6 +103,8 @@ pub struct NonholonomicHamiltonian<Sy, Dm, Hd, const N: usize, const M: usize> {
     params: NewtonParams,
     direction: Direction,
     ws: NewtonWorkspace,
+    /// Newton buffers of trial solves (event location).
+    trial_ws: NewtonWorkspace,
     x: DVector<f64>,
     carry: crate::PositionCarry<N>,
 }
@@ -111,7 +117,7 @@ fn oriented<Sy, Hd, S, const N: usize, const M: usize>(
     orientation: Orientation,
     a: &SVector<S, N>,
     pi: &SVector<S, N>,
-    h: f64,
+    h: S,
 ) -> Option<S>
 where
     Hd: DiscreteHamiltonian<Sy, N, M>,
@@ -146,6 +152,7 @@ where
             params: NewtonParams::default(),
             direction,
             ws: NewtonWorkspace::new(n),
+            trial_ws: NewtonWorkspace::new(n),
             x: DVector::zeros(n),
             carry: crate::PositionCarry::new(),
         }
@@ -155,6 +162,21 @@ where
     pub fn with_params(mut self, params: NewtonParams) -> Self {
         self.params = params;
         self
+    }
+
+    /// The system.
+    pub fn system(&self) -> &Sy {
+        &self.system
+    }
+
+    /// Direction of time: (+) forward, (−) backward.
+    pub fn direction(&self) -> Direction {
+        self.direction
+    }
+
+    /// The Newton parameters.
+    pub fn params(&self) -> &NewtonParams {
+        &self.params
     }
 
     /// One step from `state` (to `t + h` for (+), `t − h` for (−)).
@@ -168,11 +190,39 @@ where
         state: &State<N>,
         h: f64,
     ) -> Result<(State<N>, StepStats), StepError> {
-        let t = state.t;
+        let sign = self.direction.sign();
+        let s = self.solve_oriented(false, k, state.t, &state.q, &(state.p * sign), h, None)?;
+        Ok((
+            State {
+                t: state.t + sign * h,
+                q: self.carry.add(&state.q, &s.d),
+                p: s.pi_b * sign,
+            },
+            s.stats,
+        ))
+    }
+
+    /// Solve the oriented (+) equations from `(a, π_a)` with step `h`, in
+    /// the steps' workspace or (`trial`) in a separate one; `guess` is an
+    /// initial `(d, π_b)`, else the explicit part of symplectic Euler.
+    ///
+    /// # Errors
+    /// As [`step`](Self::step).
+    #[allow(clippy::too_many_arguments)]
+    pub fn solve_oriented(
+        &mut self,
+        trial: bool,
+        k: usize,
+        t: f64,
+        a: &SVector<f64, N>,
+        pi_a: &SVector<f64, N>,
+        h: f64,
+        guess: Option<(&SVector<f64, N>, &SVector<f64, N>)>,
+    ) -> Result<crate::SubStep<N>, StepError> {
         if !(h.is_finite() && h > 0.0) {
             return Err(StepError::BadStep { step: k, t, h });
         }
-        if state.q.iter().chain(state.p.iter()).any(|v| !v.is_finite()) {
+        if a.iter().chain(pi_a.iter()).any(|v| !v.is_finite()) {
             return Err(StepError::NonFinite {
                 step: k,
                 t,
@@ -180,37 +230,42 @@ where
                 iterations: 0,
             });
         }
-        let sign = self.direction.sign();
         let orientation = self.direction.orientation();
-        let a = state.q;
-        let pi_a = state.p * sign;
-        if oriented::<Sy, Hd, f64, N, M>(&self.generating, &self.system, orientation, &a, &pi_a, h)
+        if oriented::<Sy, Hd, f64, N, M>(&self.generating, &self.system, orientation, a, pi_a, h)
             .is_none()
         {
             return Err(StepError::Unsupported(
                 "the system supplies no Hamiltonian, so the discrete Hamiltonian stepper cannot run (use the Lagrange–Dirac stepper)".into(),
             ));
         }
-        // Warm start: the explicit part of symplectic Euler (no increment,
-        // unchanged momentum).
+        // Warm start: the given guess, or the explicit part of symplectic
+        // Euler (no increment, unchanged momentum).
+        let zero = SVector::zeros();
+        let (d0, p0) = guess.unwrap_or((&zero, pi_a));
+        let x = &mut self.x;
         for i in 0..N {
-            self.x[i] = 0.0;
-            self.x[N + i] = pi_a[i];
+            x[i] = d0[i];
+            x[N + i] = p0[i];
         }
         for i in 0..M {
-            self.x[2 * N + i] = 0.0;
+            x[2 * N + i] = 0.0;
         }
         let (system, map, hd, cd) = (&self.system, &self.map, &self.generating, self.constraint);
-        let a_forms: SMatrix<f64, M, N> = system.constraint_forms(&a);
-        let info = newton::solve(&mut self.x, &mut self.ws, &self.params, None, |x, r, j| {
+        let a_forms: SMatrix<f64, M, N> = system.constraint_forms(a);
+        let ws = if trial {
+            &mut self.trial_ws
+        } else {
+            &mut self.ws
+        };
+        let info = newton::solve(x, ws, &self.params, None, |x, r, j| {
             eval::<Sy, Dm, Hd, N, M>(
                 system,
                 map,
                 hd,
                 cd,
                 orientation,
-                &a,
-                &pi_a,
+                a,
+                pi_a,
                 &a_forms,
                 h,
                 x,
@@ -219,22 +274,85 @@ where
             )
         })
         .map_err(|f| StepError::from_newton(f, k, t, self.params.tolerance))?;
-        let b = self
-            .carry
-            .add(&a, &SVector::<f64, N>::from_fn(|i, _| self.x[i]));
-        let pi_b = SVector::<f64, N>::from_fn(|i, _| self.x[N + i]);
-        Ok((
-            State {
-                t: t + sign * h,
-                q: b,
-                p: pi_b * sign,
-            },
-            StepStats {
-                iterations: info.iterations,
-                residual: info.residual,
-                degenerate: false,
-            },
-        ))
+        let d = SVector::<f64, N>::from_fn(|i, _| x[i]);
+        let mu = SVector::<f64, M>::from_fn(|i, _| x[2 * N + i]);
+        Ok(crate::SubStep {
+            b: a + d,
+            d,
+            pi_b: SVector::<f64, N>::from_fn(|i, _| x[N + i]),
+            reaction: a_forms.transpose() * mu,
+            stats: StepStats::from_newton(&info, false),
+        })
+    }
+
+    /// `a + d` with the compensated summation of the steps taken.
+    pub(crate) fn add_with_carry(
+        &mut self,
+        a: &SVector<f64, N>,
+        d: &SVector<f64, N>,
+    ) -> SVector<f64, N> {
+        self.carry.add(a, d)
+    }
+
+    /// The discrete energy of the oriented step from `a` with end momentum
+    /// `π_b`: `E_d = ∂H_{d+}/∂h = K + h ∂K/∂h` (for symplectic Euler
+    /// `H(a, π_b)`, the energy at the step's start point and end momentum),
+    /// and its gradient with respect to `π_b`.
+    ///
+    /// # Errors
+    /// When the generating function is unavailable.
+    pub fn discrete_energy(
+        &self,
+        a: &SVector<f64, N>,
+        pi_b: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<(f64, SVector<f64, N>), GeometryError> {
+        // Dual in h (first direction) and π_b: value, ∂/∂h, ∂/∂π, ∂²/∂h∂π.
+        let hd = seed_first::<1, N>(&SVector::from([h]))[0];
+        let ad: SVector<HyperDualSVec64<1, N>, N> = diracvi_geometry::ad::constants(a);
+        let k = oriented::<Sy, Hd, HyperDualSVec64<1, N>, N, M>(
+            &self.generating,
+            &self.system,
+            self.direction.orientation(),
+            &ad,
+            &seed_second::<1, N>(pi_b),
+            hd,
+        )
+        .ok_or(GeometryError::NonFinite {
+            what: "discrete Hamiltonian",
+            index: 0,
+            value: f64::NAN,
+        })?;
+        let (value, dh, dpi, dhpi) = partial_hessian_of(k);
+        let energy = value + h * dh[0];
+        let grad = dpi + dhpi.row(0).transpose() * h;
+        Ok((energy, grad))
+    }
+
+    /// The constraint residual of the oriented step `a → a + d` (docs/theory.md §6).
+    ///
+    /// # Errors
+    /// When the discrete constraint cannot be evaluated.
+    pub fn constraint_residual(
+        &self,
+        a: &SVector<f64, N>,
+        d: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<f64, GeometryError> {
+        if M == 0 {
+            return Ok(0.0);
+        }
+        let b = a + d;
+        let c: SVector<f64, M> = self.constraint.evaluate_step(
+            &self.system,
+            &self.map,
+            self.direction.orientation(),
+            a,
+            &b,
+            d,
+            h,
+        )?;
+        Ok(c.amax() * h / b.norm().max(1.0))
     }
 }
 
@@ -281,7 +399,7 @@ where
         orientation,
         &seed_first::<N, N>(a),
         &seed_second::<N, N>(&pi_b),
-        h,
+        HyperDualSVec64::<N, N>::constant(h),
     )
     .ok_or_else(nan)?;
     let (_, k_a, k_pi, k_api) = partial_hessian_of(kk);
@@ -292,7 +410,7 @@ where
         orientation,
         &a2,
         &seed_hessian(&pi_b),
-        h,
+        Dual2SVec::<f64, N>::constant(h),
     )
     .ok_or_else(nan)?;
     let (_, _, k_pipi) = hessian_of(k2);
@@ -337,8 +455,10 @@ where
     type Event = ();
     type Error = StepError;
 
-    /// The energy recorded is `H(q_{k+1}, p_{k+1})` when the system has a
-    /// Hamiltonian.
+    /// The energy recorded is the discrete energy of the step,
+    /// `E_d = ∂H_{d+}/∂h` ([`discrete_energy`](NonholonomicHamiltonian::discrete_energy); for
+    /// symplectic Euler `H(q_k, p_{k+1})`, which equals the Lagrange–Dirac
+    /// `E_d = −D3 L_d` of the forward discretization).
     fn advance(
         &mut self,
         k: usize,
@@ -346,27 +466,24 @@ where
         h: f64,
         _events: &mut Vec<()>,
     ) -> Result<StepOutput<N>, StepError> {
-        let (to, stats) = self.step(k, from, h)?;
-        let energy = self.system.hamiltonian(&to.q, &to.p).unwrap_or(f64::NAN);
-        let orientation = self.direction.orientation();
-        let constraint_residual = if M == 0 {
-            0.0
-        } else {
-            let c: SVector<f64, M> = self
-                .constraint
-                .evaluate(&self.system, &self.map, orientation, &from.q, &to.q, h)
-                .map_err(|source| StepError::Geometry {
-                    step: k,
-                    t: from.t,
-                    source,
-                })?;
-            c.amax() * h / to.q.norm().max(1.0)
+        let sign = self.direction.sign();
+        let s = self.solve_oriented(false, k, from.t, &from.q, &(from.p * sign), h, None)?;
+        let geo = |source| StepError::Geometry {
+            step: k,
+            t: from.t,
+            source,
         };
+        let (energy, _) = self.discrete_energy(&from.q, &s.pi_b, h).map_err(geo)?;
+        let constraint_residual = self.constraint_residual(&from.q, &s.d, h).map_err(geo)?;
         Ok(StepOutput {
-            to,
+            to: State {
+                t: from.t + sign * h,
+                q: self.carry.add(&from.q, &s.d),
+                p: s.pi_b * sign,
+            },
             energy,
             constraint_residual,
-            stats,
+            stats: s.stats,
         })
     }
 }

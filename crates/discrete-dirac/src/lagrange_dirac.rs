@@ -66,15 +66,45 @@ pub struct OrientedStep<const N: usize, const M: usize> {
     pub degenerate: bool,
 }
 
-/// Statistics of one step, for the trajectory driver.
+/// Statistics of one step, for the trajectory driver (sums over the
+/// sub-steps and solves of a step with impacts).
 #[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
 pub struct StepStats {
     /// Newton iterations.
     pub iterations: usize,
-    /// Final scaled residual.
+    /// Jacobian evaluations.
+    pub jacobian_evaluations: usize,
+    /// Final scaled residual (the largest over the step's solves).
     pub residual: f64,
     /// Whether the degenerate path was used.
     pub degenerate: bool,
+    /// Iterations of the root finder locating impact times.
+    pub root_iterations: usize,
+    /// Newton iterations of the post-impact solves.
+    pub post_impact_iterations: usize,
+}
+
+impl StepStats {
+    /// The statistics of one Newton solve.
+    pub fn from_newton(info: &NewtonInfo, degenerate: bool) -> Self {
+        Self {
+            iterations: info.iterations,
+            jacobian_evaluations: info.jacobian_evaluations,
+            residual: info.residual,
+            degenerate,
+            ..Self::default()
+        }
+    }
+
+    /// Add the statistics of another solve of the same step.
+    pub fn absorb(&mut self, other: &StepStats) {
+        self.iterations += other.iterations;
+        self.jacobian_evaluations += other.jacobian_evaluations;
+        self.residual = self.residual.max(other.residual);
+        self.degenerate |= other.degenerate;
+        self.root_iterations += other.root_iterations;
+        self.post_impact_iterations += other.post_impact_iterations;
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -91,15 +121,48 @@ pub struct LagrangeDirac<Sy, Dm, const N: usize, const M: usize> {
     constraint: ConstraintDiscretization,
     params: NewtonParams,
     direction: Direction,
+    /// Buffers and warm-start state of the steps taken.
+    main: SolverContext<N, M>,
+    /// The same for trial solves (event location), so that they leave the
+    /// steps' warm start untouched.
+    trial: SolverContext<N, M>,
+    last_increment: Option<SVector<f64, N>>,
+    carry: crate::PositionCarry<N>,
+}
+
+/// Newton buffers and the state a solve leaves for the next one: the kept
+/// LU factors, the hidden-constraint basis, the last multipliers.
+#[derive(Debug, Clone)]
+struct SolverContext<const N: usize, const M: usize> {
     ws: NewtonWorkspace,
     scratch: Scratch,
     x: DVector<f64>,
     x_start: DVector<f64>,
     cache: EvalCache<N>,
     hidden: Option<HiddenConstraints>,
-    last_increment: Option<SVector<f64, N>>,
     last_mu: SVector<f64, M>,
-    carry: crate::PositionCarry<N>,
+}
+
+impl<const N: usize, const M: usize> SolverContext<N, M> {
+    fn new() -> Self {
+        let n = N + M;
+        Self {
+            ws: NewtonWorkspace::new(n),
+            scratch: Scratch {
+                full_r: DVector::zeros(n),
+                full_jac: DMatrix::zeros(n, n),
+                next_r: DVector::zeros(n),
+            },
+            x: DVector::zeros(n),
+            x_start: DVector::zeros(n),
+            cache: EvalCache {
+                d: SVector::repeat(f64::NAN),
+                pi_b: SVector::zeros(),
+            },
+            hidden: None,
+            last_mu: SVector::zeros(),
+        }
+    }
 }
 
 impl<Sy, Dm, const N: usize, const M: usize> LagrangeDirac<Sy, Dm, N, M>
@@ -124,28 +187,15 @@ where
         constraint: ConstraintDiscretization,
         direction: Direction,
     ) -> Self {
-        let n = N + M;
         Self {
             system,
             map,
             constraint,
             params: NewtonParams::default(),
             direction,
-            ws: NewtonWorkspace::new(n),
-            scratch: Scratch {
-                full_r: DVector::zeros(n),
-                full_jac: DMatrix::zeros(n, n),
-                next_r: DVector::zeros(n),
-            },
-            x: DVector::zeros(n),
-            x_start: DVector::zeros(n),
-            cache: EvalCache {
-                d: SVector::repeat(f64::NAN),
-                pi_b: SVector::zeros(),
-            },
-            hidden: None,
+            main: SolverContext::new(),
+            trial: SolverContext::new(),
             last_increment: None,
-            last_mu: SVector::zeros(),
             carry: crate::PositionCarry::new(),
         }
     }
@@ -198,6 +248,11 @@ where
         self.last_increment
     }
 
+    /// The multipliers `μ` of the last step taken.
+    pub fn last_multipliers(&self) -> SVector<f64, M> {
+        self.main.last_mu
+    }
+
     /// Forget warm-start data (call after a discontinuity such as an impact).
     pub fn reset_warm_start(&mut self) {
         self.last_increment = None;
@@ -228,11 +283,7 @@ where
                 q: self.carry.add(&state.q, &s.d),
                 p: s.pi_b * sign,
             },
-            StepStats {
-                iterations: s.info.iterations,
-                residual: s.info.residual,
-                degenerate: s.degenerate,
-            },
+            StepStats::from_newton(&s.info, s.degenerate),
         ))
     }
 
@@ -257,6 +308,51 @@ where
         h: f64,
         guess: &SVector<f64, N>,
     ) -> Result<OrientedStep<N, M>, StepError> {
+        self.solve_in(false, k, t, a, pi_a, h, guess)
+    }
+
+    /// [`solve_oriented`](Self::solve_oriented) in a separate context: the
+    /// warm-start state of the steps (kept factors, hidden-constraint basis,
+    /// multipliers, last increment, position carry) is left untouched, so
+    /// trial solves (locating an impact) do not change later steps.
+    ///
+    /// # Errors
+    /// As [`solve_oriented`](Self::solve_oriented).
+    pub fn solve_trial(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &SVector<f64, N>,
+        pi_a: &SVector<f64, N>,
+        h: f64,
+        guess: &SVector<f64, N>,
+    ) -> Result<OrientedStep<N, M>, StepError> {
+        self.solve_in(true, k, t, a, pi_a, h, guess)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn solve_in(
+        &mut self,
+        trial: bool,
+        k: usize,
+        t: f64,
+        a: &SVector<f64, N>,
+        pi_a: &SVector<f64, N>,
+        h: f64,
+        guess: &SVector<f64, N>,
+    ) -> Result<OrientedStep<N, M>, StepError> {
+        let orientation = self.orientation();
+        let Self {
+            system,
+            map,
+            constraint,
+            params,
+            main,
+            trial: trial_context,
+            ..
+        } = self;
+        let (system, map, constraint, params) = (&*system, &*map, *constraint, &*params);
+        let w = if trial { trial_context } else { main };
         if !(h.is_finite() && h > 0.0) {
             return Err(StepError::BadStep { step: k, t, h });
         }
@@ -270,44 +366,44 @@ where
         }
         let geo = |source| StepError::Geometry { step: k, t, source };
         for i in 0..N {
-            self.x[i] = guess[i];
+            w.x[i] = guess[i];
         }
         for i in 0..M {
-            self.x[N + i] = self.last_mu[i];
+            w.x[N + i] = w.last_mu[i];
         }
         let eq = StepEquations {
-            ld: DiscreteLagrangian::new(&self.system, &self.map).oriented(self.orientation()),
-            cd: self.constraint,
+            ld: DiscreteLagrangian::new(system, map).oriented(orientation),
+            cd: constraint,
             a: *a,
             pi_a: *pi_a,
-            a_forms: self.system.constraint_forms(a),
+            a_forms: system.constraint_forms(a),
             h,
         };
-        let cache = &mut self.cache;
+        let cache = &mut w.cache;
 
         // First evaluation decides regular vs degenerate.
         let scale0 = eq
-            .full(&self.x, &mut self.ws.r, Some(&mut self.ws.jac), cache)
+            .full(&w.x, &mut w.ws.r, Some(&mut w.ws.jac), cache)
             .map_err(geo)?;
-        let hidden_still_valid = self.hidden.as_ref().is_some_and(|hc| {
-            max_abs_transposed_product(&hc.left_null, &self.ws.jac) <= 1e-10 * self.ws.jac.amax()
+        let hidden_still_valid = w.hidden.as_ref().is_some_and(|hc| {
+            max_abs_transposed_product(&hc.left_null, &w.ws.jac) <= 1e-10 * w.ws.jac.amax()
         });
-        let degenerate = hidden_still_valid || newton::is_singular(&mut self.ws, &self.params);
+        let degenerate = hidden_still_valid || newton::is_singular(&mut w.ws, &params);
 
         let result = if !degenerate {
-            self.hidden = None;
+            w.hidden = None;
             // `is_singular` left the LU factors of this Jacobian in `ws`.
             newton::solve_lazy(
-                &mut self.x,
-                &mut self.ws,
-                &self.params,
+                &mut w.x,
+                &mut w.ws,
+                &params,
                 Some(scale0),
                 true,
                 |x, r, j| eq.full(x, r, j, cache),
             )
         } else {
             if !hidden_still_valid {
-                let split = SvdSplit::new(&self.ws.jac, self.params.singular_threshold).ok_or(
+                let split = SvdSplit::new(&w.ws.jac, params.singular_threshold).ok_or(
                     StepError::NonFinite {
                         step: k,
                         t,
@@ -315,29 +411,29 @@ where
                         iterations: 0,
                     },
                 )?;
-                self.hidden = Some(HiddenConstraints {
+                w.hidden = Some(HiddenConstraints {
                     range: split.range,
                     left_null: split.left_null,
                 });
                 // Factors of other equations must not be reused.
-                self.ws.invalidate_factors();
+                w.ws.invalidate_factors();
             }
-            let hc = self.hidden.as_ref().expect("set above");
+            let hc = w.hidden.as_ref().expect("set above");
             // The current step's hidden constraints do not involve the unknowns.
-            let hidden_now = max_abs_transposed_product(&hc.left_null, &self.ws.r) / scale0;
-            if hidden_now > 1e3 * self.params.tolerance {
+            let hidden_now = max_abs_transposed_product(&hc.left_null, &w.ws.r) / scale0;
+            if hidden_now > 1e3 * params.tolerance {
                 return Err(StepError::Inconsistent {
                     step: k,
                     t,
                     residual: hidden_now,
                 });
             }
-            let scratch = &mut self.scratch;
+            let scratch = &mut w.scratch;
             // The full equations at the guess are in `ws`: assemble the
             // degenerate residual from them instead of evaluating them again.
-            scratch.full_r.copy_from(&self.ws.r);
-            scratch.full_jac.copy_from(&self.ws.jac);
-            eq.degenerate(&self.x, scratch, hc, cache, &mut self.ws.r, None)
+            scratch.full_r.copy_from(&w.ws.r);
+            scratch.full_jac.copy_from(&w.ws.jac);
+            eq.degenerate(&w.x, scratch, hc, cache, &mut w.ws.r, None)
                 .map_err(geo)?;
             let mut eval =
                 |x: &DVector<f64>, r: &mut DVector<f64>, j: Option<&mut DMatrix<f64>>| {
@@ -350,38 +446,33 @@ where
             // (same `U_r`, `Y`), so the previous step's factors serve as
             // the Jacobian while they contract (simplified Newton); if that
             // fails, start again from the guess with full Newton.
-            let kept = self.ws.has_factors();
-            self.x_start.copy_from(&self.x);
-            match newton::solve_simplified(
-                &mut self.x,
-                &mut self.ws,
-                &self.params,
-                scale0,
-                &mut eval,
-            ) {
+            let kept = w.ws.has_factors();
+            w.x_start.copy_from(&w.x);
+            match newton::solve_simplified(&mut w.x, &mut w.ws, &params, scale0, &mut eval) {
                 Err(_) if kept => {
-                    self.x.copy_from(&self.x_start);
-                    self.ws.invalidate_factors();
-                    newton::solve_lazy(&mut self.x, &mut self.ws, &self.params, None, false, eval)
+                    w.x.copy_from(&w.x_start);
+                    w.ws.invalidate_factors();
+                    newton::solve_lazy(&mut w.x, &mut w.ws, &params, None, false, eval)
                 }
                 result => result,
             }
         };
-        let info = result.map_err(|f| StepError::from_newton(f, k, t, self.params.tolerance))?;
-        let d = SVector::<f64, N>::from_fn(|i, _| self.x[i]);
+        let info = result.map_err(|f| StepError::from_newton(f, k, t, params.tolerance))?;
+        let d = SVector::<f64, N>::from_fn(|i, _| w.x[i]);
         let b = a + d;
-        let mu = SVector::<f64, M>::from_fn(|i, _| self.x[N + i]);
-        self.last_mu = mu;
+        let mu = SVector::<f64, M>::from_fn(|i, _| w.x[N + i]);
+        w.last_mu = mu;
         // `D2 L(a, b, h)` came with the last evaluation, unless polishing
         // went back to an earlier iterate.
         let cached = d
             .iter()
-            .zip(self.cache.d.iter())
+            .zip(w.cache.d.iter())
             .all(|(u, v)| u.to_bits() == v.to_bits());
         let pi_b = if cached {
-            self.cache.pi_b
+            w.cache.pi_b
         } else {
-            self.discrete_lagrangian()
+            DiscreteLagrangian::<Sy, Dm, N, M>::new(system, map)
+                .oriented(orientation)
                 .d2_increment(a, &d, h)
                 .map_err(geo)?
         };

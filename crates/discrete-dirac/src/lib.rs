@@ -21,12 +21,14 @@ pub mod error;
 pub mod hamiltonian;
 pub mod lagrange_dirac;
 pub mod newton;
+pub mod substep;
 pub mod trajectory;
 
 pub use error::StepError;
 pub use hamiltonian::{DiscreteHamiltonian, NonholonomicHamiltonian, SymplecticEuler};
 pub use lagrange_dirac::{LagrangeDirac, OrientedStep, StepStats};
 pub use newton::{NewtonInfo, NewtonParams};
+pub use substep::{SubStep, SubStepper};
 pub use trajectory::{OneStep, Record, RunOptions, Summary, Trajectory, integrate};
 
 use diracvi_geometry::{DiscreteLagrangian, DiscretizationMap, GeometryError, Orientation, System};

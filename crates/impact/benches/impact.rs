@@ -9,7 +9,7 @@ use diracvi_discrete_dirac::trajectory::OneStep;
 use diracvi_discrete_dirac::{
     Direction, LagrangeDirac, RunOptions, State, integrate, state_from_velocity,
 };
-use diracvi_impact::ImpactIntegrator;
+use diracvi_impact::{ImpactIntegrator, LagrangeDiracImpacts};
 use diracvi_models::{Ellipse, Model, Particle, Pendulum, RunSetup};
 use nalgebra::SVector;
 use std::hint::black_box;
@@ -18,7 +18,7 @@ use std::time::Instant;
 fn integrator<const N: usize, const M: usize, Mo: Model<N, M>>(
     model: &Mo,
     setup: &RunSetup<N>,
-) -> ImpactIntegrator<Mo, diracvi_geometry::Discretization, N, M> {
+) -> LagrangeDiracImpacts<Mo, diracvi_geometry::Discretization, N, M> {
     ImpactIntegrator::new(LagrangeDirac::new(
         model.clone(),
         setup.discretization,

@@ -1,17 +1,21 @@
 //! The impact integrator.
 
+use crate::hamiltonian_law::HamiltonianLaw;
+use crate::law::{ImpactLaw, ImpactSite};
+use crate::vci::VciLaw;
 use argmin::core::{CostFunction, Executor, State as _, TerminationReason};
-use argmin::solver::brent::{BrentOpt, BrentRoot};
-use diracvi_discrete_dirac::lagrange_dirac::step_measures;
-use diracvi_discrete_dirac::newton::{self, NewtonFailure, NewtonParams, NewtonWorkspace};
+use argmin::solver::brent::BrentRoot;
+use diracvi_discrete_dirac::newton::NewtonParams;
 use diracvi_discrete_dirac::trajectory::StepOutput;
-use diracvi_discrete_dirac::{Direction, LagrangeDirac, OneStep, State, StepError, StepStats};
+use diracvi_discrete_dirac::{
+    Direction, DiscreteHamiltonian, LagrangeDirac, NonholonomicHamiltonian, OneStep, State,
+    StepError, StepStats, SubStepper, SymplecticEuler,
+};
 use diracvi_geometry::boundary::boundary_gradient;
 use diracvi_geometry::{
-    BoundaryFrame, ConstraintDiscretization, DiscreteLagrangian, DiscretizationMap, GeometryError,
-    System,
+    BoundaryFrame, ConstraintDiscretization, DiscretizationMap, GeometryError, System,
 };
-use nalgebra::{DVector, SMatrix, SVector};
+use nalgebra::SVector;
 use serde::Serialize;
 use std::cell::RefCell;
 use thiserror::Error;
@@ -75,7 +79,7 @@ impl ImpactParams {
 pub struct ImpactEvent<const N: usize> {
     /// Index `k` of the grid step containing the impact.
     pub step: usize,
-    /// Impact-time fraction of the (sub-)step in which it happened.
+    /// Impact time as a fraction of the grid step, from its start.
     pub alpha: f64,
     /// Impact time.
     pub t: f64,
@@ -83,11 +87,13 @@ pub struct ImpactEvent<const N: usize> {
     pub q: SVector<f64, N>,
     /// Boundary piece hit.
     pub piece: usize,
-    /// Momentum at `q̃` before the impact, `D2 L_d(q_k, q̃, α h)`.
+    /// Momentum at `q̃` before the impact (Lagrange–Dirac:
+    /// `D2 L_d(q_k, q̃, α h)`; Hamiltonian: the partial step's end momentum).
     pub p_before: SVector<f64, N>,
-    /// Momentum at `q̃` after the impact, `−D1 L_d(q̃, ṽ, (1−α)h)`: the
-    /// momentum consistent with the post-impact velocity (`∂L/∂v` to the
-    /// order of the discretization), comparable with `p_before`.
+    /// Momentum at `q̃` after the impact, consistent with the post-impact
+    /// velocity (`∂L/∂v` to the order of the discretization) and comparable
+    /// with `p_before`: `p_after_raw` less the post-impact sub-step's
+    /// constraint reaction `A(q̃)ᵀ λ̃` (Lagrange–Dirac: `−D1 L_d(q̃, ṽ, (1−α)h)`).
     pub p_after: SVector<f64, N>,
     /// The \[VCI\] Theorem 3.1 momentum at `q̃` after the impact,
     /// `−D1 L_d(q̃, ṽ, (1−α)h) + A(q̃)ᵀ λ̃`, from which the rest of the step
@@ -151,6 +157,19 @@ pub enum ImpactError {
         /// What went wrong.
         reason: String,
     },
+    /// A boundary crossing with the [`RejectCrossing`](crate::RejectCrossing)
+    /// law.
+    #[error(
+        "step {step} at t = {t}: the path crosses boundary piece {piece}, and this run rejects impacts"
+    )]
+    Crossing {
+        /// Step index.
+        step: usize,
+        /// Time of the crossing.
+        t: f64,
+        /// Boundary piece.
+        piece: usize,
+    },
     /// The state at the start of a step is outside the admissible set.
     #[error("step {step} at t = {t}: state outside the admissible set (g_{piece} = {g:e})")]
     Inadmissible {
@@ -176,21 +195,31 @@ pub enum ImpactError {
     },
 }
 
-/// The (+)/(−) Lagrange–Dirac stepper with elastic impacts.
+/// A one-step map with elastic impacts: a [`SubStepper`] (the (+) stepper
+/// forward in time, the (−) stepper backward) and the [`ImpactLaw`] of its
+/// family.
 #[derive(Debug, Clone)]
-pub struct ImpactIntegrator<Sy, Dm, const N: usize, const M: usize> {
-    stepper: LagrangeDirac<Sy, Dm, N, M>,
+pub struct ImpactIntegrator<St, L, const N: usize, const M: usize> {
+    stepper: St,
+    law: L,
     params: ImpactParams,
-    ws: NewtonWorkspace,
     /// `(q, g_j(q), dg_j(q))` at the end of the last sub-step, per piece.
     grad_cache: Vec<Option<GradientAt<N>>>,
 }
 
+/// The Lagrange–Dirac steppers with the impact law of \[VCI\] Theorem 3.1.
+pub type LagrangeDiracImpacts<Sy, Dm, const N: usize, const M: usize> =
+    ImpactIntegrator<LagrangeDirac<Sy, Dm, N, M>, VciLaw, N, M>;
+
+/// The nonholonomic Hamiltonian steppers with their impact law.
+pub type HamiltonianImpacts<Sy, Dm, Hd, const N: usize, const M: usize> =
+    ImpactIntegrator<NonholonomicHamiltonian<Sy, Dm, Hd, N, M>, HamiltonianLaw, N, M>;
+
 type GradientAt<const N: usize> = (SVector<f64, N>, f64, SVector<f64, N>);
 
-/// `g_j(q(α))` along the sub-step, for argmin.
-struct Crossing<'a, Sy, Dm, const N: usize, const M: usize> {
-    stepper: &'a RefCell<&'a mut LagrangeDirac<Sy, Dm, N, M>>,
+/// `g_j(q(α))` along the sub-step, for argmin: trial solves of size `α h`.
+struct Crossing<'a, St, const N: usize> {
+    stepper: &'a RefCell<&'a mut St>,
     a: SVector<f64, N>,
     pi_a: SVector<f64, N>,
     h: f64,
@@ -199,58 +228,54 @@ struct Crossing<'a, Sy, Dm, const N: usize, const M: usize> {
     k: usize,
     t: f64,
     failure: &'a RefCell<Option<StepError>>,
+    evaluations: &'a RefCell<usize>,
 }
 
-impl<Sy, Dm, const N: usize, const M: usize> Crossing<'_, Sy, Dm, N, M>
-where
-    Sy: System<N, M>,
-    Dm: DiscretizationMap<N>,
-{
-    fn point(&self, alpha: f64) -> Result<SVector<f64, N>, StepError> {
-        let guess = self.increment * alpha;
+impl<St, const N: usize> Crossing<'_, St, N> {
+    fn g<const M: usize>(&self, alpha: f64) -> Result<f64, StepError>
+    where
+        St: SubStepper<N, M>,
+    {
         let mut st = self.stepper.borrow_mut();
-        Ok(st
-            .solve_oriented(self.k, self.t, &self.a, &self.pi_a, alpha * self.h, &guess)?
-            .b)
-    }
-    fn g(&self, alpha: f64) -> Result<f64, StepError> {
         if alpha <= 0.0 {
-            return Ok(self.stepper.borrow().system().boundary(self.piece, &self.a));
+            return Ok(st.system().boundary(self.piece, &self.a));
         }
-        let q = self.point(alpha)?;
-        Ok(self.stepper.borrow().system().boundary(self.piece, &q))
+        *self.evaluations.borrow_mut() += 1;
+        let guess = self.increment * alpha;
+        let q = st
+            .trial_step(self.k, self.t, &self.a, &self.pi_a, alpha * self.h, &guess)?
+            .b;
+        Ok(st.system().boundary(self.piece, &q))
     }
 }
 
-impl<Sy, Dm, const N: usize, const M: usize> CostFunction for Crossing<'_, Sy, Dm, N, M>
+/// [`Crossing`] for one system size `M` (argmin needs a concrete impl).
+struct CrossingCost<'a, St, const N: usize, const M: usize>(Crossing<'a, St, N>);
+
+impl<St, const N: usize, const M: usize> CostFunction for CrossingCost<'_, St, N, M>
 where
-    Sy: System<N, M>,
-    Dm: DiscretizationMap<N>,
+    St: SubStepper<N, M>,
 {
     type Param = f64;
     type Output = f64;
     fn cost(&self, alpha: &f64) -> Result<f64, argmin::core::Error> {
-        self.g(*alpha).map_err(|e| {
+        self.0.g::<M>(*alpha).map_err(|e| {
             let msg = e.to_string();
-            *self.failure.borrow_mut() = Some(e);
+            *self.0.failure.borrow_mut() = Some(e);
             argmin::core::Error::msg(msg)
         })
     }
 }
 
-impl<Sy, Dm, const N: usize, const M: usize> ImpactIntegrator<Sy, Dm, N, M>
+impl<Sy, Dm, const N: usize, const M: usize> LagrangeDiracImpacts<Sy, Dm, N, M>
 where
     Sy: System<N, M>,
     Dm: DiscretizationMap<N>,
 {
-    /// Wrap a stepper: (+) integrates forward, (−) backward.
+    /// Wrap a Lagrange–Dirac stepper ((+) integrates forward, (−) backward)
+    /// with the law of \[VCI\] Theorem 3.1.
     pub fn new(stepper: LagrangeDirac<Sy, Dm, N, M>) -> Self {
-        Self {
-            stepper,
-            params: ImpactParams::default(),
-            ws: NewtonWorkspace::new(N + M),
-            grad_cache: Vec::new(),
-        }
+        Self::with_law(stepper, VciLaw::default())
     }
 
     /// Forward (+) integrator for `system`.
@@ -262,6 +287,59 @@ where
     pub fn backward(system: Sy, map: Dm, constraint: ConstraintDiscretization) -> Self {
         Self::new(LagrangeDirac::minus(system, map, constraint))
     }
+}
+
+impl<Sy, Dm, Hd, const N: usize, const M: usize> HamiltonianImpacts<Sy, Dm, Hd, N, M>
+where
+    Sy: System<N, M>,
+    Dm: DiscretizationMap<N>,
+    Hd: DiscreteHamiltonian<Sy, N, M>,
+{
+    /// Wrap a nonholonomic Hamiltonian stepper ((+) forward, (−) backward)
+    /// with its impact law ([`HamiltonianLaw`]).
+    pub fn hamiltonian(stepper: NonholonomicHamiltonian<Sy, Dm, Hd, N, M>) -> Self {
+        Self::with_law(stepper, HamiltonianLaw)
+    }
+}
+
+impl<Sy, Dm, const N: usize, const M: usize> HamiltonianImpacts<Sy, Dm, SymplecticEuler, N, M>
+where
+    Sy: System<N, M>,
+    Dm: DiscretizationMap<N>,
+{
+    /// The symplectic-Euler Hamiltonian integrator with impacts for
+    /// `system`, in `direction`.
+    pub fn symplectic_euler(
+        system: Sy,
+        map: Dm,
+        constraint: ConstraintDiscretization,
+        direction: Direction,
+    ) -> Self {
+        Self::hamiltonian(NonholonomicHamiltonian::new(
+            system,
+            map,
+            constraint,
+            SymplecticEuler,
+            direction,
+        ))
+    }
+}
+
+impl<St, L, const N: usize, const M: usize> ImpactIntegrator<St, L, N, M>
+where
+    St: SubStepper<N, M>,
+    L: ImpactLaw<St, N, M>,
+{
+    /// Wrap `stepper` with the impact law `law` (e.g.
+    /// [`RejectCrossing`](crate::RejectCrossing) to forbid impacts).
+    pub fn with_law(stepper: St, law: L) -> Self {
+        Self {
+            stepper,
+            law,
+            params: ImpactParams::default(),
+            grad_cache: Vec::new(),
+        }
+    }
 
     /// Replace the impact parameters.
     pub fn with_params(mut self, params: ImpactParams) -> Self {
@@ -270,7 +348,7 @@ where
     }
 
     /// The wrapped stepper.
-    pub fn stepper(&self) -> &LagrangeDirac<Sy, Dm, N, M> {
+    pub fn stepper(&self) -> &St {
         &self.stepper
     }
 
@@ -340,12 +418,14 @@ where
         a: &SVector<f64, N>,
         pi_a: &SVector<f64, N>,
         h: f64,
-        b: &SVector<f64, N>,
+        d: &SVector<f64, N>,
         suspects: &[usize],
         just_hit: Option<usize>,
+        stats: &mut StepStats,
     ) -> Result<Option<(f64, usize)>, ImpactError> {
         let samples = self.params.bracket_samples.max(1);
         let failure = RefCell::new(None);
+        let evaluations = RefCell::new(0);
         let cell = RefCell::new(&mut self.stepper);
         let mut best: Option<(f64, usize)> = None;
         for &piece in suspects {
@@ -354,11 +434,12 @@ where
                 a: *a,
                 pi_a: *pi_a,
                 h,
-                increment: b - a,
+                increment: *d,
                 piece,
                 k,
                 t,
                 failure: &failure,
+                evaluations: &evaluations,
             };
             let upper = best.map_or(1.0, |(al, _)| al);
             // Bracket the first entry into g < 0 by sampling (0, upper]. A
@@ -374,7 +455,7 @@ where
             let mut bracket = None;
             for i in 1..=samples {
                 let hi = upper * i as f64 / samples as f64;
-                let g_hi = cr.g(hi)?;
+                let g_hi = cr.g::<M>(hi)?;
                 if g_hi < -eps_g {
                     clearly_negative = true;
                     if let Some(l) = lo {
@@ -397,7 +478,7 @@ where
                 continue;
             };
             let solver = BrentRoot::new(lo, hi, self.params.alpha_tolerance);
-            let res = Executor::new(cr, solver)
+            let res = Executor::new(CrossingCost::<St, N, M>(cr), solver)
                 .configure(|s| s.max_iters(self.params.max_root_iterations))
                 .run();
             let reason = |r: String| ImpactError::ImpactTime {
@@ -416,6 +497,7 @@ where
                 }
             };
             let state = res.state();
+            stats.root_iterations += state.get_iter() as usize;
             if state.get_termination_reason() != Some(&TerminationReason::SolverConverged) {
                 return Err(reason(format!(
                     "BrentRoot stopped without converging ({:?})",
@@ -430,141 +512,15 @@ where
                 best = Some((alpha, piece));
             }
         }
+        stats.root_iterations += *evaluations.borrow();
         Ok(best)
-    }
-
-    /// Solve the post-impact equations for `(ṽ, λ̃)`; the flag says whether
-    /// the grazing fallback was used.
-    #[allow(clippy::too_many_arguments)]
-    fn post_impact(
-        &mut self,
-        k: usize,
-        t_impact: f64,
-        a: &SVector<f64, N>,
-        d_imp: &SVector<f64, N>,
-        q_imp: &SVector<f64, N>,
-        h1: f64,
-        h2: f64,
-        frame: &BoundaryFrame<N>,
-        pass_through: &SVector<f64, N>,
-    ) -> Result<(SVector<f64, N>, SVector<f64, M>, bool), ImpactError> {
-        // Returns the increment `ṽ − q̃` (solved for, so that the velocity of
-        // the short sub-step loses no digits), the multipliers and the flag.
-        let piece = frame.piece;
-        let fail = |reason: String| ImpactError::PostImpact {
-            step: k,
-            t: t_impact,
-            piece,
-            reason,
-        };
-        let geo = |source| ImpactError::Geometry {
-            step: k,
-            t: t_impact,
-            source,
-        };
-        let sys = self.stepper.system();
-        let map = self.stepper.map();
-        let ld =
-            DiscreteLagrangian::<Sy, Dm, N, M>::new(sys, map).oriented(self.stepper.orientation());
-        let before = ld.time_jet_increment(a, d_imp, h1).map_err(geo)?;
-        let mut p_tan = SVector::<f64, N>::zeros();
-        frame.iota_star(&before.d2, &mut p_tan.as_mut_slice()[..N - 1]);
-        let forms: SMatrix<f64, M, N> = sys.constraint_forms(q_imp);
-        let problem = PostImpact {
-            ld,
-            cd: self.stepper.constraint(),
-            q_imp,
-            h2,
-            e_target: before.d3,
-            p_tan,
-            bt_at: frame.frame.transpose() * forms.transpose(),
-            forms,
-            frame,
-            w: before.d2.amax().max(1.0) / before.d3.abs().max(1.0),
-            scale_p: before.d2.amax().max(1.0),
-        };
-        let n_hat = frame.normal();
-        // `pass_through`: the increment from q̃ to the smooth step's end.
-        let d = *pass_through;
-        let dn = n_hat.dot(&d);
-        // Starting guesses for the reflected root, tried in turn: the mirror
-        // image of the pass-through point; the time-reversed pass-through
-        // point (better when constraints couple normal and tangential
-        // motion); a point far out on the reflected side, from which Newton
-        // descends monotonically even when both roots hug the vertex of the
-        // energy (shallow impacts).
-        let mirrored = d - n_hat * (2.0 * dn);
-        let reversed = -d;
-        let s_far = 2.0 * (dn.abs() + d.norm());
-        let far_out = d - n_hat * dn + n_hat * s_far;
-        let mut last_err = None;
-        for guess in [mirrored, reversed, far_out] {
-            let mut x = DVector::<f64>::zeros(N + M);
-            x.rows_mut(0, N).copy_from(&guess);
-            match newton::solve(
-                &mut x,
-                &mut self.ws,
-                &self.params.newton,
-                None,
-                |x, r, j| problem.eval(None, x, r, j),
-            ) {
-                Ok(_) => {
-                    let v = SVector::<f64, N>::from_fn(|i, _| x[i]);
-                    let lam = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
-                    if frame.dg.dot(&v) > 0.0 {
-                        return Ok((v, lam, false));
-                    }
-                    last_err = Some(fail(
-                        "Newton converged to the pass-through root, not the reflected one".into(),
-                    ));
-                }
-                Err(NewtonFailure::Geometry(source)) => return Err(geo(source)),
-                Err(e) => last_err = Some(fail(format!("{e:?}"))),
-            }
-        }
-        // Grazing: the energy balance has no reflected root when the normal
-        // kinetic energy is below the O(h²) mismatch of the two sub-steps'
-        // discrete energies. Minimise the energy mismatch along the family
-        // of solutions of the other equations, parametrised by the normal
-        // displacement s ∈ [0, s_far] (argmin's Brent minimiser).
-        let ws = RefCell::new(&mut self.ws);
-        let newton_params = self.params.newton;
-        let solve_at = |s: f64| -> Result<DVector<f64>, NewtonFailure> {
-            let mut x = DVector::<f64>::zeros(N + M);
-            x.rows_mut(0, N).copy_from(&(d - n_hat * dn + n_hat * s));
-            newton::solve(
-                &mut x,
-                &mut ws.borrow_mut(),
-                &newton_params,
-                None,
-                |x, r, j| problem.eval(Some(s), x, r, j),
-            )?;
-            Ok(x)
-        };
-        let mismatch = Mismatch {
-            solve_at: &solve_at,
-            problem: &problem,
-        };
-        let solver = BrentOpt::new(0.0, s_far).set_tolerance(1e-10, 1e-14);
-        let res = Executor::new(mismatch, solver)
-            .configure(|st| st.max_iters(200))
-            .run()
-            .map_err(|e| fail(format!("grazing fallback: {e}; before that: {last_err:?}")))?;
-        let s_best = *res
-            .state()
-            .get_best_param()
-            .ok_or_else(|| fail("grazing fallback found no minimiser".into()))?;
-        let x = solve_at(s_best).map_err(|e| fail(format!("grazing fallback: {e:?}")))?;
-        let v = SVector::<f64, N>::from_fn(|i, _| x[i]);
-        let lam = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
-        Ok((v, lam, true))
     }
 }
 
-impl<Sy, Dm, const N: usize, const M: usize> OneStep<N> for ImpactIntegrator<Sy, Dm, N, M>
+impl<St, L, const N: usize, const M: usize> OneStep<N> for ImpactIntegrator<St, L, N, M>
 where
-    Sy: System<N, M>,
-    Dm: DiscretizationMap<N>,
+    St: SubStepper<N, M>,
+    L: ImpactLaw<St, N, M>,
 {
     type Event = ImpactEvent<N>;
     type Error = ImpactError;
@@ -598,19 +554,9 @@ where
         let mut just_hit = None;
         for impacts in 0..=self.params.max_impacts_per_step {
             let t_sub = t0 + sign * elapsed;
-            let (to, st) = self.stepper.step(
-                k,
-                &State {
-                    t: t_sub,
-                    q: a,
-                    p: pi_a * sign,
-                },
-                hr,
-            )?;
-            stats.iterations += st.iterations;
-            stats.residual = stats.residual.max(st.residual);
-            stats.degenerate |= st.degenerate;
-            let b = to.q;
+            let sub = self.stepper.sub_step(k, t_sub, &a, &pi_a, hr)?;
+            stats.absorb(&sub.stats);
+            let b = sub.b;
             let geo = |source| ImpactError::Geometry {
                 step: k,
                 t: t_sub,
@@ -620,19 +566,18 @@ where
             let crossing = if suspects.is_empty() {
                 None
             } else {
-                self.first_crossing(k, t_sub, &a, &pi_a, hr, &b, &suspects, just_hit)?
+                self.first_crossing(
+                    k, t_sub, &a, &pi_a, hr, &sub.d, &suspects, just_hit, &mut stats,
+                )?
             };
             let Some((alpha, piece)) = crossing else {
-                let ld = self.stepper.discrete_lagrangian();
-                let d = self.stepper.last_increment().unwrap_or(b - a);
-                let (energy, res) =
-                    step_measures(&ld, self.stepper.constraint(), &a, &d, hr).map_err(geo)?;
+                let (energy, res) = self.stepper.measures(&a, &sub, hr).map_err(geo)?;
                 residual_max = residual_max.max(res);
                 return Ok(StepOutput {
                     to: State {
                         t: t0 + sign * h,
                         q: b,
-                        p: to.p,
+                        p: sub.pi_b * sign,
                     },
                     energy,
                     constraint_residual: residual_max,
@@ -644,17 +589,16 @@ where
             }
             // The impact point and the momentum that reaches it. An impact
             // closer than `min_fraction` to either end of the sub-step is
-            // moved there, so that neither sub-step has an empty
-            // increment (never empty).
+            // moved there, so that neither sub-step has an empty increment.
             let delta = self.params.min_fraction.min(0.25);
             let alpha = alpha.clamp(delta, 1.0 - delta);
             let h1 = alpha * hr;
             let h2 = (1.0 - alpha) * hr;
-            let d_step = self.stepper.last_increment().unwrap_or(b - a);
-            let imp = self
+            let before = self
                 .stepper
-                .solve_oriented(k, t_sub, &a, &pi_a, h1, &(d_step * alpha))?;
-            let q_imp = imp.b;
+                .trial_step(k, t_sub, &a, &pi_a, h1, &(sub.d * alpha))?;
+            stats.absorb(&before.stats);
+            let q_imp = before.b;
             let t_imp = t_sub + sign * h1;
             let geo = |source| ImpactError::Geometry {
                 step: k,
@@ -662,33 +606,38 @@ where
                 source,
             };
             let frame = BoundaryFrame::new(self.stepper.system(), piece, &q_imp).map_err(geo)?;
-            let pass_through = b - q_imp;
-            let (e, lam, grazing) =
-                self.post_impact(k, t_imp, &a, &imp.d, &q_imp, h1, h2, &frame, &pass_through)?;
-            let ld = self.stepper.discrete_lagrangian();
-            let (e_before, res1) =
-                step_measures(&ld, self.stepper.constraint(), &a, &imp.d, h1).map_err(geo)?;
-            let e_after = ld.energy_increment(&q_imp, &e, h2).map_err(geo)?;
+            let (_, res1) = self.stepper.measures(&a, &before, h1).map_err(geo)?;
             residual_max = residual_max.max(res1);
-            let forms: SMatrix<f64, M, N> = self.stepper.system().constraint_forms(&q_imp);
-            let pi_physical = -ld.d1_increment(&q_imp, &e, h2).map_err(geo)?;
-            let pi_after = pi_physical + forms.transpose() * lam;
+            let site = ImpactSite {
+                step: k,
+                t: t_imp,
+                a,
+                pi_a,
+                h1,
+                h2,
+                before: &before,
+                frame: &frame,
+                pass_through: b - q_imp,
+                newton: self.params.newton,
+            };
+            let rebound = self.law.rebound(&mut self.stepper, &site)?;
+            stats.post_impact_iterations += rebound.iterations;
             events.push(ImpactEvent {
                 step: k,
                 alpha: (elapsed + h1) / h,
                 t: t_imp,
                 q: q_imp,
                 piece,
-                p_before: imp.pi_b * sign,
-                p_after: pi_physical * sign,
-                p_after_raw: pi_after * sign,
-                energy_before: e_before,
-                energy_after: e_after,
-                grazing,
+                p_before: before.pi_b * sign,
+                p_after: (rebound.pi_after_raw - rebound.after.reaction) * sign,
+                p_after_raw: rebound.pi_after_raw * sign,
+                energy_before: rebound.energy_before,
+                energy_after: rebound.energy_after,
+                grazing: rebound.grazing,
             });
             self.stepper.reset_warm_start();
             a = q_imp;
-            pi_a = pi_after;
+            pi_a = rebound.pi_after_raw;
             elapsed += h1;
             hr = h2;
             just_hit = Some(piece);
@@ -698,116 +647,5 @@ where
             t: t0,
             max: self.params.max_impacts_per_step,
         })
-    }
-}
-
-/// The post-impact equations of \[VCI\] Theorem 3.1 at a fixed impact point.
-struct PostImpact<'a, Sy, Dm, const N: usize, const M: usize> {
-    ld: DiscreteLagrangian<'a, Sy, Dm, N, M>,
-    cd: ConstraintDiscretization,
-    q_imp: &'a SVector<f64, N>,
-    h2: f64,
-    e_target: f64,
-    /// `ι*(D2 L_d(a, q̃, αh))` in the first `N − 1` entries.
-    p_tan: SVector<f64, N>,
-    forms: SMatrix<f64, M, N>,
-    bt_at: SMatrix<f64, N, M>,
-    frame: &'a BoundaryFrame<N>,
-    w: f64,
-    scale_p: f64,
-}
-
-impl<Sy, Dm, const N: usize, const M: usize> PostImpact<'_, Sy, Dm, N, M>
-where
-    Sy: System<N, M>,
-    Dm: DiscretizationMap<N>,
-{
-    /// Residual and Jacobian at `x = (e, λ̃)`, `e = ṽ − q̃` the increment of
-    /// the post-impact sub-step. Row 0 is the energy balance, or, with
-    /// `normal = Some(s)`, `n·e = s`.
-    fn eval(
-        &self,
-        normal: Option<f64>,
-        x: &DVector<f64>,
-        r: &mut DVector<f64>,
-        jac: &mut nalgebra::DMatrix<f64>,
-    ) -> Result<f64, GeometryError> {
-        let v = SVector::<f64, N>::from_fn(|i, _| x[i]);
-        let lam = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
-        let jet = self.ld.jet_increment(self.q_imp, &v, self.h2)?;
-        jac.fill(0.0);
-        let mut scale = self.scale_p.max(jet.d12.amax() * v.amax());
-        match normal {
-            None => {
-                let tj = self.ld.time_jet_increment(self.q_imp, &v, self.h2)?;
-                r[0] = (tj.d3 - self.e_target) * self.w;
-                for j in 0..N {
-                    jac[(0, j)] = tj.d23[j] * self.w;
-                }
-                scale = scale.max(tj.d23.amax() * v.amax() * self.w);
-            }
-            Some(s) => {
-                let n = self.frame.frame.column(0);
-                r[0] = (n.dot(&v) - s) * self.scale_p;
-                for j in 0..N {
-                    jac[(0, j)] = n[j] * self.scale_p;
-                }
-            }
-        }
-        let f = jet.d1 - self.forms.transpose() * lam;
-        for i in 0..N - 1 {
-            let bi = self.frame.frame.column(i + 1);
-            r[1 + i] = bi.dot(&f) + self.p_tan[i];
-            let row = bi.transpose() * jet.d12;
-            for j in 0..N {
-                jac[(1 + i, j)] = row[j];
-            }
-            for j in 0..M {
-                jac[(1 + i, N + j)] = -self.bt_at[(i + 1, j)];
-            }
-        }
-        if M > 0 {
-            let (c, dc) = self.cd.jacobian_increment(
-                self.ld.system(),
-                self.ld.map(),
-                self.ld.orientation(),
-                self.q_imp,
-                &v,
-                self.h2,
-            )?;
-            for i in 0..M {
-                r[N + i] = c[i];
-                for j in 0..N {
-                    jac[(N + i, j)] = dc[(i, j)];
-                }
-            }
-        }
-        Ok(scale)
-    }
-}
-
-/// Squared energy mismatch along the normal family, for argmin.
-struct Mismatch<'a, F, Sy, Dm, const N: usize, const M: usize> {
-    solve_at: &'a F,
-    problem: &'a PostImpact<'a, Sy, Dm, N, M>,
-}
-
-impl<F, Sy, Dm, const N: usize, const M: usize> CostFunction for Mismatch<'_, F, Sy, Dm, N, M>
-where
-    F: Fn(f64) -> Result<DVector<f64>, NewtonFailure>,
-    Sy: System<N, M>,
-    Dm: DiscretizationMap<N>,
-{
-    type Param = f64;
-    type Output = f64;
-    fn cost(&self, s: &f64) -> Result<f64, argmin::core::Error> {
-        let x = (self.solve_at)(*s).map_err(|e| argmin::core::Error::msg(format!("{e:?}")))?;
-        let v = SVector::<f64, N>::from_fn(|i, _| x[i]);
-        let d3 = -self
-            .problem
-            .ld
-            .energy_increment(self.problem.q_imp, &v, self.problem.h2)
-            .map_err(|e| argmin::core::Error::msg(e.to_string()))?;
-        Ok((d3 - self.problem.e_target).powi(2))
     }
 }

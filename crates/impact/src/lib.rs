@@ -23,6 +23,15 @@
 //!    most [`ImpactParams::max_impacts_per_step`] times, then
 //!    [`ImpactError::TooManyImpacts`].
 
+mod hamiltonian_law;
 mod integrator;
+mod law;
+mod vci;
 
-pub use integrator::{ImpactError, ImpactEvent, ImpactIntegrator, ImpactParams};
+pub use hamiltonian_law::HamiltonianLaw;
+pub use integrator::{
+    HamiltonianImpacts, ImpactError, ImpactEvent, ImpactIntegrator, ImpactParams,
+    LagrangeDiracImpacts,
+};
+pub use law::{ImpactLaw, ImpactSite, Rebound, RejectCrossing};
+pub use vci::VciLaw;

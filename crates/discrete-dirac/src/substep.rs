@@ -1,0 +1,219 @@
+//! What the impact integrator needs from a one-step map (docs/theory.md §4):
+//! the oriented (+) step from `(a, π_a)` over any fraction of the grid step,
+//! warm-started for the steps taken and side-effect-free for trial solves,
+//! and the discrete energy and constraint residual of a sub-step.
+//!
+//! Orientation: a (−) stepper is solved as the (+) equations of the reversed
+//! discrete Lagrangian (or generating function) with the momentum negated,
+//! `π = sign · p` (docs/theory.md §3.4); every momentum here is oriented.
+
+use crate::hamiltonian::{DiscreteHamiltonian, NonholonomicHamiltonian};
+use crate::lagrange_dirac::{LagrangeDirac, step_measures};
+use crate::{Direction, StepError, StepStats};
+use diracvi_geometry::{DiscretizationMap, GeometryError, System};
+use nalgebra::SVector;
+
+/// One oriented sub-step `a → b = a + d`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SubStep<const N: usize> {
+    /// The end point (rounded `a + d`; the steps taken add the increment
+    /// with compensation).
+    pub b: SVector<f64, N>,
+    /// The increment, as solved for.
+    pub d: SVector<f64, N>,
+    /// The oriented momentum at `b`.
+    pub pi_b: SVector<f64, N>,
+    /// The constraint reaction `A(a)ᵀ μ` at the start point (oriented): the
+    /// part of `π_a` that the sub-step absorbs as a multiplier
+    /// (docs/theory.md §3.8).
+    pub reaction: SVector<f64, N>,
+    /// Solver statistics.
+    pub stats: StepStats,
+}
+
+/// A one-step map the impact integrator can drive.
+pub trait SubStepper<const N: usize, const M: usize> {
+    /// The system stepped.
+    type System: System<N, M>;
+
+    /// The system.
+    fn system(&self) -> &Self::System;
+
+    /// Direction of time.
+    fn direction(&self) -> Direction;
+
+    /// The sub-step from `(a, π_a)` with step `h`, as a step taken:
+    /// warm-started from the last one, and updating the warm start.
+    /// `k` and `t` label errors.
+    ///
+    /// # Errors
+    /// The stepper's error.
+    fn sub_step(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &SVector<f64, N>,
+        pi_a: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<SubStep<N>, StepError>;
+
+    /// The same solve from the increment guess `guess`, without touching
+    /// the warm-start state of the steps taken.
+    ///
+    /// # Errors
+    /// The stepper's error.
+    fn trial_step(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &SVector<f64, N>,
+        pi_a: &SVector<f64, N>,
+        h: f64,
+        guess: &SVector<f64, N>,
+    ) -> Result<SubStep<N>, StepError>;
+
+    /// Forget the warm start (after an impact).
+    fn reset_warm_start(&mut self);
+
+    /// The discrete energy and the constraint residual (docs/theory.md §6) of
+    /// the sub-step `a → a + d` with end momentum `π_b`.
+    ///
+    /// # Errors
+    /// When a geometric evaluation fails.
+    fn measures(
+        &self,
+        sub_start: &SVector<f64, N>,
+        sub: &SubStep<N>,
+        h: f64,
+    ) -> Result<(f64, f64), GeometryError>;
+}
+
+impl<Sy, Dm, const N: usize, const M: usize> SubStepper<N, M> for LagrangeDirac<Sy, Dm, N, M>
+where
+    Sy: System<N, M>,
+    Dm: DiscretizationMap<N>,
+{
+    type System = Sy;
+
+    fn system(&self) -> &Sy {
+        LagrangeDirac::system(self)
+    }
+
+    fn direction(&self) -> Direction {
+        LagrangeDirac::direction(self)
+    }
+
+    fn sub_step(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &SVector<f64, N>,
+        pi_a: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<SubStep<N>, StepError> {
+        let sign = self.direction().sign();
+        let (to, stats) = self.step(
+            k,
+            &crate::State {
+                t,
+                q: *a,
+                p: pi_a * sign,
+            },
+            h,
+        )?;
+        Ok(SubStep {
+            b: to.q,
+            d: self.last_increment().expect("set by the step"),
+            pi_b: to.p * sign,
+            reaction: self.system().constraint_forms(a).transpose() * self.last_multipliers(),
+            stats,
+        })
+    }
+
+    fn trial_step(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &SVector<f64, N>,
+        pi_a: &SVector<f64, N>,
+        h: f64,
+        guess: &SVector<f64, N>,
+    ) -> Result<SubStep<N>, StepError> {
+        let s = self.solve_trial(k, t, a, pi_a, h, guess)?;
+        Ok(SubStep {
+            b: s.b,
+            d: s.d,
+            pi_b: s.pi_b,
+            reaction: self.system().constraint_forms(a).transpose() * s.mu,
+            stats: StepStats::from_newton(&s.info, s.degenerate),
+        })
+    }
+
+    fn reset_warm_start(&mut self) {
+        LagrangeDirac::reset_warm_start(self);
+    }
+
+    fn measures(
+        &self,
+        a: &SVector<f64, N>,
+        sub: &SubStep<N>,
+        h: f64,
+    ) -> Result<(f64, f64), GeometryError> {
+        step_measures(&self.discrete_lagrangian(), self.constraint(), a, &sub.d, h)
+    }
+}
+
+impl<Sy, Dm, Hd, const N: usize, const M: usize> SubStepper<N, M>
+    for NonholonomicHamiltonian<Sy, Dm, Hd, N, M>
+where
+    Sy: System<N, M>,
+    Dm: DiscretizationMap<N>,
+    Hd: DiscreteHamiltonian<Sy, N, M>,
+{
+    type System = Sy;
+
+    fn system(&self) -> &Sy {
+        NonholonomicHamiltonian::system(self)
+    }
+
+    fn direction(&self) -> Direction {
+        NonholonomicHamiltonian::direction(self)
+    }
+
+    fn sub_step(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &SVector<f64, N>,
+        pi_a: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<SubStep<N>, StepError> {
+        let mut s = self.solve_oriented(false, k, t, a, pi_a, h, None)?;
+        s.b = self.add_with_carry(a, &s.d);
+        Ok(s)
+    }
+
+    fn trial_step(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &SVector<f64, N>,
+        pi_a: &SVector<f64, N>,
+        h: f64,
+        guess: &SVector<f64, N>,
+    ) -> Result<SubStep<N>, StepError> {
+        self.solve_oriented(true, k, t, a, pi_a, h, Some((guess, pi_a)))
+    }
+
+    fn reset_warm_start(&mut self) {}
+
+    fn measures(
+        &self,
+        a: &SVector<f64, N>,
+        sub: &SubStep<N>,
+        h: f64,
+    ) -> Result<(f64, f64), GeometryError> {
+        let (energy, _) = self.discrete_energy(a, &sub.pi_b, h)?;
+        Ok((energy, self.constraint_residual(a, &sub.d, h)?))
+    }
+}
