@@ -71,6 +71,10 @@ pub struct RunArgs {
     /// Integrate backward in time from the initial data with the (−) stepper.
     #[arg(long)]
     pub backward: bool,
+    /// What happens at a wall: the elastic impact law of the stepper's
+    /// family, or an error at the first crossing.
+    #[arg(long, value_enum, default_value_t = ImpactsArg::Elastic)]
+    pub impacts: ImpactsArg,
     /// Write the trajectory (format from the extension: .csv or .json). CSV
     /// puts the impacts in a sibling file STEM.impacts.csv.
     #[arg(long, value_name = "FILE.csv|FILE.json")]
@@ -159,9 +163,18 @@ impl ConstraintArg {
 pub enum StepperArg {
     /// Discrete Lagrange–Dirac (with impacts).
     Lagrange,
-    /// Discrete nonholonomic Hamiltonian, symplectic Euler; no impact
-    /// handling: the run stops with an error if it leaves the admissible set.
+    /// Discrete nonholonomic Hamiltonian, symplectic Euler (with its
+    /// impact law: a normal momentum jump balancing the discrete energy).
     Hamiltonian,
+}
+
+/// `--impacts`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImpactsArg {
+    /// Elastic impacts (\[VCI\] Theorem 3.1, or its Hamiltonian counterpart).
+    Elastic,
+    /// No impacts: the run stops with an error at the first crossing.
+    Reject,
 }
 
 impl StepperArg {

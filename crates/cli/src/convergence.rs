@@ -249,6 +249,7 @@ pub fn convergence(args: &ConvergenceArgs) -> Result<()> {
         };
         let plan = RunPlan {
             stepper: StepperArg::Lagrange,
+            impacts: crate::args::ImpactsArg::Elastic,
             direction: Direction::Forward,
             steps: n,
             every: match reference.measure() {

@@ -2,19 +2,19 @@
 //! the summaries.
 
 use crate::NumericalFailure;
-use crate::args::{RunArgs, StepperArg, SummaryFormat};
+use crate::args::{ImpactsArg, RunArgs, StepperArg, SummaryFormat};
 use crate::output::{ImpactRecord, RecordSink, RecordView, TrajectoryWriter};
 use crate::plot::{self, PlotCollector, PlotInfo};
 use crate::progress::Progress;
 use anyhow::{Context, Result, anyhow, bail};
-use diracvi_discrete_dirac::trajectory::StepOutput;
 use diracvi_discrete_dirac::{
     Direction, LagrangeDirac, NonholonomicHamiltonian, OneStep, Record, RunOptions, State,
-    StepError, SymplecticEuler, Trajectory, integrate, state_from_velocity,
+    SymplecticEuler, Trajectory, integrate, state_from_velocity,
 };
-use diracvi_impact::{ImpactEvent, ImpactIntegrator};
+use diracvi_impact::{
+    HamiltonianImpacts, ImpactError, ImpactEvent, ImpactIntegrator, RejectCrossing,
+};
 use diracvi_models::{Model, ModelVisitor, RunSetup, Scenario, catalogue};
-use nalgebra::SVector;
 use serde::Serialize;
 use std::fmt;
 use std::path::Path;
@@ -142,6 +142,8 @@ pub fn describe(scenario: &Scenario) -> Result<ModelSummary> {
 pub struct RunPlan {
     /// One-step map.
     pub stepper: StepperArg,
+    /// Impact law: elastic, or reject crossings.
+    pub impacts: ImpactsArg,
     /// Direction of time.
     pub direction: Direction,
     /// Number of steps.
@@ -177,6 +179,12 @@ pub struct RunOutcome {
     pub final_p: Vec<f64>,
     /// Newton iterations over the run.
     pub newton_iterations: usize,
+    /// Jacobian evaluations over the run.
+    pub jacobian_evaluations: usize,
+    /// Root-finder iterations locating impact times.
+    pub root_iterations: usize,
+    /// Iterations of the post-impact solves.
+    pub post_impact_iterations: usize,
     /// Steps that used the degenerate path.
     pub degenerate_steps: usize,
     /// Every impact.
@@ -221,28 +229,35 @@ impl ModelVisitor for Runner<'_> {
         let failed = |e: &dyn fmt::Display| {
             anyhow::Error::new(NumericalFailure(format!("{}: {e}", Mo::NAME)))
         };
-        let (trajectory, impacts) = match plan.stepper {
-            StepperArg::Lagrange => {
+        let (trajectory, impacts) = match (plan.stepper, plan.impacts) {
+            (StepperArg::Lagrange, impacts) => {
                 let stepper = LagrangeDirac::new(
                     model.clone(),
                     setup.discretization,
                     setup.constraint,
                     plan.direction,
                 );
-                let mut integrator = ImpactIntegrator::new(stepper);
-                let t = drive(
-                    &mut integrator,
-                    initial,
-                    setup.h,
-                    options,
-                    sink,
-                    &mut progress,
-                )
-                .map_err(|e| failed(&e))?;
-                let impacts = t.events.iter().map(impact_record).collect();
-                (erase(t), impacts)
+                match impacts {
+                    ImpactsArg::Elastic => drive_impacts(
+                        &mut ImpactIntegrator::new(stepper),
+                        initial,
+                        setup.h,
+                        options,
+                        sink,
+                        &mut progress,
+                    ),
+                    ImpactsArg::Reject => drive_impacts(
+                        &mut ImpactIntegrator::with_law(stepper, RejectCrossing),
+                        initial,
+                        setup.h,
+                        options,
+                        sink,
+                        &mut progress,
+                    ),
+                }
+                .map_err(|e| failed(&e))?
             }
-            StepperArg::Hamiltonian => {
+            (StepperArg::Hamiltonian, impacts) => {
                 if model.hamiltonian(&initial.q, &initial.p).is_none() {
                     bail!(
                         "model '{}' has no Hamiltonian (degenerate Lagrangian): --stepper hamiltonian is unavailable, use --stepper lagrange",
@@ -256,13 +271,25 @@ impl ModelVisitor for Runner<'_> {
                     SymplecticEuler,
                     plan.direction,
                 );
-                let mut stepper = WithoutImpacts::<_, _, N, M> {
-                    inner: stepper,
-                    model: model.clone(),
-                };
-                let t = drive(&mut stepper, initial, setup.h, options, sink, &mut progress)
-                    .map_err(|e| failed(&e))?;
-                (erase(t), Vec::new())
+                match impacts {
+                    ImpactsArg::Elastic => drive_impacts(
+                        &mut HamiltonianImpacts::hamiltonian(stepper),
+                        initial,
+                        setup.h,
+                        options,
+                        sink,
+                        &mut progress,
+                    ),
+                    ImpactsArg::Reject => drive_impacts(
+                        &mut ImpactIntegrator::with_law(stepper, RejectCrossing),
+                        initial,
+                        setup.h,
+                        options,
+                        sink,
+                        &mut progress,
+                    ),
+                }
+                .map_err(|e| failed(&e))?
             }
         };
         progress.finish();
@@ -276,6 +303,23 @@ impl ModelVisitor for Runner<'_> {
             ..trajectory
         })
     }
+}
+
+/// [`drive`] an integrator with impacts; the summary and the impact records.
+fn drive_impacts<St, const N: usize>(
+    stepper: &mut St,
+    initial: State<N>,
+    h: f64,
+    options: RunOptions,
+    sink: &mut dyn RecordSink,
+    progress: &mut Progress,
+) -> Result<(RunOutcome, Vec<ImpactRecord>), ImpactError>
+where
+    St: OneStep<N, Event = ImpactEvent<N>, Error = ImpactError>,
+{
+    let t = drive(stepper, initial, h, options, sink, progress)?;
+    let impacts = t.events.iter().map(impact_record).collect();
+    Ok((erase(t), impacts))
 }
 
 /// Run `integrate`, feeding every recorded step to `sink`.
@@ -320,6 +364,9 @@ fn erase<const N: usize, E>(t: Trajectory<N, E>) -> RunOutcome {
         final_q: s.final_state.q.as_slice().to_vec(),
         final_p: s.final_state.p.as_slice().to_vec(),
         newton_iterations: s.newton_iterations,
+        jacobian_evaluations: s.jacobian_evaluations,
+        root_iterations: s.root_iterations,
+        post_impact_iterations: s.post_impact_iterations,
         degenerate_steps: s.degenerate_steps,
         impacts: Vec::new(),
         wall_time: Duration::ZERO,
@@ -337,87 +384,6 @@ fn impact_record<const N: usize>(e: &ImpactEvent<N>) -> ImpactRecord {
         p_after: e.p_after.as_slice().to_vec(),
         energy_before: e.energy_before,
         energy_after: e.energy_after,
-    }
-}
-
-/// A smooth stepper that refuses to leave the admissible set: the discrete
-/// Hamiltonian steppers have no impact handling, so a run with them stops
-/// with an error at the first step that crosses a boundary piece.
-struct WithoutImpacts<St, Mo, const N: usize, const M: usize> {
-    inner: St,
-    model: Mo,
-}
-
-/// Why a [`WithoutImpacts`] step failed.
-#[derive(Debug)]
-enum WithoutImpactsError {
-    Step(StepError),
-    Crossed {
-        step: usize,
-        t: f64,
-        piece: usize,
-        name: String,
-        g: f64,
-    },
-}
-
-impl From<StepError> for WithoutImpactsError {
-    fn from(e: StepError) -> Self {
-        WithoutImpactsError::Step(e)
-    }
-}
-
-impl fmt::Display for WithoutImpactsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            WithoutImpactsError::Step(e) => e.fmt(f),
-            WithoutImpactsError::Crossed {
-                step,
-                t,
-                piece,
-                name,
-                g,
-            } => write!(
-                f,
-                "step {step} reaches t = {t} outside the admissible set (boundary piece {piece}, {name}: g = {g:e}); \
-                 the Hamiltonian stepper has no impact handling: impacts need the Lagrange–Dirac stepper (--stepper lagrange)"
-            ),
-        }
-    }
-}
-
-impl<St, Mo, const N: usize, const M: usize> OneStep<N> for WithoutImpacts<St, Mo, N, M>
-where
-    St: OneStep<N, Event = (), Error = StepError>,
-    Mo: Model<N, M>,
-{
-    type Event = ();
-    type Error = WithoutImpactsError;
-
-    fn advance(
-        &mut self,
-        k: usize,
-        from: &State<N>,
-        h: f64,
-        events: &mut Vec<()>,
-    ) -> Result<StepOutput<N>, WithoutImpactsError> {
-        let out = self.inner.advance(k, from, h, events)?;
-        let q: &SVector<f64, N> = &out.to.q;
-        let worst = (0..self.model.boundary_count())
-            .map(|j| (j, self.model.boundary(j, q)))
-            .min_by(|a, b| a.1.total_cmp(&b.1));
-        if let Some((piece, g)) = worst
-            && g < 0.0
-        {
-            return Err(WithoutImpactsError::Crossed {
-                step: k,
-                t: out.to.t,
-                piece,
-                name: self.model.boundary_name(piece),
-                g,
-            });
-        }
-        Ok(out)
     }
 }
 
@@ -472,6 +438,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     }
     let plan = RunPlan {
         stepper: args.stepper,
+        impacts: args.impacts,
         direction,
         steps,
         every: if sinks.is_empty() { 0 } else { args.every },
@@ -527,6 +494,13 @@ pub fn run(args: &RunArgs) -> Result<()> {
                 },
                 newton_iterations: outcome.newton_iterations,
                 degenerate_steps: outcome.degenerate_steps,
+                statistics: StatisticsJson {
+                    newton_iterations: outcome.newton_iterations,
+                    jacobian_evaluations: outcome.jacobian_evaluations,
+                    root_iterations: outcome.root_iterations,
+                    post_impact_iterations: outcome.post_impact_iterations,
+                    degenerate_steps: outcome.degenerate_steps,
+                },
                 wall_time_s: outcome.wall_time.as_secs_f64(),
                 out: args.out.as_ref().map(|p| p.display().to_string()),
                 plot: args.plot.as_ref().map(|p| p.display().to_string()),
@@ -562,9 +536,20 @@ struct SummaryJson<'a> {
     final_state: FinalStateJson<'a>,
     newton_iterations: usize,
     degenerate_steps: usize,
+    statistics: StatisticsJson,
     wall_time_s: f64,
     out: Option<String>,
     plot: Option<String>,
+}
+
+/// Solver statistics over the run.
+#[derive(Debug, Serialize)]
+struct StatisticsJson {
+    newton_iterations: usize,
+    jacobian_evaluations: usize,
+    root_iterations: usize,
+    post_impact_iterations: usize,
+    degenerate_steps: usize,
 }
 
 #[derive(Debug, Serialize)]

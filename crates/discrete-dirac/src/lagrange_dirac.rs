@@ -388,7 +388,7 @@ where
         let hidden_still_valid = w.hidden.as_ref().is_some_and(|hc| {
             max_abs_transposed_product(&hc.left_null, &w.ws.jac) <= 1e-10 * w.ws.jac.amax()
         });
-        let degenerate = hidden_still_valid || newton::is_singular(&mut w.ws, &params);
+        let degenerate = hidden_still_valid || newton::is_singular(&mut w.ws, params);
 
         let result = if !degenerate {
             w.hidden = None;
@@ -396,7 +396,7 @@ where
             newton::solve_lazy(
                 &mut w.x,
                 &mut w.ws,
-                &params,
+                params,
                 Some(scale0),
                 true,
                 |x, r, j| eq.full(x, r, j, cache),
@@ -448,11 +448,11 @@ where
             // fails, start again from the guess with full Newton.
             let kept = w.ws.has_factors();
             w.x_start.copy_from(&w.x);
-            match newton::solve_simplified(&mut w.x, &mut w.ws, &params, scale0, &mut eval) {
+            match newton::solve_simplified(&mut w.x, &mut w.ws, params, scale0, &mut eval) {
                 Err(_) if kept => {
                     w.x.copy_from(&w.x_start);
                     w.ws.invalidate_factors();
-                    newton::solve_lazy(&mut w.x, &mut w.ws, &params, None, false, eval)
+                    newton::solve_lazy(&mut w.x, &mut w.ws, params, None, false, eval)
                 }
                 result => result,
             }

@@ -116,6 +116,12 @@ pub struct Summary<const N: usize> {
     pub final_state: State<N>,
     /// Newton iterations over the run.
     pub newton_iterations: usize,
+    /// Jacobian evaluations over the run.
+    pub jacobian_evaluations: usize,
+    /// Root-finder iterations locating impact times.
+    pub root_iterations: usize,
+    /// Iterations of the post-impact solves.
+    pub post_impact_iterations: usize,
     /// Steps that used the degenerate (hidden-constraint) path.
     pub degenerate_steps: usize,
 }
@@ -165,6 +171,9 @@ where
         max_constraint_residual: 0.0,
         final_state: initial,
         newton_iterations: 0,
+        jacobian_evaluations: 0,
+        root_iterations: 0,
+        post_impact_iterations: 0,
         degenerate_steps: 0,
     };
     let wants =
@@ -207,6 +216,9 @@ where
         summary.max_constraint_residual =
             summary.max_constraint_residual.max(out.constraint_residual);
         summary.newton_iterations += out.stats.iterations;
+        summary.jacobian_evaluations += out.stats.jacobian_evaluations;
+        summary.root_iterations += out.stats.root_iterations;
+        summary.post_impact_iterations += out.stats.post_impact_iterations;
         summary.degenerate_steps += usize::from(out.stats.degenerate);
         // Times on the grid `t_k = t_0 ± k h`, not accumulated: adding the
         // same `h` again and again rounds the same way each time (a drift of
