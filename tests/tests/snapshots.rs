@@ -76,7 +76,15 @@ impl ModelVisitor for Snapshot {
         }
         writeln!(text, "# impacts: step alpha t piece q[..] energy_before").unwrap();
         for e in &traj.events {
-            let q: Vec<String> = e.q.iter().map(|x| r(*x, d)).collect();
+            // Impact points lie on a boundary, where a coordinate may be
+            // zero up to round-off (the particle's y ≈ 1e-17): components
+            // below 1e-12 of |q̃| are written as 0, so the snapshot does
+            // not record round-off.
+            let scale = e.q.amax().max(1.0);
+            let q: Vec<String> =
+                e.q.iter()
+                    .map(|x| r(if x.abs() < 1e-12 * scale { 0.0 } else { *x }, d))
+                    .collect();
             writeln!(
                 text,
                 "{} {} {} {} [{}] {}",

@@ -126,7 +126,10 @@ pub struct LagrangeDirac<Sy, Dm, const N: usize, const M: usize> {
     /// The same for trial solves (event location), so that they leave the
     /// steps' warm start untouched.
     trial: SolverContext<N, M>,
-    last_increment: Option<SVector<f64, N>>,
+    /// The last increment and the step it was taken with.
+    last_increment: Option<(SVector<f64, N>, f64)>,
+    /// The one before, for the extrapolated warm start.
+    previous_increment: Option<(SVector<f64, N>, f64)>,
     carry: crate::PositionCarry<N>,
 }
 
@@ -196,6 +199,7 @@ where
             main: SolverContext::new(),
             trial: SolverContext::new(),
             last_increment: None,
+            previous_increment: None,
             carry: crate::PositionCarry::new(),
         }
     }
@@ -245,7 +249,7 @@ where
     /// for), or `None` before the first step or after
     /// [`reset_warm_start`](Self::reset_warm_start).
     pub fn last_increment(&self) -> Option<SVector<f64, N>> {
-        self.last_increment
+        self.last_increment.map(|(d, _)| d)
     }
 
     /// The multipliers `μ` of the last step taken.
@@ -256,6 +260,7 @@ where
     /// Forget warm-start data (call after a discontinuity such as an impact).
     pub fn reset_warm_start(&mut self) {
         self.last_increment = None;
+        self.previous_increment = None;
     }
 
     /// One step from `state` with step `h`: (+) gives the state at `t + h`,
@@ -274,9 +279,20 @@ where
     ) -> Result<(State<N>, StepStats), StepError> {
         let sign = self.direction.sign();
         let pi_a = state.p * sign;
-        let guess = self.last_increment.unwrap_or_else(SVector::zeros);
+        // Warm start: the last increment extrapolated linearly (error
+        // O(h³) on a smooth trajectory, so one Newton iteration, or none,
+        // reaches round-off), or the last one alone after a change of step.
+        let same = |h1: f64| h1.to_bits() == h.to_bits();
+        let guess = match (self.last_increment, self.previous_increment) {
+            (Some((last, h1)), Some((previous, h0))) if same(h1) && same(h0) => {
+                last * 2.0 - previous
+            }
+            (Some((last, h1)), _) => last * (h / h1),
+            (None, _) => SVector::zeros(),
+        };
         let s = self.solve_oriented(k, state.t, &state.q, &pi_a, h, &guess)?;
-        self.last_increment = Some(s.d);
+        self.previous_increment = self.last_increment;
+        self.last_increment = Some((s.d, h));
         Ok((
             State {
                 t: state.t + sign * h,
@@ -792,7 +808,7 @@ where
         _events: &mut Vec<()>,
     ) -> Result<crate::trajectory::StepOutput<N>, StepError> {
         let (to, stats) = self.step(k, from, h)?;
-        let d = self.last_increment.expect("set by the step");
+        let d = self.last_increment().expect("set by the step");
         let (energy, constraint_residual) =
             step_measures(&self.discrete_lagrangian(), self.constraint, &from.q, &d, h).map_err(
                 |source| StepError::Geometry {
