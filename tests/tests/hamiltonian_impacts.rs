@@ -7,14 +7,11 @@
 use diracvi_discrete_dirac::{
     Direction, LagrangeDirac, Record, RunOptions, State, integrate, state_from_velocity,
 };
-use diracvi_geometry::{
-    AdScalar, ConstraintDiscretization, Discretization, DiscretizationMap, GeometryError,
-};
+use diracvi_geometry::{ConstraintDiscretization, Discretization, EndPoint};
 use diracvi_impact::{
     HamiltonianImpacts, ImpactError, ImpactEvent, ImpactIntegrator, RejectCrossing,
 };
 use diracvi_models::{DiskTable, DiskWall, Ellipse, Model, Particle, Pendulum, Star};
-use nalgebra::SVector;
 
 struct Run<const N: usize> {
     records: Vec<Record<N>>,
@@ -183,50 +180,6 @@ fn hamiltonian_forward_then_backward_returns_at_first_order() {
     // (The ellipse's impacts amplify the O(h) mismatch chaotically; its
     // backward law is checked against Lagrange–Dirac below instead.)
     round_trip(&Particle::new(Default::default()).unwrap(), 2.5);
-}
-
-/// The forward discretization read at the end point,
-/// `Ψ_d(q0, q1) = (q1, (q1 − q0)/h)`: with it the (−) Lagrange–Dirac
-/// equations are those of the (−) symplectic-Euler Hamiltonian stepper.
-#[derive(Clone, Copy)]
-struct EndPoint;
-
-impl<const N: usize> DiscretizationMap<N> for EndPoint {
-    fn name(&self) -> &'static str {
-        "end-point"
-    }
-    fn psi<S: AdScalar>(
-        &self,
-        q0: &SVector<S, N>,
-        q1: &SVector<S, N>,
-        h: S,
-    ) -> Result<(SVector<S, N>, SVector<S, N>), GeometryError> {
-        self.psi_step(q0, q1, &(q1 - q0), h)
-    }
-    fn psi_step<S: AdScalar>(
-        &self,
-        _q0: &SVector<S, N>,
-        q1: &SVector<S, N>,
-        d: &SVector<S, N>,
-        h: S,
-    ) -> Result<(SVector<S, N>, SVector<S, N>), GeometryError> {
-        Ok((*q1, d * (S::from(1.0) / h)))
-    }
-    fn psi_inverse(
-        &self,
-        q: &SVector<f64, N>,
-        v: &SVector<f64, N>,
-        h: f64,
-    ) -> Result<(SVector<f64, N>, SVector<f64, N>), GeometryError> {
-        Ok((q - v * h, *q))
-    }
-    fn displacement<S: AdScalar>(
-        &self,
-        q0: &SVector<S, N>,
-        q1: &SVector<S, N>,
-    ) -> Result<SVector<S, N>, GeometryError> {
-        Ok(q1 - q0)
-    }
 }
 
 /// Backward in time: the (−) Hamiltonian stepper with its impact law equals

@@ -229,35 +229,34 @@ impl ModelVisitor for Runner<'_> {
         let failed = |e: &dyn fmt::Display| {
             anyhow::Error::new(NumericalFailure(format!("{}: {e}", Mo::NAME)))
         };
-        let (trajectory, impacts) = match (plan.stepper, plan.impacts) {
-            (StepperArg::Lagrange, impacts) => {
+        // One integrator type per (stepper, impact law) pair.
+        macro_rules! run {
+            ($integrator:expr) => {
+                drive_impacts(
+                    &mut $integrator,
+                    initial,
+                    setup.h,
+                    options,
+                    sink,
+                    &mut progress,
+                )
+                .map_err(|e| failed(&e))?
+            };
+        }
+        let (trajectory, impacts) = match plan.stepper {
+            StepperArg::Lagrange => {
                 let stepper = LagrangeDirac::new(
                     model.clone(),
                     setup.discretization,
                     setup.constraint,
                     plan.direction,
                 );
-                match impacts {
-                    ImpactsArg::Elastic => drive_impacts(
-                        &mut ImpactIntegrator::new(stepper),
-                        initial,
-                        setup.h,
-                        options,
-                        sink,
-                        &mut progress,
-                    ),
-                    ImpactsArg::Reject => drive_impacts(
-                        &mut ImpactIntegrator::with_law(stepper, RejectCrossing),
-                        initial,
-                        setup.h,
-                        options,
-                        sink,
-                        &mut progress,
-                    ),
+                match plan.impacts {
+                    ImpactsArg::Elastic => run!(ImpactIntegrator::new(stepper)),
+                    ImpactsArg::Reject => run!(ImpactIntegrator::with_law(stepper, RejectCrossing)),
                 }
-                .map_err(|e| failed(&e))?
             }
-            (StepperArg::Hamiltonian, impacts) => {
+            StepperArg::Hamiltonian => {
                 if model.hamiltonian(&initial.q, &initial.p).is_none() {
                     bail!(
                         "model '{}' has no Hamiltonian (degenerate Lagrangian): --stepper hamiltonian is unavailable, use --stepper lagrange",
@@ -271,25 +270,10 @@ impl ModelVisitor for Runner<'_> {
                     SymplecticEuler,
                     plan.direction,
                 );
-                match impacts {
-                    ImpactsArg::Elastic => drive_impacts(
-                        &mut HamiltonianImpacts::hamiltonian(stepper),
-                        initial,
-                        setup.h,
-                        options,
-                        sink,
-                        &mut progress,
-                    ),
-                    ImpactsArg::Reject => drive_impacts(
-                        &mut ImpactIntegrator::with_law(stepper, RejectCrossing),
-                        initial,
-                        setup.h,
-                        options,
-                        sink,
-                        &mut progress,
-                    ),
+                match plan.impacts {
+                    ImpactsArg::Elastic => run!(HamiltonianImpacts::hamiltonian(stepper)),
+                    ImpactsArg::Reject => run!(ImpactIntegrator::with_law(stepper, RejectCrossing)),
                 }
-                .map_err(|e| failed(&e))?
             }
         };
         progress.finish();

@@ -8,10 +8,7 @@ use diracvi_discrete_dirac::{
     Direction, LagrangeDirac, NewtonParams, NonholonomicHamiltonian, State, SymplecticEuler,
     state_from_velocity,
 };
-use diracvi_geometry::{
-    AdScalar, ConstraintDiscretization, Discretization, DiscretizationMap, GeometryError, SVector,
-    System,
-};
+use diracvi_geometry::{ConstraintDiscretization, Discretization, EndPoint, SVector, System};
 use std::f64::consts::PI;
 
 /// Largest scaled difference of two states: `max(|Δq|∞, |Δp|∞) / max(1, |x|∞)`.
@@ -115,52 +112,6 @@ fn minus_inverts_plus_kepler() {
     let (q0, v0) = kepler_pericenter(1.0, 0.5);
     // An eccentric orbit (e = 0.5) through its pericenter.
     check_inverse("Kepler", Kepler, q0, v0, 0.01);
-}
-
-/// The forward Euler discretization read at the *end* point,
-/// `Ψ_d(q0, q1) = (q1, (q1 − q0)/h)`: with it, the (−) Lagrange–Dirac
-/// equations are those of the (−) Hamiltonian stepper with
-/// `H_{d−}(p0, q1) = −p0·q1 + h H(q1, p0)` (symplectic Euler, the other
-/// variant).
-#[derive(Clone, Copy)]
-struct EndPoint;
-
-impl<const N: usize> DiscretizationMap<N> for EndPoint {
-    fn name(&self) -> &'static str {
-        "end-point"
-    }
-    fn psi<S: AdScalar>(
-        &self,
-        q0: &SVector<S, N>,
-        q1: &SVector<S, N>,
-        h: S,
-    ) -> Result<(SVector<S, N>, SVector<S, N>), GeometryError> {
-        Ok((*q1, (q1 - q0) * (S::from(1.0) / h)))
-    }
-    fn psi_step<S: AdScalar>(
-        &self,
-        _q0: &SVector<S, N>,
-        q1: &SVector<S, N>,
-        d: &SVector<S, N>,
-        h: S,
-    ) -> Result<(SVector<S, N>, SVector<S, N>), GeometryError> {
-        Ok((*q1, d * (S::from(1.0) / h)))
-    }
-    fn psi_inverse(
-        &self,
-        q: &SVector<f64, N>,
-        v: &SVector<f64, N>,
-        h: f64,
-    ) -> Result<(SVector<f64, N>, SVector<f64, N>), GeometryError> {
-        Ok((q - v * h, *q))
-    }
-    fn displacement<S: AdScalar>(
-        &self,
-        q0: &SVector<S, N>,
-        q1: &SVector<S, N>,
-    ) -> Result<SVector<S, N>, GeometryError> {
-        Ok(q1 - q0)
-    }
 }
 
 /// Runs `steps` steps of both steppers in `direction` from `s0` and returns

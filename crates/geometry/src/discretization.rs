@@ -248,3 +248,61 @@ impl<const N: usize, R: Retraction<N>> DiscretizationMap<N> for RetractionForwar
         self.0.inverse_step(q0, q1, d)
     }
 }
+
+/// The forward discretization read at the end point (the other
+/// symplectic-Euler variant): `Ψ_d^h(q0, q1) = (q1, (q1 − q0)/h)`,
+/// `R̃^h(q, v) = (q − h v, q)`, on `R^n`.
+///
+/// With it the (−) Lagrange–Dirac equations are those of the (−)
+/// symplectic-Euler Hamiltonian stepper (`H_{d−}(p0, q1) = −p0·q1 + h H(q1, p0)`),
+/// as [`Discretization::Forward`] matches the (+) one (docs/theory.md §3.5,
+/// §4.10).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EndPoint;
+
+impl<const N: usize> DiscretizationMap<N> for EndPoint {
+    fn name(&self) -> &'static str {
+        "end-point"
+    }
+    fn psi<S: AdScalar>(
+        &self,
+        q0: &SVector<S, N>,
+        q1: &SVector<S, N>,
+        h: S,
+    ) -> Result<(SVector<S, N>, SVector<S, N>), GeometryError> {
+        self.psi_step(q0, q1, &SVector::from_fn(|i, _| q1[i] - q0[i]), h)
+    }
+    fn psi_step<S: AdScalar>(
+        &self,
+        _q0: &SVector<S, N>,
+        q1: &SVector<S, N>,
+        d: &SVector<S, N>,
+        h: S,
+    ) -> Result<(SVector<S, N>, SVector<S, N>), GeometryError> {
+        let inv_h = h.recip();
+        Ok((*q1, SVector::from_fn(|i, _| d[i] * inv_h)))
+    }
+    fn psi_inverse(
+        &self,
+        q: &SVector<f64, N>,
+        v: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<(SVector<f64, N>, SVector<f64, N>), GeometryError> {
+        Ok((q - v * h, *q))
+    }
+    fn displacement<S: AdScalar>(
+        &self,
+        q0: &SVector<S, N>,
+        q1: &SVector<S, N>,
+    ) -> Result<SVector<S, N>, GeometryError> {
+        Euclidean.inverse(q0, q1)
+    }
+    fn displacement_step<S: AdScalar>(
+        &self,
+        _q0: &SVector<S, N>,
+        _q1: &SVector<S, N>,
+        d: &SVector<S, N>,
+    ) -> Result<SVector<S, N>, GeometryError> {
+        Ok(*d)
+    }
+}

@@ -40,7 +40,7 @@ mod system;
 pub use boundary::{BoundaryFrame, boundary_gradient, min_boundary};
 pub use constraint::ConstraintDiscretization;
 pub use discrete_lagrangian::{DiscreteLagrangian, LdJet, LdTimeJet, Orientation};
-pub use discretization::{Discretization, DiscretizationMap, RetractionForward};
+pub use discretization::{Discretization, DiscretizationMap, EndPoint, RetractionForward};
 pub use error::{GeometryError, ensure_finite, ensure_step};
 pub use retraction::{Angles, Euclidean, Retraction, Se2, Sphere};
 pub use system::{AdScalar, CONSTRAINT_TOLERANCE, System, check_initial};
