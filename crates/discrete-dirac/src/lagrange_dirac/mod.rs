@@ -38,15 +38,16 @@
 //! evaluates it. Convergence is judged on the residual alone, to the same
 //! tolerance.
 
-use crate::newton::{self, NewtonInfo, NewtonParams, NewtonWorkspace, SvdSplit};
+mod degenerate;
+
+use crate::newton::{self, NewtonInfo, NewtonParams, NewtonWorkspace};
 use crate::{Direction, State, StepError};
-use diracvi_geometry::ad::{DenseConstant, constants, gradient_of, increment, seed_gradient};
+use degenerate::{HiddenConstraints, Scratch};
 use diracvi_geometry::{
-    AdScalar, ConstraintDiscretization, DiscreteLagrangian, DiscretizationMap, GeometryError,
-    Orientation, System,
+    ConstraintDiscretization, DiscreteLagrangian, DiscretizationMap, GeometryError, Orientation,
+    System,
 };
-use nalgebra::{DMatrix, DVector, Dim, Dyn, Matrix, SMatrix, SVector, Storage};
-use num_dual::DualSVec;
+use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 
 /// Result of one oriented solve.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -105,12 +106,6 @@ impl StepStats {
         self.root_iterations += other.root_iterations;
         self.post_impact_iterations += other.post_impact_iterations;
     }
-}
-
-#[derive(Debug, Clone)]
-struct HiddenConstraints {
-    range: DMatrix<f64>,
-    left_null: DMatrix<f64>,
 }
 
 /// A discrete Lagrange–Dirac stepper, (+) or (−).
@@ -395,19 +390,16 @@ where
             a_forms: system.constraint_forms(a),
             h,
         };
-        let cache = &mut w.cache;
-
         // First evaluation decides regular vs degenerate.
         let scale0 = eq
-            .full(&w.x, &mut w.ws.r, Some(&mut w.ws.jac), cache)
+            .full(&w.x, &mut w.ws.r, Some(&mut w.ws.jac), &mut w.cache)
             .map_err(geo)?;
-        let hidden_still_valid = w.hidden.as_ref().is_some_and(|hc| {
-            max_abs_transposed_product(&hc.left_null, &w.ws.jac) <= 1e-10 * w.ws.jac.amax()
-        });
+        let hidden_still_valid = degenerate::hidden_still_valid(w);
         let degenerate = hidden_still_valid || newton::is_singular(&mut w.ws, params);
 
         let result = if !degenerate {
             w.hidden = None;
+            let cache = &mut w.cache;
             // `is_singular` left the LU factors of this Jacobian in `ws`.
             newton::solve_lazy(
                 &mut w.x,
@@ -418,60 +410,7 @@ where
                 |x, r, j| eq.full(x, r, j, cache),
             )
         } else {
-            if !hidden_still_valid {
-                let split = SvdSplit::new(&w.ws.jac, params.singular_threshold).ok_or(
-                    StepError::NonFinite {
-                        step: k,
-                        t,
-                        what: "Jacobian",
-                        iterations: 0,
-                    },
-                )?;
-                w.hidden = Some(HiddenConstraints {
-                    range: split.range,
-                    left_null: split.left_null,
-                });
-                // Factors of other equations must not be reused.
-                w.ws.invalidate_factors();
-            }
-            let hc = w.hidden.as_ref().expect("set above");
-            // The current step's hidden constraints do not involve the unknowns.
-            let hidden_now = max_abs_transposed_product(&hc.left_null, &w.ws.r) / scale0;
-            if hidden_now > 1e3 * params.tolerance {
-                return Err(StepError::Inconsistent {
-                    step: k,
-                    t,
-                    residual: hidden_now,
-                });
-            }
-            let scratch = &mut w.scratch;
-            // The full equations at the guess are in `ws`: assemble the
-            // degenerate residual from them instead of evaluating them again.
-            scratch.full_r.copy_from(&w.ws.r);
-            scratch.full_jac.copy_from(&w.ws.jac);
-            eq.degenerate(&w.x, scratch, hc, cache, &mut w.ws.r, None)
-                .map_err(geo)?;
-            let mut eval =
-                |x: &DVector<f64>, r: &mut DVector<f64>, j: Option<&mut DMatrix<f64>>| {
-                    let full_jac = j.is_some().then_some(&mut scratch.full_jac);
-                    let scale = eq.full(x, &mut scratch.full_r, full_jac, cache)?;
-                    eq.degenerate(x, scratch, hc, cache, r, j)?;
-                    Ok(scale)
-                };
-            // The degenerate equations keep their form from step to step
-            // (same `U_r`, `Y`), so the previous step's factors serve as
-            // the Jacobian while they contract (simplified Newton); if that
-            // fails, start again from the guess with full Newton.
-            let kept = w.ws.has_factors();
-            w.x_start.copy_from(&w.x);
-            match newton::solve_simplified(&mut w.x, &mut w.ws, params, scale0, &mut eval) {
-                Err(_) if kept => {
-                    w.x.copy_from(&w.x_start);
-                    w.ws.invalidate_factors();
-                    newton::solve_lazy(&mut w.x, &mut w.ws, params, None, false, eval)
-                }
-                result => result,
-            }
+            degenerate::solve(w, &eq, params, scale0, hidden_still_valid, k, t)?
         };
         let info = result.map_err(|f| StepError::from_newton(f, k, t, params.tolerance))?;
         let d = SVector::<f64, N>::from_fn(|i, _| w.x[i]);
@@ -509,15 +448,6 @@ where
             degenerate,
         })
     }
-}
-
-/// Buffers for the degenerate path: the full equations and the next step's
-/// residual.
-#[derive(Debug, Clone)]
-struct Scratch {
-    full_r: DVector<f64>,
-    full_jac: DMatrix<f64>,
-    next_r: DVector<f64>,
 }
 
 /// What evaluations leave for later: `(d, D2 L(a, a + d, h))` of the last
@@ -614,152 +544,6 @@ where
         // `K ε |q| / h`).
         Ok(self.pi_a.amax().max(d1.amax()).max(1.0))
     }
-
-    /// The degenerate system `[U_rᵀ r; Yᵀ r_next(b)]` (and its Jacobian)
-    /// from the full equations at `x` in `scratch.full_r`/`full_jac`
-    /// (written by [`full`](Self::full)). A residual-only evaluation leaves
-    /// `(b, D2 L(a, b, h))` in `cache`, so the converged step need not
-    /// evaluate its momentum again.
-    fn degenerate(
-        &self,
-        x: &DVector<f64>,
-        scratch: &mut Scratch,
-        hc: &HiddenConstraints,
-        cache: &mut EvalCache<N>,
-        r: &mut DVector<f64>,
-        jac: Option<&mut DMatrix<f64>>,
-    ) -> Result<(), GeometryError> {
-        let (ld, a, h, cd) = (&self.ld, &self.a, self.h, self.cd);
-        let (system, map) = (ld.system(), ld.map());
-        let rank = hc.range.ncols();
-        let n = N + M;
-        let d = SVector::<f64, N>::from_fn(|i, _| x[i]);
-        let b = a + d;
-        let mu = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
-        // Next step's residual at b, with the next point extrapolated by the
-        // same increment, `c = b + d`.
-        let c = b + d;
-        let Some(jac) = jac else {
-            // Residual only: the same values from first derivatives.
-            let pi_b = ld.d2_increment(a, &d, h)?;
-            (cache.d, cache.pi_b) = (d, pi_b);
-            let d1_next = ld.d1_increment(&b, &d, h)?;
-            let forms_b: SMatrix<f64, M, N> = system.constraint_forms(&b);
-            let force_b = next_force(&forms_b, &mu);
-            let next_r = &mut scratch.next_r;
-            for i in 0..N {
-                next_r[i] = pi_b[i] + d1_next[i] - force_b[i];
-            }
-            if M > 0 {
-                let omega_next: SVector<f64, M> =
-                    cd.evaluate_step(system, map, ld.orientation(), &b, &c, &d, h)?;
-                for i in 0..M {
-                    next_r[N + i] = omega_next[i];
-                }
-            }
-            for (offset, basis, src) in [
-                (0, &hc.range, &scratch.full_r),
-                (rank, &hc.left_null, &scratch.next_r),
-            ] {
-                for p in 0..basis.ncols() {
-                    r[offset + p] = basis.column(p).dot(src);
-                }
-            }
-            return Ok(());
-        };
-        // Range rows: r = U_rᵀ r_full, J = U_rᵀ J_full (small: plain loops
-        // beat the generic dynamic-size BLAS paths here).
-        for p in 0..rank {
-            let u = hc.range.column(p);
-            r[p] = u.dot(&scratch.full_r);
-            for j in 0..n {
-                let mut acc = 0.0;
-                for i in 0..n {
-                    acc += u[i] * scratch.full_jac[(i, j)];
-                }
-                jac[(p, j)] = acc;
-            }
-        }
-        // Hidden rows `yᵀ r_next(b)`: the Lagrangian part by one
-        // Hessian–vector product per left-null vector `y = (y_q, y_μ)` (no
-        // full D22, D11), the first-order force and constraint parts from one
-        // dual evaluation.
-        let bd = seed_gradient(&b);
-        let cdual: SVector<DualSVec<f64, N>, N> = constants(&c);
-        let forms_b: SMatrix<DualSVec<f64, N>, M, N> = system.constraint_forms(&bd);
-        let force_b = next_force(&forms_b, &mu);
-        let omega_next = if M > 0 {
-            cd.evaluate_step(
-                system,
-                map,
-                ld.orientation(),
-                &bd,
-                &cdual,
-                &increment(&bd, &cdual, &d),
-                DualSVec::constant(h),
-            )?
-        } else {
-            SVector::zeros()
-        };
-        for p in 0..hc.left_null.ncols() {
-            let y = hc.left_null.column(p);
-            let y_q = SVector::<f64, N>::from_fn(|i, _| y[i]);
-            let (value, gradient) = ld.del_directional_increment(a, &d, &d, h, &y_q)?;
-            let mut row_r = value;
-            let mut row_j = gradient;
-            for i in 0..N {
-                row_r -= y[i] * force_b[i].re;
-                row_j -= gradient_of(force_b[i]) * y[i];
-            }
-            for i in 0..M {
-                row_r += y[N + i] * omega_next[i].re;
-                row_j += gradient_of(omega_next[i]) * y[N + i];
-            }
-            r[rank + p] = row_r;
-            for j in 0..N {
-                jac[(rank + p, j)] = row_j[j];
-            }
-            for j in 0..M {
-                let mut acc = 0.0;
-                for i in 0..N {
-                    acc -= y[i] * forms_b[(j, i)].re;
-                }
-                jac[(rank + p, N + j)] = acc;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// `max |Yᵀ B|` over the entries, without forming the product.
-fn max_abs_transposed_product<C, S>(y: &DMatrix<f64>, b: &Matrix<f64, Dyn, C, S>) -> f64
-where
-    C: Dim,
-    S: Storage<f64, Dyn, C>,
-{
-    let mut m: f64 = 0.0;
-    for i in 0..y.ncols() {
-        for j in 0..b.ncols() {
-            let mut acc = 0.0;
-            for k in 0..y.nrows() {
-                acc += y[(k, i)] * b[(k, j)];
-            }
-            m = m.max(acc.abs());
-        }
-    }
-    m
-}
-
-fn next_force<S: AdScalar, const N: usize, const M: usize>(
-    forms: &SMatrix<S, M, N>,
-    mu: &SVector<f64, M>,
-) -> SVector<S, N> {
-    if M == 0 {
-        return SVector::from_element(S::from(0.0));
-    }
-    // Summed from the first term, not from a (sparse) zero constant: see
-    // `diracvi_geometry::ad` on dense dual numbers.
-    SVector::from_fn(|i, _| (1..M).fold(forms[(0, i)] * mu[0], |s, a| s + forms[(a, i)] * mu[a]))
 }
 
 /// The discrete energy `E_d(a, b, h) = −D3 L(a, b, h)` and the constraint
