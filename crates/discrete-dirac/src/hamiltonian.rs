@@ -219,17 +219,7 @@ where
         h: f64,
         guess: Option<(&SVector<f64, N>, &SVector<f64, N>)>,
     ) -> Result<crate::SubStep<N>, StepError> {
-        if !(h.is_finite() && h > 0.0) {
-            return Err(StepError::BadStep { step: k, t, h });
-        }
-        if a.iter().chain(pi_a.iter()).any(|v| !v.is_finite()) {
-            return Err(StepError::NonFinite {
-                step: k,
-                t,
-                what: "state",
-                iterations: 0,
-            });
-        }
+        crate::validate_step(k, t, h, a, pi_a)?;
         let orientation = self.direction.orientation();
         if oriented::<Sy, Hd, f64, N, M>(&self.generating, &self.system, orientation, a, pi_a, h)
             .is_none()

@@ -364,17 +364,7 @@ where
         } = self;
         let (system, map, constraint, params) = (&*system, &*map, *constraint, &*params);
         let w = if trial { trial_context } else { main };
-        if !(h.is_finite() && h > 0.0) {
-            return Err(StepError::BadStep { step: k, t, h });
-        }
-        if a.iter().chain(pi_a.iter()).any(|v| !v.is_finite()) {
-            return Err(StepError::NonFinite {
-                step: k,
-                t,
-                what: "state",
-                iterations: 0,
-            });
-        }
+        crate::validate_step(k, t, h, a, pi_a)?;
         let geo = |source| StepError::Geometry { step: k, t, source };
         for i in 0..N {
             w.x[i] = guess[i];
