@@ -190,16 +190,7 @@ where
         state: &State<N>,
         h: f64,
     ) -> Result<(State<N>, StepStats), StepError> {
-        let sign = self.direction.sign();
-        let s = self.solve_oriented(false, k, state.t, &state.q, &(state.p * sign), h, None)?;
-        Ok((
-            State {
-                t: state.t + sign * h,
-                q: self.carry.add(&state.q, &s.d),
-                p: s.pi_b * sign,
-            },
-            s.stats,
-        ))
+        crate::substep::step_state(self, k, state, h)
     }
 
     /// Solve the oriented (+) equations from `(a, π_a)` with step `h`, in
@@ -456,24 +447,6 @@ where
         h: f64,
         _events: &mut Vec<()>,
     ) -> Result<StepOutput<N>, StepError> {
-        let sign = self.direction.sign();
-        let s = self.solve_oriented(false, k, from.t, &from.q, &(from.p * sign), h, None)?;
-        let geo = |source| StepError::Geometry {
-            step: k,
-            t: from.t,
-            source,
-        };
-        let (energy, _) = self.discrete_energy(&from.q, &s.pi_b, h).map_err(geo)?;
-        let constraint_residual = self.constraint_residual(&from.q, &s.d, h).map_err(geo)?;
-        Ok(StepOutput {
-            to: State {
-                t: from.t + sign * h,
-                q: self.carry.add(&from.q, &s.d),
-                p: s.pi_b * sign,
-            },
-            energy,
-            constraint_residual,
-            stats: s.stats,
-        })
+        crate::substep::advance(self, k, from, h)
     }
 }

@@ -9,7 +9,8 @@
 
 use crate::hamiltonian::{DiscreteHamiltonian, NonholonomicHamiltonian};
 use crate::lagrange_dirac::{LagrangeDirac, step_measures};
-use crate::{Direction, StepError, StepStats};
+use crate::trajectory::StepOutput;
+use crate::{Direction, State, StepError, StepStats};
 use diracvi_geometry::{DiscretizationMap, GeometryError, System};
 use nalgebra::SVector;
 
@@ -111,22 +112,13 @@ where
         pi_a: &SVector<f64, N>,
         h: f64,
     ) -> Result<SubStep<N>, StepError> {
-        let sign = self.direction().sign();
-        let (to, stats) = self.step(
-            k,
-            &crate::State {
-                t,
-                q: *a,
-                p: pi_a * sign,
-            },
-            h,
-        )?;
+        let s = self.step_oriented(k, t, a, pi_a, h)?;
         Ok(SubStep {
-            b: to.q,
-            d: self.last_increment().expect("set by the step"),
-            pi_b: to.p * sign,
-            reaction: self.system().constraint_forms(a).transpose() * self.last_multipliers(),
-            stats,
+            b: self.add_with_carry(a, &s.d),
+            d: s.d,
+            pi_b: s.pi_b,
+            reaction: s.reaction,
+            stats: StepStats::from_newton(&s.info, s.degenerate),
         })
     }
 
@@ -144,7 +136,7 @@ where
             b: s.b,
             d: s.d,
             pi_b: s.pi_b,
-            reaction: self.system().constraint_forms(a).transpose() * s.mu,
+            reaction: s.reaction,
             stats: StepStats::from_newton(&s.info, s.degenerate),
         })
     }
@@ -216,4 +208,60 @@ where
         let (energy, _) = self.discrete_energy(a, &sub.pi_b, h)?;
         Ok((energy, self.constraint_residual(a, &sub.d, h)?))
     }
+}
+
+/// One step taken from a physical state (`p`, not `π`): the state at
+/// `t ± h` and the solver statistics. The steppers' `step` methods.
+pub(crate) fn step_state<St, const N: usize, const M: usize>(
+    stepper: &mut St,
+    k: usize,
+    state: &State<N>,
+    h: f64,
+) -> Result<(State<N>, StepStats), StepError>
+where
+    St: SubStepper<N, M>,
+{
+    let sign = stepper.direction().sign();
+    let s = stepper.sub_step(k, state.t, &state.q, &(state.p * sign), h)?;
+    Ok((
+        State {
+            t: state.t + sign * h,
+            q: s.b,
+            p: s.pi_b * sign,
+        },
+        s.stats,
+    ))
+}
+
+/// One step with its discrete energy and constraint residual, for the
+/// trajectory driver (the smooth steppers' `OneStep::advance`).
+pub(crate) fn advance<St, const N: usize, const M: usize>(
+    stepper: &mut St,
+    k: usize,
+    from: &State<N>,
+    h: f64,
+) -> Result<StepOutput<N>, StepError>
+where
+    St: SubStepper<N, M>,
+{
+    let sign = stepper.direction().sign();
+    let s = stepper.sub_step(k, from.t, &from.q, &(from.p * sign), h)?;
+    let (energy, constraint_residual) =
+        stepper
+            .measures(&from.q, &s, h)
+            .map_err(|source| StepError::Geometry {
+                step: k,
+                t: from.t,
+                source,
+            })?;
+    Ok(StepOutput {
+        to: State {
+            t: from.t + sign * h,
+            q: s.b,
+            p: s.pi_b * sign,
+        },
+        energy,
+        constraint_residual,
+        stats: s.stats,
+    })
 }

@@ -158,7 +158,7 @@ where
         // The normal displacement of the post-impact sub-step grows with ν
         // at the rate h2 n̂ᵀ ∂²K/∂π² n̂ > 0; the reflected root mirrors the
         // pass-through displacement s(0) < 0.
-        let (s0_step, f0) = jump.solve(0.0).map_err(step_failed)?;
+        let (s0_step, _) = jump.solve(0.0).map_err(step_failed)?;
         let s0 = n_hat.dot(&s0_step.d);
         let probe = site.before.pi_b.amax().max(1.0) * 1e-3;
         let (s1_step, _) = jump.solve(probe).map_err(step_failed)?;
@@ -211,7 +211,6 @@ where
         } else {
             // Grazing: the energy mismatch of the sub-steps (O(h)) exceeds
             // the normal kinetic energy; minimise it over the reflected side.
-            let _ = f0;
             let solver = BrentOpt::new(0.0, hi).set_tolerance(1e-10, 1e-14 * scale);
             let res = Executor::new(Square(&jump), solver)
                 .configure(|s| s.max_iters(200))

@@ -59,6 +59,8 @@ pub struct OrientedStep<const N: usize, const M: usize> {
     pub d: SVector<f64, N>,
     /// The multipliers `μ`.
     pub mu: SVector<f64, M>,
+    /// The constraint reaction `A(a)ᵀ μ` (docs/theory.md §3.8).
+    pub reaction: SVector<f64, N>,
     /// The oriented momentum at `b`, `π_b = D2 L(a, b, h)`.
     pub pi_b: SVector<f64, N>,
     /// Newton statistics.
@@ -272,8 +274,19 @@ where
         state: &State<N>,
         h: f64,
     ) -> Result<(State<N>, StepStats), StepError> {
-        let sign = self.direction.sign();
-        let pi_a = state.p * sign;
+        crate::substep::step_state(self, k, state, h)
+    }
+
+    /// The oriented step from `(a, π_a)` as a step taken: warm-started from
+    /// the last increments, and recording this one.
+    pub(crate) fn step_oriented(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &SVector<f64, N>,
+        pi_a: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<OrientedStep<N, M>, StepError> {
         // Warm start: the last increment extrapolated linearly (error
         // O(h³) on a smooth trajectory, so one Newton iteration, or none,
         // reaches round-off), or the last one alone after a change of step.
@@ -285,17 +298,19 @@ where
             (Some((last, h1)), _) => last * (h / h1),
             (None, _) => SVector::zeros(),
         };
-        let s = self.solve_oriented(k, state.t, &state.q, &pi_a, h, &guess)?;
+        let s = self.solve_oriented(k, t, a, pi_a, h, &guess)?;
         self.previous_increment = self.last_increment;
         self.last_increment = Some((s.d, h));
-        Ok((
-            State {
-                t: state.t + sign * h,
-                q: self.carry.add(&state.q, &s.d),
-                p: s.pi_b * sign,
-            },
-            StepStats::from_newton(&s.info, s.degenerate),
-        ))
+        Ok(s)
+    }
+
+    /// `a + d` with the compensated summation of the steps taken.
+    pub(crate) fn add_with_carry(
+        &mut self,
+        a: &SVector<f64, N>,
+        d: &SVector<f64, N>,
+    ) -> SVector<f64, N> {
+        self.carry.add(a, d)
     }
 
     /// Solve the oriented step equations for `b = a + d` given `(a, π_a)`,
@@ -433,6 +448,7 @@ where
             b,
             d,
             mu,
+            reaction: eq.a_forms.transpose() * mu,
             pi_b,
             info,
             degenerate,
@@ -581,21 +597,6 @@ where
         h: f64,
         _events: &mut Vec<()>,
     ) -> Result<crate::trajectory::StepOutput<N>, StepError> {
-        let (to, stats) = self.step(k, from, h)?;
-        let d = self.last_increment().expect("set by the step");
-        let (energy, constraint_residual) =
-            step_measures(&self.discrete_lagrangian(), self.constraint, &from.q, &d, h).map_err(
-                |source| StepError::Geometry {
-                    step: k,
-                    t: from.t,
-                    source,
-                },
-            )?;
-        Ok(crate::trajectory::StepOutput {
-            to,
-            energy,
-            constraint_residual,
-            stats,
-        })
+        crate::substep::advance(self, k, from, h)
     }
 }
