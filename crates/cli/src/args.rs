@@ -177,6 +177,24 @@ pub enum ImpactsArg {
     Reject,
 }
 
+impl From<StepperArg> for diracvi_run::Stepper {
+    fn from(s: StepperArg) -> Self {
+        match s {
+            StepperArg::Lagrange => diracvi_run::Stepper::Lagrange,
+            StepperArg::Hamiltonian => diracvi_run::Stepper::Hamiltonian,
+        }
+    }
+}
+
+impl From<ImpactsArg> for diracvi_run::Impacts {
+    fn from(i: ImpactsArg) -> Self {
+        match i {
+            ImpactsArg::Elastic => diracvi_run::Impacts::Elastic,
+            ImpactsArg::Reject => diracvi_run::Impacts::Reject,
+        }
+    }
+}
+
 impl StepperArg {
     /// Name for summaries.
     pub fn as_str(self) -> &'static str {

@@ -2,16 +2,16 @@
 //! `diracvi_models::reference` for a ladder of step sizes, and the fitted
 //! order (least-squares slope of `log error` against `log h`).
 
-use crate::args::{ConvergenceArgs, StepperArg, SummaryFormat};
+use crate::args::{ConvergenceArgs, SummaryFormat};
 use crate::output::{RecordSink, RecordView};
-use crate::run::{RunPlan, execute, resolve_scenario, step_count};
+use crate::run::{execute, resolve_scenario, step_count};
 use anyhow::{Context, Result, bail};
-use diracvi_discrete_dirac::Direction;
 use diracvi_models::Scenario;
 use diracvi_models::reference::{
     BouncingParticle, LcCircuit, NonholonomicPendulumReference, PendulumReferenceParams,
     PendulumSolution,
 };
+use diracvi_run::RunPlan;
 use serde::Serialize;
 use std::f64::consts::TAU;
 
@@ -247,18 +247,11 @@ pub fn convergence(args: &ConvergenceArgs) -> Result<()> {
             measure: reference.measure(),
             error: 0.0,
         };
-        let plan = RunPlan {
-            stepper: StepperArg::Lagrange,
-            impacts: crate::args::ImpactsArg::Elastic,
-            direction: Direction::Forward,
-            steps: n,
-            every: match reference.measure() {
-                Measure::Final => n,
-                Measure::Max => 1,
-            },
-            quiet: true,
-        };
-        execute(&scenario, plan, &mut sink)?;
+        let plan = RunPlan::new(n).every(match reference.measure() {
+            Measure::Final => n,
+            Measure::Max => 1,
+        });
+        execute(&scenario, plan, true, &mut sink)?;
         errors.push(sink.error);
     }
     let order = fitted_order(&h_list, &errors);

@@ -10,60 +10,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
 
-/// One recorded step, as the writers and the plot see it.
-#[derive(Debug, Clone, Copy)]
-pub struct RecordView<'a> {
-    /// Step index.
-    pub k: usize,
-    /// Time `t_k`.
-    pub t: f64,
-    /// Configuration `q_k`.
-    pub q: &'a [f64],
-    /// Momentum `p_k`.
-    pub p: &'a [f64],
-    /// Energy of the step ending at `k`.
-    pub energy: f64,
-    /// Constraint residual of the step ending at `k`.
-    pub constraint_residual: f64,
-}
-
-/// One impact, dimension-erased (from `diracvi_impact::ImpactEvent`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ImpactRecord {
-    /// Index of the grid step containing the impact.
-    pub step: usize,
-    /// Impact-time fraction of the grid step.
-    pub alpha: f64,
-    /// Impact time.
-    pub t: f64,
-    /// Impact point on the boundary.
-    pub q: Vec<f64>,
-    /// Boundary piece hit.
-    pub piece: usize,
-    /// Momentum before the impact.
-    pub p_before: Vec<f64>,
-    /// Momentum after the impact.
-    pub p_after: Vec<f64>,
-    /// Discrete energy before.
-    pub energy_before: f64,
-    /// Discrete energy after.
-    pub energy_after: f64,
-}
-
-/// Something that consumes the recorded steps of a run as they come.
-pub trait RecordSink {
-    /// One recorded step.
-    fn record(&mut self, r: &RecordView<'_>);
-}
-
-/// Fan-out to several sinks.
-impl RecordSink for Vec<&mut dyn RecordSink> {
-    fn record(&mut self, r: &RecordView<'_>) {
-        for sink in self.iter_mut() {
-            sink.record(r);
-        }
-    }
-}
+pub use diracvi_run::{ImpactRecord, RecordSink, RecordView};
 
 /// Output format of `--out`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

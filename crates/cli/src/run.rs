@@ -1,27 +1,17 @@
-//! `list`, `show` and `run`: scenario resolution, the integration driver and
-//! the summaries.
+//! `list`, `show` and `run`: scenario resolution, the summaries, and the
+//! mapping of `diracvi-run`'s errors onto the exit codes. The integration
+//! itself is `diracvi_run::execute`, shared with the Python package.
 
 use crate::NumericalFailure;
-use crate::args::{ImpactsArg, RunArgs, StepperArg, SummaryFormat};
-use crate::output::{ImpactRecord, RecordSink, RecordView, TrajectoryWriter};
+use crate::args::{RunArgs, StepperArg, SummaryFormat};
+use crate::output::{RecordSink, TrajectoryWriter};
 use crate::plot::{self, PlotCollector, PlotInfo};
 use crate::progress::Progress;
 use anyhow::{Context, Result, anyhow, bail};
-use diracvi_discrete_dirac::{
-    Direction, LagrangeDirac, NonholonomicHamiltonian, OneStep, Record, RunOptions, State,
-    SymplecticEuler, Trajectory, integrate, state_from_velocity,
-};
-use diracvi_impact::{
-    HamiltonianImpacts, ImpactError, ImpactEvent, ImpactIntegrator, RejectCrossing,
-};
-use diracvi_models::{Model, ModelVisitor, RunSetup, Scenario, catalogue};
+use diracvi_models::{Scenario, catalogue};
+use diracvi_run::{Direction, ModelSummary, RunError, RunOutcome, RunPlan};
 use serde::Serialize;
-use std::fmt;
 use std::path::Path;
-use std::time::{Duration, Instant};
-
-/// Largest number of steps a run may ask for.
-const MAX_STEPS: f64 = 1e12;
 
 /// `diracvi list`.
 pub fn list() -> Result<()> {
@@ -82,292 +72,48 @@ pub fn resolve_scenario(
 
 /// Number of steps: `--steps N`, or `round(t_end / h)`.
 pub fn step_count(scenario: &Scenario, steps: Option<usize>) -> Result<usize> {
-    if let Some(n) = steps {
-        return Ok(n);
-    }
-    let n = (scenario.t_end / scenario.h).round();
-    if !(n.is_finite() && n <= MAX_STEPS) {
-        bail!(
-            "t_end / h = {} / {} asks for {n:e} steps; at most {MAX_STEPS:e} are allowed",
-            scenario.t_end,
-            scenario.h
-        );
-    }
-    // `n` is a non-negative integer below 1e12: the conversion is exact.
-    Ok(n as usize)
-}
-
-/// What the CLI needs to know about a model before running it.
-#[derive(Debug, Clone)]
-pub struct ModelSummary {
-    /// Coordinate names.
-    pub coordinates: Vec<String>,
-    /// Names of the boundary pieces.
-    pub boundary_names: Vec<String>,
-    /// Number of constraint forms.
-    pub constraints: usize,
-    /// Whether the system has a Hamiltonian at the initial state.
-    pub has_hamiltonian: bool,
+    diracvi_run::step_count(scenario, steps).map_err(cli_error)
 }
 
 /// Build the model (validating parameters and initial data) and describe it.
 pub fn describe(scenario: &Scenario) -> Result<ModelSummary> {
-    struct Describe;
-    impl ModelVisitor for Describe {
-        type Output = ModelSummary;
-        fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(
-            self,
-            model: &Mo,
-            setup: &RunSetup<N>,
-        ) -> ModelSummary {
-            let p0 = model.momentum(&setup.q0, &setup.v0);
-            ModelSummary {
-                coordinates: Mo::coordinate_names()
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect(),
-                boundary_names: (0..model.boundary_count())
-                    .map(|j| model.boundary_name(j))
-                    .collect(),
-                constraints: M,
-                has_hamiltonian: model.hamiltonian(&setup.q0, &p0).is_some(),
-            }
-        }
-    }
-    Ok(scenario.visit(Describe)?)
+    Ok(diracvi_run::describe(scenario)?)
 }
 
-/// How to integrate.
-#[derive(Debug, Clone, Copy)]
-pub struct RunPlan {
-    /// One-step map.
-    pub stepper: StepperArg,
-    /// Impact law: elastic, or reject crossings.
-    pub impacts: ImpactsArg,
-    /// Direction of time.
-    pub direction: Direction,
-    /// Number of steps.
-    pub steps: usize,
-    /// Record every `every`-th step for the sink (0: none).
-    pub every: usize,
-    /// No progress bar.
-    pub quiet: bool,
-}
-
-/// Statistics of a finished run, dimension-erased.
-#[derive(Debug, Clone)]
-pub struct RunOutcome {
-    /// Steps taken.
-    pub steps: usize,
-    /// Energy of the first step.
-    pub initial_energy: f64,
-    /// Energy of the last step.
-    pub final_energy: f64,
-    /// `max_k |E_k − E_0|`.
-    pub max_abs_energy_deviation: f64,
-    /// The scale relative energy errors are measured in:
-    /// `max(|E_0|, System::energy_scale(q(0), v(0)))`, meaningful when
-    /// `E_0 ≈ 0`.
-    pub energy_scale: f64,
-    /// Largest constraint residual.
-    pub max_constraint_residual: f64,
-    /// Final time.
-    pub final_t: f64,
-    /// Final configuration.
-    pub final_q: Vec<f64>,
-    /// Final momentum.
-    pub final_p: Vec<f64>,
-    /// Newton iterations over the run.
-    pub newton_iterations: usize,
-    /// Jacobian evaluations over the run.
-    pub jacobian_evaluations: usize,
-    /// Root-finder iterations locating impact times.
-    pub root_iterations: usize,
-    /// Iterations of the post-impact solves.
-    pub post_impact_iterations: usize,
-    /// Steps that used the degenerate path.
-    pub degenerate_steps: usize,
-    /// Every impact.
-    pub impacts: Vec<ImpactRecord>,
-    /// Wall time of the integration (including streaming output).
-    pub wall_time: Duration,
-}
-
-/// Integrate `scenario` as `plan` says, feeding recorded steps to `sink`.
+/// Integrate `scenario` as `plan` says, feeding recorded steps to `sink`,
+/// with a progress bar on stderr unless `quiet`.
 ///
 /// Errors are usage errors except a failed step, which is a
 /// [`NumericalFailure`].
 pub fn execute(
     scenario: &Scenario,
     plan: RunPlan,
+    quiet: bool,
     sink: &mut dyn RecordSink,
 ) -> Result<RunOutcome> {
-    scenario.visit(Runner { plan, sink })?
+    let mut progress = Progress::new(plan.steps, quiet);
+    let outcome =
+        diracvi_run::execute_with_progress(scenario, plan, sink, &mut |k| progress.tick(k))
+            .map_err(cli_error)?;
+    progress.finish();
+    Ok(outcome)
 }
 
-struct Runner<'a> {
-    plan: RunPlan,
-    sink: &'a mut dyn RecordSink,
-}
-
-impl ModelVisitor for Runner<'_> {
-    type Output = Result<RunOutcome>;
-
-    fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(
-        self,
-        model: &Mo,
-        setup: &RunSetup<N>,
-    ) -> Result<RunOutcome> {
-        let Runner { plan, sink } = self;
-        let initial = state_from_velocity::<Mo, N, M>(model, 0.0, &setup.q0, &setup.v0)
-            .map_err(|e| anyhow!("initial state: {e}"))?;
-        let options = RunOptions::new(plan.steps)
-            .every(plan.every)
-            .discard_records();
-        let mut progress = Progress::new(plan.steps, plan.quiet);
-        let start = Instant::now();
-        let failed = |e: &dyn fmt::Display| {
-            anyhow::Error::new(NumericalFailure(format!("{}: {e}", Mo::NAME)))
-        };
-        // One integrator type per (stepper, impact law) pair.
-        macro_rules! run {
-            ($integrator:expr) => {
-                drive_impacts(
-                    &mut $integrator,
-                    initial,
-                    setup.h,
-                    options,
-                    sink,
-                    &mut progress,
-                )
-                .map_err(|e| failed(&e))?
-            };
-        }
-        let (trajectory, impacts) = match plan.stepper {
-            StepperArg::Lagrange => {
-                let stepper = LagrangeDirac::new(
-                    model.clone(),
-                    setup.discretization,
-                    setup.constraint,
-                    plan.direction,
-                );
-                match plan.impacts {
-                    ImpactsArg::Elastic => run!(ImpactIntegrator::new(stepper)),
-                    ImpactsArg::Reject => run!(ImpactIntegrator::with_law(stepper, RejectCrossing)),
-                }
-            }
-            StepperArg::Hamiltonian => {
-                if model.hamiltonian(&initial.q, &initial.p).is_none() {
-                    bail!(
-                        "model '{}' has no Hamiltonian (degenerate Lagrangian): --stepper hamiltonian is unavailable, use --stepper lagrange",
-                        Mo::NAME
-                    );
-                }
-                let stepper = NonholonomicHamiltonian::new(
-                    model.clone(),
-                    setup.discretization,
-                    setup.constraint,
-                    SymplecticEuler,
-                    plan.direction,
-                );
-                match plan.impacts {
-                    ImpactsArg::Elastic => run!(HamiltonianImpacts::hamiltonian(stepper)),
-                    ImpactsArg::Reject => run!(ImpactIntegrator::with_law(stepper, RejectCrossing)),
-                }
-            }
-        };
-        progress.finish();
-        let energy_scale = trajectory
-            .energy_scale
-            .max(model.energy_scale(&setup.q0, &setup.v0));
-        Ok(RunOutcome {
-            impacts,
-            wall_time: start.elapsed(),
-            energy_scale,
-            ..trajectory
-        })
-    }
-}
-
-/// [`drive`] an integrator with impacts; the summary and the impact records.
-fn drive_impacts<St, const N: usize>(
-    stepper: &mut St,
-    initial: State<N>,
-    h: f64,
-    options: RunOptions,
-    sink: &mut dyn RecordSink,
-    progress: &mut Progress,
-) -> Result<(RunOutcome, Vec<ImpactRecord>), ImpactError>
-where
-    St: OneStep<N, Event = ImpactEvent<N>, Error = ImpactError>,
-{
-    let t = drive(stepper, initial, h, options, sink, progress)?;
-    let impacts = t.events.iter().map(impact_record).collect();
-    Ok((erase(t), impacts))
-}
-
-/// Run `integrate`, feeding every recorded step to `sink`.
-fn drive<St: OneStep<N>, const N: usize>(
-    stepper: &mut St,
-    initial: State<N>,
-    h: f64,
-    options: RunOptions,
-    sink: &mut dyn RecordSink,
-    progress: &mut Progress,
-) -> Result<Trajectory<N, St::Event>, St::Error> {
-    integrate(
-        stepper,
-        initial,
-        h,
-        options,
-        |r: &Record<N>| {
-            sink.record(&RecordView {
-                k: r.k,
-                t: r.t,
-                q: r.q.as_slice(),
-                p: r.p.as_slice(),
-                energy: r.energy,
-                constraint_residual: r.constraint_residual,
-            });
-        },
-        |k| progress.tick(k),
+/// The error of the `--stepper hamiltonian` check.
+fn no_hamiltonian(model: &str) -> anyhow::Error {
+    anyhow!(
+        "model '{model}' has no Hamiltonian (degenerate Lagrangian): --stepper hamiltonian is unavailable, use --stepper lagrange"
     )
 }
 
-/// The summary of a trajectory, without the events.
-fn erase<const N: usize, E>(t: Trajectory<N, E>) -> RunOutcome {
-    let s = t.summary;
-    RunOutcome {
-        steps: s.steps,
-        initial_energy: s.initial_energy,
-        final_energy: s.final_energy,
-        max_abs_energy_deviation: s.max_abs_energy_deviation,
-        energy_scale: s.initial_energy.abs(),
-        max_constraint_residual: s.max_constraint_residual,
-        final_t: s.final_state.t,
-        final_q: s.final_state.q.as_slice().to_vec(),
-        final_p: s.final_state.p.as_slice().to_vec(),
-        newton_iterations: s.newton_iterations,
-        jacobian_evaluations: s.jacobian_evaluations,
-        root_iterations: s.root_iterations,
-        post_impact_iterations: s.post_impact_iterations,
-        degenerate_steps: s.degenerate_steps,
-        impacts: Vec::new(),
-        wall_time: Duration::ZERO,
-    }
-}
-
-fn impact_record<const N: usize>(e: &ImpactEvent<N>) -> ImpactRecord {
-    ImpactRecord {
-        step: e.step,
-        alpha: e.alpha,
-        t: e.t,
-        q: e.q.as_slice().to_vec(),
-        piece: e.piece,
-        p_before: e.p_before.as_slice().to_vec(),
-        p_after: e.p_after.as_slice().to_vec(),
-        energy_before: e.energy_before,
-        energy_after: e.energy_after,
+/// A run error as the CLI reports it: numerical failures exit with 1,
+/// everything else with 2.
+fn cli_error(e: RunError) -> anyhow::Error {
+    match e {
+        RunError::Model(m) => anyhow::Error::new(m),
+        RunError::NoHamiltonian { model } => no_hamiltonian(&model),
+        e if e.is_numerical() => anyhow::Error::new(NumericalFailure(e.to_string())),
+        e => anyhow!("{e}"),
     }
 }
 
@@ -393,10 +139,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let steps = step_count(&scenario, args.steps)?;
     let info = describe(&scenario)?;
     if args.stepper == StepperArg::Hamiltonian && !info.has_hamiltonian {
-        bail!(
-            "model '{}' has no Hamiltonian (degenerate Lagrangian): --stepper hamiltonian is unavailable, use --stepper lagrange",
-            scenario.model
-        );
+        return Err(no_hamiltonian(&scenario.model));
     }
     let direction = if args.backward {
         Direction::Backward
@@ -420,18 +163,15 @@ pub fn run(args: &RunArgs) -> Result<()> {
     if let Some(c) = collector.as_mut() {
         sinks.push(c);
     }
-    let plan = RunPlan {
-        stepper: args.stepper,
-        impacts: args.impacts,
-        direction,
-        steps,
-        every: if sinks.is_empty() { 0 } else { args.every },
-        quiet: args.quiet,
-    };
-    let outcome = execute(&scenario, plan, &mut sinks)?;
+    let plan = RunPlan::new(steps)
+        .stepper(args.stepper.into())
+        .impacts(args.impacts.into())
+        .direction(direction)
+        .every(if sinks.is_empty() { 0 } else { args.every });
+    let outcome = execute(&scenario, plan, args.quiet, &mut sinks)?;
     drop(sinks);
 
-    let impact_times: Vec<f64> = outcome.impacts.iter().map(|i| i.t).collect();
+    let impact_times = outcome.impact_times();
     if let Some(w) = writer {
         w.finish(info.coordinates.len(), &outcome.impacts)?;
     }
@@ -468,7 +208,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
                     final_: outcome.final_energy,
                     max_abs_deviation: outcome.max_abs_energy_deviation,
                     scale: outcome.energy_scale,
-                    max_relative_deviation: relative_energy_deviation(&outcome),
+                    max_relative_deviation: outcome.max_relative_energy_deviation(),
                 },
                 constraint_residual_max: outcome.max_constraint_residual,
                 final_state: FinalStateJson {
@@ -548,16 +288,6 @@ struct EnergyJson {
     max_relative_deviation: f64,
 }
 
-/// `max |E − E0|` relative to the run's energy scale (0 when the scale is 0,
-/// i.e. a system at rest with zero energy, where any deviation is absolute).
-fn relative_energy_deviation(o: &RunOutcome) -> f64 {
-    if o.energy_scale > 0.0 {
-        o.max_abs_energy_deviation / o.energy_scale
-    } else {
-        o.max_abs_energy_deviation
-    }
-}
-
 #[derive(Debug, Serialize)]
 struct FinalStateJson<'a> {
     t: f64,
@@ -623,7 +353,7 @@ fn text_summary(
             );
         }
     }
-    let rel = relative_energy_deviation(o);
+    let rel = o.max_relative_energy_deviation();
     let _ = writeln!(
         s,
         "energy: initial {:.12}, final {:.12}, max |E − E0| = {:.3e} (relative {:.3e} of the energy scale {:.3e})",

@@ -1,0 +1,66 @@
+//! Errors of a run: bad input, or a numerical failure during the integration.
+
+use diracvi_geometry::GeometryError;
+use diracvi_impact::ImpactError;
+use diracvi_models::ModelError;
+use thiserror::Error;
+
+/// Why a run could not be done or did not finish.
+///
+/// Everything but [`Integration`](RunError::Integration) is an input error
+/// (found before the first step); `Integration` is a failure of the numerics
+/// during the run (a step that does not converge, too many impacts in one
+/// step, …), and names the step and time.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The scenario is invalid: unknown model, bad parameter, bad initial
+    /// data, non-positive step, …
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The initial momentum `p_0 = ∂L/∂v(q(0), v(0))` could not be computed.
+    #[error("initial state: {error}")]
+    InitialState {
+        /// What failed.
+        error: GeometryError,
+    },
+    /// The Hamiltonian stepper was asked for a model without a Hamiltonian
+    /// (a degenerate Lagrangian).
+    #[error(
+        "model '{model}' has no Hamiltonian (degenerate Lagrangian): the Hamiltonian stepper is unavailable, use the Lagrange–Dirac stepper"
+    )]
+    NoHamiltonian {
+        /// The model's name.
+        model: String,
+    },
+    /// `t_end / h` asks for more steps than [`MAX_STEPS`](crate::MAX_STEPS)
+    /// (or is not finite).
+    #[error("t_end / h = {t_end} / {h} asks for {steps:e} steps; at most {max:e} are allowed")]
+    TooManySteps {
+        /// The end time.
+        t_end: f64,
+        /// The step.
+        h: f64,
+        /// `round(t_end / h)`.
+        steps: f64,
+        /// The bound.
+        max: f64,
+    },
+    /// A step failed during the integration.
+    #[error("{model}: {error}")]
+    Integration {
+        /// The model's name.
+        model: String,
+        /// What failed, with the step index and time
+        /// ([`ImpactError::Step`] for a failed smooth step).
+        error: ImpactError,
+    },
+}
+
+impl RunError {
+    /// Whether this is a failure of the numerics during the integration (as
+    /// opposed to an input error).
+    pub fn is_numerical(&self) -> bool {
+        matches!(self, RunError::Integration { .. })
+    }
+}

@@ -1,0 +1,179 @@
+"""diracvi: discrete Dirac mechanics and variational collision integrators
+(nonholonomic systems, degenerate Lagrangians, elastic impacts) from Python.
+
+A thin layer over the Rust crates: every run goes through the same runner as
+the ``diracvi`` command-line program, so results agree with it bit for bit.
+
+>>> import diracvi
+>>> [m.name for m in diracvi.models()][:3]
+['particle', 'ellipse', 'star']
+>>> sim = diracvi.scenario("pendulum", h=1e-3, t_end=1)
+>>> r = sim.run()
+>>> r.q.shape
+(1001, 2)
+
+See :func:`models`, :func:`scenario` / :class:`Scenario`, :func:`ensemble`,
+the result classes :class:`RunResult`, :class:`ImpactTable`,
+:class:`EnsembleResult`, and the exceptions (:class:`DiracviError` and
+subclasses).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, List, Mapping, Optional, Sequence, Union
+
+from . import _diracvi
+from ._diracvi import Scenario, __version__
+from ._errors import DiracviError, ImpactError, ModelError, NumericalError, StepError
+from ._results import EnsembleResult, ImpactTable, RunResult
+
+__all__ = [
+    "DiracviError",
+    "EnsembleResult",
+    "ImpactError",
+    "ImpactTable",
+    "ModelError",
+    "ModelInfo",
+    "NumericalError",
+    "ParameterInfo",
+    "RunResult",
+    "Scenario",
+    "StepError",
+    "__version__",
+    "ensemble",
+    "models",
+    "scenario",
+]
+
+DEFAULT_KEEP = ("final_state", "impact_times", "summary")
+
+
+@dataclass(frozen=True)
+class ParameterInfo:
+    """One model parameter: scenario key, the paper's symbol, SI unit, the
+    kind of value (``"a number"``, ``"a number or 'none'"``, ...), meaning,
+    and the default value (``None`` for a derived optional parameter)."""
+
+    name: str
+    symbol: str
+    unit: str
+    kind: str
+    description: str
+    default: Any
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """One catalogued model: name, one-line description, coordinate names,
+    boundary pieces, number of constraint forms, parameters and the paper's
+    default :class:`Scenario`."""
+
+    name: str
+    description: str
+    coordinates: List[str]
+    boundary_pieces: List[str]
+    constraints: int
+    parameters: List[ParameterInfo]
+    defaults: Scenario
+
+
+def models() -> List[ModelInfo]:
+    """Every catalogued model, in registry order."""
+    out = []
+    for d in _diracvi.models():
+        params = [ParameterInfo(**p) for p in d.pop("parameters")]
+        out.append(ModelInfo(parameters=params, **d))
+    return out
+
+
+def scenario(
+    model: str,
+    *,
+    h: Optional[float] = None,
+    t_end: Optional[float] = None,
+    discretization: Optional[str] = None,
+    constraint: Optional[str] = None,
+    params: Optional[Mapping[str, Any]] = None,
+    q: Optional[Sequence[float]] = None,
+    v: Optional[Sequence[float]] = None,
+) -> Scenario:
+    """The paper's default scenario of ``model`` with overrides; same as
+    ``Scenario(model, ...)``.
+
+    ``params`` maps parameter names to values (``None`` selects a derived
+    optional parameter). Changing a parameter while the initial data are
+    still the defaults recomputes them (as ``diracvi run --set`` does).
+    Overrides apply in the order params, q, v, h, t_end, discretization,
+    constraint.
+
+    Raises :class:`ModelError` (a ``ValueError``) for an unknown model or
+    key or an invalid value, ``TypeError`` for values of the wrong type.
+    """
+    return Scenario(
+        model,
+        h=h,
+        t_end=t_end,
+        discretization=discretization,
+        constraint=constraint,
+        params=dict(params) if params is not None else None,
+        q=q,
+        v=v,
+    )
+
+
+def ensemble(
+    scenario: Scenario,
+    overrides: Iterable[Mapping[str, Any]],
+    *,
+    keep: Union[str, Sequence[str]] = DEFAULT_KEEP,
+    threads: Optional[int] = None,
+    stepper: str = "lagrange",
+    impacts: str = "elastic",
+    backward: bool = False,
+    steps: Optional[int] = None,
+    every: int = 1,
+) -> EnsembleResult:
+    """Run ``scenario`` once per override, in parallel on all cores.
+
+    Each override is a dict of :meth:`Scenario.set` keys (parameters, ``h``,
+    ``t_end``, ``discretization``, ``constraint``, ``q``, ``v``) applied to
+    a copy of ``scenario`` in dict order, e.g. ``{"q": [1.5708, 0, 3.5]}``
+    or ``{"m": 2.0}``; ``{}`` runs the scenario as is.
+
+    The runs execute in Rust on a rayon thread pool with the GIL released
+    (``threads=None``: all cores; ``threads=n``: a pool of ``n`` threads).
+    Each run keeps only what ``keep`` selects, so memory stays bounded by
+    the selection, not by the number of steps: ``"final_state"``,
+    ``"impact_times"``, ``"impacts"`` (full impact tables), ``"summary"``,
+    ``"trajectory"`` (full records, every ``every``-th step). Results are in
+    the order of ``overrides``, and equal the same runs done one by one with
+    :meth:`Scenario.run` bit for bit.
+
+    Errors: a bad override raises before anything runs. If runs fail, the
+    failure of the *lowest* failing run index is raised (deterministically:
+    later runs are skipped once a run failed, earlier ones still finish), as
+    :class:`ModelError` / :class:`StepError` / :class:`ImpactError` with
+    ``run_index`` set and the message prefixed ``run i:``. ``TypeError`` for
+    overrides that are not dicts, ``ValueError`` for bad ``keep``,
+    ``stepper``, ``impacts``, ``steps``, ``every`` or ``threads``.
+    """
+    if not isinstance(scenario, Scenario):
+        raise TypeError(f"scenario must be a diracvi.Scenario, got {type(scenario).__name__}")
+    d = _diracvi.ensemble(
+        scenario,
+        overrides,
+        keep=keep,
+        threads=threads,
+        stepper=stepper,
+        impacts=impacts,
+        backward=backward,
+        steps=steps,
+        every=every,
+    )
+    return EnsembleResult(**d)
+
+
+def _scenario_from_toml(text: str) -> Scenario:
+    """Unpickle a :class:`Scenario` (pickled through its TOML)."""
+    return Scenario.from_toml(text)

@@ -1,0 +1,262 @@
+"""Type stubs of the diracvi package (the native part is diracvi._diracvi)."""
+
+from dataclasses import dataclass
+from os import PathLike
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+Value = Union[None, bool, int, float, str, Sequence[float], npt.NDArray[np.float64]]
+"""A value ``Scenario.set`` accepts."""
+
+DEFAULT_KEEP: tuple[str, ...]
+
+class DiracviError(Exception):
+    """Base class of every exception diracvi raises."""
+
+    kind: Optional[str]
+    """The Rust error variant, e.g. ``"UnknownModel"``, ``"NoConvergence"``."""
+    step: Optional[int]
+    """Step index of a numerical failure."""
+    t: Optional[float]
+    """Time of a numerical failure."""
+    run_index: Optional[int]
+    """Index of the failing run of an ensemble."""
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: Optional[str] = ...,
+        step: Optional[int] = ...,
+        t: Optional[float] = ...,
+        run_index: Optional[int] = ...,
+    ) -> None: ...
+
+class ModelError(DiracviError, ValueError):
+    """Invalid input (model, parameter, initial data, h, t_end, scenario TOML,
+    too many steps, Hamiltonian stepper without a Hamiltonian)."""
+
+class NumericalError(DiracviError, RuntimeError):
+    """A failure of the numerics during an integration."""
+
+class StepError(NumericalError):
+    """A smooth step failed (Newton, singular Jacobian, inconsistent data)."""
+
+class ImpactError(NumericalError):
+    """An impact step failed (too many impacts, impact time, post-impact
+    solve, rejected crossing)."""
+
+class Scenario:
+    """A model with its parameters, step, end time, discretization and initial
+    data: everything a run needs, as plain data (a scenario file of the
+    command-line program). Compares by value; pickles through its TOML."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        h: Optional[float] = ...,
+        t_end: Optional[float] = ...,
+        discretization: Optional[str] = ...,
+        constraint: Optional[str] = ...,
+        params: Optional[Dict[str, Value]] = ...,
+        q: Optional[Sequence[float]] = ...,
+        v: Optional[Sequence[float]] = ...,
+    ) -> None:
+        """The paper's defaults for ``model`` with overrides (applied in the
+        order params, q, v, h, t_end, discretization, constraint).
+
+        Raises ModelError (unknown model/key, invalid value) or TypeError."""
+    @staticmethod
+    def from_toml(text: str) -> Scenario:
+        """Read a scenario file's text (TOML); only ``model`` is required.
+        Raises ModelError."""
+    @staticmethod
+    def from_file(path: Union[str, PathLike[str]]) -> Scenario:
+        """Read a scenario file. Raises OSError or ModelError."""
+    def to_toml(self) -> str:
+        """The scenario as commented TOML; ``from_toml`` reads it back
+        exactly."""
+    def set(self, key: str, value: Value) -> None:
+        """Override one key in place (``diracvi run --set key=value``): a
+        parameter, or h, t_end, discretization, constraint, q, v. Raises
+        ModelError or TypeError; on error the scenario is unchanged."""
+    def replace(
+        self,
+        *,
+        h: Optional[float] = ...,
+        t_end: Optional[float] = ...,
+        discretization: Optional[str] = ...,
+        constraint: Optional[str] = ...,
+        params: Optional[Dict[str, Value]] = ...,
+        q: Optional[Sequence[float]] = ...,
+        v: Optional[Sequence[float]] = ...,
+    ) -> Scenario:
+        """A copy with overrides."""
+    def copy(self) -> Scenario:
+        """A copy."""
+    def run(
+        self,
+        *,
+        stepper: str = "lagrange",
+        impacts: str = "elastic",
+        backward: bool = False,
+        steps: Optional[int] = None,
+        every: int = 1,
+    ) -> RunResult:
+        """Integrate from t = 0 (GIL released).
+
+        stepper: "lagrange" or "hamiltonian"; impacts: "elastic" or
+        "reject"; backward: the (−) stepper backward in time; steps: exactly
+        this many steps instead of round(t_end / h); every: record every
+        every-th step and the last (0: none).
+
+        Raises ModelError, StepError, ImpactError, ValueError."""
+    @property
+    def model(self) -> str:
+        """Registry name of the model."""
+    @property
+    def h(self) -> float:
+        """Time step (s)."""
+    @property
+    def t_end(self) -> float:
+        """End time (s)."""
+    @property
+    def discretization(self) -> str:
+        """``"forward"`` or ``"midpoint"``."""
+    @property
+    def constraint(self) -> str:
+        """``"retraction"``, ``"midpoint"`` or ``"model"``."""
+    @property
+    def params(self) -> Dict[str, Any]:
+        """Model parameters by name (a copy)."""
+    @property
+    def q(self) -> List[float]:
+        """Initial configuration q(0)."""
+    @property
+    def v(self) -> List[float]:
+        """Initial velocity v(0)."""
+    @property
+    def keys(self) -> List[str]:
+        """Every key ``set`` accepts."""
+    @property
+    def coordinates(self) -> List[str]:
+        """Coordinate names (raises ModelError for an invalid scenario)."""
+    def __eq__(self, other: object) -> bool: ...
+
+@dataclass(frozen=True)
+class ParameterInfo:
+    """One model parameter."""
+
+    name: str
+    symbol: str
+    unit: str
+    kind: str
+    description: str
+    default: Any
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """One catalogued model."""
+
+    name: str
+    description: str
+    coordinates: List[str]
+    boundary_pieces: List[str]
+    constraints: int
+    parameters: List[ParameterInfo]
+    defaults: Scenario
+
+@dataclass(frozen=True, eq=False)
+class ImpactTable:
+    """Every impact of a run, one row per impact."""
+
+    step: npt.NDArray[np.int64]
+    t: npt.NDArray[np.float64]
+    alpha: npt.NDArray[np.float64]
+    piece: npt.NDArray[np.int64]
+    q: npt.NDArray[np.float64]
+    p_before: npt.NDArray[np.float64]
+    p_after: npt.NDArray[np.float64]
+    energy_before: npt.NDArray[np.float64]
+    energy_after: npt.NDArray[np.float64]
+    coordinates: Sequence[str] = ()
+    def __len__(self) -> int: ...
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame, one row per impact (needs pandas)."""
+
+@dataclass(frozen=True, eq=False)
+class RunResult:
+    """One run: recorded steps, impacts, summary."""
+
+    model: str
+    coordinates: List[str]
+    k: npt.NDArray[np.int64]
+    t: npt.NDArray[np.float64]
+    q: npt.NDArray[np.float64]
+    p: npt.NDArray[np.float64]
+    energy: npt.NDArray[np.float64]
+    constraint_residual: npt.NDArray[np.float64]
+    impacts: ImpactTable
+    summary: Dict[str, Any]
+    @property
+    def final_state(self) -> Dict[str, Any]:
+        """``{"t", "q", "p"}`` after the last step."""
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame, one row per record (needs pandas)."""
+
+@dataclass(frozen=True, eq=False)
+class EnsembleResult:
+    """The runs of an ensemble, in the order of the overrides; fields not
+    selected by ``keep`` are None."""
+
+    model: str
+    coordinates: List[str]
+    keep: List[str]
+    impact_counts: npt.NDArray[np.int64]
+    final_t: Optional[npt.NDArray[np.float64]] = None
+    final_q: Optional[npt.NDArray[np.float64]] = None
+    final_p: Optional[npt.NDArray[np.float64]] = None
+    impact_times: Optional[List[npt.NDArray[np.float64]]] = None
+    impacts: Optional[List[ImpactTable]] = None
+    summaries: Optional[List[Dict[str, Any]]] = None
+    results: Optional[List[RunResult]] = None
+    def __len__(self) -> int: ...
+
+def models() -> List[ModelInfo]:
+    """Every catalogued model, in registry order."""
+
+def scenario(
+    model: str,
+    *,
+    h: Optional[float] = None,
+    t_end: Optional[float] = None,
+    discretization: Optional[str] = None,
+    constraint: Optional[str] = None,
+    params: Optional[Mapping[str, Value]] = None,
+    q: Optional[Sequence[float]] = None,
+    v: Optional[Sequence[float]] = None,
+) -> Scenario:
+    """The default scenario of ``model`` with overrides (= ``Scenario(...)``).
+    Raises ModelError or TypeError."""
+
+def ensemble(
+    scenario: Scenario,
+    overrides: Iterable[Mapping[str, Value]],
+    *,
+    keep: Union[str, Sequence[str]] = ("final_state", "impact_times", "summary"),
+    threads: Optional[int] = None,
+    stepper: str = "lagrange",
+    impacts: str = "elastic",
+    backward: bool = False,
+    steps: Optional[int] = None,
+    every: int = 1,
+) -> EnsembleResult:
+    """Run ``scenario`` once per override on all cores (rayon, GIL released),
+    keeping only what ``keep`` selects ("final_state", "impact_times",
+    "impacts", "summary", "trajectory"). Results in input order, equal to
+    the runs done one by one. The lowest-index failure is raised, with
+    ``run_index`` set."""

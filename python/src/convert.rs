@@ -1,0 +1,210 @@
+//! Conversions between Python values and the Rust types: override values to
+//! the strings `Scenario::set` parses, run results to numpy arrays and dicts
+//! (wrapped in the result classes of `diracvi._results`).
+
+use diracvi_models::Scenario;
+use diracvi_run::{Direction, ImpactRecord, ModelSummary, RecordBuffer, RunOutcome, RunPlan};
+use numpy::{PyArray1, PyArrayMethods};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
+
+/// A float as `Scenario::set` reads it back exactly (`{:?}` is the shortest
+/// representation that round-trips).
+fn float_text(x: f64) -> String {
+    format!("{x:?}")
+}
+
+/// A Python value as the text `Scenario::set(key, text)` parses: `None` →
+/// `none`, `bool` → `true`/`false`, `int` → digits, `float` (and anything
+/// with `__float__`) → its exact shortest form, `str` as is, a sequence of
+/// numbers (list, tuple, 1-d array) → `[x, y, …]`.
+///
+/// # Errors
+/// `TypeError` for anything else.
+pub fn set_text(key: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
+    if value.is_none() {
+        return Ok("none".into());
+    }
+    if value.is_instance_of::<PyBool>() {
+        return Ok(if value.is_truthy()? { "true" } else { "false" }.into());
+    }
+    if value.is_instance_of::<PyString>() {
+        return value.extract::<String>();
+    }
+    if value.is_instance_of::<PyInt>() {
+        return Ok(value.str()?.to_string());
+    }
+    if value.is_instance_of::<PyFloat>() {
+        return Ok(float_text(value.extract::<f64>()?));
+    }
+    if let Ok(x) = value.extract::<f64>() {
+        return Ok(float_text(x));
+    }
+    if let Ok(xs) = value.extract::<Vec<f64>>() {
+        let parts: Vec<String> = xs.into_iter().map(float_text).collect();
+        return Ok(format!("[{}]", parts.join(", ")));
+    }
+    // numpy arrays and other iterables of numbers.
+    if let Ok(iter) = value.try_iter() {
+        let xs: PyResult<Vec<f64>> = iter.map(|x| x.and_then(|x| x.extract::<f64>())).collect();
+        if let Ok(xs) = xs {
+            let parts: Vec<String> = xs.into_iter().map(float_text).collect();
+            return Ok(format!("[{}]", parts.join(", ")));
+        }
+    }
+    Err(PyTypeError::new_err(format!(
+        "'{key}': cannot use a value of type '{}' (expected a number, bool, str, None or a sequence of numbers)",
+        value.get_type().name()?
+    )))
+}
+
+/// A `(rows, cols)` float array from row-major data.
+pub fn matrix<'py>(py: Python<'py>, data: Vec<f64>, cols: usize) -> PyResult<Bound<'py, PyAny>> {
+    let rows = data.len().checked_div(cols).unwrap_or(0);
+    Ok(PyArray1::from_vec(py, data)
+        .reshape([rows, cols])?
+        .into_any())
+}
+
+/// A 1-d float array.
+pub fn vector<'py>(py: Python<'py>, data: Vec<f64>) -> Bound<'py, PyAny> {
+    PyArray1::from_vec(py, data).into_any()
+}
+
+/// A 1-d int64 array.
+pub fn indices<'py>(py: Python<'py>, data: impl IntoIterator<Item = usize>) -> Bound<'py, PyAny> {
+    let v: Vec<i64> = data
+        .into_iter()
+        .map(|k| i64::try_from(k).unwrap_or(i64::MAX))
+        .collect();
+    PyArray1::from_vec(py, v).into_any()
+}
+
+/// Call `diracvi._results.<class>(**kwargs)`.
+pub fn make<'py>(
+    py: Python<'py>,
+    class: &str,
+    kwargs: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyAny>> {
+    py.import("diracvi._results")?
+        .getattr(class)?
+        .call((), Some(kwargs))
+}
+
+/// The impacts as a `diracvi.ImpactTable`.
+pub fn impact_table<'py>(
+    py: Python<'py>,
+    impacts: &[ImpactRecord],
+    coordinates: &[String],
+) -> PyResult<Bound<'py, PyAny>> {
+    let n = coordinates.len();
+    let d = PyDict::new(py);
+    d.set_item("coordinates", coordinates)?;
+    d.set_item("step", indices(py, impacts.iter().map(|i| i.step)))?;
+    d.set_item("t", vector(py, impacts.iter().map(|i| i.t).collect()))?;
+    d.set_item(
+        "alpha",
+        vector(py, impacts.iter().map(|i| i.alpha).collect()),
+    )?;
+    d.set_item("piece", indices(py, impacts.iter().map(|i| i.piece)))?;
+    let rows = |f: fn(&ImpactRecord) -> &[f64]| -> Vec<f64> {
+        impacts.iter().flat_map(|i| f(i).iter().copied()).collect()
+    };
+    d.set_item("q", matrix(py, rows(|i| &i.q), n)?)?;
+    d.set_item("p_before", matrix(py, rows(|i| &i.p_before), n)?)?;
+    d.set_item("p_after", matrix(py, rows(|i| &i.p_after), n)?)?;
+    d.set_item(
+        "energy_before",
+        vector(py, impacts.iter().map(|i| i.energy_before).collect()),
+    )?;
+    d.set_item(
+        "energy_after",
+        vector(py, impacts.iter().map(|i| i.energy_after).collect()),
+    )?;
+    make(py, "ImpactTable", &d)
+}
+
+fn direction_name(d: Direction) -> &'static str {
+    match d {
+        Direction::Forward => "forward",
+        Direction::Backward => "backward",
+    }
+}
+
+/// The run summary as a dict, with the keys and nesting of the CLI's
+/// `--summary json` (less `out`, `plot` and the duplicated top-level
+/// statistics).
+pub fn summary<'py>(
+    py: Python<'py>,
+    sc: &Scenario,
+    info: &ModelSummary,
+    plan: &RunPlan,
+    o: &RunOutcome,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("model", &sc.model)?;
+    d.set_item("coordinates", &info.coordinates)?;
+    d.set_item("discretization", sc.discretization.to_string())?;
+    d.set_item("constraint", sc.constraint.to_string())?;
+    d.set_item("stepper", plan.stepper.as_str())?;
+    d.set_item("direction", direction_name(plan.direction))?;
+    d.set_item("h", sc.h)?;
+    d.set_item("steps", o.steps)?;
+    d.set_item("t_end", plan.direction.sign() * plan.steps as f64 * sc.h)?;
+    d.set_item("impacts", o.impacts.len())?;
+    d.set_item("impact_times", o.impact_times())?;
+    let energy = PyDict::new(py);
+    energy.set_item("initial", o.initial_energy)?;
+    energy.set_item("final", o.final_energy)?;
+    energy.set_item("max_abs_deviation", o.max_abs_energy_deviation)?;
+    energy.set_item("scale", o.energy_scale)?;
+    energy.set_item("max_relative_deviation", o.max_relative_energy_deviation())?;
+    d.set_item("energy", energy)?;
+    d.set_item("constraint_residual_max", o.max_constraint_residual)?;
+    let fin = PyDict::new(py);
+    fin.set_item("t", o.final_t)?;
+    fin.set_item("q", PyList::new(py, &o.final_q)?)?;
+    fin.set_item("p", PyList::new(py, &o.final_p)?)?;
+    d.set_item("final_state", fin)?;
+    let stats = PyDict::new(py);
+    stats.set_item("newton_iterations", o.newton_iterations)?;
+    stats.set_item("jacobian_evaluations", o.jacobian_evaluations)?;
+    stats.set_item("root_iterations", o.root_iterations)?;
+    stats.set_item("post_impact_iterations", o.post_impact_iterations)?;
+    stats.set_item("degenerate_steps", o.degenerate_steps)?;
+    d.set_item("statistics", stats)?;
+    d.set_item("wall_time_s", o.wall_time.as_secs_f64())?;
+    Ok(d)
+}
+
+/// A full run as a `diracvi.RunResult`: the recorded steps as arrays, the
+/// impact table and the summary.
+pub fn run_result<'py>(
+    py: Python<'py>,
+    sc: &Scenario,
+    info: &ModelSummary,
+    plan: &RunPlan,
+    records: RecordBuffer,
+    outcome: &RunOutcome,
+) -> PyResult<Bound<'py, PyAny>> {
+    let n = info.coordinates.len();
+    let d = PyDict::new(py);
+    d.set_item("model", &sc.model)?;
+    d.set_item("coordinates", &info.coordinates)?;
+    d.set_item("k", indices(py, records.k))?;
+    d.set_item("t", vector(py, records.t))?;
+    d.set_item("q", matrix(py, records.q, n)?)?;
+    d.set_item("p", matrix(py, records.p, n)?)?;
+    d.set_item("energy", vector(py, records.energy))?;
+    d.set_item(
+        "constraint_residual",
+        vector(py, records.constraint_residual),
+    )?;
+    d.set_item(
+        "impacts",
+        impact_table(py, &outcome.impacts, &info.coordinates)?,
+    )?;
+    d.set_item("summary", summary(py, sc, info, plan, outcome)?)?;
+    make(py, "RunResult", &d)
+}

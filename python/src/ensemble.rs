@@ -1,0 +1,301 @@
+//! `diracvi.ensemble`: many runs of one scenario with per-run overrides, on
+//! all cores (rayon, GIL released), keeping only what `keep` asks for.
+
+use crate::convert::{impact_table, indices, matrix, run_result, summary, vector};
+use crate::errors::{model_error, run_error};
+use crate::scenario::{PyScenario, RunChoice};
+use diracvi_models::Scenario;
+use diracvi_run::{
+    Discard, ImpactRecord, ModelSummary, RecordBuffer, RecordSink, RunError, RunOutcome, RunPlan,
+    describe, execute,
+};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// What each run of an ensemble keeps.
+#[derive(Debug, Clone, Copy, Default)]
+struct Keep {
+    final_state: bool,
+    impact_times: bool,
+    impacts: bool,
+    summary: bool,
+    trajectory: bool,
+}
+
+/// The valid `keep` selectors.
+const SELECTORS: [&str; 5] = [
+    "final_state",
+    "impact_times",
+    "impacts",
+    "summary",
+    "trajectory",
+];
+
+impl Keep {
+    fn parse(keep: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let names: Vec<String> = if keep.is_instance_of::<PyString>() {
+            vec![keep.extract()?]
+        } else {
+            keep.extract()
+                .map_err(|_| PyTypeError::new_err("keep must be a str or a sequence of str"))?
+        };
+        let mut k = Keep::default();
+        for name in names {
+            match name.as_str() {
+                "final_state" => k.final_state = true,
+                "impact_times" => k.impact_times = true,
+                "impacts" => k.impacts = true,
+                "summary" => k.summary = true,
+                "trajectory" => k.trajectory = true,
+                other => {
+                    return Err(PyValueError::new_err(format!(
+                        "unknown keep selector '{other}' (valid: {})",
+                        SELECTORS.join(", ")
+                    )));
+                }
+            }
+        }
+        Ok(k)
+    }
+}
+
+/// What one run of an ensemble produced (only what `Keep` asked for).
+struct Kept {
+    scenario: Option<Scenario>,
+    plan: RunPlan,
+    records: Option<RecordBuffer>,
+    outcome: RunOutcome,
+}
+
+/// One run: build the plan, integrate, drop what is not kept.
+fn run_one(
+    scenario: Scenario,
+    choice: RunChoice,
+    keep: Keep,
+) -> Result<(Kept, ModelSummary), RunError> {
+    let info = describe(&scenario)?;
+    let mut plan = choice.plan(&scenario)?;
+    if !keep.trajectory {
+        plan = plan.every(0);
+    }
+    let mut buffer = RecordBuffer::new();
+    let sink: &mut dyn RecordSink = if keep.trajectory {
+        &mut buffer
+    } else {
+        &mut Discard
+    };
+    let mut outcome = execute(&scenario, plan, sink)?;
+    if !(keep.impacts || keep.trajectory) {
+        // Only the times (and count) are needed: drop the vectors.
+        outcome.impacts = outcome
+            .impacts
+            .iter()
+            .map(|i| ImpactRecord {
+                q: Vec::new(),
+                p_before: Vec::new(),
+                p_after: Vec::new(),
+                ..*i
+            })
+            .collect();
+    }
+    let kept = Kept {
+        scenario: (keep.summary || keep.trajectory).then_some(scenario),
+        plan,
+        records: keep.trajectory.then_some(buffer),
+        outcome,
+    };
+    Ok((kept, info))
+}
+
+/// Run ``scenario`` once per override (a dict of ``Scenario.set`` keys) in
+/// parallel, GIL released; returns the fields of a ``diracvi.EnsembleResult``
+/// as a dict. Called by ``diracvi.ensemble``, which documents it.
+#[pyfunction]
+#[pyo3(signature = (scenario, overrides, *, keep=None, threads=None, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1))]
+#[allow(clippy::too_many_arguments)]
+pub fn ensemble<'py>(
+    py: Python<'py>,
+    scenario: PyRef<'py, PyScenario>,
+    overrides: &Bound<'py, PyAny>,
+    keep: Option<&Bound<'py, PyAny>>,
+    threads: Option<i64>,
+    stepper: &str,
+    impacts: &str,
+    backward: bool,
+    steps: Option<i64>,
+    every: i64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let keep = match keep {
+        Some(k) => Keep::parse(k)?,
+        None => Keep {
+            final_state: true,
+            impact_times: true,
+            summary: true,
+            ..Keep::default()
+        },
+    };
+    let choice = RunChoice::parse(stepper, impacts, backward, steps, every)?;
+    let threads = threads
+        .map(|n| {
+            usize::try_from(n)
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| PyValueError::new_err(format!("threads must be >= 1, got {n}")))
+        })
+        .transpose()?;
+    let base = scenario.inner.clone();
+    drop(scenario);
+
+    // Overrides are read (and applied) with the GIL held: they are Python
+    // objects, and applying them is cheap next to a run.
+    let iter = overrides
+        .try_iter()
+        .map_err(|_| PyTypeError::new_err("overrides must be an iterable of dicts"))?;
+    let mut scenarios = Vec::new();
+    for (i, item) in iter.enumerate() {
+        let item = item?;
+        let dict = item.cast::<PyDict>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "overrides[{i}] must be a dict of scenario keys, got '{}'",
+                item.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?;
+        let mut sc = base.clone();
+        for (key, value) in dict.iter() {
+            let key: String = key
+                .extract()
+                .map_err(|_| PyTypeError::new_err(format!("overrides[{i}]: keys must be str")))?;
+            let text = crate::convert::set_text(&key, &value)?;
+            sc.set(&key, &text)
+                .map_err(|e| run_error(py, &RunError::Model(e), Some(i)))?;
+        }
+        scenarios.push(sc);
+    }
+
+    let results = py.detach(move || {
+        // The lowest failing index so far: later runs are skipped, earlier
+        // ones still run, so the error raised is the lowest-index one
+        // whatever the scheduling.
+        let first_failure = AtomicUsize::new(usize::MAX);
+        let work = || {
+            scenarios
+                .into_par_iter()
+                .enumerate()
+                .map(|(i, sc)| {
+                    if i > first_failure.load(Ordering::Relaxed) {
+                        return None;
+                    }
+                    let r = run_one(sc, choice, keep);
+                    if r.is_err() {
+                        first_failure.fetch_min(i, Ordering::Relaxed);
+                    }
+                    Some(r)
+                })
+                .collect::<Vec<_>>()
+        };
+        match threads {
+            None => Ok(work()),
+            Some(n) => rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .map(|pool| pool.install(work))
+                .map_err(|e| e.to_string()),
+        }
+    });
+    let results = results.map_err(|e| PyValueError::new_err(format!("threads: {e}")))?;
+
+    let mut runs = Vec::with_capacity(results.len());
+    for (i, r) in results.into_iter().enumerate() {
+        match r {
+            Some(Ok(run)) => runs.push(run),
+            Some(Err(e)) => return Err(run_error(py, &e, Some(i))),
+            None => {}
+        }
+    }
+    // Every run succeeded here (a skipped run implies an earlier failure).
+    let coordinates = match runs.first() {
+        Some((_, info)) => info.coordinates.clone(),
+        None => describe(&base)
+            .map(|d| d.coordinates)
+            .map_err(|e| model_error(py, e))?,
+    };
+    let n = coordinates.len();
+
+    let d = PyDict::new(py);
+    d.set_item("model", &base.model)?;
+    d.set_item("coordinates", &coordinates)?;
+    d.set_item("keep", {
+        let names: Vec<&str> = SELECTORS
+            .iter()
+            .zip([
+                keep.final_state,
+                keep.impact_times,
+                keep.impacts,
+                keep.summary,
+                keep.trajectory,
+            ])
+            .filter(|(_, on)| *on)
+            .map(|(s, _)| *s)
+            .collect();
+        names
+    })?;
+    d.set_item(
+        "impact_counts",
+        indices(py, runs.iter().map(|(k, _)| k.outcome.impacts.len())),
+    )?;
+    if keep.final_state {
+        d.set_item(
+            "final_t",
+            vector(py, runs.iter().map(|(k, _)| k.outcome.final_t).collect()),
+        )?;
+        let q: Vec<f64> = runs
+            .iter()
+            .flat_map(|(k, _)| k.outcome.final_q.iter().copied())
+            .collect();
+        let p: Vec<f64> = runs
+            .iter()
+            .flat_map(|(k, _)| k.outcome.final_p.iter().copied())
+            .collect();
+        d.set_item("final_q", matrix(py, q, n)?)?;
+        d.set_item("final_p", matrix(py, p, n)?)?;
+    }
+    if keep.impact_times {
+        let list = PyList::empty(py);
+        for (k, _) in &runs {
+            list.append(vector(py, k.outcome.impact_times()))?;
+        }
+        d.set_item("impact_times", list)?;
+    }
+    if keep.impacts {
+        let list = PyList::empty(py);
+        for (k, _) in &runs {
+            list.append(impact_table(py, &k.outcome.impacts, &coordinates)?)?;
+        }
+        d.set_item("impacts", list)?;
+    }
+    if keep.summary {
+        let list = PyList::empty(py);
+        for (k, info) in &runs {
+            if let Some(sc) = &k.scenario {
+                list.append(summary(py, sc, info, &k.plan, &k.outcome)?)?;
+            }
+        }
+        d.set_item("summaries", list)?;
+    }
+    if keep.trajectory {
+        let list = PyList::empty(py);
+        for (k, info) in runs {
+            if let (Some(sc), Some(records)) = (&k.scenario, k.records) {
+                list.append(run_result(py, sc, &info, &k.plan, records, &k.outcome)?)?;
+            }
+        }
+        d.set_item("results", list)?;
+    }
+    Ok(d)
+}

@@ -1,0 +1,29 @@
+//! # diracvi-python
+//!
+//! The native part of the Python package `diracvi` (module
+//! `diracvi._diracvi`): a thin PyO3 layer over [`diracvi_models::Scenario`]
+//! and [`diracvi_run::execute`] — the same runner as the command-line
+//! program, so Python runs equal CLI runs bit for bit. No numerics live here:
+//! this crate converts arguments, releases the GIL around runs, runs
+//! ensembles on all cores with rayon and converts results to numpy arrays.
+//!
+//! The Python side (`python/diracvi/`) holds the result classes (plain data:
+//! numpy arrays and dicts, so they pickle), the exception classes and the
+//! type stubs; this module imports them by name.
+
+mod convert;
+mod ensemble;
+mod errors;
+mod scenario;
+
+use pyo3::prelude::*;
+
+/// The native module `diracvi._diracvi`.
+#[pymodule]
+fn _diracvi(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<scenario::PyScenario>()?;
+    m.add_function(wrap_pyfunction!(scenario::models, m)?)?;
+    m.add_function(wrap_pyfunction!(ensemble::ensemble, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,445 @@
+//! `diracvi.Scenario` and `diracvi.models()`.
+
+use crate::convert::{run_result, set_text};
+use crate::errors::{choice_error, model_error, run_error};
+use diracvi_models::{Scenario, catalogue};
+use diracvi_run::{
+    Direction, Impacts, RecordBuffer, RunError, RunPlan, Stepper, describe, execute, step_count,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+use std::path::PathBuf;
+use toml::Value;
+
+/// A model with its parameters, step, end time, discretization and initial
+/// data: everything a run needs, as plain data (the scenario files of the
+/// command-line program). Equal scenarios compare equal; they pickle
+/// through their TOML.
+#[pyclass(name = "Scenario", module = "diracvi", eq)]
+#[derive(Clone, PartialEq)]
+pub struct PyScenario {
+    /// The Rust scenario.
+    pub(crate) inner: Scenario,
+}
+
+/// How one run is asked for from Python.
+#[derive(Clone, Copy)]
+pub struct RunChoice {
+    /// One-step map.
+    pub stepper: Stepper,
+    /// Impact law.
+    pub impacts: Impacts,
+    /// Direction of time.
+    pub direction: Direction,
+    /// Exactly this many steps, or `round(t_end / h)`.
+    pub steps: Option<usize>,
+    /// Record every `every`-th step (0: none).
+    pub every: usize,
+}
+
+impl RunChoice {
+    /// Parse the keyword arguments shared by `Scenario.run` and `ensemble`.
+    pub fn parse(
+        stepper: &str,
+        impacts: &str,
+        backward: bool,
+        steps: Option<i64>,
+        every: i64,
+    ) -> PyResult<Self> {
+        let steps = steps
+            .map(|n| {
+                usize::try_from(n)
+                    .map_err(|_| PyValueError::new_err(format!("steps must be >= 0, got {n}")))
+            })
+            .transpose()?;
+        let every = usize::try_from(every)
+            .map_err(|_| PyValueError::new_err(format!("every must be >= 0, got {every}")))?;
+        Ok(Self {
+            stepper: stepper.parse().map_err(choice_error)?,
+            impacts: impacts.parse().map_err(choice_error)?,
+            direction: if backward {
+                Direction::Backward
+            } else {
+                Direction::Forward
+            },
+            steps,
+            every,
+        })
+    }
+
+    /// The plan for `scenario`.
+    pub fn plan(&self, scenario: &Scenario) -> Result<RunPlan, RunError> {
+        Ok(RunPlan::new(step_count(scenario, self.steps)?)
+            .stepper(self.stepper)
+            .impacts(self.impacts)
+            .direction(self.direction)
+            .every(self.every))
+    }
+}
+
+/// Apply `key = value` (a Python value) to `scenario`.
+pub fn set_value(
+    py: Python<'_>,
+    scenario: &mut Scenario,
+    key: &str,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let text = set_text(key, value)?;
+    scenario.set(key, &text).map_err(|e| model_error(py, e))
+}
+
+/// A TOML value as a Python object.
+fn toml_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        Value::Float(x) => x.into_pyobject(py)?.into_any(),
+        Value::Integer(i) => i.into_pyobject(py)?.into_any(),
+        Value::Boolean(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        Value::String(s) => s.into_pyobject(py)?.into_any(),
+        Value::Array(xs) => {
+            let items: PyResult<Vec<_>> = xs.iter().map(|x| toml_to_py(py, x)).collect();
+            PyList::new(py, items?)?.into_any()
+        }
+        other => other.to_string().into_pyobject(py)?.into_any(),
+    })
+}
+
+impl PyScenario {
+    /// The defaults of `model` with the keyword overrides applied, in the
+    /// order `params`, `q`, `v`, `h`, `t_end`, `discretization`,
+    /// `constraint`.
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        py: Python<'_>,
+        mut scenario: Scenario,
+        h: Option<&Bound<'_, PyAny>>,
+        t_end: Option<&Bound<'_, PyAny>>,
+        discretization: Option<&Bound<'_, PyAny>>,
+        constraint: Option<&Bound<'_, PyAny>>,
+        params: Option<&Bound<'_, PyDict>>,
+        q: Option<&Bound<'_, PyAny>>,
+        v: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        if let Some(params) = params {
+            for (key, value) in params.iter() {
+                let key: String = key.extract()?;
+                set_value(py, &mut scenario, &key, &value)?;
+            }
+        }
+        let rest = [
+            ("q", q),
+            ("v", v),
+            ("h", h),
+            ("t_end", t_end),
+            ("discretization", discretization),
+            ("constraint", constraint),
+        ];
+        for (key, value) in rest {
+            if let Some(value) = value {
+                set_value(py, &mut scenario, key, value)?;
+            }
+        }
+        Ok(Self { inner: scenario })
+    }
+}
+
+#[pymethods]
+impl PyScenario {
+    /// Scenario(model, *, h=None, t_end=None, discretization=None, constraint=None, params=None, q=None, v=None)
+    ///
+    /// The paper's defaults for ``model`` with the given overrides (see
+    /// ``diracvi.scenario``). Raises ``ModelError`` for an unknown model or
+    /// key or an invalid value, ``TypeError`` for a value of the wrong type.
+    #[new]
+    #[pyo3(signature = (model, *, h=None, t_end=None, discretization=None, constraint=None, params=None, q=None, v=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        model: &str,
+        h: Option<&Bound<'_, PyAny>>,
+        t_end: Option<&Bound<'_, PyAny>>,
+        discretization: Option<&Bound<'_, PyAny>>,
+        constraint: Option<&Bound<'_, PyAny>>,
+        params: Option<&Bound<'_, PyDict>>,
+        q: Option<&Bound<'_, PyAny>>,
+        v: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let scenario = Scenario::defaults(model).map_err(|e| model_error(py, e))?;
+        Self::build(
+            py,
+            scenario,
+            h,
+            t_end,
+            discretization,
+            constraint,
+            params,
+            q,
+            v,
+        )
+    }
+
+    /// Read a scenario file's text (TOML, as ``diracvi show`` prints): only
+    /// ``model`` is required, missing fields take the model's defaults.
+    /// Raises ``ModelError`` for TOML syntax errors, unknown keys, invalid
+    /// values.
+    #[staticmethod]
+    fn from_toml(py: Python<'_>, text: &str) -> PyResult<Self> {
+        Scenario::from_toml(text)
+            .map(|inner| Self { inner })
+            .map_err(|e| model_error(py, e))
+    }
+
+    /// Read a scenario file (TOML). Raises ``OSError`` if it cannot be
+    /// read, ``ModelError`` if it is invalid.
+    #[staticmethod]
+    fn from_file(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            PyErr::from(std::io::Error::new(
+                e.kind(),
+                format!("cannot read scenario file '{}': {e}", path.display()),
+            ))
+        })?;
+        Self::from_toml(py, &text)
+    }
+
+    /// The scenario as commented TOML (a scenario file for
+    /// ``diracvi run --scenario``); ``Scenario.from_toml`` reads it back to
+    /// an equal scenario, bit for bit.
+    fn to_toml(&self) -> String {
+        self.inner.to_toml()
+    }
+
+    /// Override one key in place, as ``diracvi run --set key=value``: a
+    /// model parameter, or ``h``, ``t_end``, ``discretization``,
+    /// ``constraint``, ``q``, ``v``. ``value`` is a number, bool, str,
+    /// ``None`` (an optional parameter's derived value) or a sequence of
+    /// numbers. On error the scenario is unchanged. Raises ``ModelError``
+    /// or ``TypeError``.
+    fn set(&mut self, py: Python<'_>, key: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        set_value(py, &mut self.inner, key, value)
+    }
+
+    /// A copy with overrides (same keywords and order as ``Scenario(...)``).
+    #[pyo3(signature = (*, h=None, t_end=None, discretization=None, constraint=None, params=None, q=None, v=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn replace(
+        &self,
+        py: Python<'_>,
+        h: Option<&Bound<'_, PyAny>>,
+        t_end: Option<&Bound<'_, PyAny>>,
+        discretization: Option<&Bound<'_, PyAny>>,
+        constraint: Option<&Bound<'_, PyAny>>,
+        params: Option<&Bound<'_, PyDict>>,
+        q: Option<&Bound<'_, PyAny>>,
+        v: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        Self::build(
+            py,
+            self.inner.clone(),
+            h,
+            t_end,
+            discretization,
+            constraint,
+            params,
+            q,
+            v,
+        )
+    }
+
+    /// A copy.
+    fn copy(&self) -> Self {
+        self.clone()
+    }
+
+    /// A copy.
+    fn __copy__(&self) -> Self {
+        self.clone()
+    }
+
+    /// A copy.
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
+        self.clone()
+    }
+
+    /// Pickle through the scenario's TOML (which parses back exactly).
+    /// Pickle support: scenarios pickle through their TOML.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let restore = py.import("diracvi")?.getattr("_scenario_from_toml")?;
+        PyTuple::new(
+            py,
+            [
+                restore,
+                PyTuple::new(py, [self.inner.to_toml()])?.into_any(),
+            ],
+        )
+    }
+
+    fn __repr__(&self) -> String {
+        let sc = &self.inner;
+        format!(
+            "Scenario('{}', h={:?}, t_end={:?}, discretization='{}', constraint='{}', params={{{}}}, q={:?}, v={:?})",
+            sc.model,
+            sc.h,
+            sc.t_end,
+            sc.discretization,
+            sc.constraint,
+            sc.parameters
+                .iter()
+                .map(|(k, v)| format!("'{k}': {v}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            sc.initial.q,
+            sc.initial.v
+        )
+    }
+
+    /// Registry name of the model.
+    #[getter]
+    fn model(&self) -> String {
+        self.inner.model.clone()
+    }
+
+    /// Time step (s).
+    #[getter]
+    fn h(&self) -> f64 {
+        self.inner.h
+    }
+
+    /// End time (s); runs start at t = 0 and take round(t_end / h) steps.
+    #[getter]
+    fn t_end(&self) -> f64 {
+        self.inner.t_end
+    }
+
+    /// Discretization map of the discrete Lagrangian: ``"forward"`` or
+    /// ``"midpoint"``.
+    #[getter]
+    fn discretization(&self) -> String {
+        self.inner.discretization.to_string()
+    }
+
+    /// Discrete constraint: ``"retraction"``, ``"midpoint"`` or ``"model"``.
+    #[getter]
+    fn constraint(&self) -> String {
+        self.inner.constraint.to_string()
+    }
+
+    /// Model parameters by name (a new dict; change them with ``set``).
+    #[getter]
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (k, v) in &self.inner.parameters {
+            d.set_item(k, toml_to_py(py, v)?)?;
+        }
+        Ok(d)
+    }
+
+    /// Initial configuration q(0).
+    #[getter]
+    fn q(&self) -> Vec<f64> {
+        self.inner.initial.q.clone()
+    }
+
+    /// Initial velocity v(0) = dq/dt(0).
+    #[getter]
+    fn v(&self) -> Vec<f64> {
+        self.inner.initial.v.clone()
+    }
+
+    /// Every key ``set`` accepts: the parameters, then h, t_end,
+    /// discretization, constraint, q, v.
+    #[getter]
+    fn keys(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        Scenario::settable_keys(&self.inner.model).map_err(|e| model_error(py, e))
+    }
+
+    /// Names of the model's coordinates (builds the model: raises
+    /// ``ModelError`` for invalid parameters or initial data).
+    #[getter]
+    fn coordinates(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        describe(&self.inner)
+            .map(|d| d.coordinates)
+            .map_err(|e| model_error(py, e))
+    }
+
+    /// run(*, stepper="lagrange", impacts="elastic", backward=False, steps=None, every=1)
+    ///
+    /// Integrate from t = 0 with the GIL released and return a
+    /// ``RunResult`` (numpy arrays ``k, t, q, p, energy,
+    /// constraint_residual`` of every ``every``-th step and the last, an
+    /// ``ImpactTable``, the summary dict).
+    ///
+    /// ``stepper``: ``"lagrange"`` (discrete Lagrange–Dirac) or
+    /// ``"hamiltonian"`` (nonholonomic Hamiltonian, symplectic Euler);
+    /// ``impacts``: ``"elastic"`` or ``"reject"`` (fail at the first
+    /// crossing); ``backward``: integrate backward in time with the (−)
+    /// stepper; ``steps``: exactly this many steps instead of
+    /// round(t_end / h); ``every=0`` records nothing.
+    ///
+    /// Raises ``ModelError`` (invalid scenario, no Hamiltonian, too many
+    /// steps), ``StepError`` / ``ImpactError`` (a failed step, with ``step``
+    /// and ``t``), ``ValueError`` (bad ``stepper``, ``impacts``, ``steps``,
+    /// ``every``).
+    #[pyo3(signature = (*, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1))]
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        stepper: &str,
+        impacts: &str,
+        backward: bool,
+        steps: Option<i64>,
+        every: i64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let choice = RunChoice::parse(stepper, impacts, backward, steps, every)?;
+        let scenario = self.inner.clone();
+        let done = py.detach(move || {
+            let info = describe(&scenario)?;
+            let plan = choice.plan(&scenario)?;
+            // Room for the records up front (bounded: a huge run grows as it goes).
+            let expected = plan.steps.checked_div(plan.every).map_or(0, |n| n + 2);
+            let mut records =
+                RecordBuffer::with_capacity(expected.min(1 << 20), info.coordinates.len());
+            let outcome = execute(&scenario, plan, &mut records)?;
+            Ok::<_, RunError>((scenario, info, plan, records, outcome))
+        });
+        let (scenario, info, plan, records, outcome) = done.map_err(|e| run_error(py, &e, None))?;
+        run_result(py, &scenario, &info, &plan, records, &outcome)
+    }
+}
+
+/// The catalogue: one dict per model (name, description, coordinates,
+/// parameters with their defaults, units and meanings), in registry order.
+#[pyfunction]
+pub fn models(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let out = PyList::empty(py);
+    for m in catalogue() {
+        let defaults = Scenario::defaults(m.name).map_err(|e| model_error(py, e))?;
+        let info = describe(&defaults).map_err(|e| model_error(py, e))?;
+        let params = PyList::empty(py);
+        for p in diracvi_models::parameters(m.name).map_err(|e| model_error(py, e))? {
+            let d = PyDict::new(py);
+            d.set_item("name", p.name)?;
+            d.set_item("symbol", p.symbol)?;
+            d.set_item("unit", p.unit)?;
+            d.set_item("kind", p.kind.expected())?;
+            d.set_item("description", p.description)?;
+            let default = match defaults.parameters.get(p.name) {
+                Some(v) => toml_to_py(py, v)?,
+                None => py.None().into_bound(py),
+            };
+            d.set_item("default", default)?;
+            params.append(d)?;
+        }
+        let d = PyDict::new(py);
+        d.set_item("name", m.name)?;
+        d.set_item("description", m.description)?;
+        d.set_item("coordinates", info.coordinates)?;
+        d.set_item("boundary_pieces", info.boundary_names)?;
+        d.set_item("constraints", info.constraints)?;
+        d.set_item("parameters", params)?;
+        let defaults_py = Bound::new(py, PyScenario { inner: defaults })?;
+        d.set_item("defaults", defaults_py)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
