@@ -14,7 +14,7 @@ use diracvi_discrete_dirac::{
 use diracvi_impact::{
     HamiltonianImpacts, ImpactError, ImpactEvent, ImpactIntegrator, RejectCrossing,
 };
-use diracvi_models::{Model, ModelVisitor, RunSetup, Scenario, catalogue};
+use diracvi_models::{ModelVisitor, NamedSystem, RunSetup, Scenario, catalogue};
 use serde::Serialize;
 use std::fmt;
 use std::path::Path;
@@ -115,19 +115,16 @@ pub fn describe(scenario: &Scenario) -> Result<ModelSummary> {
     struct Describe;
     impl ModelVisitor for Describe {
         type Output = ModelSummary;
-        fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(
+        fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
             self,
             model: &Mo,
             setup: &RunSetup<N>,
         ) -> ModelSummary {
             let p0 = model.momentum(&setup.q0, &setup.v0);
             ModelSummary {
-                coordinates: Mo::coordinate_names()
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect(),
+                coordinates: model.coordinates(),
                 boundary_names: (0..model.boundary_count())
-                    .map(|j| model.boundary_name(j))
+                    .map(|j| model.piece_name(j))
                     .collect(),
                 constraints: M,
                 has_hamiltonian: model.hamiltonian(&setup.q0, &p0).is_some(),
@@ -213,7 +210,7 @@ struct Runner<'a> {
 impl ModelVisitor for Runner<'_> {
     type Output = Result<RunOutcome>;
 
-    fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(
+    fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
         self,
         model: &Mo,
         setup: &RunSetup<N>,
@@ -227,7 +224,7 @@ impl ModelVisitor for Runner<'_> {
         let mut progress = Progress::new(plan.steps, plan.quiet);
         let start = Instant::now();
         let failed = |e: &dyn fmt::Display| {
-            anyhow::Error::new(NumericalFailure(format!("{}: {e}", Mo::NAME)))
+            anyhow::Error::new(NumericalFailure(format!("{}: {e}", model.name())))
         };
         // One integrator type per (stepper, impact law) pair.
         macro_rules! run {
@@ -260,7 +257,7 @@ impl ModelVisitor for Runner<'_> {
                 if model.hamiltonian(&initial.q, &initial.p).is_none() {
                     bail!(
                         "model '{}' has no Hamiltonian (degenerate Lagrangian): --stepper hamiltonian is unavailable, use --stepper lagrange",
-                        Mo::NAME
+                        model.name()
                     );
                 }
                 let stepper = NonholonomicHamiltonian::new(

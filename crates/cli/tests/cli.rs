@@ -8,7 +8,7 @@ use diracvi_discrete_dirac::{
 };
 use diracvi_impact::ImpactIntegrator;
 use diracvi_models::{
-    Model, ModelVisitor, Particle, ParticleParams, RunSetup, Scenario, catalogue,
+    Model, ModelVisitor, NamedSystem, Particle, ParticleParams, RunSetup, Scenario, catalogue,
 };
 use serde_json::Value;
 use std::path::Path;
@@ -288,7 +288,7 @@ fn run_constrained_model_agrees_with_the_library() {
     struct Lib;
     impl ModelVisitor for Lib {
         type Output = (Vec<f64>, usize, f64);
-        fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(
+        fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
             self,
             model: &Mo,
             setup: &RunSetup<N>,
