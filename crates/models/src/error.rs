@@ -127,7 +127,7 @@ pub enum ModelError {
     Scenario(String),
     /// A model file could not be read or compiled (the error names the
     /// file, the TOML key and the line and column).
-    #[error("{0}")]
+    #[error(transparent)]
     ModelFile(#[from] diracvi_expr::ModelFileError),
     /// A model file's size `(n, m)` has no compiled instantiation (see
     /// [`FILE_MODEL_SIZES`](crate::FILE_MODEL_SIZES)).

@@ -34,16 +34,26 @@ use std::sync::Arc;
 #[derive(Debug, Clone)]
 pub struct FileModel<const N: usize, const M: usize> {
     compiled: Arc<CompiledModel>,
-    description: Arc<str>,
+    text: Arc<FileText>,
+}
+
+/// What a file says besides its expressions' tapes: for messages.
+#[derive(Debug, Clone, Default)]
+pub struct FileText {
+    /// `model.description`.
+    pub description: String,
+    /// `model.boundaries`, as written.
+    pub boundaries: Vec<String>,
 }
 
 impl<const N: usize, const M: usize> FileModel<N, M> {
-    /// Wrap a compiled model of `N` coordinates and `M` constraint rows.
+    /// Wrap a compiled model of `N` coordinates and `M` constraint rows;
+    /// `text` gives the description and the boundary pieces as written.
     ///
     /// # Errors
     /// [`ModelError::WrongLength`] when the compiled model's `n` or `m`
     /// differs from `N` or `M`.
-    pub fn new(compiled: Arc<CompiledModel>, description: &str) -> Result<Self, ModelError> {
+    pub fn new(compiled: Arc<CompiledModel>, text: Arc<FileText>) -> Result<Self, ModelError> {
         if compiled.n() != N {
             return Err(ModelError::WrongLength {
                 what: "coordinates",
@@ -58,10 +68,7 @@ impl<const N: usize, const M: usize> FileModel<N, M> {
                 got: compiled.m(),
             });
         }
-        Ok(Self {
-            compiled,
-            description: description.into(),
-        })
+        Ok(Self { compiled, text })
     }
 
     /// The compiled expressions.
@@ -101,13 +108,16 @@ impl<const N: usize, const M: usize> NamedSystem<N, M> for FileModel<N, M> {
         self.compiled.name()
     }
     fn description(&self) -> &str {
-        &self.description
+        &self.text.description
     }
     fn coordinates(&self) -> Vec<String> {
         self.compiled.coordinates().to_vec()
     }
     fn piece_name(&self, j: usize) -> String {
-        format!("model.boundaries[{j}]")
+        match self.text.boundaries.get(j) {
+            Some(g) => format!("model.boundaries[{j}]: {g} >= 0"),
+            None => format!("model.boundaries[{j}]"),
+        }
     }
 }
 
@@ -127,11 +137,11 @@ macro_rules! file_sizes {
         /// Call `visitor` with `compiled` as the `FileModel` of its size.
         pub(crate) fn dispatch<V: FileModelVisitor>(
             compiled: Arc<CompiledModel>,
-            description: &str,
+            text: Arc<FileText>,
             visitor: V,
         ) -> Result<V::Output, ModelError> {
             match (compiled.n(), compiled.m()) {
-                $(($n, $m) => Ok(visitor.visit(FileModel::<$n, $m>::new(compiled, description)?)),)*
+                $(($n, $m) => Ok(visitor.visit(FileModel::<$n, $m>::new(compiled, text)?)),)*
                 (n, m) => Err(unsupported(compiled.name(), n, m)),
             }
         }

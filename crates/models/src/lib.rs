@@ -84,7 +84,7 @@ pub use disk_table::{DiskTable, DiskTableParams};
 pub use disk_wall::{DiskWall, DiskWallParams};
 pub use ellipse::{Ellipse, EllipseParams};
 pub use error::ModelError;
-pub use file_model::{FILE_MODEL_SIZES, FileModel};
+pub use file_model::{FILE_MODEL_SIZES, FileModel, FileText};
 pub use lc::{Lc, LcParams};
 pub use particle::{Particle, ParticleParams};
 pub use pendulum::{Pendulum, PendulumParams};

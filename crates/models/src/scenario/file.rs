@@ -7,7 +7,7 @@ use super::{
     InitialData, RUN_KEYS, Scenario, parse_constraint, parse_discretization, parse_number,
     run_setup, set_run_key,
 };
-use crate::file_model::{self, FileModel, FileModelVisitor};
+use crate::file_model::{self, FileModel, FileModelVisitor, FileText};
 use crate::{ConstraintDiscretization, Discretization, ModelError, ModelVisitor};
 use diracvi_expr::{CompiledModel, InitialState, ModelFile, RunSettings};
 use std::sync::Arc;
@@ -157,5 +157,9 @@ pub(super) fn visit<V: ModelVisitor>(
             Ok(self.visitor.visit(&model, &setup))
         }
     }
-    file_model::dispatch(compile(sc, file)?, &file.description, Run { sc, visitor })?
+    let text = FileText {
+        description: file.description.clone(),
+        boundaries: file.boundaries.clone(),
+    };
+    file_model::dispatch(compile(sc, file)?, Arc::new(text), Run { sc, visitor })?
 }
