@@ -47,8 +47,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE.toml", conflicts_with = "model_file")]
     pub scenario: Option<PathBuf>,
     /// Model file: a system written as expressions (TOML; see
-    /// docs/model-files.md and the examples under models/). Its [run] and
-    /// [initial] sections are the defaults; every other option applies.
+    /// docs/model-files.md and the examples under models/). Its `[run]` and
+    /// `[initial]` sections are the defaults; every other option applies.
     #[arg(long, value_name = "FILE.toml", conflicts_with = "model")]
     pub model_file: Option<PathBuf>,
     /// Override a scenario key: a model parameter, or h, t_end,

@@ -59,9 +59,20 @@
 //!    [`ModelError::InvalidParameter`]), `params`, `run_defaults`.
 //! 4. Add `mod my_model; pub use my_model::*;` and one line
 //!    `MyModel => (N, M),` to the `registry!` invocation in `lib.rs`.
+//! 5. Write its twin as a model file `models/<name>.toml` at the repository
+//!    root (docs/model-files.md): the catalogue ships both ways.
 //!
 //! The tests in `tests/` then exercise it automatically (defaults validate,
-//! `H(q, ∂L/∂v) = E(q, v)`, scenario round trip, dispatch).
+//! `H(q, ∂L/∂v) = E(q, v)`, scenario round trip, dispatch, the file twin
+//! against the compiled model); their lists of names come from
+//! [`catalogue`].
+//!
+//! ## Models from files
+//!
+//! [`Scenario::from_model_file`] reads a model file (docs/model-files.md);
+//! [`Scenario::visit`] then hands the visitor a [`FileModel`] of the file's
+//! size (one of [`FILE_MODEL_SIZES`]), a [`System`] evaluating the compiled
+//! expressions, so the same visitor runs catalogued and file models.
 //!
 //! Papers: **\[VCI\]** variational collision integrators for nonholonomic
 //! systems; **\[INC\]** implicit nonholonomic mechanics with collisions;
