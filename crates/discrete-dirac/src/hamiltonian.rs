@@ -26,7 +26,7 @@
 //! hyperregular `L`, the (+) Hamiltonian and Lagrange–Dirac steppers are the
 //! same scheme (nonholonomic symplectic Euler).
 
-use crate::newton::{self, NewtonParams, NewtonWorkspace};
+use crate::newton::{Newton, NewtonParams};
 use crate::trajectory::StepOutput;
 use crate::{Direction, OneStep, State, StepError, StepStats};
 use diracvi_geometry::ad::{
@@ -102,9 +102,9 @@ pub struct NonholonomicHamiltonian<Sy, Dm, Hd, const N: usize, const M: usize> {
     generating: Hd,
     params: NewtonParams,
     direction: Direction,
-    ws: NewtonWorkspace,
+    ws: Newton,
     /// Newton buffers of trial solves (event location).
-    trial_ws: NewtonWorkspace,
+    trial_ws: Newton,
     x: DVector<f64>,
     carry: crate::PositionCarry<N>,
 }
@@ -151,8 +151,8 @@ where
             generating,
             params: NewtonParams::default(),
             direction,
-            ws: NewtonWorkspace::new(n),
-            trial_ws: NewtonWorkspace::new(n),
+            ws: Newton::new(n),
+            trial_ws: Newton::new(n),
             x: DVector::zeros(n),
             carry: crate::PositionCarry::new(),
         }
@@ -238,23 +238,24 @@ where
         } else {
             &mut self.ws
         };
-        let info = newton::solve(x, ws, &self.params, None, |x, r, j| {
-            eval::<Sy, Dm, Hd, N, M>(
-                system,
-                map,
-                hd,
-                cd,
-                orientation,
-                a,
-                pi_a,
-                &a_forms,
-                h,
-                x,
-                r,
-                j,
-            )
-        })
-        .map_err(|f| StepError::from_newton(f, k, t, self.params.tolerance))?;
+        let info = ws
+            .solve(x, &self.params, None, |x, r, j| {
+                eval::<Sy, Dm, Hd, N, M>(
+                    system,
+                    map,
+                    hd,
+                    cd,
+                    orientation,
+                    a,
+                    pi_a,
+                    &a_forms,
+                    h,
+                    x,
+                    r,
+                    j,
+                )
+            })
+            .map_err(|f| StepError::from_newton(f, k, t, self.params.tolerance))?;
         let d = SVector::<f64, N>::from_fn(|i, _| x[i]);
         let mu = SVector::<f64, M>::from_fn(|i, _| x[2 * N + i]);
         Ok(crate::SubStep {

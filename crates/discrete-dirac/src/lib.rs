@@ -10,8 +10,11 @@
 //! * [`NonholonomicHamiltonian`] — the (+) and (−) discrete nonholonomic
 //!   Hamiltonian steppers (\[DDM\] 5.6b, 5.12b) with the symplectic-Euler
 //!   generating functions `H_{d±}` built from `H`, or user-supplied ones;
-//! * [`newton`] — the shared Newton solver (AD Jacobians, dense LU,
-//!   rank-revealing faer fallback);
+//! * [`newton`] — the shared Newton solver ([`Newton`]: AD Jacobians,
+//!   simplified Newton with kept factors, statistics in [`NewtonInfo`]) over
+//!   a [`LinearSolver`] from [`linear`] (today [`DenseLu`], a dense LU with a
+//!   rank-revealing faer fallback; a sparse LU plugs in as another
+//!   implementation);
 //! * [`trajectory`] — a driver over `N` steps recording decimated
 //!   `(k, t, q, p, energy, constraint residual)`.
 //!
@@ -20,6 +23,7 @@
 pub mod error;
 pub mod hamiltonian;
 pub mod lagrange_dirac;
+pub mod linear;
 pub mod newton;
 pub mod substep;
 pub mod trajectory;
@@ -27,7 +31,8 @@ pub mod trajectory;
 pub use error::StepError;
 pub use hamiltonian::{DiscreteHamiltonian, NonholonomicHamiltonian, SymplecticEuler};
 pub use lagrange_dirac::{LagrangeDirac, OrientedStep, StepStats};
-pub use newton::{NewtonInfo, NewtonParams};
+pub use linear::{DenseLu, LinearSolver};
+pub use newton::{Newton, NewtonInfo, NewtonParams};
 pub use substep::{SubStep, SubStepper};
 pub use trajectory::{OneStep, Record, RunOptions, Summary, Trajectory, integrate};
 
