@@ -19,6 +19,45 @@
 //!   `(k, t, q, p, energy, constraint residual)`.
 //!
 //! A stepper knows nothing of impacts; `diracvi-impact` wraps it.
+//!
+//! ## Example
+//!
+//! A harmonic oscillator `L = ½ v² − ½ q²` with the midpoint discrete
+//! Lagrangian (second order, symplectic): 1 000 steps of `h = 0.01` from
+//! `q = 1, v = 0` stay within `h²/8` of the exact `cos t` and keep the
+//! energy `½` to round-off relative to its `O(h²)` oscillation.
+//!
+//! ```
+//! use diracvi_discrete_dirac::{Direction, LagrangeDirac, RunOptions, simulate, state_from_velocity};
+//! use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization, SMatrix, SVector, System};
+//!
+//! struct Oscillator;
+//! impl System<1, 0> for Oscillator {
+//!     fn lagrangian<S: AdScalar>(&self, q: &SVector<S, 1>, v: &SVector<S, 1>) -> S {
+//!         (v[0] * v[0] - q[0] * q[0]) * 0.5
+//!     }
+//!     fn constraint_forms<S: AdScalar>(&self, _q: &SVector<S, 1>) -> SMatrix<S, 0, 1> {
+//!         SMatrix::zeros()
+//!     }
+//! }
+//!
+//! let mut stepper = LagrangeDirac::new(
+//!     Oscillator,
+//!     Discretization::Midpoint,
+//!     ConstraintDiscretization::Midpoint, // unused: no constraints
+//!     Direction::Forward,
+//! );
+//! let start = state_from_velocity(&Oscillator, 0.0, &SVector::from([1.0]), &SVector::from([0.0]))?;
+//! let (h, steps) = (0.01, 1000);
+//! let run = simulate(&mut stepper, start, h, RunOptions::new(steps))?;
+//! let end = run.summary.final_state;
+//! assert!((end.t - 10.0).abs() < 1e-12);
+//! assert!((end.q[0] - 10f64.cos()).abs() < h * h);
+//! // the discrete energy oscillates by O(h²) and does not drift
+//! assert!(run.summary.max_abs_energy_deviation < h * h);
+//! assert_eq!(run.records.len(), steps + 1); // k = 0, 1, …, 1000
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod error;
 pub mod hamiltonian;
@@ -34,7 +73,7 @@ pub use lagrange_dirac::{LagrangeDirac, OrientedStep, StepStats};
 pub use linear::{DenseLu, LinearSolver};
 pub use newton::{Newton, NewtonInfo, NewtonParams};
 pub use substep::{SubStep, SubStepper};
-pub use trajectory::{OneStep, Record, RunOptions, Summary, Trajectory, integrate};
+pub use trajectory::{OneStep, Record, RunOptions, Summary, Trajectory, integrate, simulate};
 
 use diracvi_geometry::{DiscreteLagrangian, DiscretizationMap, GeometryError, Orientation, System};
 use nalgebra::SVector;
