@@ -224,13 +224,9 @@ where
         let zero = SVector::zeros();
         let (d0, p0) = guess.unwrap_or((&zero, pi_a));
         let x = &mut self.x;
-        for i in 0..N {
-            x[i] = d0[i];
-            x[N + i] = p0[i];
-        }
-        for i in 0..M {
-            x[2 * N + i] = 0.0;
-        }
+        crate::pack(x, 0, d0);
+        crate::pack(x, N, p0);
+        crate::pack(x, 2 * N, &SVector::<f64, M>::zeros());
         let (system, map, hd, cd) = (&self.system, &self.map, &self.generating, self.constraint);
         let a_forms: SMatrix<f64, M, N> = system.constraint_forms(a);
         let ws = if trial {
@@ -256,12 +252,12 @@ where
                 )
             })
             .map_err(|f| StepError::from_newton(f, k, t, self.params.tolerance))?;
-        let d = SVector::<f64, N>::from_fn(|i, _| x[i]);
-        let mu = SVector::<f64, M>::from_fn(|i, _| x[2 * N + i]);
+        let d = crate::unpack::<N>(x, 0);
+        let mu = crate::unpack::<M>(x, 2 * N);
         Ok(crate::SubStep {
             b: a + d,
             d,
-            pi_b: SVector::<f64, N>::from_fn(|i, _| x[N + i]),
+            pi_b: crate::unpack::<N>(x, N),
             reaction: a_forms.transpose() * mu,
             stats: StepStats::from_newton(&info, false),
         })
@@ -371,9 +367,9 @@ where
         index: 0,
         value: f64::NAN,
     };
-    let d = SVector::<f64, N>::from_fn(|i, _| x[i]);
-    let pi_b = SVector::<f64, N>::from_fn(|i, _| x[N + i]);
-    let mu = SVector::<f64, M>::from_fn(|i, _| x[2 * N + i]);
+    let d = crate::unpack::<N>(x, 0);
+    let pi_b = crate::unpack::<N>(x, N);
+    let mu = crate::unpack::<M>(x, 2 * N);
     // ∂K/∂a, ∂K/∂π, ∂²K/∂a∂π in one pass; ∂²K/∂π² in another.
     let kk = oriented::<Sy, Hd, HyperDualSVec64<N, N>, N, M>(
         hd,

@@ -91,6 +91,27 @@ pub struct State<const N: usize> {
     pub p: SVector<f64, N>,
 }
 
+/// The unknowns of a step's Newton solve are blocks of one vector: the
+/// Lagrange–Dirac steppers solve for `(d, μ)` (offsets `0, N`), the
+/// Hamiltonian ones for `(d, p, μ)` (offsets `0, N, 2N`). Read the `K`
+/// entries at `offset`.
+#[inline(always)]
+pub(crate) fn unpack<const K: usize>(x: &nalgebra::DVector<f64>, offset: usize) -> SVector<f64, K> {
+    SVector::from_fn(|i, _| x[offset + i])
+}
+
+/// Write `v` into the `K` entries of `x` at `offset` (see [`unpack`]).
+#[inline(always)]
+pub(crate) fn pack<const K: usize>(
+    x: &mut nalgebra::DVector<f64>,
+    offset: usize,
+    v: &SVector<f64, K>,
+) {
+    for i in 0..K {
+        x[offset + i] = v[i];
+    }
+}
+
 /// Compensated summation of the positions `q_{k+1} = q_k + d_k` (Kahan,
 /// with Knuth's exact TwoSum): a stepper keeps the rounding error of its last
 /// update and adds it to the next increment when the next step starts from

@@ -147,9 +147,9 @@ where
         let (system, map) = (ld.system(), ld.map());
         let rank = hc.range.ncols();
         let n = N + M;
-        let d = SVector::<f64, N>::from_fn(|i, _| x[i]);
+        let d = crate::unpack::<N>(x, 0);
         let b = a + d;
-        let mu = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
+        let mu = crate::unpack::<M>(x, N);
         // Next step's residual at b, with the next point extrapolated by the
         // same increment, `c = b + d`.
         let c = b + d;

@@ -382,12 +382,8 @@ where
         let w = if trial { trial_context } else { main };
         crate::validate_step(k, t, h, a, pi_a)?;
         let geo = |source| StepError::Geometry { step: k, t, source };
-        for i in 0..N {
-            w.x[i] = guess[i];
-        }
-        for i in 0..M {
-            w.x[N + i] = w.last_mu[i];
-        }
+        crate::pack(&mut w.x, 0, guess);
+        crate::pack(&mut w.x, N, &w.last_mu);
         let eq = StepEquations {
             ld: DiscreteLagrangian::new(system, map).oriented(orientation),
             cd: constraint,
@@ -414,9 +410,9 @@ where
             degenerate::solve(w, &eq, params, scale0, hidden_still_valid, k, t)?
         };
         let info = result.map_err(|f| StepError::from_newton(f, k, t, params.tolerance))?;
-        let d = SVector::<f64, N>::from_fn(|i, _| w.x[i]);
+        let d = crate::unpack::<N>(&w.x, 0);
         let b = a + d;
-        let mu = SVector::<f64, M>::from_fn(|i, _| w.x[N + i]);
+        let mu = crate::unpack::<M>(&w.x, N);
         w.last_mu = mu;
         // `D2 L(a, b, h)` came with the last evaluation, unless polishing
         // went back to an earlier iterate.
@@ -489,8 +485,8 @@ where
     ) -> Result<f64, GeometryError> {
         let (ld, a, h) = (&self.ld, &self.a, self.h);
         let (system, map) = (ld.system(), ld.map());
-        let d = SVector::<f64, N>::from_fn(|i, _| x[i]);
-        let mu = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
+        let d = crate::unpack::<N>(x, 0);
+        let mu = crate::unpack::<M>(x, N);
         let force = self.a_forms.transpose() * mu;
         let d1 = match jac {
             Some(jac) => {
