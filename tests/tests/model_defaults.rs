@@ -51,7 +51,10 @@ impl ModelVisitor for Runner {
 }
 
 fn check(name: &str, energy_bound: f64) {
-    let out = Scenario::defaults(name).unwrap().visit(Runner).unwrap();
+    let out = Scenario::defaults(name)
+        .unwrap()
+        .visit_catalogue(Runner)
+        .unwrap();
     eprintln!("{name}: {out:?}");
     if out.boundary {
         assert!(out.impacts > 0, "{name}: no impact");

@@ -134,6 +134,10 @@ fn every_catalogue_model_is_reproduced_by_its_model_file() {
 fn sleigh_and_double_pendulum_files_behave() {
     for (name, min_impacts, energy_bound) in [("sleigh", 3, 1e-6), ("double-pendulum", 5, 1e-3)] {
         let sc = Scenario::from_model_file(model_file(name)).unwrap();
+        assert!(matches!(
+            sc.visit_catalogue(RunDefaults { t_end: None }),
+            Err(diracvi_models::ModelError::Scenario(_))
+        ));
         let r = sc.visit(RunDefaults { t_end: None }).unwrap();
         let rel = r.max_energy_deviation / r.energy0.abs().max(1.0);
         eprintln!(

@@ -111,7 +111,7 @@ impl ModelVisitor for Snapshot {
 fn snapshot(name: &str, t_end: Option<f64>, digits: usize, energy_bound: f64) {
     let taken = Scenario::defaults(name)
         .unwrap()
-        .visit(Snapshot { t_end, digits })
+        .visit_catalogue(Snapshot { t_end, digits })
         .unwrap();
     assert!(
         taken.residual <= 1e-12,

@@ -317,7 +317,10 @@ fn run_constrained_model_agrees_with_the_library() {
             )
         }
     }
-    let (q, impacts, residual) = Scenario::defaults("pendulum").unwrap().visit(Lib).unwrap();
+    let (q, impacts, residual) = Scenario::defaults("pendulum")
+        .unwrap()
+        .visit_catalogue(Lib)
+        .unwrap();
     let s = json(&["run", "pendulum", "--steps", "1500"]);
     for (a, b) in nums(&s["final_state"]["q"]).into_iter().zip(q) {
         assert_close(a, b, 1e-12, "q");

@@ -557,7 +557,7 @@ mod tests {
                 }
                 Scenario::defaults(self.0)
                     .unwrap()
-                    .visit(Setup(model.run_defaults()))
+                    .visit_catalogue(Setup(model.run_defaults()))
                     .unwrap();
             }
         }

@@ -60,7 +60,10 @@ fn visitor_dispatch_reaches_the_right_model_and_dimensions() {
         ("lc", 4, 2, 0, false),
     ];
     for e in expected {
-        let got = Scenario::defaults(e.0).unwrap().visit(Shape).unwrap();
+        let got = Scenario::defaults(e.0)
+            .unwrap()
+            .visit_catalogue(Shape)
+            .unwrap();
         assert_eq!(got, (e.0.to_string(), e.1, e.2, e.3, e.4), "model {}", e.0);
     }
 }
@@ -90,7 +93,7 @@ fn every_default_constructs_and_validates() {
     for name in names() {
         Scenario::defaults(name)
             .unwrap()
-            .visit(DefaultsAgree)
+            .visit_catalogue(DefaultsAgree)
             .unwrap();
     }
 }
@@ -243,7 +246,7 @@ fn hamiltonian_is_the_legendre_transform_of_every_regular_lagrangian() {
     for name in names() {
         let r = Scenario::defaults(name)
             .unwrap()
-            .visit(Legendre(7))
+            .visit_catalogue(Legendre(7))
             .unwrap();
         assert_eq!(r.is_none(), name == "lc", "{name}");
     }
@@ -417,7 +420,7 @@ fn invalid_parameters_are_rejected_by_direct_construction() {
 fn inadmissible(name: &str, q: &str) -> (usize, f64) {
     let mut s = Scenario::defaults(name).unwrap();
     s.set("q", q).unwrap();
-    match s.visit(Shape) {
+    match s.visit_catalogue(Shape) {
         Err(ModelError::InitialInadmissible { piece, g, name: n }) => {
             assert!(!n.is_empty());
             (piece, g)
@@ -458,7 +461,7 @@ fn inadmissible_initial_configurations_report_piece_and_amount() {
 fn initial_velocities_violating_the_constraints_report_row_and_residual() {
     let mut s = Scenario::defaults("disk-wall").unwrap();
     s.set("v", "1, 0, 2, 0.1").unwrap();
-    match s.visit(Shape) {
+    match s.visit_catalogue(Shape) {
         Err(ModelError::InitialViolatesConstraint {
             index,
             residual,
@@ -472,7 +475,7 @@ fn initial_velocities_violating_the_constraints_report_row_and_residual() {
     }
     let mut s = Scenario::defaults("pendulum").unwrap();
     s.set("v", &format!("{}, 0", 0.25 * PI)).unwrap();
-    let err = s.visit(Shape).unwrap_err();
+    let err = s.visit_catalogue(Shape).unwrap_err();
     let f = PI + 0.5;
     assert!(
         matches!(err, ModelError::InitialViolatesConstraint { index: 0, residual, .. }
@@ -512,7 +515,7 @@ fn non_finite_initial_data_are_rejected() {
     let mut s = Scenario::defaults("particle").unwrap();
     s.set("v", "nan, 1").unwrap();
     assert!(matches!(
-        s.visit(Shape),
+        s.visit_catalogue(Shape),
         Err(ModelError::NonFiniteInitial {
             what: "v",
             index: 0,
@@ -541,7 +544,7 @@ fn disk_initial_velocities_satisfy_the_rolling_constraints() {
     let mut s = Scenario::defaults("disk-table").unwrap();
     s.set("r", "0.5").unwrap();
     assert!(close(s.initial.v[0], 0.5 * 2.0 * 0.4f64.cos(), 1e-15));
-    s.visit(Shape).unwrap();
+    s.visit_catalogue(Shape).unwrap();
 }
 
 #[test]
@@ -618,7 +621,7 @@ fn ellipse_and_disk_boundaries_have_the_intended_geometry() {
     assert!(close(rear.boundary(1, &q), -0.5, 1e-15));
     let mut s = Scenario::defaults("disk-wall").unwrap();
     s.set("rear_contact", "true").unwrap();
-    assert_eq!(s.visit(Shape).unwrap().3, 2);
+    assert_eq!(s.visit_catalogue(Shape).unwrap().3, 2);
     assert!(matches!(
         s.set("rear_contact", "yes"),
         Err(ModelError::IllTypedParameter { .. })

@@ -222,7 +222,7 @@ fn explicit_initial_data_are_kept_when_parameters_change() {
     assert_eq!(s.initial.v, v);
     // … and then violate the constraints for the new radius.
     assert!(matches!(
-        s.visit(Probe),
+        s.visit_catalogue(Probe),
         Err(ModelError::InitialViolatesConstraint { .. })
     ));
 }
@@ -244,13 +244,13 @@ fn visit_checks_the_run_settings() {
     let mut s = Scenario::defaults("particle").unwrap();
     s.h = f64::NAN;
     assert!(matches!(
-        s.visit(Probe),
+        s.visit_catalogue(Probe),
         Err(ModelError::InvalidStep { .. })
     ));
     let mut s = Scenario::defaults("particle").unwrap();
     s.initial.v.push(0.0);
     assert!(matches!(
-        s.visit(Probe),
+        s.visit_catalogue(Probe),
         Err(ModelError::WrongLength {
             what: "v",
             expected: 2,
@@ -260,13 +260,13 @@ fn visit_checks_the_run_settings() {
     let mut s = Scenario::defaults("lc").unwrap();
     s.set("constraint", "model").unwrap();
     assert!(matches!(
-        s.visit(Probe),
+        s.visit_catalogue(Probe),
         Err(ModelError::NoModelConstraint { model }) if model == "lc"
     ));
     // Unconstrained models ignore the constraint choice.
     let mut s = Scenario::defaults("star").unwrap();
     s.set("constraint", "model").unwrap();
-    assert_eq!(s.visit(Probe).unwrap(), 3);
+    assert_eq!(s.visit_catalogue(Probe).unwrap(), 3);
 }
 
 #[test]

@@ -261,6 +261,27 @@ impl Scenario {
         if let Some(file) = &self.file {
             return file::visit(self, file, visitor);
         }
+        self.visit_catalogue(visitor)
+    }
+
+    /// [`visit`](Self::visit) for a catalogued model only.
+    ///
+    /// `visit` instantiates the visitor for every catalogued model *and*
+    /// every size of [`FILE_MODEL_SIZES`](crate::FILE_MODEL_SIZES); a visitor
+    /// that runs an integrator then costs minutes of compile time per
+    /// program. Code that never sees model files (tests over the catalogue,
+    /// tools) should call this instead.
+    ///
+    /// # Errors
+    /// As [`visit`](Self::visit); [`ModelError::Scenario`] for a scenario
+    /// read from a model file.
+    pub fn visit_catalogue<V: ModelVisitor>(&self, visitor: V) -> Result<V::Output, ModelError> {
+        if self.file.is_some() {
+            return Err(ModelError::Scenario(format!(
+                "'{}' is read from a model file: use Scenario::visit",
+                self.model
+            )));
+        }
         struct Run<'a, V> {
             scenario: &'a Scenario,
             visitor: V,
