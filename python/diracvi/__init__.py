@@ -20,6 +20,7 @@ subclasses).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, Iterable, List, Mapping, Optional, Sequence, Union
 
@@ -33,6 +34,7 @@ __all__ = [
     "EnsembleResult",
     "ImpactError",
     "ImpactTable",
+    "Model",
     "ModelError",
     "ModelInfo",
     "NumericalError",
@@ -64,10 +66,16 @@ class ParameterInfo:
 
 
 @dataclass(frozen=True)
-class ModelInfo:
-    """One catalogued model: name, one-line description, coordinate names,
-    boundary pieces, number of constraint forms, parameters and the paper's
-    default :class:`Scenario`."""
+class Model:
+    """A model: a catalogued system (:func:`models`) or one read from a model
+    file (:meth:`from_file`, :meth:`from_toml`; docs/model-files.md).
+
+    Fields: name, one-line description, coordinate names, boundary pieces,
+    number of constraint forms, parameters (:class:`ParameterInfo`, with
+    their defaults) and the default :class:`Scenario` (for a model file: its
+    ``[parameters]``, ``[run]`` and ``[initial]`` sections).
+    :meth:`scenario` gives the defaults with overrides.
+    """
 
     name: str
     description: str
@@ -77,18 +85,79 @@ class ModelInfo:
     parameters: List[ParameterInfo]
     defaults: Scenario
 
-
-def models() -> List[ModelInfo]:
-    """Every catalogued model, in registry order."""
-    out = []
-    for d in _diracvi.models():
+    @classmethod
+    def _from_dict(cls, d: Mapping[str, Any]) -> "Model":
+        d = dict(d)
         params = [ParameterInfo(**p) for p in d.pop("parameters")]
-        out.append(ModelInfo(parameters=params, **d))
-    return out
+        return cls(parameters=params, **d)
+
+    @classmethod
+    def from_file(cls, path: Union[str, "os.PathLike[str]"]) -> "Model":
+        """Read a model file (TOML with a ``[model]`` table).
+
+        Raises ``OSError`` if it cannot be read and :class:`ModelError`
+        naming the file, key, line and column if it is invalid (syntax,
+        unknown names, expressions, sizes), or if its initial data are
+        inadmissible.
+        """
+        sc = Scenario.from_file(path)
+        if not sc.is_model_file:
+            raise ModelError(
+                f"'{os.fspath(path)}' is a scenario file for the catalogued model "
+                f"'{sc.model}', not a model file: use Scenario.from_file"
+            )
+        return cls._from_dict(_diracvi.file_model(sc))
+
+    @classmethod
+    def from_toml(cls, text: str) -> "Model":
+        """Read a model file's text; errors as :meth:`from_file`."""
+        sc = Scenario.from_toml(text)
+        if not sc.is_model_file:
+            raise ModelError(
+                f"the text is a scenario for the catalogued model '{sc.model}', "
+                "not a model file (no [model] table): use Scenario.from_toml"
+            )
+        return cls._from_dict(_diracvi.file_model(sc))
+
+    def scenario(
+        self,
+        *,
+        h: Optional[float] = None,
+        t_end: Optional[float] = None,
+        discretization: Optional[str] = None,
+        constraint: Optional[str] = None,
+        params: Optional[Mapping[str, Any]] = None,
+        q: Optional[Sequence[float]] = None,
+        v: Optional[Sequence[float]] = None,
+    ) -> Scenario:
+        """The model's default scenario with overrides (as :func:`scenario`)."""
+        return self.defaults.replace(
+            h=h,
+            t_end=t_end,
+            discretization=discretization,
+            constraint=constraint,
+            params=dict(params) if params is not None else None,
+            q=q,
+            v=v,
+        )
+
+    def to_toml(self) -> str:
+        """The defaults as TOML: a scenario file, or for a model file the
+        model file itself (it reads back with :meth:`from_toml`)."""
+        return self.defaults.to_toml()
+
+
+#: The former name of :class:`Model`.
+ModelInfo = Model
+
+
+def models() -> List[Model]:
+    """Every catalogued model, in registry order."""
+    return [Model._from_dict(d) for d in _diracvi.models()]
 
 
 def scenario(
-    model: str,
+    model: Union[str, Model],
     *,
     h: Optional[float] = None,
     t_end: Optional[float] = None,
@@ -98,8 +167,9 @@ def scenario(
     q: Optional[Sequence[float]] = None,
     v: Optional[Sequence[float]] = None,
 ) -> Scenario:
-    """The paper's default scenario of ``model`` with overrides; same as
-    ``Scenario(model, ...)``.
+    """The default scenario of ``model`` (a catalogue name, or a
+    :class:`Model`, e.g. read with :meth:`Model.from_file`) with overrides;
+    for a name the same as ``Scenario(model, ...)``.
 
     ``params`` maps parameter names to values (``None`` selects a derived
     optional parameter). Changing a parameter while the initial data are
@@ -110,6 +180,18 @@ def scenario(
     Raises :class:`ModelError` (a ``ValueError``) for an unknown model or
     key or an invalid value, ``TypeError`` for values of the wrong type.
     """
+    if isinstance(model, Model):
+        return model.scenario(
+            h=h,
+            t_end=t_end,
+            discretization=discretization,
+            constraint=constraint,
+            params=params,
+            q=q,
+            v=v,
+        )
+    if not isinstance(model, str):
+        raise TypeError(f"model must be a str or a diracvi.Model, got {type(model).__name__}")
     return Scenario(
         model,
         h=h,

@@ -145,6 +145,9 @@ class Scenario:
     @property
     def coordinates(self) -> List[str]:
         """Coordinate names (raises ModelError for an invalid scenario)."""
+    @property
+    def is_model_file(self) -> bool:
+        """Whether the model was read from a model file."""
     def __eq__(self, other: object) -> bool: ...
 
 @dataclass(frozen=True)
@@ -159,8 +162,8 @@ class ParameterInfo:
     default: Any
 
 @dataclass(frozen=True)
-class ModelInfo:
-    """One catalogued model."""
+class Model:
+    """A catalogued model or one read from a model file."""
 
     name: str
     description: str
@@ -169,6 +172,28 @@ class ModelInfo:
     constraints: int
     parameters: List[ParameterInfo]
     defaults: Scenario
+    @classmethod
+    def from_file(cls, path: Union[str, PathLike[str]]) -> Model:
+        """Read a model file. Raises OSError or ModelError (file, key, line, column)."""
+    @classmethod
+    def from_toml(cls, text: str) -> Model:
+        """Read a model file's text. Raises ModelError."""
+    def scenario(
+        self,
+        *,
+        h: Optional[float] = None,
+        t_end: Optional[float] = None,
+        discretization: Optional[str] = None,
+        constraint: Optional[str] = None,
+        params: Optional[Mapping[str, Value]] = None,
+        q: Optional[Sequence[float]] = None,
+        v: Optional[Sequence[float]] = None,
+    ) -> Scenario:
+        """The default scenario with overrides."""
+    def to_toml(self) -> str:
+        """The defaults as TOML (the model file itself for a model file)."""
+
+ModelInfo = Model
 
 @dataclass(frozen=True, eq=False)
 class ImpactTable:
@@ -226,11 +251,11 @@ class EnsembleResult:
     results: Optional[List[RunResult]] = None
     def __len__(self) -> int: ...
 
-def models() -> List[ModelInfo]:
+def models() -> List[Model]:
     """Every catalogued model, in registry order."""
 
 def scenario(
-    model: str,
+    model: Union[str, Model],
     *,
     h: Optional[float] = None,
     t_end: Optional[float] = None,

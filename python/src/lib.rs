@@ -23,6 +23,7 @@ use pyo3::prelude::*;
 fn _diracvi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<scenario::PyScenario>()?;
     m.add_function(wrap_pyfunction!(scenario::models, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario::file_model, m)?)?;
     m.add_function(wrap_pyfunction!(ensemble::ensemble, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

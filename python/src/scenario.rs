@@ -189,8 +189,10 @@ impl PyScenario {
             .map_err(|e| model_error(py, e))
     }
 
-    /// Read a scenario file (TOML). Raises ``OSError`` if it cannot be
-    /// read, ``ModelError`` if it is invalid.
+    /// Read a scenario file or a model file (TOML; a model file is a
+    /// document with a ``[model]`` table, docs/model-files.md). Raises
+    /// ``OSError`` if it cannot be read, ``ModelError`` (naming the file,
+    /// key, line and column for a model file) if it is invalid.
     #[staticmethod]
     fn from_file(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
         let text = std::fs::read_to_string(&path).map_err(|e| {
@@ -199,6 +201,12 @@ impl PyScenario {
                 format!("cannot read scenario file '{}': {e}", path.display()),
             ))
         })?;
+        if looks_like_model_file(&text) {
+            // Read from the path so that errors name the file.
+            return Scenario::from_model_file(&path)
+                .map(|inner| Self { inner })
+                .map_err(|e| model_error(py, e));
+        }
         Self::from_toml(py, &text)
     }
 
@@ -349,8 +357,15 @@ impl PyScenario {
     /// Every key ``set`` accepts: the parameters, then h, t_end,
     /// discretization, constraint, q, v.
     #[getter]
-    fn keys(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        Scenario::settable_keys(&self.inner.model).map_err(|e| model_error(py, e))
+    fn keys(&self) -> Vec<String> {
+        self.inner.keys()
+    }
+
+    /// Whether the model was read from a model file (rather than the
+    /// catalogue).
+    #[getter]
+    fn is_model_file(&self) -> bool {
+        self.inner.file.is_some()
     }
 
     /// Names of the model's coordinates (builds the model: raises
@@ -407,6 +422,57 @@ impl PyScenario {
     }
 }
 
+/// Whether `text` is a model file: a TOML document whose `model` is a table.
+fn looks_like_model_file(text: &str) -> bool {
+    text.parse::<toml::Table>()
+        .is_ok_and(|doc| matches!(doc.get("model"), Some(Value::Table(_))))
+}
+
+/// One parameter's description for Python.
+struct ParameterRow {
+    name: String,
+    symbol: String,
+    unit: String,
+    kind: String,
+    description: String,
+}
+
+/// A model's description as a dict (name, description, coordinates,
+/// boundary pieces, number of constraint forms, parameters with their
+/// defaults, the default scenario): what `diracvi.Model` is built from.
+fn model_dict<'py>(
+    py: Python<'py>,
+    description: &str,
+    rows: Vec<ParameterRow>,
+    defaults: Scenario,
+) -> PyResult<Bound<'py, PyDict>> {
+    let info = describe(&defaults).map_err(|e| model_error(py, e))?;
+    let params = PyList::empty(py);
+    for p in rows {
+        let d = PyDict::new(py);
+        let default = match defaults.parameters.get(&p.name) {
+            Some(v) => toml_to_py(py, v)?,
+            None => py.None().into_bound(py),
+        };
+        d.set_item("name", p.name)?;
+        d.set_item("symbol", p.symbol)?;
+        d.set_item("unit", p.unit)?;
+        d.set_item("kind", p.kind)?;
+        d.set_item("description", p.description)?;
+        d.set_item("default", default)?;
+        params.append(d)?;
+    }
+    let d = PyDict::new(py);
+    d.set_item("name", defaults.model.clone())?;
+    d.set_item("description", description)?;
+    d.set_item("coordinates", info.coordinates)?;
+    d.set_item("boundary_pieces", info.boundary_names)?;
+    d.set_item("constraints", info.constraints)?;
+    d.set_item("parameters", params)?;
+    d.set_item("defaults", Bound::new(py, PyScenario { inner: defaults })?)?;
+    Ok(d)
+}
+
 /// The catalogue: one dict per model (name, description, coordinates,
 /// parameters with their defaults, units and meanings), in registry order.
 #[pyfunction]
@@ -414,32 +480,43 @@ pub fn models(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     let out = PyList::empty(py);
     for m in catalogue() {
         let defaults = Scenario::defaults(m.name).map_err(|e| model_error(py, e))?;
-        let info = describe(&defaults).map_err(|e| model_error(py, e))?;
-        let params = PyList::empty(py);
-        for p in diracvi_models::parameters(m.name).map_err(|e| model_error(py, e))? {
-            let d = PyDict::new(py);
-            d.set_item("name", p.name)?;
-            d.set_item("symbol", p.symbol)?;
-            d.set_item("unit", p.unit)?;
-            d.set_item("kind", p.kind.expected())?;
-            d.set_item("description", p.description)?;
-            let default = match defaults.parameters.get(p.name) {
-                Some(v) => toml_to_py(py, v)?,
-                None => py.None().into_bound(py),
-            };
-            d.set_item("default", default)?;
-            params.append(d)?;
-        }
-        let d = PyDict::new(py);
-        d.set_item("name", m.name)?;
-        d.set_item("description", m.description)?;
-        d.set_item("coordinates", info.coordinates)?;
-        d.set_item("boundary_pieces", info.boundary_names)?;
-        d.set_item("constraints", info.constraints)?;
-        d.set_item("parameters", params)?;
-        let defaults_py = Bound::new(py, PyScenario { inner: defaults })?;
-        d.set_item("defaults", defaults_py)?;
-        out.append(d)?;
+        let rows = diracvi_models::parameters(m.name)
+            .map_err(|e| model_error(py, e))?
+            .iter()
+            .map(|p| ParameterRow {
+                name: p.name.to_string(),
+                symbol: p.symbol.to_string(),
+                unit: p.unit.to_string(),
+                kind: p.kind.expected().to_string(),
+                description: p.description.to_string(),
+            })
+            .collect();
+        out.append(model_dict(py, m.description, rows, defaults)?)?;
     }
     Ok(out)
+}
+
+/// The model of a scenario read from a model file, as a dict like the
+/// entries of [`models`], with the scenario as its defaults. Parameters of
+/// a model file carry no symbol, unit or meaning: the name stands for all.
+#[pyfunction]
+pub fn file_model<'py>(py: Python<'py>, scenario: &PyScenario) -> PyResult<Bound<'py, PyDict>> {
+    let Some(file) = scenario.inner.file.clone() else {
+        return Err(PyValueError::new_err(format!(
+            "scenario of '{}' was not read from a model file",
+            scenario.inner.model
+        )));
+    };
+    let rows = file
+        .parameters
+        .iter()
+        .map(|(name, _)| ParameterRow {
+            name: name.clone(),
+            symbol: name.clone(),
+            unit: String::new(),
+            kind: "a number".to_string(),
+            description: String::new(),
+        })
+        .collect();
+    model_dict(py, &file.description, rows, scenario.inner.clone())
 }

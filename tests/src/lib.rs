@@ -5,7 +5,7 @@ use diracvi_discrete_dirac::{
     Direction, LagrangeDirac, RunOptions, Trajectory, integrate, state_from_velocity,
 };
 use diracvi_impact::{ImpactError, ImpactEvent, ImpactIntegrator};
-use diracvi_models::{Model, RunSetup};
+use diracvi_models::{NamedSystem, RunSetup};
 
 /// Least-squares slope of `ln(err)` against `ln(h)`.
 pub fn fitted_order(hs: &[f64], errs: &[f64]) -> f64 {
@@ -23,7 +23,7 @@ pub fn fitted_order(hs: &[f64], errs: &[f64]) -> f64 {
 ///
 /// # Errors
 /// The integrator's error.
-pub fn run_model<const N: usize, const M: usize, Mo: Model<N, M>>(
+pub fn run_model<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
     model: &Mo,
     setup: &RunSetup<N>,
     h: f64,

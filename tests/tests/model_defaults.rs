@@ -3,7 +3,7 @@
 //! bounded energy deviation, constraint residuals at round-off.
 
 use diracvi_discrete_dirac::Direction;
-use diracvi_models::{Model, ModelVisitor, RunSetup, Scenario};
+use diracvi_models::{ModelVisitor, NamedSystem, RunSetup, Scenario};
 use diracvi_tests::run_model;
 
 /// What a default run produced.
@@ -20,20 +20,20 @@ struct Runner;
 
 impl ModelVisitor for Runner {
     type Output = Outcome;
-    fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(
+    fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
         self,
         model: &Mo,
         setup: &RunSetup<N>,
     ) -> Outcome {
         let steps = (setup.t_end / setup.h).round() as usize;
         let traj = run_model(model, setup, setup.h, steps, 1, Direction::Forward)
-            .unwrap_or_else(|e| panic!("{}: {e}", Mo::NAME));
+            .unwrap_or_else(|e| panic!("{}: {e}", model.name()));
         let mut min_g = f64::INFINITY;
         for r in &traj.records {
             assert!(
                 r.q.iter().chain(r.p.iter()).all(|x| x.is_finite()),
                 "{}: non-finite state",
-                Mo::NAME
+                model.name()
             );
             for j in 0..model.boundary_count() {
                 min_g = min_g.min(model.boundary(j, &r.q));
@@ -51,7 +51,10 @@ impl ModelVisitor for Runner {
 }
 
 fn check(name: &str, energy_bound: f64) {
-    let out = Scenario::defaults(name).unwrap().visit(Runner).unwrap();
+    let out = Scenario::defaults(name)
+        .unwrap()
+        .visit_catalogue(Runner)
+        .unwrap();
     eprintln!("{name}: {out:?}");
     if out.boundary {
         assert!(out.impacts > 0, "{name}: no impact");

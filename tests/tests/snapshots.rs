@@ -8,7 +8,7 @@
 //! Snapshots live in `tests/snapshots/`; review changes with `cargo insta review`.
 
 use diracvi_discrete_dirac::Direction;
-use diracvi_models::{Model, ModelVisitor, RunSetup, Scenario};
+use diracvi_models::{ModelVisitor, NamedSystem, RunSetup, Scenario};
 use diracvi_tests::run_model;
 use std::fmt::Write;
 
@@ -41,7 +41,7 @@ struct Taken {
 
 impl ModelVisitor for Snapshot {
     type Output = Taken;
-    fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(
+    fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
         self,
         model: &Mo,
         setup: &RunSetup<N>,
@@ -55,7 +55,7 @@ impl ModelVisitor for Snapshot {
         writeln!(
             text,
             "model {}  h {}  steps {steps}  every {every}",
-            Mo::NAME,
+            model.name(),
             r(setup.h, d)
         )
         .unwrap();
@@ -111,7 +111,7 @@ impl ModelVisitor for Snapshot {
 fn snapshot(name: &str, t_end: Option<f64>, digits: usize, energy_bound: f64) {
     let taken = Scenario::defaults(name)
         .unwrap()
-        .visit(Snapshot { t_end, digits })
+        .visit_catalogue(Snapshot { t_end, digits })
         .unwrap();
     assert!(
         taken.residual <= 1e-12,

@@ -21,10 +21,15 @@ pub struct Cli {
 pub enum Command {
     /// List the models: name and one-line description.
     List,
-    /// Print a model's default scenario as TOML (a valid scenario file).
+    /// Print a model's default scenario as TOML (a valid scenario file), or
+    /// a model file as read (a valid model file).
     Show {
         /// Model name (see `diracvi list`).
-        model: String,
+        #[arg(required_unless_present = "model_file", conflicts_with = "model_file")]
+        model: Option<String>,
+        /// A model file (TOML; see docs/model-files.md) to print back.
+        #[arg(long, value_name = "FILE.toml")]
+        model_file: Option<PathBuf>,
     },
     /// Integrate a model (its paper defaults unless told otherwise).
     Run(RunArgs),
@@ -39,8 +44,13 @@ pub struct RunArgs {
     /// Model name; may be omitted when --scenario names the model.
     pub model: Option<String>,
     /// Scenario file (TOML, as printed by `diracvi show`).
-    #[arg(long, value_name = "FILE.toml")]
+    #[arg(long, value_name = "FILE.toml", conflicts_with = "model_file")]
     pub scenario: Option<PathBuf>,
+    /// Model file: a system written as expressions (TOML; see
+    /// docs/model-files.md and the examples under models/). Its `[run]` and
+    /// `[initial]` sections are the defaults; every other option applies.
+    #[arg(long, value_name = "FILE.toml", conflicts_with = "model")]
+    pub model_file: Option<PathBuf>,
     /// Override a scenario key: a model parameter, or h, t_end,
     /// discretization, constraint, q, v (lists comma-separated). Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]

@@ -290,16 +290,3 @@ pub fn convergence(args: &ConvergenceArgs) -> Result<()> {
     }
     Ok(())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::fitted_order;
-
-    #[test]
-    fn slope_of_exact_power_law() {
-        let h = [0.1, 0.05, 0.025];
-        let e: Vec<f64> = h.iter().map(|h| 3.0 * h * h).collect();
-        assert!((fitted_order(&h, &e) - 2.0).abs() < 1e-12);
-        assert!(fitted_order(&[0.1], &[1.0]).is_nan());
-    }
-}

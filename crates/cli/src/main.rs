@@ -72,7 +72,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::List => run::list(),
-        Command::Show { model } => run::show(&model),
+        Command::Show { model, model_file } => run::show(model.as_deref(), model_file.as_deref()),
         Command::Run(args) => run::run(&args),
         Command::Convergence(args) => convergence::convergence(&args),
     };

@@ -24,22 +24,31 @@ pub fn list() -> Result<()> {
     crate::emit(&lines)
 }
 
-/// `diracvi show <model>`.
-pub fn show(model: &str) -> Result<()> {
-    let scenario = Scenario::defaults(model)?;
+/// `diracvi show <model>` / `diracvi show --model-file FILE`.
+pub fn show(model: Option<&str>, model_file: Option<&Path>) -> Result<()> {
+    let scenario = match (model, model_file) {
+        (_, Some(path)) => Scenario::from_model_file(path)?,
+        (Some(name), None) => Scenario::defaults(name)?,
+        (None, None) => {
+            bail!("no model given: name one (see `diracvi list`) or pass --model-file FILE.toml")
+        }
+    };
     crate::emit(&scenario.to_toml())
 }
 
-/// Read `--scenario` (if any) or the model's defaults, check that the two
-/// agree on the model, then apply the `--set key=value` overrides in order.
+/// Read `--model-file`, or `--scenario` (if any) or the model's defaults,
+/// check that the two agree on the model, then apply the `--set key=value`
+/// overrides in order.
 pub fn resolve_scenario(
     model: Option<&str>,
     file: Option<&Path>,
     sets: &[String],
 ) -> Result<Scenario> {
-    let mut scenario = match (model, file) {
+    let scenario = match (model, file) {
         (None, None) => {
-            bail!("no model given: name one (see `diracvi list`) or pass --scenario FILE.toml")
+            bail!(
+                "no model given: name one (see `diracvi list`), or pass --scenario FILE.toml or --model-file FILE.toml"
+            )
         }
         (Some(name), None) => Scenario::defaults(name)?,
         (name, Some(path)) => {
@@ -59,6 +68,11 @@ pub fn resolve_scenario(
             scenario
         }
     };
+    apply_sets(scenario, sets)
+}
+
+/// Apply `--set key=value` overrides in order.
+pub fn apply_sets(mut scenario: Scenario, sets: &[String]) -> Result<Scenario> {
     for kv in sets {
         let Some((key, value)) = kv.split_once('=') else {
             bail!("--set '{kv}': expected KEY=VALUE");
@@ -122,8 +136,10 @@ pub fn run(args: &RunArgs) -> Result<()> {
     if args.every == 0 {
         bail!("--every must be at least 1");
     }
-    let mut scenario =
-        resolve_scenario(args.model.as_deref(), args.scenario.as_deref(), &args.sets)?;
+    let mut scenario = match &args.model_file {
+        Some(path) => apply_sets(Scenario::from_model_file(path)?, &args.sets)?,
+        None => resolve_scenario(args.model.as_deref(), args.scenario.as_deref(), &args.sets)?,
+    };
     if let Some(h) = args.h {
         scenario.set("h", &h.to_string()).context("--h")?;
     }

@@ -8,7 +8,7 @@ use diracvi_discrete_dirac::{
 };
 use diracvi_impact::ImpactIntegrator;
 use diracvi_models::{
-    Model, ModelVisitor, Particle, ParticleParams, RunSetup, Scenario, catalogue,
+    Model, ModelVisitor, NamedSystem, Particle, ParticleParams, RunSetup, Scenario, catalogue,
 };
 use serde_json::Value;
 use std::path::Path;
@@ -288,7 +288,7 @@ fn run_constrained_model_agrees_with_the_library() {
     struct Lib;
     impl ModelVisitor for Lib {
         type Output = (Vec<f64>, usize, f64);
-        fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(
+        fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
             self,
             model: &Mo,
             setup: &RunSetup<N>,
@@ -317,7 +317,10 @@ fn run_constrained_model_agrees_with_the_library() {
             )
         }
     }
-    let (q, impacts, residual) = Scenario::defaults("pendulum").unwrap().visit(Lib).unwrap();
+    let (q, impacts, residual) = Scenario::defaults("pendulum")
+        .unwrap()
+        .visit_catalogue(Lib)
+        .unwrap();
     let s = json(&["run", "pendulum", "--steps", "1500"]);
     for (a, b) in nums(&s["final_state"]["q"]).into_iter().zip(q) {
         assert_close(a, b, 1e-12, "q");
@@ -1046,4 +1049,171 @@ fn run_free_flight_far_from_the_origin_is_exact_at_small_h() {
         assert_close(q[0], 0.5, 1e-13, "x(0.5)");
         assert_close(q[1], 100.0 - 0.5 * 9.8 * 0.25, 1e-11, "y(0.5)");
     }
+}
+
+fn model_file(name: &str) -> String {
+    format!("{}/../../models/{name}.toml", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn run_model_file_twin_equals_run_by_name() {
+    // the pendulum's file twin: same impacts, same final state to round-off
+    // (the expression tape and the Rust code differ in the last bits)
+    let by_name = json(&["run", "pendulum", "--t-end", "2"]);
+    let file = model_file("pendulum");
+    let by_file = json(&["run", "--model-file", &file, "--t-end", "2"]);
+    assert_eq!(by_file["model"], "pendulum");
+    assert!(num(&by_name["impacts"]) >= 1.0);
+    assert_eq!(by_file["impacts"], by_name["impacts"]);
+    for (x, y) in nums(&by_name["impact_times"])
+        .iter()
+        .zip(&nums(&by_file["impact_times"]))
+    {
+        assert_close(*x, *y, 1e-10, "impact time");
+    }
+    for key in ["q", "p"] {
+        let a = nums(&by_name["final_state"][key]);
+        let b = nums(&by_file["final_state"][key]);
+        assert_eq!(a.len(), 2);
+        for (x, y) in a.iter().zip(&b) {
+            assert_close(*x, *y, 1e-10, key);
+        }
+    }
+    // every run option applies: --set, --stepper hamiltonian, --backward
+    let h = json(&[
+        "run",
+        "--model-file",
+        &file,
+        "--t-end",
+        "1",
+        "--set",
+        "m=2",
+        "--stepper",
+        "hamiltonian",
+        "--backward",
+    ]);
+    assert_close(num(&h["final_state"]["t"]), -1.0, 1e-12, "t");
+    assert_eq!(h["stepper"], "hamiltonian");
+}
+
+#[test]
+fn show_model_file_prints_a_model_file_that_runs_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = model_file("sleigh");
+    let text = ok(&["show", "--model-file", &file]);
+    assert!(
+        text.contains("[model]") && text.contains("name = \"sleigh\""),
+        "{text}"
+    );
+    let copy = dir.path().join("copy.toml");
+    std::fs::write(&copy, &text).unwrap();
+    assert_eq!(ok(&["show", "--model-file", copy.to_str().unwrap()]), text);
+    let a = json(&["run", "--model-file", &file, "--t-end", "3"]);
+    let b = json(&[
+        "run",
+        "--model-file",
+        copy.to_str().unwrap(),
+        "--t-end",
+        "3",
+    ]);
+    assert_same_summary(&a, &b);
+    // a printed model file is also a valid --scenario
+    let c = json(&["run", "--scenario", copy.to_str().unwrap(), "--t-end", "3"]);
+    assert_same_summary(&a, &c);
+}
+
+#[test]
+fn malformed_model_files_exit_2_naming_file_key_and_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let sleigh = std::fs::read_to_string(model_file("sleigh")).unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let line_of = |text: &str, needle: &str| {
+        1 + text
+            .lines()
+            .position(|l| l.contains(needle))
+            .expect("needle in file")
+    };
+    // a syntax error inside an expression: file, key, line and column
+    let bad = sleigh.replace("0.5*m*(x_dot^2", "0.5*m*(x_dot^^2");
+    let path = write("syntax.toml", &bad);
+    let line = line_of(&bad, "lagrangian =");
+    let col = bad.lines().nth(line - 1).unwrap().find("^^").unwrap() + 2;
+    fails(
+        2,
+        &["run", "--model-file", &path],
+        &[&format!("{path}:{line}:{col}"), "model.lagrangian"],
+    );
+    // an unknown name
+    let bad = sleigh.replace("\"cos(theta)\", \"0\"", "\"cos(theta)\", \"k*0\"");
+    let path = write("unknown.toml", &bad);
+    fails(
+        2,
+        &["show", "--model-file", &path],
+        &[&path, "model.constraints[0][2]", "k"],
+    );
+    // a constraint row of the wrong length
+    let bad = sleigh.replace("\"cos(theta)\", \"0\"", "\"cos(theta)\"");
+    let path = write("row.toml", &bad);
+    fails(
+        2,
+        &["run", "--model-file", &path],
+        &[&path, "model.constraints[0]", "expected 3 entries"],
+    );
+    // a non-finite parameter, in the file and by --set
+    let bad = sleigh.replace("R = 2.0", "R = nan");
+    let path = write("nan.toml", &bad);
+    fails(
+        2,
+        &["run", "--model-file", &path],
+        &[
+            &path,
+            "parameters.R",
+            &format!(":{}:", line_of(&bad, "R = nan")),
+        ],
+    );
+    fails(
+        2,
+        &[
+            "run",
+            "--model-file",
+            &model_file("sleigh"),
+            "--set",
+            "R=inf",
+        ],
+        &["parameters.R", "sleigh.toml"],
+    );
+    // TOML syntax
+    let path = write("toml.toml", "[model\nname = 1\n");
+    fails(2, &["run", "--model-file", &path], &[&format!("{path}:1:")]);
+    // a missing file
+    let missing = dir.path().join("missing.toml");
+    fails(
+        2,
+        &["run", "--model-file", missing.to_str().unwrap()],
+        &["missing.toml", "cannot read"],
+    );
+    // initial data outside the admissible set, and a size without an instantiation
+    let bad = sleigh.replace("q = [0.0, 0.0, 0.0]", "q = [3.0, 0.0, 0.0]");
+    let path = write("outside.toml", &bad);
+    fails(
+        2,
+        &["run", "--model-file", &path],
+        &["admissible set", "model.boundaries[0]"],
+    );
+    let big = "[model]\nname = \"chain\"\ncoordinates = [\"a\", \"b\", \"c\", \"d\", \"e\", \"f\", \"g\"]\n\
+               lagrangian = \"0.5*(a_dot^2 + b_dot^2 + c_dot^2 + d_dot^2 + e_dot^2 + f_dot^2 + g_dot^2)\"\n";
+    let path = write("big.toml", big);
+    fails(
+        2,
+        &["run", "--model-file", &path],
+        &["chain", "7 coordinates", "n <= 6"],
+    );
+    // --model-file and a model name together
+    let out = diracvi(&["run", "pendulum", "--model-file", &model_file("sleigh")]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("cannot be used with"), "{}", out.stderr);
 }

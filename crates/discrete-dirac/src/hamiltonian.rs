@@ -26,7 +26,7 @@
 //! hyperregular `L`, the (+) Hamiltonian and Lagrange–Dirac steppers are the
 //! same scheme (nonholonomic symplectic Euler).
 
-use crate::newton::{self, NewtonParams, NewtonWorkspace};
+use crate::newton::{Newton, NewtonParams};
 use crate::trajectory::StepOutput;
 use crate::{Direction, OneStep, State, StepError, StepStats};
 use diracvi_geometry::ad::{
@@ -102,9 +102,9 @@ pub struct NonholonomicHamiltonian<Sy, Dm, Hd, const N: usize, const M: usize> {
     generating: Hd,
     params: NewtonParams,
     direction: Direction,
-    ws: NewtonWorkspace,
+    ws: Newton,
     /// Newton buffers of trial solves (event location).
-    trial_ws: NewtonWorkspace,
+    trial_ws: Newton,
     x: DVector<f64>,
     carry: crate::PositionCarry<N>,
 }
@@ -151,8 +151,8 @@ where
             generating,
             params: NewtonParams::default(),
             direction,
-            ws: NewtonWorkspace::new(n),
-            trial_ws: NewtonWorkspace::new(n),
+            ws: Newton::new(n),
+            trial_ws: Newton::new(n),
             x: DVector::zeros(n),
             carry: crate::PositionCarry::new(),
         }
@@ -224,13 +224,9 @@ where
         let zero = SVector::zeros();
         let (d0, p0) = guess.unwrap_or((&zero, pi_a));
         let x = &mut self.x;
-        for i in 0..N {
-            x[i] = d0[i];
-            x[N + i] = p0[i];
-        }
-        for i in 0..M {
-            x[2 * N + i] = 0.0;
-        }
+        crate::pack(x, 0, d0);
+        crate::pack(x, N, p0);
+        crate::pack(x, 2 * N, &SVector::<f64, M>::zeros());
         let (system, map, hd, cd) = (&self.system, &self.map, &self.generating, self.constraint);
         let a_forms: SMatrix<f64, M, N> = system.constraint_forms(a);
         let ws = if trial {
@@ -238,29 +234,30 @@ where
         } else {
             &mut self.ws
         };
-        let info = newton::solve(x, ws, &self.params, None, |x, r, j| {
-            eval::<Sy, Dm, Hd, N, M>(
-                system,
-                map,
-                hd,
-                cd,
-                orientation,
-                a,
-                pi_a,
-                &a_forms,
-                h,
-                x,
-                r,
-                j,
-            )
-        })
-        .map_err(|f| StepError::from_newton(f, k, t, self.params.tolerance))?;
-        let d = SVector::<f64, N>::from_fn(|i, _| x[i]);
-        let mu = SVector::<f64, M>::from_fn(|i, _| x[2 * N + i]);
+        let info = ws
+            .solve(x, &self.params, None, |x, r, j| {
+                eval::<Sy, Dm, Hd, N, M>(
+                    system,
+                    map,
+                    hd,
+                    cd,
+                    orientation,
+                    a,
+                    pi_a,
+                    &a_forms,
+                    h,
+                    x,
+                    r,
+                    j,
+                )
+            })
+            .map_err(|f| StepError::from_newton(f, k, t, self.params.tolerance))?;
+        let d = crate::unpack::<N>(x, 0);
+        let mu = crate::unpack::<M>(x, 2 * N);
         Ok(crate::SubStep {
             b: a + d,
             d,
-            pi_b: SVector::<f64, N>::from_fn(|i, _| x[N + i]),
+            pi_b: crate::unpack::<N>(x, N),
             reaction: a_forms.transpose() * mu,
             stats: StepStats::from_newton(&info, false),
         })
@@ -370,9 +367,9 @@ where
         index: 0,
         value: f64::NAN,
     };
-    let d = SVector::<f64, N>::from_fn(|i, _| x[i]);
-    let pi_b = SVector::<f64, N>::from_fn(|i, _| x[N + i]);
-    let mu = SVector::<f64, M>::from_fn(|i, _| x[2 * N + i]);
+    let d = crate::unpack::<N>(x, 0);
+    let pi_b = crate::unpack::<N>(x, N);
+    let mu = crate::unpack::<M>(x, 2 * N);
     // ∂K/∂a, ∂K/∂π, ∂²K/∂a∂π in one pass; ∂²K/∂π² in another.
     let kk = oriented::<Sy, Hd, HyperDualSVec64<N, N>, N, M>(
         hd,

@@ -1,7 +1,17 @@
-//! Newton's method for the per-step equations, with a dense LU (partial
-//! pivoting, in place, no allocation) and a rank-revealing fallback (faer SVD,
-//! minimum-norm step) for singular Jacobians.
+//! Newton's method for the per-step equations ([`Newton`]), over a
+//! [`LinearSolver`] that owns the Jacobian's storage and its factors: by
+//! default the dense LU [`DenseLu`] (partial pivoting, in place, no
+//! allocation) with its rank-revealing fallback (faer SVD, minimum-norm step)
+//! for singular Jacobians. The iteration (convergence test, simplified
+//! Newton with kept factors, the last correction, polishing; docs/theory.md
+//! §3.7) is the same for every linear solver.
+//!
+//! The factors a solve leaves are held by the solver as an explicit state
+//! ([`LinearSolver::factors`]): a later [`Newton::solve_simplified`] starts
+//! from them when they are there, [`Newton::clear_factors`] drops them, and a
+//! factorization that finds the Jacobian singular leaves none.
 
+use crate::linear::{DenseLu, Factorization, LinearSolver, Singular};
 use diracvi_geometry::GeometryError;
 use nalgebra::{DMatrix, DVector};
 
@@ -63,7 +73,8 @@ pub struct NewtonInfo {
     /// How many iterations used the rank-revealing fallback.
     pub rank_deficient_iterations: usize,
     /// Jacobians evaluated by the solve (not counting one handed in by the
-    /// caller); 0 when kept factors did all the work ([`solve_simplified`]).
+    /// caller); 0 when kept factors did all the work
+    /// ([`Newton::solve_simplified`]).
     pub jacobian_evaluations: usize,
     /// Whether a last correction with the factors at hand followed the
     /// converged iterate (the returned solution is that corrected iterate,
@@ -92,275 +103,7 @@ pub enum NewtonFailure {
     Geometry(GeometryError),
 }
 
-/// Buffers for an `n`-unknown Newton solve, allocated once.
-#[derive(Debug, Clone)]
-pub struct NewtonWorkspace {
-    /// Residual at the current iterate.
-    pub r: DVector<f64>,
-    /// Jacobian at the current iterate.
-    pub jac: DMatrix<f64>,
-    lu: DMatrix<f64>,
-    perm: Vec<usize>,
-    /// Whether `lu`/`perm` hold the factors of some earlier Jacobian.
-    lu_valid: bool,
-    dx: DVector<f64>,
-}
-
-impl NewtonWorkspace {
-    /// Workspace for `n` unknowns and `n` equations.
-    pub fn new(n: usize) -> Self {
-        Self {
-            r: DVector::zeros(n),
-            jac: DMatrix::zeros(n, n),
-            lu: DMatrix::zeros(n, n),
-            perm: vec![0; n],
-            lu_valid: false,
-            dx: DVector::zeros(n),
-        }
-    }
-
-    /// Number of unknowns.
-    pub fn size(&self) -> usize {
-        self.r.len()
-    }
-
-    /// Whether LU factors from an earlier solve are kept (see
-    /// [`solve_simplified`]).
-    pub fn has_factors(&self) -> bool {
-        self.lu_valid
-    }
-
-    /// Forget the LU factors kept from an earlier solve, so that
-    /// [`solve_simplified`] cannot reuse them (call when the equations
-    /// change, e.g. when their rows are recombined).
-    pub fn invalidate_factors(&mut self) {
-        self.lu_valid = false;
-    }
-
-    /// LU-factor `ws.jac` into the kept factors.
-    fn factor(&mut self, threshold: f64) -> bool {
-        self.lu_valid = lu_factor(&self.jac, &mut self.lu, &mut self.perm, threshold);
-        self.lu_valid
-    }
-}
-
-/// In-place LU with partial pivoting of `a` into `lu`/`perm`.
-/// Returns `false` when a pivot is below `threshold · max|a|`.
-///
-/// Column-oriented (right-looking) on the column-major storage, so the inner
-/// loops run over contiguous slices without bounds checks.
-fn lu_factor(a: &DMatrix<f64>, lu: &mut DMatrix<f64>, perm: &mut [usize], threshold: f64) -> bool {
-    let n = a.nrows();
-    lu.copy_from(a);
-    let amax = a.amax();
-    if amax.is_nan() || amax <= 0.0 {
-        return false;
-    }
-    for (i, p) in perm.iter_mut().enumerate() {
-        *p = i;
-    }
-    let data = lu.as_mut_slice();
-    for k in 0..n {
-        let (left, right) = data.split_at_mut((k + 1) * n);
-        let col_k = &mut left[k * n..];
-        let mut piv = k;
-        let mut best = col_k[k].abs();
-        for (i, v) in col_k.iter().enumerate().skip(k + 1) {
-            if v.abs() > best {
-                best = v.abs();
-                piv = i;
-            }
-        }
-        if best.is_nan() || best <= threshold * amax {
-            return false;
-        }
-        if piv != k {
-            perm.swap(k, piv);
-            col_k.swap(k, piv);
-            for j in 0..k {
-                left.swap(j * n + k, j * n + piv);
-            }
-            for col in right.chunks_exact_mut(n) {
-                col.swap(k, piv);
-            }
-        }
-        let col_k = &mut left[k * n..];
-        let d = col_k[k];
-        for v in &mut col_k[k + 1..] {
-            *v /= d;
-        }
-        let l = &col_k[k + 1..];
-        for col in right.chunks_exact_mut(n) {
-            let u = col[k];
-            if u != 0.0 {
-                for (c, &f) in col[k + 1..].iter_mut().zip(l) {
-                    *c -= f * u;
-                }
-            }
-        }
-    }
-    true
-}
-
-/// Solve `LU x = P b` (`x` is overwritten).
-fn lu_solve(lu: &DMatrix<f64>, perm: &[usize], b: &DVector<f64>, x: &mut DVector<f64>) {
-    let n = lu.nrows();
-    let data = lu.as_slice();
-    for (xi, &p) in x.iter_mut().zip(perm) {
-        *xi = b[p];
-    }
-    let x = x.as_mut_slice();
-    // L (unit diagonal), column by column
-    for j in 0..n {
-        let xj = x[j];
-        if xj != 0.0 {
-            for (xi, &l) in x[j + 1..].iter_mut().zip(&data[j * n + j + 1..(j + 1) * n]) {
-                *xi -= l * xj;
-            }
-        }
-    }
-    // U, column by column from the last
-    for j in (0..n).rev() {
-        let col = &data[j * n..j * n + j + 1];
-        let xj = x[j] / col[j];
-        x[j] = xj;
-        if xj != 0.0 {
-            for (xi, &u) in x[..j].iter_mut().zip(&col[..j]) {
-                *xi -= u * xj;
-            }
-        }
-    }
-}
-
-/// Rank-revealing pieces of a square matrix from faer's SVD.
-#[derive(Debug, Clone)]
-pub struct SvdSplit {
-    /// Numerical rank.
-    pub rank: usize,
-    /// Left singular vectors of the non-zero singular values (`n × rank`).
-    pub range: DMatrix<f64>,
-    /// Left singular vectors of the zero singular values (`n × (n − rank)`):
-    /// the left null space.
-    pub left_null: DMatrix<f64>,
-    /// Minimum-norm solution of `a x = b` in the least-squares sense.
-    pseudo_inverse: DMatrix<f64>,
-}
-
-impl SvdSplit {
-    /// SVD of `a` (faer), splitting singular values at `threshold · σ_max`.
-    pub fn new(a: &DMatrix<f64>, threshold: f64) -> Option<Self> {
-        let n = a.nrows();
-        let m = faer::Mat::<f64>::from_fn(n, a.ncols(), |i, j| a[(i, j)]);
-        let svd = m.svd().ok()?;
-        let s = svd.S().column_vector();
-        let smax = if n > 0 { s[0] } else { 0.0 };
-        let rank = (0..s.nrows()).filter(|&i| s[i] > threshold * smax).count();
-        let u = svd.U();
-        let v = svd.V();
-        let range = DMatrix::from_fn(n, rank, |i, j| u[(i, j)]);
-        let left_null = DMatrix::from_fn(n, n - rank, |i, j| u[(i, rank + j)]);
-        let pseudo_inverse = DMatrix::from_fn(a.ncols(), n, |i, j| {
-            (0..rank).map(|k| v[(i, k)] * u[(j, k)] / s[k]).sum()
-        });
-        Some(Self {
-            rank,
-            range,
-            left_null,
-            pseudo_inverse,
-        })
-    }
-
-    /// The minimum-norm least-squares solution of `a x = b`.
-    pub fn solve(&self, b: &DVector<f64>) -> DVector<f64> {
-        &self.pseudo_inverse * b
-    }
-}
-
-/// An evaluator of equations that can skip the Jacobian: `eval(x, r, None)`
-/// writes the residual at `x` into `r`, `eval(x, r, Some(jac))` also the
-/// Jacobian, with the same residual; both return the equation scale
-/// (convergence: `‖r‖∞ ≤ tolerance · scale`).
-pub trait LazyEval:
-    FnMut(&DVector<f64>, &mut DVector<f64>, Option<&mut DMatrix<f64>>) -> Result<f64, GeometryError>
-{
-}
-
-impl<F> LazyEval for F where
-    F: FnMut(
-        &DVector<f64>,
-        &mut DVector<f64>,
-        Option<&mut DMatrix<f64>>,
-    ) -> Result<f64, GeometryError>
-{
-}
-
-/// Newton's method on `r(x) = 0`.
-///
-/// `eval(x, r, jac)` writes the residual and Jacobian at `x` and returns the
-/// equation scale (convergence: `‖r‖∞ ≤ tolerance · scale`). If `evaluated`
-/// is true, `ws.r`/`ws.jac` already hold the evaluation at `x`.
-///
-/// # Errors
-/// [`NewtonFailure`] when the iteration bound is reached, a value becomes
-/// non-finite, or the residual cannot be evaluated.
-pub fn solve<F>(
-    x: &mut DVector<f64>,
-    ws: &mut NewtonWorkspace,
-    params: &NewtonParams,
-    evaluated: Option<f64>,
-    eval: F,
-) -> Result<NewtonInfo, NewtonFailure>
-where
-    F: FnMut(&DVector<f64>, &mut DVector<f64>, &mut DMatrix<f64>) -> Result<f64, GeometryError>,
-{
-    let mut eval = eval;
-    let start = match evaluated {
-        Some(scale) => Start::Evaluated { scale },
-        None => Start::Fresh,
-    };
-    solve_impl(x, ws, params, start, false, |x, r, j| match j {
-        Some(j) => eval(x, r, j),
-        None => unreachable!("solve_impl asks for the Jacobian on every evaluation"),
-    })
-}
-
-/// [`solve`] for an `eval` that can skip the Jacobian: `eval(x, r, None)`
-/// writes only the residual (and returns the scale), `eval(x, r, Some(jac))`
-/// both, with the same residual and scale. The Jacobian is asked for only
-/// when a Newton step follows, so the final (converged) evaluation costs a
-/// residual only.
-///
-/// `scale`: `ws.r`/`ws.jac` already hold the evaluation at `x` with this
-/// equation scale. `factored`: moreover `ws` holds the LU factors of
-/// `ws.jac` from a call of [`is_singular`] that returned `false` (requires
-/// `scale`).
-///
-/// # Errors
-/// As [`solve`].
-pub fn solve_lazy<F>(
-    x: &mut DVector<f64>,
-    ws: &mut NewtonWorkspace,
-    params: &NewtonParams,
-    scale: Option<f64>,
-    factored: bool,
-    eval: F,
-) -> Result<NewtonInfo, NewtonFailure>
-where
-    F: LazyEval,
-{
-    assert!(
-        scale.is_some() || !factored,
-        "solve_lazy: `factored` needs the evaluation at x"
-    );
-    let start = match (scale, factored) {
-        (Some(scale), true) => Start::Factored { scale },
-        (Some(scale), false) => Start::Evaluated { scale },
-        (None, _) => Start::Fresh,
-    };
-    solve_impl(x, ws, params, start, true, eval)
-}
-
-/// [`solve_simplified`] stops at `SIMPLIFIED_MARGIN · tolerance` (or at the
+/// [`Newton::solve_simplified`] stops at `SIMPLIFIED_MARGIN · tolerance` (or at the
 /// round-off floor), not at the tolerance: the linear convergence of kept
 /// factors would otherwise leave the solution less accurate than a Newton
 /// solve, whose last step overshoots quadratically. (The degenerate
@@ -370,7 +113,7 @@ where
 pub const SIMPLIFIED_MARGIN: f64 = 1e-2;
 
 /// Largest residual ratio `‖r_{k+1}‖ / ‖r_k‖` accepted from a step with
-/// kept (older) Jacobian factors before [`solve_simplified`] evaluates the
+/// kept (older) Jacobian factors before [`Newton::solve_simplified`] evaluates the
 /// Jacobian and continues with full Newton steps.
 pub const SIMPLIFIED_CONTRACTION: f64 = 0.1;
 
@@ -379,30 +122,368 @@ pub const SIMPLIFIED_CONTRACTION: f64 = 0.1;
 /// residual up to `STALL_BAND · tolerance` (and fails above it).
 pub const STALL_BAND: f64 = 1e2;
 
-/// Simplified Newton (as in implicit Runge–Kutta codes): `ws.r` holds the
-/// residual at `x` with equation scale `scale`, and `ws` keeps the LU
-/// factors of the Jacobian of an earlier solve of equations of the same
-/// form (the previous step's). Steps use those factors, with residual-only
-/// evaluations, as long as each reduces the residual by at least
-/// [`SIMPLIFIED_CONTRACTION`]; otherwise the Jacobian is evaluated and the
-/// solve continues as [`solve_lazy`]. Without kept factors it is
-/// [`solve_lazy`] from an evaluated residual. Convergence is decided by the
-/// residual alone, which must reach [`SIMPLIFIED_MARGIN`]` · tolerance` (or
-/// stagnate at round-off).
+/// Newton's method over a [`LinearSolver`]: the buffers of an `n`-unknown
+/// solve (allocated once) and the solver, which holds the factors kept from
+/// one solve to the next.
 ///
-/// # Errors
-/// As [`solve`].
-pub fn solve_simplified<F>(
-    x: &mut DVector<f64>,
-    ws: &mut NewtonWorkspace,
-    params: &NewtonParams,
-    scale: f64,
-    eval: F,
-) -> Result<NewtonInfo, NewtonFailure>
-where
-    F: LazyEval,
+/// The residual functions write the Jacobian into [`Newton::jac`], whose
+/// type the solver chooses ([`DMatrix<f64>`] for the default [`DenseLu`]);
+/// the iteration itself never looks inside it.
+#[derive(Debug, Clone)]
+pub struct Newton<LS: LinearSolver = DenseLu> {
+    /// Residual at the current iterate.
+    pub r: DVector<f64>,
+    /// Jacobian at the current iterate.
+    pub jac: LS::Jacobian,
+    solver: LS,
+    dx: DVector<f64>,
+    /// The best iterate of a polishing solve.
+    best: DVector<f64>,
+}
+
+impl Newton<DenseLu> {
+    /// Newton with a dense LU for `n` unknowns and `n` equations.
+    pub fn new(n: usize) -> Self {
+        Self::with_solver(DenseLu::new(n))
+    }
+}
+
+impl<LS: LinearSolver> Newton<LS> {
+    /// Newton over the given linear solver (of [`LinearSolver::size`]
+    /// unknowns).
+    pub fn with_solver(solver: LS) -> Self {
+        let n = solver.size();
+        Self {
+            r: DVector::zeros(n),
+            jac: solver.new_jacobian(),
+            solver,
+            dx: DVector::zeros(n),
+            best: DVector::zeros(n),
+        }
+    }
+
+    /// Number of unknowns.
+    pub fn size(&self) -> usize {
+        self.r.len()
+    }
+
+    /// The linear solver (and through it the factors it holds).
+    pub fn solver(&self) -> &LS {
+        &self.solver
+    }
+
+    /// Whether the solver holds factors (of the last Jacobian factored; see
+    /// [`solve_simplified`](Self::solve_simplified)).
+    pub fn has_factors(&self) -> bool {
+        self.solver.factors().is_some()
+    }
+
+    /// Drop the factors the solver holds, so that
+    /// [`solve_simplified`](Self::solve_simplified) cannot reuse them (call
+    /// when the equations change, e.g. when their rows are recombined).
+    pub fn clear_factors(&mut self) {
+        self.solver.clear_factors();
+    }
+
+    /// Factor the Jacobian in [`jac`](Self::jac) and keep the factors, with
+    /// `params.singular_threshold`; the factors serve a following
+    /// [`solve_lazy`](Self::solve_lazy) with `factored`.
+    ///
+    /// # Errors
+    /// [`Singular`] when the Jacobian is numerically singular by the pivot
+    /// test (then no factors are held).
+    pub fn factor(&mut self, params: &NewtonParams) -> Result<(), Singular> {
+        self.solver
+            .factor(&self.jac, params.singular_threshold)
+            .map(|_| ())
+    }
+
+    /// Newton's method on `r(x) = 0`.
+    ///
+    /// `eval(x, r, jac)` writes the residual and Jacobian at `x` and returns
+    /// the equation scale (convergence: `‖r‖∞ ≤ tolerance · scale`). If
+    /// `evaluated` is `Some(scale)`, [`r`](Self::r)/[`jac`](Self::jac)
+    /// already hold the evaluation at `x`.
+    ///
+    /// # Errors
+    /// [`NewtonFailure`] when the iteration bound is reached, a value becomes
+    /// non-finite, or the residual cannot be evaluated.
+    pub fn solve<F>(
+        &mut self,
+        x: &mut DVector<f64>,
+        params: &NewtonParams,
+        evaluated: Option<f64>,
+        eval: F,
+    ) -> Result<NewtonInfo, NewtonFailure>
+    where
+        F: FnMut(&DVector<f64>, &mut DVector<f64>, &mut LS::Jacobian) -> Result<f64, GeometryError>,
+    {
+        let mut eval = eval;
+        let start = match evaluated {
+            Some(scale) => Start::Evaluated { scale },
+            None => Start::Fresh,
+        };
+        self.iterate(x, params, start, false, |x, r, j| match j {
+            Some(j) => eval(x, r, j),
+            None => unreachable!("`iterate` asks for the Jacobian on every evaluation"),
+        })
+    }
+
+    /// [`solve`](Self::solve) for an `eval` that can skip the Jacobian:
+    /// `eval(x, r, None)` writes only the residual (and returns the scale),
+    /// `eval(x, r, Some(jac))` both, with the same residual and scale. The
+    /// Jacobian is asked for only when a Newton step follows, so the final
+    /// (converged) evaluation costs a residual only.
+    ///
+    /// `scale`: [`r`](Self::r)/[`jac`](Self::jac) already hold the
+    /// evaluation at `x` with this equation scale. `factored`: moreover the
+    /// solver holds the factors of that Jacobian, from
+    /// [`factor`](Self::factor) (requires `scale`, and held factors).
+    ///
+    /// # Errors
+    /// As [`solve`](Self::solve).
+    ///
+    /// # Panics
+    /// When `factored` is claimed without `scale` or without held factors.
+    pub fn solve_lazy<F>(
+        &mut self,
+        x: &mut DVector<f64>,
+        params: &NewtonParams,
+        scale: Option<f64>,
+        factored: bool,
+        eval: F,
+    ) -> Result<NewtonInfo, NewtonFailure>
+    where
+        F: LazyEval<LS::Jacobian>,
+    {
+        assert!(
+            !factored || (scale.is_some() && self.has_factors()),
+            "solve_lazy: `factored` needs the evaluation at x and its factors"
+        );
+        let start = match (scale, factored) {
+            (Some(scale), true) => Start::Factored { scale },
+            (Some(scale), false) => Start::Evaluated { scale },
+            (None, _) => Start::Fresh,
+        };
+        self.iterate(x, params, start, true, eval)
+    }
+
+    /// Simplified Newton (as in implicit Runge–Kutta codes):
+    /// [`r`](Self::r) holds the residual at `x` with equation scale `scale`,
+    /// and the solver may hold the factors of the Jacobian of an earlier
+    /// solve of equations of the same form (the previous step's). Steps use
+    /// those factors, with residual-only evaluations, as long as each
+    /// reduces the residual by at least [`SIMPLIFIED_CONTRACTION`];
+    /// otherwise the Jacobian is evaluated and the solve continues as
+    /// [`solve_lazy`](Self::solve_lazy). Without held factors it is
+    /// [`solve_lazy`](Self::solve_lazy) from an evaluated residual.
+    /// Convergence is decided by the residual alone, which must reach
+    /// [`SIMPLIFIED_MARGIN`]` · tolerance` (or stagnate at round-off).
+    ///
+    /// # Errors
+    /// As [`solve`](Self::solve).
+    pub fn solve_simplified<F>(
+        &mut self,
+        x: &mut DVector<f64>,
+        params: &NewtonParams,
+        scale: f64,
+        eval: F,
+    ) -> Result<NewtonInfo, NewtonFailure>
+    where
+        F: LazyEval<LS::Jacobian>,
+    {
+        self.iterate(x, params, Start::Residual { scale }, true, eval)
+    }
+
+    /// The iteration shared by the solves.
+    fn iterate<F>(
+        &mut self,
+        x: &mut DVector<f64>,
+        params: &NewtonParams,
+        start: Start,
+        lazy: bool,
+        mut eval: F,
+    ) -> Result<NewtonInfo, NewtonFailure>
+    where
+        F: LazyEval<LS::Jacobian>,
+    {
+        let Self {
+            r,
+            jac,
+            solver,
+            dx,
+            best: best_x,
+        } = self;
+        let mut info = NewtonInfo::default();
+        let mut polish = 0;
+        // The scaled residual of the best iterate of a polishing solve
+        // (the iterate itself is in `best_x`).
+        let mut best: Option<f64> = None;
+        let held = solver.factors().is_some();
+        let (mut evaluated, mut factors) = match start {
+            Start::Fresh => (None, Factors::None),
+            Start::Evaluated { scale } => (Some((scale, true)), Factors::None),
+            Start::Factored { scale } => (Some((scale, true)), Factors::Current),
+            Start::Residual { scale } if held => (Some((scale, false)), Factors::Kept),
+            Start::Residual { scale } => (Some((scale, false)), Factors::None),
+        };
+        let mut previous_residual = f64::INFINITY;
+        // Whether the solver holds factors belonging to this solve (of one
+        // of its Jacobians, or the kept ones of a simplified solve).
+        let mut factors_here = matches!(factors, Factors::Current | Factors::Kept);
+        // Whether the last step used the factors of the Jacobian at its
+        // iterate (a full Newton step), which converges quadratically.
+        let mut last_step_exact = false;
+        let strict = matches!(start, Start::Residual { .. });
+        loop {
+            let (scale, mut have_jacobian) = match evaluated.take() {
+                Some(e) => e,
+                None if lazy => (eval(x, r, None).map_err(NewtonFailure::Geometry)?, false),
+                None => {
+                    info.jacobian_evaluations += 1;
+                    (
+                        eval(x, r, Some(&mut *jac)).map_err(NewtonFailure::Geometry)?,
+                        true,
+                    )
+                }
+            };
+            let res = r.amax() / scale;
+            // `amax` skips NaN entries (its comparisons are false), so test
+            // them.
+            if !res.is_finite() || r.iter().any(|v| !v.is_finite()) {
+                return Err(NewtonFailure::NonFinite {
+                    what: "residual",
+                    iterations: info.iterations,
+                });
+            }
+            if let Some(best_res) = best {
+                // Polishing: keep going only while the residual shrinks.
+                if res >= best_res || polish >= params.polish_iterations {
+                    if res >= best_res {
+                        x.copy_from(best_x);
+                        info.residual = best_res;
+                    } else {
+                        info.residual = res;
+                    }
+                    return Ok(info);
+                }
+            }
+            info.residual = res;
+            // With kept factors the residual shrinks only linearly, so it
+            // lands just under the tolerance where Newton's quadratic step
+            // would have overshot to round-off: a simplified solve goes on to
+            // `SIMPLIFIED_MARGIN · tolerance` (also after switching to
+            // Newton), or until the residual stagnates at its round-off
+            // floor.
+            //
+            // A full Newton step that no longer halves the residual has
+            // reached the round-off floor of the equations' evaluation
+            // (quadratic convergence would have overshot far below): accept
+            // that floor if it is within `STALL_BAND` of the tolerance (e.g.
+            // a Hamiltonian singular on a set the motion crosses). The
+            // residual reported is the real one.
+            let stalled = res > 0.5 * previous_residual;
+            let converged = (res <= params.tolerance
+                && (!strict || res <= SIMPLIFIED_MARGIN * params.tolerance || stalled))
+                || (last_step_exact && stalled && res <= STALL_BAND * params.tolerance);
+            if converged {
+                if params.polish_iterations == 0 {
+                    // One last correction with the factors at hand (of this
+                    // solve's latest Jacobian, or the kept ones): no
+                    // evaluation, one triangular solve. It takes the error of
+                    // the accepted iterate, up to `tolerance`, down to about
+                    // its square. A solve stopped at the tolerance leaves an
+                    // error of the same sign step after step, which adds up
+                    // linearly over a run (impact times of the midpoint
+                    // pendulum lost their second order below h = 5e-5);
+                    // corrected, what is left is round-off. (A later
+                    // factorization that found the Jacobian singular has
+                    // dropped the factors: then there is no correction.)
+                    if factors_here
+                        && res > 0.0
+                        && let Some(f) = solver.factors()
+                    {
+                        dx.copy_from(r);
+                        f.solve_in_place(dx);
+                        if dx.iter().all(|v| v.is_finite()) {
+                            *x -= &*dx;
+                            info.final_correction = true;
+                        }
+                    }
+                    return Ok(info);
+                }
+                if best.is_some() {
+                    polish += 1;
+                }
+                best = Some(res);
+                best_x.copy_from(x);
+            }
+            if info.iterations >= params.max_iterations {
+                return Err(NewtonFailure::NoConvergence {
+                    iterations: info.iterations,
+                    residual: res,
+                });
+            }
+            if factors == Factors::Kept && res > SIMPLIFIED_CONTRACTION * previous_residual {
+                // The kept factors no longer contract fast enough: Newton.
+                factors = Factors::None;
+            }
+            previous_residual = res;
+            if factors == Factors::None && !have_jacobian {
+                eval(x, r, Some(&mut *jac)).map_err(NewtonFailure::Geometry)?;
+                info.jacobian_evaluations += 1;
+                have_jacobian = true;
+            }
+            last_step_exact = factors != Factors::Kept;
+            let at_hand = match factors {
+                Factors::Kept => solver.factors(),
+                Factors::Current => {
+                    factors = Factors::None;
+                    solver.factors()
+                }
+                Factors::None => solver.factor(jac, params.singular_threshold).ok(),
+            };
+            match at_hand {
+                Some(f) => {
+                    factors_here = true;
+                    dx.copy_from(r);
+                    f.solve_in_place(dx);
+                }
+                None => {
+                    debug_assert!(have_jacobian);
+                    info.rank_deficient_iterations += 1;
+                    if !solver.solve_rank_deficient(jac, params.singular_threshold, r, dx) {
+                        return Err(NewtonFailure::NonFinite {
+                            what: "Jacobian",
+                            iterations: info.iterations,
+                        });
+                    }
+                }
+            }
+            *x -= &*dx;
+            info.iterations += 1;
+            if x.iter().any(|v| !v.is_finite()) {
+                return Err(NewtonFailure::NonFinite {
+                    what: "iterate",
+                    iterations: info.iterations,
+                });
+            }
+        }
+    }
+}
+
+/// An evaluator of equations that can skip the Jacobian: `eval(x, r, None)`
+/// writes the residual at `x` into `r`, `eval(x, r, Some(jac))` also the
+/// Jacobian (of the solver's storage type `J`), with the same residual; both
+/// return the equation scale (convergence: `‖r‖∞ ≤ tolerance · scale`).
+pub trait LazyEval<J = DMatrix<f64>>:
+    FnMut(&DVector<f64>, &mut DVector<f64>, Option<&mut J>) -> Result<f64, GeometryError>
 {
-    solve_impl(x, ws, params, Start::Residual { scale }, true, eval)
+}
+
+impl<J, F> LazyEval<J> for F where
+    F: FnMut(&DVector<f64>, &mut DVector<f64>, Option<&mut J>) -> Result<f64, GeometryError>
+{
 }
 
 /// What the workspace holds when a solve starts.
@@ -412,13 +493,13 @@ enum Start {
     Fresh,
     /// Residual and Jacobian at `x`, with this scale.
     Evaluated { scale: f64 },
-    /// As `Evaluated`, and the LU factors of that Jacobian.
+    /// As `Evaluated`, and the solver holds the factors of that Jacobian.
     Factored { scale: f64 },
     /// The residual at `x` (no Jacobian), and possibly kept older factors.
     Residual { scale: f64 },
 }
 
-/// The LU factors in the workspace, relative to the current iterate.
+/// The factors the solver holds, relative to the current iterate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Factors {
     /// None usable: factor the Jacobian before the next step.
@@ -429,224 +510,15 @@ enum Factors {
     Kept,
 }
 
-fn solve_impl<F>(
-    x: &mut DVector<f64>,
-    ws: &mut NewtonWorkspace,
-    params: &NewtonParams,
-    start: Start,
-    lazy: bool,
-    mut eval: F,
-) -> Result<NewtonInfo, NewtonFailure>
-where
-    F: LazyEval,
-{
-    let mut info = NewtonInfo::default();
-    let mut polish = 0;
-    let mut best: Option<(f64, DVector<f64>)> = None;
-    let (mut evaluated, mut factors) = match start {
-        Start::Fresh => (None, Factors::None),
-        Start::Evaluated { scale } => (Some((scale, true)), Factors::None),
-        Start::Factored { scale } => (Some((scale, true)), Factors::Current),
-        Start::Residual { scale } if ws.lu_valid => (Some((scale, false)), Factors::Kept),
-        Start::Residual { scale } => (Some((scale, false)), Factors::None),
-    };
-    let mut previous_residual = f64::INFINITY;
-    // Whether `ws` holds LU factors belonging to this solve (of one of its
-    // Jacobians, or the kept ones of a simplified solve).
-    let mut factors_here = matches!(factors, Factors::Current | Factors::Kept);
-    // Whether the last step used the factors of the Jacobian at its iterate
-    // (a full Newton step), which converges quadratically.
-    let mut last_step_exact = false;
-    let strict = matches!(start, Start::Residual { .. });
-    loop {
-        let (scale, mut have_jacobian) = match evaluated.take() {
-            Some(e) => e,
-            None if lazy => (
-                eval(x, &mut ws.r, None).map_err(NewtonFailure::Geometry)?,
-                false,
-            ),
-            None => {
-                info.jacobian_evaluations += 1;
-                (
-                    eval(x, &mut ws.r, Some(&mut ws.jac)).map_err(NewtonFailure::Geometry)?,
-                    true,
-                )
-            }
-        };
-        let res = ws.r.amax() / scale;
-        // `amax` skips NaN entries (its comparisons are false), so test them.
-        if !res.is_finite() || ws.r.iter().any(|v| !v.is_finite()) {
-            return Err(NewtonFailure::NonFinite {
-                what: "residual",
-                iterations: info.iterations,
-            });
-        }
-        if let Some((best_res, best_x)) = &best {
-            // Polishing: keep going only while the residual shrinks.
-            if res >= *best_res || polish >= params.polish_iterations {
-                if res >= *best_res {
-                    x.copy_from(best_x);
-                    info.residual = *best_res;
-                } else {
-                    info.residual = res;
-                }
-                return Ok(info);
-            }
-        }
-        info.residual = res;
-        // With kept factors the residual shrinks only linearly, so it lands
-        // just under the tolerance where Newton's quadratic step would have
-        // overshot to round-off: a simplified solve goes on to
-        // `SIMPLIFIED_MARGIN · tolerance` (also after switching to Newton),
-        // or until the residual stagnates at its round-off floor.
-        //
-        // A full Newton step that no longer halves the residual has reached
-        // the round-off floor of the equations' evaluation (quadratic
-        // convergence would have overshot far below): accept that floor if
-        // it is within `STALL_BAND` of the tolerance (e.g. a Hamiltonian
-        // singular on a set the motion crosses). The residual reported is
-        // the real one.
-        let stalled = res > 0.5 * previous_residual;
-        let converged = (res <= params.tolerance
-            && (!strict || res <= SIMPLIFIED_MARGIN * params.tolerance || stalled))
-            || (last_step_exact && stalled && res <= STALL_BAND * params.tolerance);
-        if converged {
-            if params.polish_iterations == 0 {
-                // One last correction with the factors at hand (of this
-                // solve's latest Jacobian, or the kept ones): no evaluation,
-                // one triangular solve. It takes the error of the accepted
-                // iterate, up to `tolerance`, down to about its square. A
-                // solve stopped at the tolerance leaves an error of the same
-                // sign step after step, which adds up linearly over a run
-                // (impact times of the midpoint pendulum lost their second
-                // order below h = 5e-5); corrected, what is left is round-off.
-                if factors_here && res > 0.0 {
-                    lu_solve(&ws.lu, &ws.perm, &ws.r, &mut ws.dx);
-                    if ws.dx.iter().all(|v| v.is_finite()) {
-                        *x -= &ws.dx;
-                        info.final_correction = true;
-                    }
-                }
-                return Ok(info);
-            }
-            if best.is_some() {
-                polish += 1;
-            }
-            best = Some((res, x.clone()));
-        }
-        if info.iterations >= params.max_iterations {
-            return Err(NewtonFailure::NoConvergence {
-                iterations: info.iterations,
-                residual: res,
-            });
-        }
-        if factors == Factors::Kept && res > SIMPLIFIED_CONTRACTION * previous_residual {
-            // The kept factors no longer contract fast enough: Newton.
-            factors = Factors::None;
-        }
-        previous_residual = res;
-        if factors == Factors::None && !have_jacobian {
-            eval(x, &mut ws.r, Some(&mut ws.jac)).map_err(NewtonFailure::Geometry)?;
-            info.jacobian_evaluations += 1;
-            have_jacobian = true;
-        }
-        last_step_exact = factors != Factors::Kept;
-        let solved = match factors {
-            Factors::Kept => true,
-            Factors::Current => {
-                factors = Factors::None;
-                true
-            }
-            Factors::None => ws.factor(params.singular_threshold),
-        };
-        factors_here |= solved;
-        debug_assert!(solved || have_jacobian);
-        if solved {
-            lu_solve(&ws.lu, &ws.perm, &ws.r, &mut ws.dx);
-        } else {
-            info.rank_deficient_iterations += 1;
-            match SvdSplit::new(&ws.jac, params.singular_threshold) {
-                Some(svd) => ws.dx.copy_from(&svd.solve(&ws.r)),
-                None => {
-                    return Err(NewtonFailure::NonFinite {
-                        what: "Jacobian",
-                        iterations: info.iterations,
-                    });
-                }
-            }
-        }
-        *x -= &ws.dx;
-        info.iterations += 1;
-        if x.iter().any(|v| !v.is_finite()) {
-            return Err(NewtonFailure::NonFinite {
-                what: "iterate",
-                iterations: info.iterations,
-            });
-        }
-    }
-}
-
-/// Whether `a` is numerically singular by the LU pivot test.
-pub fn is_singular(ws: &mut NewtonWorkspace, params: &NewtonParams) -> bool {
-    !ws.factor(params.singular_threshold)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use approx::assert_relative_eq;
 
-    #[test]
-    fn lu_solves_a_pivoting_system() {
-        let a = DMatrix::from_row_slice(3, 3, &[0.0, 2.0, 1.0, 1.0, 1.0, 0.0, 3.0, 0.0, 1.0]);
-        let b = DVector::from_vec(vec![1.0, 2.0, 3.0]);
-        let mut lu = DMatrix::zeros(3, 3);
-        let mut perm = vec![0; 3];
-        assert!(lu_factor(&a, &mut lu, &mut perm, 1e-12));
-        let mut x = DVector::zeros(3);
-        lu_solve(&lu, &perm, &b, &mut x);
-        let r = &a * &x - &b;
-        assert!(r.amax() < 1e-14, "residual {}", r.amax());
-    }
-
-    #[test]
-    fn lu_matches_a_reference_solve_on_many_sizes() {
-        // deterministic "random" matrices with every pivot order exercised
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
-        for n in 1..=9 {
-            for _ in 0..20 {
-                let a = DMatrix::from_fn(n, n, |_, _| next());
-                let b = DVector::from_fn(n, |_, _| next());
-                let mut lu = DMatrix::zeros(n, n);
-                let mut perm = vec![0; n];
-                assert!(lu_factor(&a, &mut lu, &mut perm, 1e-14));
-                let mut x = DVector::zeros(n);
-                lu_solve(&lu, &perm, &b, &mut x);
-                let reference = a.clone().lu().solve(&b).expect("regular");
-                let cond = a.clone().svd(false, false).singular_values;
-                let kappa = cond.max() / cond.min();
-                assert!(
-                    (&x - &reference).amax() <= 1e-14 * kappa * reference.amax().max(1.0),
-                    "n = {n}: {x} vs {reference}"
-                );
-            }
-        }
-        // a singular matrix is reported
-        let a = DMatrix::from_row_slice(2, 2, &[1.0, 2.0, 2.0, 4.0]);
-        let (mut lu, mut perm) = (DMatrix::zeros(2, 2), vec![0; 2]);
-        assert!(!lu_factor(&a, &mut lu, &mut perm, 1e-12));
-    }
-
     /// Solve `r(x) = A x + 0.1 sin(x) − c = 0` from `x0` with
-    /// [`solve_simplified`] (kept factors: whatever `ws` holds).
-    fn simplified(
-        ws: &mut NewtonWorkspace,
+    /// [`Newton::solve_simplified`] (kept factors: whatever `newton` holds).
+    fn simplified<LS: LinearSolver<Jacobian = DMatrix<f64>>>(
+        newton: &mut Newton<LS>,
         a: &DMatrix<f64>,
         c: &DVector<f64>,
         x0: &DVector<f64>,
@@ -659,8 +531,10 @@ mod tests {
             Ok(1.0)
         };
         let mut x = x0.clone();
-        let scale = eval(&x, &mut ws.r, None).unwrap();
-        let info = solve_simplified(&mut x, ws, &NewtonParams::default(), scale, eval).unwrap();
+        let scale = eval(&x, &mut newton.r, None).unwrap();
+        let info = newton
+            .solve_simplified(&mut x, &NewtonParams::default(), scale, eval)
+            .unwrap();
         // beyond the tolerance: to the margin (these O(1) equations do not
         // stagnate above it)
         assert!(info.residual <= SIMPLIFIED_MARGIN * NewtonParams::default().tolerance);
@@ -672,80 +546,295 @@ mod tests {
         let a = DMatrix::from_row_slice(3, 3, &[4.0, 1.0, 0.0, 1.0, 3.0, 1.0, 0.0, 1.0, 2.0]);
         let c = DVector::from_vec(vec![1.0, 2.0, 3.0]);
         let zero = DVector::zeros(3);
-        let mut ws = NewtonWorkspace::new(3);
+        let mut newton = Newton::new(3);
+        assert!(!newton.has_factors());
         // Without kept factors: Newton, one Jacobian per iteration; the
         // factors are kept.
-        let (x1, info) = simplified(&mut ws, &a, &c, &zero);
+        let (x1, info) = simplified(&mut newton, &a, &c, &zero);
         assert!(info.iterations >= 2);
         assert_eq!(info.jacobian_evaluations, info.iterations);
-        assert!(ws.has_factors());
+        assert!(newton.has_factors());
         // A nearby problem from there: the kept factors contract, and no
         // Jacobian is evaluated.
         let c2 = &c * 1.01;
-        let (x2, info) = simplified(&mut ws, &a, &c2, &x1);
+        let (x2, info) = simplified(&mut newton, &a, &c2, &x1);
         assert_eq!(info.jacobian_evaluations, 0);
         // the same root as a fresh Newton solve
-        let (exact, _) = simplified(&mut NewtonWorkspace::new(3), &a, &c2, &zero);
+        let (exact, _) = simplified(&mut Newton::new(3), &a, &c2, &zero);
         assert_relative_eq!((&x2 - &exact).amax(), 0.0, epsilon = 1e-12);
         // Factors of a very different Jacobian do not contract: Newton takes
         // over and still converges.
         let far = DMatrix::from_row_slice(3, 3, &[-1.0, 5.0, 0.0, 2.0, 0.1, 3.0, 1.0, 0.0, -4.0]);
-        simplified(&mut ws, &far, &c, &zero);
-        let (x3, info) = simplified(&mut ws, &a, &c2, &zero);
+        simplified(&mut newton, &far, &c, &zero);
+        let (x3, info) = simplified(&mut newton, &a, &c2, &zero);
         assert!(info.jacobian_evaluations >= 1);
         assert_relative_eq!((&x3 - &exact).amax(), 0.0, epsilon = 1e-12);
-        // Forgotten factors are not reused.
-        ws.invalidate_factors();
-        let (_, info) = simplified(&mut ws, &a, &c2, &x1);
+        // Dropped factors are not reused.
+        newton.clear_factors();
+        assert!(!newton.has_factors());
+        let (_, info) = simplified(&mut newton, &a, &c2, &x1);
         assert!(info.jacobian_evaluations >= 1);
-    }
-
-    #[test]
-    fn svd_split_finds_left_null_space() {
-        // rows 1 and 2 equal: left null vector (0, 1, -1)/√2
-        let a = DMatrix::from_row_slice(3, 3, &[1.0, 2.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0]);
-        let s = SvdSplit::new(&a, 1e-12).unwrap();
-        assert_eq!(s.rank, 2);
-        let y = s.left_null.column(0);
-        assert_relative_eq!((y.transpose() * &a).amax(), 0.0, epsilon = 1e-14);
-        assert_relative_eq!(y[1].abs(), std::f64::consts::FRAC_1_SQRT_2, epsilon = 1e-14);
     }
 
     #[test]
     fn newton_converges_quadratically_and_reports_failure() {
-        let mut ws = NewtonWorkspace::new(1);
+        let mut newton = Newton::new(1);
         let mut x = DVector::from_vec(vec![1.0]);
-        let info = solve(
-            &mut x,
-            &mut ws,
-            &NewtonParams::default(),
-            None,
-            |x, r, j| {
+        let info = newton
+            .solve(&mut x, &NewtonParams::default(), None, |x, r, j| {
                 r[0] = x[0] * x[0] - 2.0;
                 j[(0, 0)] = 2.0 * x[0];
                 Ok(2.0)
-            },
-        )
-        .unwrap();
+            })
+            .unwrap();
         assert_relative_eq!(x[0], 2f64.sqrt(), epsilon = 1e-15);
         assert!(info.iterations <= 6);
+        assert!(info.final_correction);
         // x² + 1 = 0 has no real root: bounded failure, not a hang
         let mut x = DVector::from_vec(vec![0.5]);
-        let err = solve(
-            &mut x,
-            &mut ws,
-            &NewtonParams::default(),
-            None,
-            |x, r, j| {
+        let err = newton
+            .solve(&mut x, &NewtonParams::default(), None, |x, r, j| {
                 r[0] = x[0] * x[0] + 1.0;
                 j[(0, 0)] = 2.0 * x[0];
                 Ok(1.0)
-            },
-        )
-        .unwrap_err();
+            })
+            .unwrap_err();
         assert!(matches!(
             err,
             NewtonFailure::NoConvergence { .. } | NewtonFailure::NonFinite { .. }
         ));
+    }
+
+    #[test]
+    fn lazy_solve_starts_from_factors_and_polishing_keeps_the_best() {
+        // r(x) = (x0² + x1 − 3, x0 − x1³ + 7) has the root (1, 2).
+        let eval = |x: &DVector<f64>, r: &mut DVector<f64>, j: Option<&mut DMatrix<f64>>| {
+            r[0] = x[0] * x[0] + x[1] - 3.0;
+            r[1] = x[0] - x[1] * x[1] * x[1] + 7.0;
+            if let Some(j) = j {
+                j.copy_from_slice(&[2.0 * x[0], 1.0, 1.0, -3.0 * x[1] * x[1]]);
+            }
+            Ok(1.0)
+        };
+        let params = NewtonParams::default();
+        let mut newton = Newton::new(2);
+        let mut x = DVector::from_vec(vec![1.2, 1.8]);
+        let scale = eval(&x, &mut newton.r, Some(&mut newton.jac)).unwrap();
+        newton.factor(&params).unwrap();
+        let info = newton
+            .solve_lazy(&mut x, &params, Some(scale), true, eval)
+            .unwrap();
+        assert_relative_eq!(x[0], 1.0, epsilon = 1e-15);
+        assert_relative_eq!(x[1], 2.0, epsilon = 1e-15);
+        // the first step used the factors handed in: one Jacobian fewer
+        assert_eq!(info.jacobian_evaluations, info.iterations - 1);
+        // polishing returns an iterate at least as good as the converged one
+        let mut y = DVector::from_vec(vec![1.2, 1.8]);
+        let info = newton
+            .solve_lazy(&mut y, &params.with_polish(2), None, false, eval)
+            .unwrap();
+        assert!(!info.final_correction);
+        assert!(info.residual <= params.tolerance);
+        assert_relative_eq!(y[0], 1.0, epsilon = 1e-14);
+        assert_relative_eq!(y[1], 2.0, epsilon = 1e-14);
+    }
+
+    /// A toy linear solver for diagonal Jacobians, stored as the vector of
+    /// the diagonal: the iteration does not depend on the dense LU.
+    #[derive(Debug, Clone)]
+    struct Diagonal {
+        n: usize,
+        factors: Option<DiagonalFactors>,
+    }
+
+    #[derive(Debug, Clone)]
+    struct DiagonalFactors(DVector<f64>);
+
+    impl Factorization for DiagonalFactors {
+        fn solve_in_place(&self, rhs: &mut DVector<f64>) {
+            rhs.component_div_assign(&self.0);
+        }
+    }
+
+    impl LinearSolver for Diagonal {
+        type Jacobian = DVector<f64>;
+        type Factors = DiagonalFactors;
+
+        fn size(&self) -> usize {
+            self.n
+        }
+
+        fn new_jacobian(&self) -> DVector<f64> {
+            DVector::zeros(self.n)
+        }
+
+        fn factor(
+            &mut self,
+            jac: &DVector<f64>,
+            threshold: f64,
+        ) -> Result<&DiagonalFactors, Singular> {
+            self.factors = None;
+            let scale = jac.amax();
+            if let Some(step) = jac
+                .iter()
+                .position(|v| v.is_nan() || v.abs() <= threshold * scale)
+            {
+                return Err(Singular {
+                    step,
+                    pivot: jac[step].abs(),
+                    scale,
+                });
+            }
+            Ok(self.factors.insert(DiagonalFactors(jac.clone())))
+        }
+
+        fn factors(&self) -> Option<&DiagonalFactors> {
+            self.factors.as_ref()
+        }
+
+        fn clear_factors(&mut self) {
+            self.factors = None;
+        }
+
+        fn solve_rank_deficient(
+            &mut self,
+            _: &DVector<f64>,
+            _: f64,
+            _: &DVector<f64>,
+            _: &mut DVector<f64>,
+        ) -> bool {
+            false
+        }
+    }
+
+    /// The dense LU, counting its factorizations.
+    #[derive(Debug, Clone)]
+    struct Counting {
+        inner: DenseLu,
+        factorizations: usize,
+    }
+
+    impl LinearSolver for Counting {
+        type Jacobian = DMatrix<f64>;
+        type Factors = <DenseLu as LinearSolver>::Factors;
+
+        fn size(&self) -> usize {
+            self.inner.size()
+        }
+
+        fn new_jacobian(&self) -> DMatrix<f64> {
+            self.inner.new_jacobian()
+        }
+
+        fn factor(
+            &mut self,
+            jac: &DMatrix<f64>,
+            threshold: f64,
+        ) -> Result<&Self::Factors, Singular> {
+            self.factorizations += 1;
+            self.inner.factor(jac, threshold)
+        }
+
+        fn factors(&self) -> Option<&Self::Factors> {
+            self.inner.factors()
+        }
+
+        fn clear_factors(&mut self) {
+            self.inner.clear_factors();
+        }
+
+        fn solve_rank_deficient(
+            &mut self,
+            jac: &DMatrix<f64>,
+            threshold: f64,
+            rhs: &DVector<f64>,
+            out: &mut DVector<f64>,
+        ) -> bool {
+            self.inner.solve_rank_deficient(jac, threshold, rhs, out)
+        }
+    }
+
+    #[test]
+    fn newton_runs_over_another_linear_solver() {
+        // r_i(x) = x_i³ + x_i − c_i, decoupled, with the roots (1, 2, −1/2)
+        let c = DVector::from_vec(vec![2.0, 10.0, -0.625]);
+        let mut newton = Newton::with_solver(Diagonal {
+            n: 3,
+            factors: None,
+        });
+        assert_eq!(newton.size(), 3);
+        let mut x = DVector::from_vec(vec![0.5, 1.5, 0.0]);
+        let info = newton
+            .solve(&mut x, &NewtonParams::default(), None, |x, r, j| {
+                for i in 0..3 {
+                    r[i] = x[i] * x[i] * x[i] + x[i] - c[i];
+                    j[i] = 3.0 * x[i] * x[i] + 1.0;
+                }
+                Ok(c.amax())
+            })
+            .unwrap();
+        assert_relative_eq!(x[0], 1.0, epsilon = 1e-15);
+        assert_relative_eq!(x[1], 2.0, epsilon = 1e-15);
+        assert_relative_eq!(x[2], -0.5, epsilon = 1e-15);
+        assert!((3..=8).contains(&info.iterations), "{info:?}");
+        assert_eq!(info.jacobian_evaluations, info.iterations + 1);
+        assert_eq!(info.rank_deficient_iterations, 0);
+        assert!(info.final_correction);
+        assert!(newton.has_factors());
+        // A singular Jacobian, with no fallback: a typed failure.
+        let mut x = DVector::from_vec(vec![1.0, 0.0]);
+        let mut newton = Newton::with_solver(Diagonal {
+            n: 2,
+            factors: None,
+        });
+        let err = newton
+            .solve(&mut x, &NewtonParams::default(), None, |x, r, j| {
+                r[0] = x[0] - 3.0;
+                r[1] = x[1] * x[1] - 4.0;
+                j[0] = 1.0;
+                j[1] = 2.0 * x[1];
+                Ok(1.0)
+            })
+            .unwrap_err();
+        assert_eq!(
+            err,
+            NewtonFailure::NonFinite {
+                what: "Jacobian",
+                iterations: 0
+            }
+        );
+        assert!(!newton.has_factors());
+    }
+
+    #[test]
+    fn a_wrapped_solver_gives_the_same_iterates_and_counts_factorizations() {
+        let a = DMatrix::from_row_slice(3, 3, &[4.0, 1.0, 0.0, 1.0, 3.0, 1.0, 0.0, 1.0, 2.0]);
+        let c = DVector::from_vec(vec![1.0, 2.0, 3.0]);
+        let zero = DVector::zeros(3);
+        let mut dense = Newton::new(3);
+        let mut counting = Newton::with_solver(Counting {
+            inner: DenseLu::new(3),
+            factorizations: 0,
+        });
+        let (x_dense, info_dense) = simplified(&mut dense, &a, &c, &zero);
+        let (x_counting, info_counting) = simplified(&mut counting, &a, &c, &zero);
+        // bit for bit the same solve
+        assert_eq!(info_dense, info_counting);
+        for (u, v) in x_dense.iter().zip(x_counting.iter()) {
+            assert_eq!(u.to_bits(), v.to_bits());
+        }
+        // one factorization per Jacobian (the final correction reuses the
+        // last factors)
+        assert_eq!(
+            counting.solver().factorizations,
+            info_counting.jacobian_evaluations
+        );
+        // a nearby problem: the kept factors do all the work
+        let before = counting.solver().factorizations;
+        let (x2, info) = simplified(&mut counting, &a, &(&c * 1.01), &x_counting);
+        assert_eq!(info.jacobian_evaluations, 0);
+        assert_eq!(counting.solver().factorizations, before);
+        let (exact, _) = simplified(&mut Newton::new(3), &a, &(&c * 1.01), &zero);
+        assert_relative_eq!((&x2 - &exact).amax(), 0.0, epsilon = 1e-12);
     }
 }

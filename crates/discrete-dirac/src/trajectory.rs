@@ -137,6 +137,24 @@ pub struct Trajectory<const N: usize, E> {
     pub summary: Summary<N>,
 }
 
+/// [`integrate`] without observers: take `options.steps` steps of size `h`
+/// from `initial` and return the trajectory (records as `options` says,
+/// every event, the summary).
+///
+/// # Errors
+/// The first step error, which names its step and time.
+pub fn simulate<St, const N: usize>(
+    stepper: &mut St,
+    initial: State<N>,
+    h: f64,
+    options: RunOptions,
+) -> Result<Trajectory<N, St::Event>, St::Error>
+where
+    St: OneStep<N>,
+{
+    integrate(stepper, initial, h, options, |_| {}, |_| {})
+}
+
 /// Iterate `stepper` for `options.steps` steps of size `h` from `initial`.
 /// `observer(record)` sees every recorded step as it is produced;
 /// `progress(k)` is called after each step.

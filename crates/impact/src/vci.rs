@@ -16,7 +16,7 @@ use crate::ImpactError;
 use crate::law::{ImpactLaw, ImpactSite, Rebound};
 use argmin::core::{CostFunction, Executor, State as _};
 use argmin::solver::brent::BrentOpt;
-use diracvi_discrete_dirac::newton::{self, NewtonFailure, NewtonWorkspace};
+use diracvi_discrete_dirac::newton::{Newton, NewtonFailure};
 use diracvi_discrete_dirac::{LagrangeDirac, StepStats, SubStep};
 use diracvi_geometry::{
     BoundaryFrame, ConstraintDiscretization, DiscreteLagrangian, DiscretizationMap, GeometryError,
@@ -29,7 +29,7 @@ use std::cell::RefCell;
 /// the (−) stepper (the same equations in reversed orientation).
 #[derive(Debug, Clone, Default)]
 pub struct VciLaw {
-    ws: Option<NewtonWorkspace>,
+    ws: Option<Newton>,
 }
 
 impl<Sy, Dm, const N: usize, const M: usize> ImpactLaw<LagrangeDirac<Sy, Dm, N, M>, N, M> for VciLaw
@@ -46,7 +46,7 @@ where
             (site.step, site.t, &site.a, site.h1, site.h2, site.frame);
         let (d_imp, q_imp) = (&site.before.d, &site.before.b);
         let pass_through = &site.pass_through;
-        let ws = self.ws.get_or_insert_with(|| NewtonWorkspace::new(N + M));
+        let ws = self.ws.get_or_insert_with(|| Newton::new(N + M));
         let mut iterations = 0;
         let piece = frame.piece;
         let fail = |reason: String| ImpactError::PostImpact {
@@ -97,7 +97,7 @@ where
         for guess in [mirrored, reversed, far_out] {
             let mut x = DVector::<f64>::zeros(N + M);
             x.rows_mut(0, N).copy_from(&guess);
-            match newton::solve(&mut x, ws, &site.newton, None, |x, r, j| {
+            match ws.solve(&mut x, &site.newton, None, |x, r, j| {
                 problem.eval(None, x, r, j)
             }) {
                 Ok(info) => {
@@ -125,13 +125,10 @@ where
         let solve_at = |s: f64| -> Result<DVector<f64>, NewtonFailure> {
             let mut x = DVector::<f64>::zeros(N + M);
             x.rows_mut(0, N).copy_from(&(d - n_hat * dn + n_hat * s));
-            newton::solve(
-                &mut x,
-                &mut ws.borrow_mut(),
-                &newton_params,
-                None,
-                |x, r, j| problem.eval(Some(s), x, r, j),
-            )?;
+            ws.borrow_mut()
+                .solve(&mut x, &newton_params, None, |x, r, j| {
+                    problem.eval(Some(s), x, r, j)
+                })?;
             Ok(x)
         };
         let mismatch = Mismatch {

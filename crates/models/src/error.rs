@@ -119,10 +119,29 @@ pub enum ModelError {
     )]
     NoModelConstraint {
         /// The model's name.
-        model: &'static str,
+        model: String,
     },
     /// A scenario file could not be read (TOML syntax, missing `model`,
     /// unknown top-level key, wrong table shape, …).
     #[error("scenario: {0}")]
     Scenario(String),
+    /// A model file could not be read or compiled (the error names the
+    /// file, the TOML key and the line and column).
+    #[error(transparent)]
+    ModelFile(#[from] diracvi_expr::ModelFileError),
+    /// A model file's size `(n, m)` has no compiled instantiation (see
+    /// [`FILE_MODEL_SIZES`](crate::FILE_MODEL_SIZES)).
+    #[error(
+        "model file '{model}' has {n} coordinates and {m} constraint rows; model files support \
+         (n, m) in {} — write the model in Rust (crates/models) for other sizes",
+        crate::file_model::supported_sizes()
+    )]
+    UnsupportedFileSize {
+        /// The model's name.
+        model: String,
+        /// Coordinates.
+        n: usize,
+        /// Constraint rows.
+        m: usize,
+    },
 }

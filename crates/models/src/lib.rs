@@ -23,11 +23,11 @@
 //! run any model without this crate depending on the integrators.
 //!
 //! ```
-//! use diracvi_models::{Model, ModelVisitor, RunSetup, Scenario};
+//! use diracvi_models::{ModelVisitor, NamedSystem, RunSetup, Scenario};
 //! struct Dimensions;
 //! impl ModelVisitor for Dimensions {
 //!     type Output = (usize, usize);
-//!     fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(
+//!     fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
 //!         self,
 //!         _model: &Mo,
 //!         _setup: &RunSetup<N>,
@@ -59,9 +59,20 @@
 //!    [`ModelError::InvalidParameter`]), `params`, `run_defaults`.
 //! 4. Add `mod my_model; pub use my_model::*;` and one line
 //!    `MyModel => (N, M),` to the `registry!` invocation in `lib.rs`.
+//! 5. Write its twin as a model file `models/<name>.toml` at the repository
+//!    root (docs/model-files.md): the catalogue ships both ways.
 //!
 //! The tests in `tests/` then exercise it automatically (defaults validate,
-//! `H(q, ∂L/∂v) = E(q, v)`, scenario round trip, dispatch).
+//! `H(q, ∂L/∂v) = E(q, v)`, scenario round trip, dispatch, the file twin
+//! against the compiled model); their lists of names come from
+//! [`catalogue`].
+//!
+//! ## Models from files
+//!
+//! [`Scenario::from_model_file`] reads a model file (docs/model-files.md);
+//! [`Scenario::visit`] then hands the visitor a [`FileModel`] of the file's
+//! size (one of [`FILE_MODEL_SIZES`]), a [`System`] evaluating the compiled
+//! expressions, so the same visitor runs catalogued and file models.
 //!
 //! Papers: **\[VCI\]** variational collision integrators for nonholonomic
 //! systems; **\[INC\]** implicit nonholonomic mechanics with collisions;
@@ -72,6 +83,7 @@ mod disk_table;
 mod disk_wall;
 mod ellipse;
 mod error;
+mod file_model;
 mod lc;
 mod particle;
 mod pendulum;
@@ -83,6 +95,7 @@ pub use disk_table::{DiskTable, DiskTableParams};
 pub use disk_wall::{DiskWall, DiskWallParams};
 pub use ellipse::{Ellipse, EllipseParams};
 pub use error::ModelError;
+pub use file_model::{FILE_MODEL_SIZES, FileModel, FileText};
 pub use lc::{Lc, LcParams};
 pub use particle::{Particle, ParticleParams};
 pub use pendulum::{Pendulum, PendulumParams};
@@ -97,7 +110,7 @@ use serde::de::DeserializeOwned;
 
 /// A catalogued system: a [`System`] with a name, typed parameters (whose
 /// `Default` is the paper's values) and the paper's default run.
-pub trait Model<const N: usize, const M: usize>: System<N, M> + Clone {
+pub trait Model<const N: usize, const M: usize>: System<N, M> + Clone + Send + Sync {
     /// The parameters. Serialized field names are the scenario keys; they
     /// must match [`PARAMETERS`](Self::PARAMETERS). `Default` = paper values.
     type Params: Serialize + DeserializeOwned + Clone + Default + std::fmt::Debug + PartialEq;
@@ -259,13 +272,49 @@ pub struct ModelInfo {
     pub description: &'static str,
 }
 
+/// What a run reports of a model besides its physics: its name, its
+/// description and the names of its coordinates and boundary pieces.
+///
+/// Every catalogued [`Model`] has it (from its constants), and so has every
+/// [`FileModel`] (from the file), so one [`ModelVisitor`] runs both.
+pub trait NamedSystem<const N: usize, const M: usize>: System<N, M> + Clone + Send + Sync {
+    /// The model's name (registry name or the file's `model.name`).
+    fn name(&self) -> &str;
+    /// One line describing the system.
+    fn description(&self) -> &str;
+    /// The names of the `N` coordinates, in order.
+    fn coordinates(&self) -> Vec<String>;
+    /// A readable description of boundary piece `j` (for messages and
+    /// impact records).
+    fn piece_name(&self, j: usize) -> String;
+}
+
+impl<const N: usize, const M: usize, T: Model<N, M>> NamedSystem<N, M> for T {
+    fn name(&self) -> &str {
+        T::NAME
+    }
+    fn description(&self) -> &str {
+        T::DESCRIPTION
+    }
+    fn coordinates(&self) -> Vec<String> {
+        T::coordinate_names()
+            .iter()
+            .map(|c| c.to_string())
+            .collect()
+    }
+    fn piece_name(&self, j: usize) -> String {
+        self.boundary_name(j)
+    }
+}
+
 /// A generic operation on a model and its run setup, so callers can run any
-/// catalogued model without this crate depending on the integrators.
+/// model — catalogued or read from a file — without this crate depending on
+/// the integrators.
 pub trait ModelVisitor {
     /// What the visit produces.
     type Output;
     /// Called with the concrete model type, its dimensions and the setup.
-    fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(
+    fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
         self,
         model: &Mo,
         setup: &RunSetup<N>,
@@ -286,7 +335,7 @@ pub use diracvi_geometry::CONSTRAINT_TOLERANCE;
 /// # Errors
 /// [`ModelError::NonFiniteInitial`], [`ModelError::InitialInadmissible`],
 /// [`ModelError::InitialViolatesConstraint`].
-pub fn check_initial<const N: usize, const M: usize, Mo: Model<N, M>>(
+pub fn check_initial<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
     model: &Mo,
     q0: &SVector<f64, N>,
     v0: &SVector<f64, N>,
@@ -295,7 +344,7 @@ pub fn check_initial<const N: usize, const M: usize, Mo: Model<N, M>>(
     diracvi_geometry::check_initial(model, q0, v0).map_err(|e| match e {
         G::InitialInadmissible { piece, g } => ModelError::InitialInadmissible {
             piece,
-            name: model.boundary_name(piece),
+            name: model.piece_name(piece),
             g,
         },
         G::InitialViolatesConstraint {
@@ -467,4 +516,53 @@ pub fn parameters(name: &str) -> Result<&'static [ParameterInfo], ModelError> {
         }
     }
     dispatch_type(name, Params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// For every catalogued model: the default scenario's setup is the
+    /// model's `run_defaults`, the default parameters round-trip through
+    /// `new`/`params`, and the coordinate names match `N`.
+    #[test]
+    fn default_scenarios_are_the_models_run_defaults() {
+        struct Check(&'static str);
+        impl ModelTypeVisitor for Check {
+            type Output = ();
+            fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(self) {
+                let model = Mo::new(Mo::Params::default()).unwrap();
+                assert_eq!(model.params(), &Mo::Params::default(), "{}", self.0);
+                assert_eq!(Mo::coordinate_names().len(), N);
+                struct Setup<const K: usize>(RunSetup<K>);
+                impl<const K: usize> ModelVisitor for Setup<K> {
+                    type Output = ();
+                    fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
+                        self,
+                        _model: &Mo,
+                        setup: &RunSetup<N>,
+                    ) {
+                        assert_eq!(self.0.q0.as_slice(), setup.q0.as_slice());
+                        assert_eq!(self.0.v0.as_slice(), setup.v0.as_slice());
+                        assert_eq!(
+                            (
+                                self.0.h,
+                                self.0.t_end,
+                                self.0.discretization,
+                                self.0.constraint
+                            ),
+                            (setup.h, setup.t_end, setup.discretization, setup.constraint)
+                        );
+                    }
+                }
+                Scenario::defaults(self.0)
+                    .unwrap()
+                    .visit_catalogue(Setup(model.run_defaults()))
+                    .unwrap();
+            }
+        }
+        for info in catalogue() {
+            dispatch_type(info.name, Check(info.name)).unwrap();
+        }
+    }
 }

@@ -12,17 +12,8 @@ use diracvi_discrete_dirac::{
 use diracvi_impact::{
     HamiltonianImpacts, ImpactError, ImpactEvent, ImpactIntegrator, RejectCrossing,
 };
-use diracvi_models::{Model, ModelError, ModelVisitor, RunSetup, Scenario};
+use diracvi_models::{ModelError, ModelVisitor, NamedSystem, RunSetup, Scenario};
 use std::time::{Duration, Instant};
-
-/// The coordinate names of a model: the one place the runner reads a
-/// model's static description.
-fn coordinate_names<const N: usize, const M: usize, Mo: Model<N, M>>(_model: &Mo) -> Vec<String> {
-    Mo::coordinate_names()
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
-}
 
 /// What a caller needs to know about a scenario's model before running it.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,16 +38,16 @@ pub fn describe(scenario: &Scenario) -> Result<ModelSummary, ModelError> {
     struct Describe;
     impl ModelVisitor for Describe {
         type Output = ModelSummary;
-        fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(
+        fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
             self,
             model: &Mo,
             setup: &RunSetup<N>,
         ) -> ModelSummary {
             let p0 = model.momentum(&setup.q0, &setup.v0);
             ModelSummary {
-                coordinates: coordinate_names(model),
+                coordinates: model.coordinates(),
                 boundary_names: (0..model.boundary_count())
-                    .map(|j| model.boundary_name(j))
+                    .map(|j| model.piece_name(j))
                     .collect(),
                 constraints: M,
                 has_hamiltonian: model.hamiltonian(&setup.q0, &p0).is_some(),
@@ -96,7 +87,6 @@ pub fn execute_with_progress(
     progress: &mut dyn FnMut(usize),
 ) -> Result<RunOutcome, RunError> {
     scenario.visit(Runner {
-        name: &scenario.model,
         plan,
         sink,
         progress,
@@ -104,7 +94,6 @@ pub fn execute_with_progress(
 }
 
 struct Runner<'a> {
-    name: &'a str,
     plan: RunPlan,
     sink: &'a mut dyn RecordSink,
     progress: &'a mut dyn FnMut(usize),
@@ -113,13 +102,12 @@ struct Runner<'a> {
 impl ModelVisitor for Runner<'_> {
     type Output = Result<RunOutcome, RunError>;
 
-    fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(
+    fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
         self,
         model: &Mo,
         setup: &RunSetup<N>,
     ) -> Result<RunOutcome, RunError> {
         let Runner {
-            name,
             plan,
             sink,
             progress,
@@ -130,6 +118,7 @@ impl ModelVisitor for Runner<'_> {
             .every(plan.every)
             .discard_records();
         let start = Instant::now();
+        let name = model.name();
         let failed = |error: ImpactError| RunError::Integration {
             model: name.to_string(),
             error,

@@ -9,12 +9,13 @@
 //! step's own hidden constraints are checked (`StepError::Inconsistent`).
 //! The hidden rows' Jacobian comes from Hessian–vector products
 //! ([`DiscreteLagrangian::del_directional_increment`](diracvi_geometry::DiscreteLagrangian::del_directional_increment)), and while `Y` stays
-//! valid a step starts from the previous step's LU factors (simplified
-//! Newton).
+//! valid a step starts from the previous step's LU factors, still held by
+//! the linear solver (simplified Newton).
 
 use super::{EvalCache, SolverContext, StepEquations};
 use crate::StepError;
-use crate::newton::{self, NewtonFailure, NewtonInfo, NewtonParams, SvdSplit};
+use crate::linear::SvdSplit;
+use crate::newton::{NewtonFailure, NewtonInfo, NewtonParams};
 use diracvi_geometry::ad::{DenseConstant, constants, gradient_of, increment, seed_gradient};
 use diracvi_geometry::{AdScalar, DiscretizationMap, GeometryError, System};
 use nalgebra::{DMatrix, DVector, Dim, Dyn, Matrix, SMatrix, SVector, Storage};
@@ -80,7 +81,7 @@ where
             left_null: split.left_null,
         });
         // Factors of other equations must not be reused.
-        w.ws.invalidate_factors();
+        w.ws.clear_factors();
     }
     let hc = w.hidden.as_ref().expect("set above");
     // The current step's hidden constraints do not involve the unknowns.
@@ -112,11 +113,11 @@ where
     let kept = w.ws.has_factors();
     w.x_start.copy_from(&w.x);
     Ok(
-        match newton::solve_simplified(&mut w.x, &mut w.ws, params, scale0, &mut eval) {
+        match w.ws.solve_simplified(&mut w.x, params, scale0, &mut eval) {
             Err(_) if kept => {
                 w.x.copy_from(&w.x_start);
-                w.ws.invalidate_factors();
-                newton::solve_lazy(&mut w.x, &mut w.ws, params, None, false, eval)
+                w.ws.clear_factors();
+                w.ws.solve_lazy(&mut w.x, params, None, false, eval)
             }
             result => result,
         },
@@ -146,9 +147,9 @@ where
         let (system, map) = (ld.system(), ld.map());
         let rank = hc.range.ncols();
         let n = N + M;
-        let d = SVector::<f64, N>::from_fn(|i, _| x[i]);
+        let d = crate::unpack::<N>(x, 0);
         let b = a + d;
-        let mu = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
+        let mu = crate::unpack::<M>(x, N);
         // Next step's residual at b, with the next point extrapolated by the
         // same increment, `c = b + d`.
         let c = b + d;

@@ -32,15 +32,16 @@
 //! The hidden rows' Jacobian needs `Yᵀ (D22 L(a, b) + D11 L(b, c))`, which
 //! [`DiscreteLagrangian::del_directional`] gives as Hessian–vector products.
 //! While `Y` stays valid the degenerate equations keep their form, so a step
-//! starts with the previous step's LU factors (simplified Newton,
-//! [`newton::solve_simplified`]) and evaluates the Jacobian only when they
+//! starts with the previous step's LU factors, which the linear solver holds
+//! from one step to the next (simplified Newton,
+//! [`Newton::solve_simplified`]), and evaluates the Jacobian only when they
 //! stop contracting; for the LC circuit (linear) no step after the first
 //! evaluates it. Convergence is judged on the residual alone, to the same
 //! tolerance.
 
 mod degenerate;
 
-use crate::newton::{self, NewtonInfo, NewtonParams, NewtonWorkspace};
+use crate::newton::{Newton, NewtonInfo, NewtonParams};
 use crate::{Direction, State, StepError};
 use degenerate::{HiddenConstraints, Scratch};
 use diracvi_geometry::{
@@ -134,7 +135,7 @@ pub struct LagrangeDirac<Sy, Dm, const N: usize, const M: usize> {
 /// LU factors, the hidden-constraint basis, the last multipliers.
 #[derive(Debug, Clone)]
 struct SolverContext<const N: usize, const M: usize> {
-    ws: NewtonWorkspace,
+    ws: Newton,
     scratch: Scratch,
     x: DVector<f64>,
     x_start: DVector<f64>,
@@ -147,7 +148,7 @@ impl<const N: usize, const M: usize> SolverContext<N, M> {
     fn new() -> Self {
         let n = N + M;
         Self {
-            ws: NewtonWorkspace::new(n),
+            ws: Newton::new(n),
             scratch: Scratch {
                 full_r: DVector::zeros(n),
                 full_jac: DMatrix::zeros(n, n),
@@ -381,12 +382,8 @@ where
         let w = if trial { trial_context } else { main };
         crate::validate_step(k, t, h, a, pi_a)?;
         let geo = |source| StepError::Geometry { step: k, t, source };
-        for i in 0..N {
-            w.x[i] = guess[i];
-        }
-        for i in 0..M {
-            w.x[N + i] = w.last_mu[i];
-        }
+        crate::pack(&mut w.x, 0, guess);
+        crate::pack(&mut w.x, N, &w.last_mu);
         let eq = StepEquations {
             ld: DiscreteLagrangian::new(system, map).oriented(orientation),
             cd: constraint,
@@ -400,27 +397,22 @@ where
             .full(&w.x, &mut w.ws.r, Some(&mut w.ws.jac), &mut w.cache)
             .map_err(geo)?;
         let hidden_still_valid = degenerate::hidden_still_valid(w);
-        let degenerate = hidden_still_valid || newton::is_singular(&mut w.ws, params);
+        let degenerate = hidden_still_valid || w.ws.factor(params).is_err();
 
         let result = if !degenerate {
             w.hidden = None;
             let cache = &mut w.cache;
-            // `is_singular` left the LU factors of this Jacobian in `ws`.
-            newton::solve_lazy(
-                &mut w.x,
-                &mut w.ws,
-                params,
-                Some(scale0),
-                true,
-                |x, r, j| eq.full(x, r, j, cache),
-            )
+            // `factor` left the LU factors of this Jacobian in the solver.
+            w.ws.solve_lazy(&mut w.x, params, Some(scale0), true, |x, r, j| {
+                eq.full(x, r, j, cache)
+            })
         } else {
             degenerate::solve(w, &eq, params, scale0, hidden_still_valid, k, t)?
         };
         let info = result.map_err(|f| StepError::from_newton(f, k, t, params.tolerance))?;
-        let d = SVector::<f64, N>::from_fn(|i, _| w.x[i]);
+        let d = crate::unpack::<N>(&w.x, 0);
         let b = a + d;
-        let mu = SVector::<f64, M>::from_fn(|i, _| w.x[N + i]);
+        let mu = crate::unpack::<M>(&w.x, N);
         w.last_mu = mu;
         // `D2 L(a, b, h)` came with the last evaluation, unless polishing
         // went back to an earlier iterate.
@@ -493,8 +485,8 @@ where
     ) -> Result<f64, GeometryError> {
         let (ld, a, h) = (&self.ld, &self.a, self.h);
         let (system, map) = (ld.system(), ld.map());
-        let d = SVector::<f64, N>::from_fn(|i, _| x[i]);
-        let mu = SVector::<f64, M>::from_fn(|i, _| x[N + i]);
+        let d = crate::unpack::<N>(x, 0);
+        let mu = crate::unpack::<M>(x, N);
         let force = self.a_forms.transpose() * mu;
         let d1 = match jac {
             Some(jac) => {

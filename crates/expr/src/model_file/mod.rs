@@ -131,13 +131,7 @@ pub struct ModelFile {
 
 impl PartialEq for ModelFile {
     fn eq(&self, other: &Self) -> bool {
-        self.name == other.name
-            && self.description == other.description
-            && self.coordinates == other.coordinates
-            && self.lagrangian == other.lagrangian
-            && self.constraints == other.constraints
-            && self.boundaries == other.boundaries
-            && self.hamiltonian == other.hamiltonian
+        self.same_system(other)
             && self.parameters == other.parameters
             && self.run == other.run
             && self.initial == other.initial
@@ -145,6 +139,25 @@ impl PartialEq for ModelFile {
 }
 
 impl ModelFile {
+    /// Whether the two files describe the same system: name, description,
+    /// coordinates, expressions and parameter names agree; parameter
+    /// values, `[run]` and `[initial]` may differ.
+    pub fn same_system(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.description == other.description
+            && self.coordinates == other.coordinates
+            && self.lagrangian == other.lagrangian
+            && self.constraints == other.constraints
+            && self.boundaries == other.boundaries
+            && self.hamiltonian == other.hamiltonian
+            && self.parameters.len() == other.parameters.len()
+            && self
+                .parameters
+                .iter()
+                .zip(&other.parameters)
+                .all(|((a, _), (b, _))| a == b)
+    }
+
     /// Read a model from TOML text; `path` is only used in error messages.
     ///
     /// # Errors

@@ -23,11 +23,16 @@
 
 use crate::{
     ConstraintDiscretization, Discretization, Model, ModelError, ModelTypeVisitor, ModelVisitor,
-    ParameterInfo, ParameterKind, RunSetup, check_initial, dispatch_type,
+    NamedSystem, ParameterInfo, ParameterKind, RunSetup, check_initial, dispatch_type,
 };
+mod file;
+
+use diracvi_expr::ModelFile;
 use nalgebra::SVector;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
 use toml::{Table, Value};
 
 /// Top-level keys of a scenario file.
@@ -55,7 +60,13 @@ pub struct InitialData {
 
 /// A model with its parameters, step, end time, discretization and initial
 /// data — everything a run needs, as plain data.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Equal scenarios run identically: equality compares every field, and of
+/// two model files only the system they describe
+/// ([`ModelFile::same_system`]; their values are the scenario's fields), so
+/// a file scenario printed with [`to_toml`](Self::to_toml) and read back
+/// is equal to the original.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Scenario {
     /// Registry name of the model.
     pub model: String,
@@ -72,6 +83,30 @@ pub struct Scenario {
     pub parameters: Table,
     /// Continuous initial data.
     pub initial: InitialData,
+    /// The model file, when the model was read from one
+    /// ([`from_model_file`](Self::from_model_file)); `None` for the
+    /// catalogue. Serde skips it: [`to_toml`](Self::to_toml) is the complete
+    /// form of a file scenario.
+    #[serde(skip)]
+    pub file: Option<Arc<ModelFile>>,
+}
+
+impl PartialEq for Scenario {
+    fn eq(&self, other: &Self) -> bool {
+        let same_file = match (&self.file, &other.file) {
+            (None, None) => true,
+            (Some(a), Some(b)) => a.same_system(b),
+            _ => false,
+        };
+        same_file
+            && self.model == other.model
+            && self.h.to_bits() == other.h.to_bits()
+            && self.t_end.to_bits() == other.t_end.to_bits()
+            && self.discretization == other.discretization
+            && self.constraint == other.constraint
+            && self.parameters == other.parameters
+            && self.initial == other.initial
+    }
 }
 
 impl Scenario {
@@ -87,6 +122,10 @@ impl Scenario {
     /// take the model's defaults computed with the given parameters.
     /// Integers are accepted where numbers are expected.
     ///
+    /// A model file (a document with a `[model]` table, as
+    /// [`to_toml`](Self::to_toml) prints a file scenario) is read as by
+    /// [`from_model_file`](Self::from_model_file).
+    ///
     /// # Errors
     /// [`ModelError::Scenario`] for TOML syntax errors, a missing `model`,
     /// unknown top-level keys or misshapen tables;
@@ -100,6 +139,9 @@ impl Scenario {
             .map_err(|e: toml::de::Error| ModelError::Scenario(e.to_string().trim().to_string()))?;
         let model = match doc.get("model") {
             Some(Value::String(name)) => name.clone(),
+            Some(Value::Table(_)) => {
+                return Self::from_model(ModelFile::from_toml_str(s, "<scenario>")?);
+            }
             Some(other) => {
                 return Err(ModelError::IllTypedParameter {
                     key: "model".into(),
@@ -119,6 +161,9 @@ impl Scenario {
     /// Write the scenario as commented TOML (what `diracvi show` prints). It
     /// parses back with [`from_toml`](Self::from_toml) to an equal scenario.
     pub fn to_toml(&self) -> String {
+        if let Some(file) = &self.file {
+            return file::to_model_file(self, file).to_toml_string();
+        }
         struct Show<'a>(&'a Scenario);
         impl ModelTypeVisitor for Show<'_> {
             type Output = String;
@@ -150,6 +195,11 @@ impl Scenario {
     /// [`ModelError::WrongLength`], [`ModelError::InvalidStep`],
     /// [`ModelError::InvalidEndTime`], [`ModelError::UnknownModel`].
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ModelError> {
+        if let Some(file) = &self.file {
+            let updated = file::set_key(self, file, key.trim(), value)?;
+            *self = updated;
+            return Ok(());
+        }
         struct Set<'a> {
             scenario: &'a Scenario,
             key: &'a str,
@@ -187,6 +237,38 @@ impl Scenario {
             .collect())
     }
 
+    /// Every key [`set`](Self::set) accepts for this scenario's model
+    /// (catalogued or read from a file): its parameters, then `h`, `t_end`,
+    /// `discretization`, `constraint`, `q`, `v`.
+    pub fn keys(&self) -> Vec<String> {
+        match &self.file {
+            Some(file) => file::keys(file),
+            None => Self::settable_keys(&self.model).unwrap_or_default(),
+        }
+    }
+
+    /// Read a model file (docs/model-files.md): the model, its parameters,
+    /// and its `[run]` and `[initial]` sections as the scenario's values.
+    /// Missing run settings default to `h = 1e-3`, `t_end = 1`, `midpoint`
+    /// discretization and constraint; missing initial data to zeros.
+    ///
+    /// # Errors
+    /// [`ModelError::ModelFile`] naming the file, key, line and column (I/O,
+    /// TOML syntax, schema, names, lengths, expressions);
+    /// [`ModelError::UnsupportedFileSize`].
+    pub fn from_model_file(path: impl AsRef<Path>) -> Result<Scenario, ModelError> {
+        Self::from_model(ModelFile::from_path(path)?)
+    }
+
+    /// A scenario for a model file already read (see
+    /// [`from_model_file`](Self::from_model_file)).
+    ///
+    /// # Errors
+    /// As [`from_model_file`](Self::from_model_file).
+    pub fn from_model(file: ModelFile) -> Result<Scenario, ModelError> {
+        file::scenario(file)
+    }
+
     /// Build the model from the parameters (validated), check the initial
     /// data (lengths, finiteness, admissibility, constraints), `h > 0` and
     /// `t_end ≥ 0` (finite), then call `visitor` with the concrete model and
@@ -200,6 +282,30 @@ impl Scenario {
     /// [`ModelError::InitialViolatesConstraint`],
     /// [`ModelError::NoModelConstraint`].
     pub fn visit<V: ModelVisitor>(&self, visitor: V) -> Result<V::Output, ModelError> {
+        if let Some(file) = &self.file {
+            return file::visit(self, file, visitor);
+        }
+        self.visit_catalogue(visitor)
+    }
+
+    /// [`visit`](Self::visit) for a catalogued model only.
+    ///
+    /// `visit` instantiates the visitor for every catalogued model *and*
+    /// every size of [`FILE_MODEL_SIZES`](crate::FILE_MODEL_SIZES); a visitor
+    /// that runs an integrator then costs minutes of compile time per
+    /// program. Code that never sees model files (tests over the catalogue,
+    /// tools) should call this instead.
+    ///
+    /// # Errors
+    /// As [`visit`](Self::visit); [`ModelError::Scenario`] for a scenario
+    /// read from a model file.
+    pub fn visit_catalogue<V: ModelVisitor>(&self, visitor: V) -> Result<V::Output, ModelError> {
+        if self.file.is_some() {
+            return Err(ModelError::Scenario(format!(
+                "'{}' is read from a model file: use Scenario::visit",
+                self.model
+            )));
+        }
         struct Run<'a, V> {
             scenario: &'a Scenario,
             visitor: V,
@@ -239,28 +345,39 @@ fn build<const N: usize, const M: usize, Mo: Model<N, M>>(
     sc: &Scenario,
 ) -> Result<(Mo, RunSetup<N>), ModelError> {
     let model = Mo::new(params_from_table::<N, M, Mo>(&sc.parameters)?)?;
+    let setup = run_setup(&model, sc)?;
+    Ok((model, setup))
+}
+
+/// The run setup of `sc` for `model`, checked: lengths, `h`, `t_end`,
+/// initial data ([`check_initial`]) and that a `model` constraint exists.
+fn run_setup<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
+    model: &Mo,
+    sc: &Scenario,
+) -> Result<RunSetup<N>, ModelError> {
     check_length("q", N, sc.initial.q.len())?;
     check_length("v", N, sc.initial.v.len())?;
     check_step(sc.h)?;
     check_end_time(sc.t_end)?;
     let q0 = SVector::<f64, N>::from_column_slice(&sc.initial.q);
     let v0 = SVector::<f64, N>::from_column_slice(&sc.initial.v);
-    check_initial(&model, &q0, &v0)?;
+    check_initial(model, &q0, &v0)?;
     if M > 0
         && sc.constraint == ConstraintDiscretization::Model
         && model.discrete_constraint(&q0, &q0, sc.h).is_none()
     {
-        return Err(ModelError::NoModelConstraint { model: Mo::NAME });
+        return Err(ModelError::NoModelConstraint {
+            model: model.name().to_string(),
+        });
     }
-    let setup = RunSetup {
+    Ok(RunSetup {
         q0,
         v0,
         h: sc.h,
         t_end: sc.t_end,
         discretization: sc.discretization,
         constraint: sc.constraint,
-    };
-    Ok((model, setup))
+    })
 }
 
 fn scenario_from_document<const N: usize, const M: usize, Mo: Model<N, M>>(
@@ -317,6 +434,7 @@ fn scenario_from_document<const N: usize, const M: usize, Mo: Model<N, M>>(
     check_length("v", N, v.len())?;
 
     Ok(Scenario {
+        file: None,
         model: Mo::NAME.to_string(),
         h,
         t_end,
@@ -363,6 +481,24 @@ fn set_key<const N: usize, const M: usize, Mo: Model<N, M>>(
         out.parameters = params_to_table(&params)?;
         return Ok(out);
     }
+    if set_run_key(&mut out, key, raw, N)? {
+        return Ok(out);
+    }
+    Err(ModelError::UnknownParameter {
+        model: Mo::NAME.to_string(),
+        key: key.to_string(),
+        valid: Mo::PARAMETERS
+            .iter()
+            .map(|p| p.name)
+            .chain(RUN_KEYS)
+            .map(String::from)
+            .collect(),
+    })
+}
+
+/// Apply one of [`RUN_KEYS`] to `out` (`n` coordinates); `Ok(false)` when
+/// `key` is not a run key.
+fn set_run_key(out: &mut Scenario, key: &str, raw: &str, n: usize) -> Result<bool, ModelError> {
     match key {
         "h" => {
             out.h = parse_number(key, raw)?;
@@ -377,27 +513,16 @@ fn set_key<const N: usize, const M: usize, Mo: Model<N, M>>(
         "q" | "v" => {
             let list = parse_list(key, raw)?;
             let what = if key == "q" { "q" } else { "v" };
-            check_length(what, N, list.len())?;
+            check_length(what, n, list.len())?;
             if key == "q" {
                 out.initial.q = list;
             } else {
                 out.initial.v = list;
             }
         }
-        _ => {
-            return Err(ModelError::UnknownParameter {
-                model: Mo::NAME.to_string(),
-                key: key.to_string(),
-                valid: Mo::PARAMETERS
-                    .iter()
-                    .map(|p| p.name)
-                    .chain(RUN_KEYS)
-                    .map(String::from)
-                    .collect(),
-            });
-        }
+        _ => return Ok(false),
     }
-    Ok(out)
+    Ok(true)
 }
 
 fn write_toml<const N: usize, const M: usize, Mo: Model<N, M>>(sc: &Scenario) -> String {

@@ -1,0 +1,165 @@
+//! Scenarios whose model was read from a model file: the file's parameters,
+//! `[run]` and `[initial]` sections become the scenario's values, keys are
+//! overridden as for catalogued models, and the scenario prints back as a
+//! model file.
+
+use super::{
+    InitialData, RUN_KEYS, Scenario, parse_constraint, parse_discretization, parse_number,
+    run_setup, set_run_key,
+};
+use crate::file_model::{self, FileModel, FileModelVisitor, FileText};
+use crate::{ConstraintDiscretization, Discretization, ModelError, ModelVisitor};
+use diracvi_expr::{CompiledModel, InitialState, ModelFile, RunSettings};
+use std::sync::Arc;
+use toml::{Table, Value};
+
+/// Time step of a model file without `run.h` (s).
+pub(super) const DEFAULT_H: f64 = 1e-3;
+/// End time of a model file without `run.t_end` (s).
+pub(super) const DEFAULT_T_END: f64 = 1.0;
+/// Discretization of a model file without `run.discretization`: the
+/// second-order, symmetric choice.
+const DEFAULT_DISCRETIZATION: Discretization = Discretization::Midpoint;
+/// Discrete constraint of a model file without `run.constraint`.
+const DEFAULT_CONSTRAINT: ConstraintDiscretization = ConstraintDiscretization::Midpoint;
+
+/// The scenario of a model file (see [`Scenario::from_model_file`]).
+pub(super) fn scenario(file: ModelFile) -> Result<Scenario, ModelError> {
+    file_model::check_size(&file.name, file.n(), file.constraints.len())?;
+    let run = &file.run;
+    let discretization = match &run.discretization {
+        Some(d) => parse_discretization(d)?,
+        None => DEFAULT_DISCRETIZATION,
+    };
+    let constraint = match &run.constraint {
+        Some(c) => parse_constraint(c)?,
+        None => DEFAULT_CONSTRAINT,
+    };
+    let initial = match &file.initial {
+        Some(InitialState { q, v }) => InitialData {
+            q: q.clone(),
+            v: v.clone(),
+        },
+        None => InitialData {
+            q: vec![0.0; file.n()],
+            v: vec![0.0; file.n()],
+        },
+    };
+    Ok(Scenario {
+        model: file.name.clone(),
+        h: run.h.unwrap_or(DEFAULT_H),
+        t_end: run.t_end.unwrap_or(DEFAULT_T_END),
+        discretization,
+        constraint,
+        parameters: file
+            .parameters
+            .iter()
+            .map(|(name, value)| (name.clone(), Value::Float(*value)))
+            .collect::<Table>(),
+        initial,
+        file: Some(Arc::new(file)),
+    })
+}
+
+/// The scenario's parameter values as compile overrides.
+fn overrides(sc: &Scenario) -> Vec<(String, f64)> {
+    sc.parameters
+        .iter()
+        .filter_map(|(name, value)| value.as_float().map(|v| (name.clone(), v)))
+        .collect()
+}
+
+/// The file's expressions compiled with the scenario's parameters.
+fn compile(sc: &Scenario, file: &ModelFile) -> Result<Arc<CompiledModel>, ModelError> {
+    Ok(Arc::new(file.compile(&overrides(sc))?))
+}
+
+/// [`Scenario::set`] for a model file.
+pub(super) fn set_key(
+    sc: &Scenario,
+    file: &ModelFile,
+    key: &str,
+    value: &str,
+) -> Result<Scenario, ModelError> {
+    let mut out = sc.clone();
+    let raw = value.trim();
+    if file.parameters.iter().any(|(name, _)| name == key) {
+        let v = parse_number(key, raw)?;
+        out.parameters.insert(key.to_string(), Value::Float(v));
+        // the file's expressions must still compile (finite constants)
+        compile(&out, file)?;
+        return Ok(out);
+    }
+    if key == "constraint" && parse_constraint(raw)? == ConstraintDiscretization::Model {
+        return Err(ModelError::IllTypedParameter {
+            key: key.to_string(),
+            value: raw.to_string(),
+            expected: "retraction or midpoint (a model file has no discrete constraint of its own)"
+                .into(),
+        });
+    }
+    if set_run_key(&mut out, key, raw, file.n())? {
+        return Ok(out);
+    }
+    Err(ModelError::UnknownParameter {
+        model: sc.model.clone(),
+        key: key.to_string(),
+        valid: keys(file),
+    })
+}
+
+/// The keys [`Scenario::set`] accepts for a model file.
+pub(super) fn keys(file: &ModelFile) -> Vec<String> {
+    file.parameters
+        .iter()
+        .map(|(name, _)| name.clone())
+        .chain(RUN_KEYS.iter().map(|k| k.to_string()))
+        .collect()
+}
+
+/// The model file with the scenario's parameters, run settings and initial
+/// data (what [`Scenario::to_toml`] prints).
+pub(super) fn to_model_file(sc: &Scenario, file: &ModelFile) -> ModelFile {
+    let mut out = file.clone();
+    for (name, value) in &mut out.parameters {
+        if let Some(v) = sc.parameters.get(name.as_str()).and_then(Value::as_float) {
+            *value = v;
+        }
+    }
+    out.run = RunSettings {
+        h: Some(sc.h),
+        t_end: Some(sc.t_end),
+        discretization: Some(sc.discretization.to_string()),
+        constraint: Some(sc.constraint.to_string()),
+    };
+    out.initial = Some(InitialState {
+        q: sc.initial.q.clone(),
+        v: sc.initial.v.clone(),
+    });
+    out
+}
+
+/// [`Scenario::visit`] for a model file: compile with the scenario's
+/// parameters, dispatch on the size, check the setup, visit.
+pub(super) fn visit<V: ModelVisitor>(
+    sc: &Scenario,
+    file: &ModelFile,
+    visitor: V,
+) -> Result<V::Output, ModelError> {
+    struct Run<'a, V> {
+        sc: &'a Scenario,
+        visitor: V,
+    }
+    impl<V: ModelVisitor> FileModelVisitor for Run<'_, V> {
+        type Output = Result<V::Output, ModelError>;
+        fn visit<const N: usize, const M: usize>(self, model: FileModel<N, M>) -> Self::Output {
+            let setup = run_setup(&model, self.sc)?;
+            Ok(self.visitor.visit(&model, &setup))
+        }
+    }
+    let text = FileText {
+        description: file.description.clone(),
+        boundaries: file.boundaries.clone(),
+    };
+    file_model::dispatch(compile(sc, file)?, Arc::new(text), Run { sc, visitor })?
+}
