@@ -16,9 +16,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="session")
 def cli() -> Path:
-    """The `diracvi` binary: $DIRACVI_CLI if set, else built from this
-    checkout with `cargo build -p diracvi-cli` (a no-op after `cargo test
-    --workspace`, which builds it too)."""
+    """The `diracvi` binary: $DIRACVI_CLI if set, else the one the README's
+    test command builds (`cargo test --workspace --no-run`: a no-op after
+    `cargo test --workspace`; building the CLI alone would unify features
+    differently and rebuild the dependency graph)."""
     given = os.environ.get("DIRACVI_CLI")
     if given:
         path = Path(given)
@@ -27,7 +28,7 @@ def cli() -> Path:
     cargo = shutil.which("cargo")
     assert cargo is not None, "cargo is needed to build the CLI (or set DIRACVI_CLI)"
     out = subprocess.run(
-        [cargo, "build", "--quiet", "-p", "diracvi-cli", "--message-format=json"],
+        [cargo, "test", "--workspace", "--no-run", "--quiet", "--message-format=json"],
         cwd=ROOT,
         check=True,
         capture_output=True,
@@ -36,6 +37,6 @@ def cli() -> Path:
     for line in out.splitlines():
         msg = json.loads(line)
         if msg.get("reason") == "compiler-artifact" and msg.get("executable"):
-            if msg["target"]["name"] == "diracvi":
+            if msg["target"]["name"] == "diracvi" and msg["target"]["kind"] == ["bin"]:
                 return Path(msg["executable"])
     raise AssertionError("cargo built no `diracvi` executable")
