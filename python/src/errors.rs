@@ -2,7 +2,7 @@
 //!
 //! | Rust | Python |
 //! |---|---|
-//! | `ModelError` (any variant), `RunError::{NoHamiltonian, TooManySteps, InitialState}` | `diracvi.ModelError` (a `ValueError`) |
+//! | `ModelError` (any variant), `RunError::{NoHamiltonian, TooManySteps, StepsOverLimit, InitialState}` | `diracvi.ModelError` (a `ValueError`) |
 //! | `RunError::Integration` with `ImpactError::Step` | `diracvi.StepError` (a `NumericalError`) |
 //! | `RunError::Integration`, any other `ImpactError` | `diracvi.ImpactError` (a `NumericalError`) |
 //!

@@ -43,7 +43,7 @@ pub enum Command {
 pub struct RunArgs {
     /// Model name; may be omitted when --scenario names the model.
     pub model: Option<String>,
-    /// Scenario file (TOML, as printed by `diracvi show`).
+    /// Scenario file (TOML, as printed by `diracvi show`; at most 1 MiB).
     #[arg(long, value_name = "FILE.toml", conflicts_with = "model_file")]
     pub scenario: Option<PathBuf>,
     /// Model file: a system written as expressions (TOML; see
@@ -66,7 +66,8 @@ pub struct RunArgs {
         allow_negative_numbers = true
     )]
     pub t_end: Option<f64>,
-    /// Take exactly N steps (instead of the end time).
+    /// Take exactly N steps (instead of the end time); at most 1e12, like
+    /// round(T/h).
     #[arg(long, value_name = "N")]
     pub steps: Option<usize>,
     /// Discretization map of the discrete Lagrangian.
@@ -86,7 +87,11 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = ImpactsArg::Elastic)]
     pub impacts: ImpactsArg,
     /// Write the trajectory (format from the extension: .csv or .json). CSV
-    /// puts the impacts in a sibling file STEM.impacts.csv.
+    /// columns are named after the model's coordinates (k, t, theta, x, …,
+    /// p_theta, p_x, …, energy, constraint_residual) and the impacts go to a
+    /// sibling file STEM.impacts.csv. Output files appear only when the whole
+    /// run succeeded (written to temporary files, renamed at the end); a
+    /// failed or interrupted run leaves none and changes no existing file.
     #[arg(long, value_name = "FILE.csv|FILE.json")]
     pub out: Option<PathBuf>,
     /// Record every K-th step (and always the last).
@@ -98,6 +103,16 @@ pub struct RunArgs {
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = SummaryFormat::Text)]
     pub summary: SummaryFormat,
+    /// Warn in the summary when the discrete energy moved by more than this
+    /// fraction of the run's energy scale (`max |E − E0| / scale`; 0.01 =
+    /// 1 %): usually a sign that the step h is too large.
+    #[arg(
+        long,
+        value_name = "FRACTION",
+        default_value_t = 0.01,
+        allow_negative_numbers = true
+    )]
+    pub energy_tolerance: f64,
     /// No text summary, no progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -108,7 +123,8 @@ pub struct RunArgs {
 pub struct ConvergenceArgs {
     /// Model name: lc, particle or pendulum (the models with a reference).
     pub model: String,
-    /// Step sizes, comma-separated (default: depends on the model).
+    /// Step sizes, comma-separated: at least two different ones, each > 0
+    /// (default: depends on the model).
     #[arg(
         long,
         value_name = "H1,H2,...",

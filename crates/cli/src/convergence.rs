@@ -213,6 +213,17 @@ pub fn convergence(args: &ConvergenceArgs) -> Result<()> {
     if h_list.len() < 2 {
         bail!("--h-list needs at least two step sizes to fit an order");
     }
+    if let Some(h) = h_list.iter().find(|h| !(h.is_finite() && **h > 0.0)) {
+        bail!("--h-list: h must be finite and > 0, got {h}");
+    }
+    for (i, a) in h_list.iter().enumerate() {
+        if let Some(b) = h_list[..i]
+            .iter()
+            .find(|b| (a - *b).abs() <= 1e-12 * a.abs())
+        {
+            bail!("--h-list: the step sizes must differ to fit an order, got {b} and {a}");
+        }
+    }
     scenario
         .set("t_end", &t_end.to_string())
         .context("--t-end")?;
@@ -255,6 +266,13 @@ pub fn convergence(args: &ConvergenceArgs) -> Result<()> {
         errors.push(sink.error);
     }
     let order = fitted_order(&h_list, &errors);
+    if !order.is_finite() {
+        let shown: Vec<String> = errors.iter().map(|e| format!("{e:e}")).collect();
+        return Err(anyhow::Error::new(crate::NumericalFailure(format!(
+            "cannot fit an order: fewer than two step sizes give a positive, finite error (errors: {})",
+            shown.join(", ")
+        ))));
+    }
     match args.summary {
         SummaryFormat::Json => {
             let json = ConvergenceJson {

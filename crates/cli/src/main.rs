@@ -12,17 +12,25 @@
 //!             [--scenario FILE.toml] [--discretization forward|midpoint]
 //!             [--constraint retraction|midpoint|model] [--stepper lagrange|hamiltonian]
 //!             [--backward] [--out FILE.csv|FILE.json] [--every K] [--plot FILE.svg]
-//!             [--summary json|text] [--quiet]
+//!             [--summary json|text] [--energy-tolerance FRACTION] [--quiet]
 //! diracvi convergence <model> [--h-list H1,H2,...] [--t-end T] [--summary json|text]
 //! ```
 //!
-//! Errors are one line on stderr starting with `error: `. Exit codes: 0
-//! success, 1 numerical failure during an integration (a step that does not
-//! converge, too many impacts in one step, …), 2 usage or input errors
-//! (unknown model or key, bad values, unreadable scenario, inadmissible
-//! initial data, unusable output path). Output files are written to a
-//! temporary file in the target directory and renamed at the end, so a failed
-//! run leaves no file behind.
+//! Errors are one line on stderr starting with `error: ` (usage errors of
+//! the command line add a `hint: ` line). Exit codes: 0 success, 1 a failure
+//! during the run (a step that does not converge, too many impacts in one
+//! step, a non-finite result, a write that fails: disk full, file too large,
+//! stdout closed with an error), 2 usage or input errors (unknown model or
+//! key, bad values, unreadable scenario, inadmissible initial data, unusable
+//! output path, a request over the limits), 130/143/129 when interrupted by
+//! SIGINT/SIGTERM/SIGHUP.
+//!
+//! Outputs are all or nothing (`output`): the trajectory, its impacts file
+//! and the plot are written to temporary files next to their targets and
+//! renamed into place together once everything succeeded, the summary is
+//! printed after the renames and a failure to print it undoes them; a failed
+//! or interrupted run leaves none of its files and every file that was there
+//! before as it was.
 
 mod args;
 mod convergence;
@@ -30,6 +38,8 @@ mod output;
 mod plot;
 mod progress;
 mod run;
+mod signals;
+mod usage;
 
 use args::{Cli, Command};
 use clap::Parser;
@@ -49,10 +59,24 @@ impl fmt::Display for NumericalFailure {
 
 impl std::error::Error for NumericalFailure {}
 
+/// An output that could not be produced during the run (exit code 1): a
+/// write to an output file or stdout that failed (disk full, file too
+/// large, …), a plot that could not be drawn. The message names the path.
+#[derive(Debug)]
+pub struct OutputFailure(pub String);
+
+impl fmt::Display for OutputFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for OutputFailure {}
+
 /// Exit code of a usage or input error.
 const EXIT_USAGE: u8 = 2;
-/// Exit code of a numerical failure.
-const EXIT_NUMERICAL: u8 = 1;
+/// Exit code of a failure during the run (numerics or writing).
+const EXIT_FAILURE: u8 = 1;
 
 fn main() -> ExitCode {
     // A bug must still end in one `error:` line, not a backtrace.
@@ -67,9 +91,17 @@ fn main() -> ExitCode {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        eprintln!("error: internal error{at}: {}", one_line(&msg));
+        output::remove_temporaries();
+        error_line(&format!("internal error{at}: {}", one_line(&msg)));
     }));
-    let cli = Cli::parse();
+    if let Err(e) = signals::install() {
+        error_line(&format!("cannot install the signal handlers: {e}"));
+        return ExitCode::from(EXIT_FAILURE);
+    }
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage::report(&e),
+    };
     let result = match cli.command {
         Command::List => run::list(),
         Command::Show { model, model_file } => run::show(model.as_deref(), model_file.as_deref()),
@@ -79,9 +111,15 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {}", one_line(&format!("{err:#}")));
-            if err.chain().any(|e| e.is::<NumericalFailure>()) {
-                ExitCode::from(EXIT_NUMERICAL)
+            // Every temporary is owned by a value dropped by now; this only
+            // catches what a bug could have left registered.
+            output::remove_temporaries();
+            error_line(&one_line(&format!("{err:#}")));
+            if err
+                .chain()
+                .any(|e| e.is::<NumericalFailure>() || e.is::<OutputFailure>())
+            {
+                ExitCode::from(EXIT_FAILURE)
             } else {
                 ExitCode::from(EXIT_USAGE)
             }
@@ -89,16 +127,28 @@ fn main() -> ExitCode {
     }
 }
 
-/// Write `text` to stdout. A closed pipe (`diracvi list | head -1`) is not
-/// an error worth a message: the process exits quietly with status 0.
+/// Write `text` to stdout and flush it. A closed pipe (`diracvi list | head
+/// -1`) is not an error: the reader wanted no more, and the rest is dropped
+/// quietly. Any other failure (`> /dev/full`) is a [`OutputFailure`].
 pub fn emit(text: &str) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
-        Err(e) => Err(anyhow::Error::new(e).context("cannot write to stdout")),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(anyhow::Error::new(OutputFailure(format!(
+            "cannot write to stdout: {e}"
+        )))),
     }
+}
+
+/// Write `error: <message>` on stderr, best effort (`eprintln!` would
+/// panic when stderr cannot be written).
+pub fn error_line(message: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "error: {message}");
+    let _ = err.flush();
 }
 
 /// Collapse a message onto one line.

@@ -1,14 +1,23 @@
-//! Trajectory writers (docs/theory.md §6): CSV with a header, or JSON; streamed to a
-//! temporary file in the target directory and renamed at the end, so an
-//! interrupted or failed run never leaves a file that looks complete.
+//! Trajectory writers (docs/theory.md §6): CSV with a header naming the
+//! model's coordinates, or JSON; streamed into staged files (temporaries
+//! next to the targets, [`mod@commit`]) that the run renames into place only
+//! when everything succeeded.
 
-use anyhow::{Context, Result, anyhow, bail};
+pub mod commit;
+
+pub use commit::{Staged, Target, available_space, commit, remove_temporaries};
+
+use crate::OutputFailure;
+use anyhow::{Result, bail};
 use serde::Serialize;
+use std::collections::HashSet;
+use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use tempfile::NamedTempFile;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 pub use diracvi_run::{ImpactRecord, RecordSink, RecordView};
 
@@ -28,91 +37,56 @@ pub fn extension(path: &Path) -> Option<String> {
         .map(str::to_ascii_lowercase)
 }
 
-/// A file written atomically: a temporary file in the target's directory,
-/// renamed onto the target by [`persist`](AtomicFile::persist). Dropping it
-/// without persisting removes the temporary file.
-#[derive(Debug)]
-pub struct AtomicFile {
-    target: PathBuf,
-    tmp: NamedTempFile,
+/// `<dir>/<stem>.impacts.csv` next to `path`, keeping the stem's bytes as
+/// they are (any file name the OS accepts, UTF-8 or not).
+pub fn impacts_path(path: &Path) -> PathBuf {
+    let mut name = path.file_stem().map(OsString::from).unwrap_or_default();
+    name.push(".impacts.csv");
+    path.with_file_name(name)
 }
 
-impl AtomicFile {
-    /// Create the temporary file next to `target` (checks early that the
-    /// directory exists and is writable).
-    pub fn create(target: &Path) -> Result<Self> {
-        let dir = match target.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        if target.is_dir() {
-            bail!("cannot write '{}': it is a directory", target.display());
-        }
-        let name = target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let prefix = format!(".{name}.");
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(&prefix).suffix(".tmp");
-        // An ordinary file (0666 less the umask), not tempfile's private 0600.
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            builder.permissions(std::fs::Permissions::from_mode(0o666));
-        }
-        let tmp = builder
-            .tempfile_in(&dir)
-            .with_context(|| format!("cannot write '{}'", target.display()))?;
-        Ok(Self {
-            target: target.to_path_buf(),
-            tmp,
-        })
-    }
+/// Set when a record could not be written, so the step loop can stop the
+/// run at once instead of integrating to the end for nothing.
+static WRITE_FAILED: AtomicBool = AtomicBool::new(false);
+/// The message of that failure.
+static WRITE_FAILURE: Mutex<Option<String>> = Mutex::new(None);
 
-    /// The target path.
-    pub fn target(&self) -> &Path {
-        &self.target
-    }
+fn note_write_failure(message: String) {
+    let mut slot = WRITE_FAILURE.lock().unwrap_or_else(PoisonError::into_inner);
+    slot.get_or_insert(message);
+    WRITE_FAILED.store(true, Ordering::Relaxed);
+}
 
-    /// The temporary file, for writing.
-    pub fn file(&mut self) -> &mut File {
-        self.tmp.as_file_mut()
-    }
-
-    /// Flush to disk and rename onto the target.
-    pub fn persist(self) -> Result<()> {
-        let target = self.target;
-        self.tmp
-            .as_file()
-            .sync_all()
-            .with_context(|| format!("cannot write '{}'", target.display()))?;
-        self.tmp
-            .persist(&target)
-            .map_err(|e| anyhow!("cannot write '{}': {}", target.display(), e.error))?;
-        Ok(())
+/// If writing an output failed during the run: remove the temporary files,
+/// report it and exit with status 1 (called from the step loop).
+pub fn exit_if_write_failed() {
+    if WRITE_FAILED.load(Ordering::Relaxed) {
+        let message = WRITE_FAILURE
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .unwrap_or_else(|| "cannot write an output".into());
+        remove_temporaries();
+        crate::error_line(&message);
+        std::process::exit(1);
     }
 }
 
-/// `--out`: streams records as they are produced, then writes the impacts
-/// and renames the files into place.
-#[derive(Debug)]
-pub struct TrajectoryWriter {
+/// The checked targets of `--out`: the trajectory and, for CSV, its
+/// impacts file.
+#[derive(Debug, Clone)]
+pub struct OutTargets {
     format: Format,
-    out: BufWriter<File>,
-    file: AtomicFile,
-    impacts: Option<AtomicFile>,
-    dimension: Option<usize>,
-    records: usize,
-    error: Option<io::Error>,
-    line: String,
+    trajectory: Target,
+    impacts: Option<Target>,
 }
 
-impl TrajectoryWriter {
-    /// Open `path` (format from its extension) and, for CSV, the sibling
-    /// `<stem>.impacts.csv`. `model` and `coordinates` go into the JSON
-    /// document's header fields.
-    pub fn create(path: &Path, model: &str, coordinates: &[String]) -> Result<Self> {
+impl OutTargets {
+    /// Check `--out PATH`: the format from the extension, and both paths.
+    ///
+    /// # Errors
+    /// A usage error naming the path.
+    pub fn check(path: &Path) -> Result<OutTargets> {
         let format = match extension(path).as_deref() {
             Some("csv") => Format::Csv,
             Some("json") => Format::Json,
@@ -121,34 +95,124 @@ impl TrajectoryWriter {
                 path.display()
             ),
         };
-        let mut file = AtomicFile::create(path)?;
+        let trajectory = Target::check(path, "--out")?;
         let impacts = match format {
-            Format::Csv => Some(AtomicFile::create(&impacts_path(path))?),
+            Format::Csv => Some(Target::check(
+                &impacts_path(path),
+                "--out (its impacts file)",
+            )?),
             Format::Json => None,
         };
-        let out = BufWriter::new(
-            file.file()
-                .try_clone()
-                .with_context(|| format!("cannot write '{}'", path.display()))?,
-        );
-        let mut w = Self {
+        Ok(OutTargets {
             format,
-            out,
+            trajectory,
+            impacts,
+        })
+    }
+
+    /// The format.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The trajectory's target.
+    pub fn trajectory(&self) -> &Target {
+        &self.trajectory
+    }
+
+    /// The impacts file's target (CSV).
+    pub fn impacts(&self) -> Option<&Target> {
+        self.impacts.as_ref()
+    }
+}
+
+/// The CSV columns of `n` coordinates named `names`: each name, then
+/// `p_<name>` for the trajectory, or `<name>`, `p_before_<name>`,
+/// `p_after_<name>` for the impacts. Falls back to `q0, …, p0, …` when the
+/// names do not fit a CSV header (wrong count, empty, a comma, a quote or a
+/// line break, two equal columns).
+fn columns(names: &[String], n: usize, prefixes: &[(&str, &str)], fixed: &[&str]) -> Vec<String> {
+    let named: Vec<String> = prefixes
+        .iter()
+        .flat_map(|(named, _)| names.iter().map(move |c| format!("{named}{c}")))
+        .collect();
+    let usable = names.len() == n
+        && names
+            .iter()
+            .all(|c| !c.is_empty() && !c.contains([',', '"', '\n', '\r']))
+        && {
+            let mut seen: HashSet<&str> = fixed.iter().copied().collect();
+            named.iter().all(|c| seen.insert(c))
+        };
+    if usable {
+        named
+    } else {
+        prefixes
+            .iter()
+            .flat_map(|(_, indexed)| (0..n).map(move |i| format!("{indexed}{i}")))
+            .collect()
+    }
+}
+
+/// `--out`: streams records as they are produced into staged files.
+#[derive(Debug)]
+pub struct TrajectoryWriter {
+    format: Format,
+    out: BufWriter<File>,
+    file: Staged,
+    impacts: Option<Staged>,
+    coordinates: Vec<String>,
+    records: usize,
+    error: Option<io::Error>,
+    line: String,
+}
+
+impl TrajectoryWriter {
+    /// Stage the files of `targets`. `model` and `coordinates` go into the
+    /// JSON document's header fields and the CSV header.
+    ///
+    /// # Errors
+    /// A usage error when a file cannot be created; an [`OutputFailure`]
+    /// when the header cannot be written.
+    pub fn create(targets: &OutTargets, model: &str, coordinates: &[String]) -> Result<Self> {
+        let mut file = Staged::create(targets.trajectory())?;
+        let impacts = targets.impacts().map(Staged::create).transpose()?;
+        let handle = file
+            .file()
+            .try_clone()
+            .map_err(|e| output_failure(targets.trajectory().path(), e))?;
+        let mut w = Self {
+            format: targets.format(),
+            out: BufWriter::new(handle),
             file,
             impacts,
-            dimension: None,
+            coordinates: coordinates.to_vec(),
             records: 0,
             error: None,
             line: String::new(),
         };
-        if format == Format::Json {
-            let head = format!(
+        let head = match w.format {
+            Format::Json => format!(
                 "{{\"model\": {}, \"coordinates\": {}, \"records\": [",
                 serde_json::to_string(model)?,
                 serde_json::to_string(coordinates)?
-            );
-            w.write(head.as_bytes());
-        }
+            ),
+            Format::Csv => {
+                let n = coordinates.len();
+                let mut h = String::from("k,t");
+                for c in columns(
+                    coordinates,
+                    n,
+                    &[("", "q"), ("p_", "p")],
+                    &["k", "t", "energy", "constraint_residual"],
+                ) {
+                    let _ = write!(h, ",{c}");
+                }
+                h.push_str(",energy,constraint_residual\n");
+                h
+            }
+        };
+        w.write(head.as_bytes());
         Ok(w)
     }
 
@@ -161,41 +225,25 @@ impl TrajectoryWriter {
         if self.error.is_none()
             && let Err(e) = self.out.write_all(bytes)
         {
+            note_write_failure(format!("cannot write '{}': {e}", self.path().display()));
             self.error = Some(e);
         }
     }
 
-    fn csv_header(&mut self, n: usize) {
-        let mut h = String::from("k,t");
-        for i in 0..n {
-            let _ = write!(h, ",q{i}");
-        }
-        for i in 0..n {
-            let _ = write!(h, ",p{i}");
-        }
-        h.push_str(",energy,constraint_residual\n");
-        self.write(h.as_bytes());
-    }
-
-    /// Write the impacts, close the document and rename the files into
-    /// place (the impacts file first; if the trajectory's rename fails, the
-    /// impacts file is removed again).
-    pub fn finish(mut self, dimension: usize, impacts: &[ImpactRecord]) -> Result<()> {
-        match self.format {
-            Format::Csv => {
-                if self.dimension.is_none() {
-                    self.csv_header(dimension);
-                }
+    /// Write the impacts, close the document, flush everything to disk and
+    /// hand back the staged files to commit (the impacts file first).
+    ///
+    /// # Errors
+    /// An [`OutputFailure`] naming the file that could not be written.
+    pub fn finish(mut self, impacts: &[ImpactRecord]) -> Result<Vec<Staged>> {
+        if self.format == Format::Json {
+            let mut tail = String::from("\n], \"impacts\": [");
+            for (i, imp) in impacts.iter().enumerate() {
+                tail.push_str(if i == 0 { "\n" } else { ",\n" });
+                tail.push_str(&serde_json::to_string(imp)?);
             }
-            Format::Json => {
-                let mut tail = String::from("\n], \"impacts\": [");
-                for (i, imp) in impacts.iter().enumerate() {
-                    tail.push_str(if i == 0 { "\n" } else { ",\n" });
-                    tail.push_str(&serde_json::to_string(imp)?);
-                }
-                tail.push_str("\n]}\n");
-                self.write(tail.as_bytes());
-            }
+            tail.push_str("\n]}\n");
+            self.write(tail.as_bytes());
         }
         if self.error.is_none()
             && let Err(e) = self.out.flush()
@@ -203,31 +251,33 @@ impl TrajectoryWriter {
             self.error = Some(e);
         }
         if let Some(e) = self.error.take() {
-            return Err(anyhow!("cannot write '{}': {e}", self.path().display()));
+            return Err(output_failure(self.path(), e));
         }
-        let impacts_target = match self.impacts.take() {
-            Some(mut file) => {
-                let target = file.target().to_path_buf();
-                let mut w = BufWriter::new(file.file());
-                write_impacts_csv(&mut w, dimension, impacts)
-                    .and_then(|()| w.flush())
-                    .with_context(|| format!("cannot write '{}'", target.display()))?;
-                drop(w);
-                file.persist()?;
-                Some(target)
-            }
-            None => None,
-        };
-        let Self { out, file, .. } = self;
+        let mut staged = Vec::new();
+        if let Some(mut file) = self.impacts.take() {
+            let target = file.target().to_path_buf();
+            let mut w = BufWriter::new(file.file());
+            write_impacts_csv(&mut w, &self.coordinates, impacts)
+                .and_then(|()| w.flush())
+                .map_err(|e| output_failure(&target, e))?;
+            drop(w);
+            file.sync()?;
+            staged.push(file);
+        }
+        let Self { out, mut file, .. } = self;
         drop(out);
-        if let Err(e) = file.persist() {
-            if let Some(t) = impacts_target {
-                let _ = std::fs::remove_file(t);
-            }
-            return Err(e);
-        }
-        Ok(())
+        file.sync()?;
+        staged.push(file);
+        Ok(staged)
     }
+}
+
+/// An [`OutputFailure`] for `path`.
+pub fn output_failure(path: &Path, e: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::Error::new(OutputFailure(format!(
+        "cannot write '{}': {e}",
+        path.display()
+    )))
 }
 
 impl RecordSink for TrajectoryWriter {
@@ -239,10 +289,6 @@ impl RecordSink for TrajectoryWriter {
         line.clear();
         match self.format {
             Format::Csv => {
-                if self.dimension.is_none() {
-                    self.dimension = Some(r.q.len());
-                    self.csv_header(r.q.len());
-                }
                 let _ = write!(line, "{},{:?}", r.k, r.t);
                 for x in r.q.iter().chain(r.p) {
                     let _ = write!(line, ",{x:?}");
@@ -271,6 +317,10 @@ impl RecordSink for TrajectoryWriter {
                 match json {
                     Ok(s) => line.push_str(&s),
                     Err(e) => {
+                        note_write_failure(format!(
+                            "cannot write '{}': {e}",
+                            self.path().display()
+                        ));
                         self.error = Some(io::Error::other(e));
                         return;
                     }
@@ -283,21 +333,31 @@ impl RecordSink for TrajectoryWriter {
     }
 }
 
-/// `<dir>/<stem>.impacts.csv` next to `path`.
-pub fn impacts_path(path: &Path) -> PathBuf {
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    path.with_file_name(format!("{stem}.impacts.csv"))
-}
-
-fn write_impacts_csv(w: &mut impl Write, n: usize, impacts: &[ImpactRecord]) -> io::Result<()> {
+fn write_impacts_csv(
+    w: &mut impl Write,
+    coordinates: &[String],
+    impacts: &[ImpactRecord],
+) -> io::Result<()> {
+    let n = coordinates.len();
     let mut h = String::from("step,alpha,t,piece");
-    for prefix in ["q", "p_before", "p_after"] {
-        for i in 0..n {
-            let _ = write!(h, ",{prefix}{i}");
-        }
+    for c in columns(
+        coordinates,
+        n,
+        &[
+            ("", "q"),
+            ("p_before_", "p_before"),
+            ("p_after_", "p_after"),
+        ],
+        &[
+            "step",
+            "alpha",
+            "t",
+            "piece",
+            "energy_before",
+            "energy_after",
+        ],
+    ) {
+        let _ = write!(h, ",{c}");
     }
     h.push_str(",energy_before,energy_after\n");
     w.write_all(h.as_bytes())?;
@@ -310,4 +370,16 @@ fn write_impacts_csv(w: &mut impl Write, n: usize, impacts: &[ImpactRecord]) -> 
         w.write_all(line.as_bytes())?;
     }
     Ok(())
+}
+
+/// A lower bound on the bytes of `records` records of `n` coordinates in
+/// `format` (each number at least 8 characters with its separator, JSON
+/// keys besides), for the free-space check before a run.
+pub fn min_bytes(format: Format, records: f64, n: usize) -> f64 {
+    let numbers = (2 * n + 4) as f64;
+    let per_record = match format {
+        Format::Csv => 8.0 * numbers,
+        Format::Json => 8.0 * numbers + 60.0,
+    };
+    records * per_record
 }

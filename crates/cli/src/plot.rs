@@ -2,8 +2,8 @@
 //! coordinates against time, impacts marked, drawn with plotters' SVG
 //! backend (text as SVG `<text>` elements: no font files needed).
 
-use crate::output::{AtomicFile, RecordSink, RecordView, extension};
-use anyhow::{Result, anyhow, bail};
+use crate::output::{RecordSink, RecordView, Staged, Target, extension, output_failure};
+use anyhow::{Result, bail};
 use plotters::prelude::*;
 use std::io::Write;
 use std::ops::Range;
@@ -28,7 +28,8 @@ const SIZE: (u32, u32) = (1200, 900);
 
 /// Collects (decimated) records for the plot: every `stride`-th record for
 /// the coordinates, the minimum and maximum of each `stride` records for the
-/// energy (so no spike is lost), and always the last record.
+/// energy (so no spike is lost), and always the last record. Memory stays
+/// bounded (about `3 MAX_POINTS` points) however many steps the run takes.
 #[derive(Debug)]
 pub struct PlotCollector {
     stride: usize,
@@ -36,8 +37,36 @@ pub struct PlotCollector {
     t: Vec<f64>,
     q: Vec<Vec<f64>>,
     energy: Vec<(f64, f64)>,
-    bucket: Vec<(f64, f64)>,
-    last: Option<(f64, Vec<f64>)>,
+    bucket: Bucket,
+    last: Option<f64>,
+    last_q: Vec<f64>,
+}
+
+/// The first, lowest and highest finite energy of the current `stride`
+/// records, with their positions in the bucket.
+#[derive(Debug, Default)]
+struct Bucket {
+    len: usize,
+    first: Option<(f64, f64)>,
+    lo: Option<(usize, (f64, f64))>,
+    hi: Option<(usize, (f64, f64))>,
+}
+
+impl Bucket {
+    fn push(&mut self, p: (f64, f64)) {
+        if self.first.is_none() {
+            self.first = Some(p);
+        }
+        if p.1.is_finite() {
+            if self.lo.is_none_or(|(_, l)| p.1 < l.1) {
+                self.lo = Some((self.len, p));
+            }
+            if self.hi.is_none_or(|(_, h)| p.1 > h.1) {
+                self.hi = Some((self.len, p));
+            }
+        }
+        self.len += 1;
+    }
 }
 
 impl PlotCollector {
@@ -49,44 +78,33 @@ impl PlotCollector {
             t: Vec::new(),
             q: Vec::new(),
             energy: Vec::new(),
-            bucket: Vec::new(),
+            bucket: Bucket::default(),
             last: None,
+            last_q: Vec::new(),
         }
     }
 
     fn flush_bucket(&mut self) {
-        let finite = || {
-            self.bucket
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| p.1.is_finite())
-        };
-        let lo = finite()
-            .min_by(|a, b| a.1.1.total_cmp(&b.1.1))
-            .map(|(i, _)| i);
-        let hi = finite()
-            .max_by(|a, b| a.1.1.total_cmp(&b.1.1))
-            .map(|(i, _)| i);
-        match (lo, hi) {
-            (Some(lo), Some(hi)) => {
-                let (a, b) = (lo.min(hi), lo.max(hi));
-                self.energy.push(self.bucket[a]);
-                if b != a {
-                    self.energy.push(self.bucket[b]);
+        let b = std::mem::take(&mut self.bucket);
+        match (b.lo, b.hi) {
+            (Some((i, lo)), Some((j, hi))) => {
+                let (a, b) = if i <= j { (lo, hi) } else { (hi, lo) };
+                self.energy.push(a);
+                if i != j {
+                    self.energy.push(b);
                 }
             }
-            _ => self.energy.extend(self.bucket.first().copied()),
+            _ => self.energy.extend(b.first),
         }
-        self.bucket.clear();
     }
 
     fn finish(&mut self) {
-        if !self.bucket.is_empty() {
+        if self.bucket.len > 0 {
             self.flush_bucket();
         }
-        if let Some((t, q)) = self.last.take() {
+        if let Some(t) = self.last.take() {
             self.t.push(t);
-            for (c, x) in self.q.iter_mut().zip(q) {
+            for (c, &x) in self.q.iter_mut().zip(&self.last_q) {
                 c.push(x);
             }
         }
@@ -105,25 +123,30 @@ impl RecordSink for PlotCollector {
             }
             self.last = None;
         } else {
-            self.last = Some((r.t, r.q.to_vec()));
+            self.last = Some(r.t);
+            self.last_q.clear();
+            self.last_q.extend_from_slice(r.q);
         }
         self.bucket.push((r.t, r.energy));
-        if self.bucket.len() == self.stride {
+        if self.bucket.len == self.stride {
             self.flush_bucket();
         }
         self.count += 1;
     }
 }
 
-/// Check `--plot`'s extension and create its temporary file.
-pub fn create(path: &Path) -> Result<AtomicFile> {
+/// Check `--plot`'s extension and path (before the run).
+///
+/// # Errors
+/// A usage error naming the path.
+pub fn check(path: &Path) -> Result<Target> {
     if extension(path).as_deref() != Some("svg") {
         bail!(
             "cannot plot to '{}': --plot writes SVG, use a .svg file",
             path.display()
         );
     }
-    AtomicFile::create(path)
+    Target::check(path, "--plot")
 }
 
 /// What the plot shows besides the records.
@@ -139,53 +162,84 @@ pub struct PlotInfo<'a> {
     pub e0: f64,
 }
 
-/// `lo..hi` covering the finite values, padded by 5 %, never empty.
-fn padded_range(values: impl Iterator<Item = f64>) -> Range<f64> {
+/// Largest magnitude an axis shows; values beyond are drawn clipped. The
+/// axis code of plotters loops forever on a range whose width overflows.
+const AXIS_LIMIT: f64 = 1e300;
+
+/// An axis range: `lo..hi` covering the finite values, padded by 5 %,
+/// never empty, never wider than `±AXIS_LIMIT` (the flag says whether
+/// values were clamped), never narrower than `1e-9` of its magnitude (a
+/// width below the values' resolution).
+fn padded_range(values: impl Iterator<Item = f64>) -> (Range<f64>, bool) {
     let (lo, hi) = values
         .filter(|x| x.is_finite())
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
             (lo.min(x), hi.max(x))
         });
     if lo > hi {
-        return -1.0..1.0;
+        return (-1.0..1.0, false);
     }
+    let clamped = lo < -AXIS_LIMIT || hi > AXIS_LIMIT;
+    let (lo, hi) = (
+        lo.clamp(-AXIS_LIMIT, AXIS_LIMIT),
+        hi.clamp(-AXIS_LIMIT, AXIS_LIMIT),
+    );
+    let magnitude = lo.abs().max(hi.abs());
     let span = hi - lo;
-    let pad = if span > 0.0 {
-        0.05 * span
+    if span > 1e-9 * magnitude {
+        let pad = 0.05 * span;
+        ((lo - pad)..(hi + pad), clamped)
     } else {
-        (hi.abs() * 1e-3).max(1e-12)
-    };
-    (lo - pad)..(hi + pad)
+        let half = (magnitude * 1e-3).max(1e-12);
+        let mid = 0.5 * lo + 0.5 * hi;
+        ((mid - half)..(mid + half), clamped)
+    }
+}
+
+/// `x` moved into `range` widened by its width on both sides: off the
+/// chart either way, but within what the backend maps to pixels without
+/// overflowing.
+fn clip(x: f64, range: &Range<f64>) -> f64 {
+    let w = range.end - range.start;
+    x.clamp(range.start - w, range.end + w)
+}
+
+/// The axis label, noting a clamped range.
+fn axis_label(name: &str, clamped: bool) -> String {
+    if clamped {
+        format!("{name} (axis clipped at ±{AXIS_LIMIT:e})")
+    } else {
+        name.to_string()
+    }
 }
 
 fn plot_error<E: std::fmt::Display>(e: E) -> anyhow::Error {
-    anyhow!("cannot draw the plot: {e}")
+    anyhow::Error::new(crate::OutputFailure(format!("cannot draw the plot: {e}")))
 }
 
-/// Draw the collected records into `file` and rename it into place.
+/// Draw the collected records into `file` and flush it to disk, ready to
+/// commit.
+///
+/// # Errors
+/// An [`OutputFailure`](crate::OutputFailure) naming the file.
 pub fn render(
     mut collector: PlotCollector,
     info: &PlotInfo<'_>,
-    mut file: AtomicFile,
-) -> Result<()> {
+    mut file: Staged,
+) -> Result<Staged> {
     collector.finish();
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(plot_error)?;
         let (upper, lower) = root.split_vertically(SIZE.1 * 2 / 5);
-        let t_range = padded_range(
+        let (t_range, t_clamped) = padded_range(
             collector
                 .t
                 .iter()
                 .chain(collector.energy.iter().map(|p| &p.0))
                 .copied(),
         );
-        let t_range = if t_range.start.is_finite() {
-            t_range
-        } else {
-            0.0..1.0
-        };
 
         // Energy deviation.
         let dev: Vec<(f64, f64)> = collector
@@ -194,7 +248,7 @@ pub fn render(
             .map(|&(t, e)| (t, e - info.e0))
             .filter(|p| p.1.is_finite())
             .collect();
-        let e_range = padded_range(dev.iter().map(|p| p.1));
+        let (e_range, e_clamped) = padded_range(dev.iter().map(|p| p.1));
         let mut chart = ChartBuilder::on(&upper)
             .caption(
                 format!(
@@ -210,32 +264,35 @@ pub fn render(
             .map_err(plot_error)?;
         chart
             .configure_mesh()
-            .x_desc("t")
-            .y_desc("E − E₀")
+            .x_desc(axis_label("t", t_clamped))
+            .y_desc(axis_label("E − E₀", e_clamped))
             .y_label_formatter(&|y| format!("{y:.2e}"))
             .draw()
             .map_err(plot_error)?;
-        draw_impacts(&mut chart, info.impact_times, &e_range)?;
+        draw_impacts(&mut chart, info.impact_times, &t_range, &e_range)?;
+        let dev = dev
+            .into_iter()
+            .map(|(t, e)| (clip(t, &t_range), clip(e, &e_range)));
         chart
             .draw_series(LineSeries::new(dev, BLUE.stroke_width(1)))
             .map_err(plot_error)?;
 
         // Coordinates.
-        let q_range = padded_range(collector.q.iter().flatten().copied());
+        let (q_range, q_clamped) = padded_range(collector.q.iter().flatten().copied());
         let mut chart = ChartBuilder::on(&lower)
             .caption("configuration q(t)", ("sans-serif", 20))
             .margin(12)
             .x_label_area_size(35)
             .y_label_area_size(95)
-            .build_cartesian_2d(t_range, q_range.clone())
+            .build_cartesian_2d(t_range.clone(), q_range.clone())
             .map_err(plot_error)?;
         chart
             .configure_mesh()
-            .x_desc("t")
-            .y_desc("q")
+            .x_desc(axis_label("t", t_clamped))
+            .y_desc(axis_label("q", q_clamped))
             .draw()
             .map_err(plot_error)?;
-        draw_impacts(&mut chart, info.impact_times, &q_range)?;
+        draw_impacts(&mut chart, info.impact_times, &t_range, &q_range)?;
         for (i, coordinate) in collector.q.iter().enumerate() {
             let color = COLORS[i % COLORS.len()].to_rgba();
             let name = info
@@ -249,6 +306,7 @@ pub fn render(
                 .copied()
                 .zip(coordinate.iter().copied())
                 .filter(|p| p.1.is_finite())
+                .map(|(t, x)| (clip(t, &t_range), clip(x, &q_range)))
                 .collect();
             chart
                 .draw_series(LineSeries::new(points, color.stroke_width(2)))
@@ -280,8 +338,10 @@ pub fn render(
     let target = file.target().to_path_buf();
     file.file()
         .write_all(svg.as_bytes())
-        .map_err(|e| anyhow!("cannot write '{}': {e}", target.display()))?;
-    file.persist()
+        .and_then(|()| file.file().flush())
+        .map_err(|e| output_failure(&target, e))?;
+    file.sync()?;
+    Ok(file)
 }
 
 /// Vertical lines at the impact times.
@@ -292,15 +352,15 @@ fn draw_impacts<DB: DrawingBackend>(
         Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
     >,
     times: &[f64],
+    t: &Range<f64>,
     y: &Range<f64>,
 ) -> Result<()> {
     let red = RED.mix(0.5);
     chart
-        .draw_series(
-            times
-                .iter()
-                .map(|&t| PathElement::new(vec![(t, y.start), (t, y.end)], red)),
-        )
+        .draw_series(times.iter().filter(|t| t.is_finite()).map(|&time| {
+            let time = clip(time, t);
+            PathElement::new(vec![(time, y.start), (time, y.end)], red)
+        }))
         .map_err(plot_error)?;
     Ok(())
 }

@@ -4,14 +4,20 @@
 
 use crate::NumericalFailure;
 use crate::args::{RunArgs, StepperArg, SummaryFormat};
-use crate::output::{RecordSink, TrajectoryWriter};
+use crate::output::{self, OutTargets, RecordSink, Staged, TrajectoryWriter};
 use crate::plot::{self, PlotCollector, PlotInfo};
 use crate::progress::Progress;
+use crate::signals;
 use anyhow::{Context, Result, anyhow, bail};
 use diracvi_models::{Scenario, catalogue};
 use diracvi_run::{Direction, ModelSummary, RunError, RunOutcome, RunPlan};
 use serde::Serialize;
+use std::io::Read;
 use std::path::Path;
+
+/// Largest scenario file read (`--scenario`; model files have the same
+/// bound in `diracvi-expr`).
+const MAX_SCENARIO_BYTES: u64 = 1 << 20;
 
 /// `diracvi list`.
 pub fn list() -> Result<()> {
@@ -52,7 +58,7 @@ pub fn resolve_scenario(
         }
         (Some(name), None) => Scenario::defaults(name)?,
         (name, Some(path)) => {
-            let text = std::fs::read_to_string(path)
+            let text = read_bounded(path)
                 .with_context(|| format!("cannot read scenario file '{}'", path.display()))?;
             let scenario = Scenario::from_toml(&text)
                 .with_context(|| format!("invalid scenario file '{}'", path.display()))?;
@@ -69,6 +75,28 @@ pub fn resolve_scenario(
         }
     };
     apply_sets(scenario, sets)
+}
+
+/// Read a text file of at most [`MAX_SCENARIO_BYTES`]: the size is checked
+/// first, and at most one byte more is read (special files such as
+/// `/dev/zero` report no size).
+fn read_bounded(path: &Path) -> Result<String> {
+    let file = std::fs::File::open(path)?;
+    let too_large =
+        || anyhow!("larger than 1 MiB ({MAX_SCENARIO_BYTES} bytes), the limit for a scenario file");
+    let meta = file.metadata()?;
+    if meta.is_dir() {
+        bail!("it is a directory");
+    }
+    if meta.len() > MAX_SCENARIO_BYTES {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SCENARIO_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_SCENARIO_BYTES {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes).map_err(|_| anyhow!("not UTF-8 text"))
 }
 
 /// Apply `--set key=value` overrides in order.
@@ -95,7 +123,9 @@ pub fn describe(scenario: &Scenario) -> Result<ModelSummary> {
 }
 
 /// Integrate `scenario` as `plan` says, feeding recorded steps to `sink`,
-/// with a progress bar on stderr unless `quiet`.
+/// with a progress bar on stderr unless `quiet`. After every step the run
+/// checks for a signal and for an output that could not be written, and
+/// then ends at once (temporary files removed).
 ///
 /// Errors are usage errors except a failed step, which is a
 /// [`NumericalFailure`].
@@ -106,9 +136,15 @@ pub fn execute(
     sink: &mut dyn RecordSink,
 ) -> Result<RunOutcome> {
     let mut progress = Progress::new(plan.steps, quiet);
-    let outcome =
-        diracvi_run::execute_with_progress(scenario, plan, sink, &mut |k| progress.tick(k))
-            .map_err(cli_error)?;
+    let outcome = diracvi_run::execute_with_progress(scenario, plan, sink, &mut |k| {
+        if signals::pending().is_some() {
+            progress.finish();
+            signals::exit_if_interrupted();
+        }
+        output::exit_if_write_failed();
+        progress.tick(k);
+    })
+    .map_err(cli_error)?;
     progress.finish();
     Ok(outcome)
 }
@@ -126,8 +162,138 @@ fn cli_error(e: RunError) -> anyhow::Error {
     match e {
         RunError::Model(m) => anyhow::Error::new(m),
         RunError::NoHamiltonian { model } => no_hamiltonian(&model),
+        e @ RunError::TooManySteps { steps, .. } => {
+            anyhow!("{e} ({})", duration_estimate(steps))
+        }
+        e @ RunError::StepsOverLimit { steps, .. } => {
+            anyhow!("{e} ({})", duration_estimate(steps as f64))
+        }
         e if e.is_numerical() => anyhow::Error::new(NumericalFailure(e.to_string())),
         e => anyhow!("{e}"),
+    }
+}
+
+/// How long `steps` steps take at least: at 0.4 µs a step (the fastest
+/// step of the catalogue, docs: README "Performance").
+fn duration_estimate(steps: f64) -> String {
+    if !steps.is_finite() {
+        return "a run that cannot end".into();
+    }
+    let seconds = steps * 0.4e-6;
+    let (value, unit) = if seconds >= 86_400.0 * 365.0 {
+        (seconds / (86_400.0 * 365.0), "years")
+    } else if seconds >= 86_400.0 {
+        (seconds / 86_400.0, "days")
+    } else if seconds >= 3600.0 {
+        (seconds / 3600.0, "hours")
+    } else {
+        (seconds, "seconds")
+    };
+    format!("at 0.4 µs a step, at least {value:.3} {unit}")
+}
+
+/// Outputs smaller than this are never refused for lack of space.
+const MIN_REFUSED_BYTES: f64 = 64.0 * 1024.0 * 1024.0;
+
+/// Refuse up front an `--out` file that cannot fit in the free space of its
+/// file system (a lower bound on its size). Memory is not at stake: records
+/// stream to the file, and the plot keeps a bounded number of points
+/// whatever the number of steps.
+fn check_resources(
+    args: &RunArgs,
+    out: Option<&OutTargets>,
+    steps: usize,
+    dimension: usize,
+) -> Result<()> {
+    let records = (steps / args.every) as f64 + 2.0;
+    if let Some(out) = out
+        && !out.trajectory().is_special()
+        && let Some(free) = output::available_space(out.trajectory().dir())
+    {
+        let need = output::min_bytes(out.format(), records, dimension);
+        // Small files are left to the write itself (a clean error if the
+        // disk is full): only requests far beyond the disk are refused.
+        if need > free as f64 && need > MIN_REFUSED_BYTES {
+            bail!(
+                "--out '{}': {records:.3e} records need about {} ({} free on its file system): record fewer steps with --every K, or take fewer steps",
+                out.trajectory().path().display(),
+                bytes(need),
+                bytes(free as f64)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A byte count for messages.
+fn bytes(b: f64) -> String {
+    let units = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut value = b;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < units.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{value:.0} bytes")
+    } else {
+        format!("{value:.1} {}", units[unit])
+    }
+}
+
+/// The warnings of a finished run: the discrete energy moved by more than
+/// `tolerance` of the run's energy scale (a sign that `h` is too large). A
+/// scale of 0 (a system at rest with `L = 0`) has no relative measure: any
+/// change of the energy is then reported.
+fn warnings(o: &RunOutcome, tolerance: f64, h: f64) -> Vec<String> {
+    let dev = o.max_abs_energy_deviation;
+    let scale = o.energy_scale;
+    let mut out = Vec::new();
+    if scale > 0.0 {
+        let rel = dev / scale;
+        if rel > tolerance {
+            out.push(format!(
+                "the discrete energy moved by {:.3} % of the energy scale {scale:.3e} (max |E − E0| = {dev:.3e}), more than --energy-tolerance {tolerance} ({:.3} %): the step h = {h} is probably too large, try a smaller --h",
+                100.0 * rel,
+                100.0 * tolerance
+            ));
+        }
+    } else if dev > 0.0 {
+        out.push(format!(
+            "the discrete energy moved by {dev:.3e} from a state of zero energy scale (no relative measure): check the step h = {h}"
+        ));
+    }
+    out
+}
+
+/// A run whose summary would hold a non-finite number is a numerical
+/// failure, not a result.
+fn check_finite(o: &RunOutcome) -> Result<()> {
+    let named = [
+        ("initial energy", o.initial_energy),
+        ("final energy", o.final_energy),
+        ("max |E − E0|", o.max_abs_energy_deviation),
+        ("energy scale", o.energy_scale),
+        ("constraint residual", o.max_constraint_residual),
+        ("final time", o.final_t),
+    ];
+    let bad = named
+        .iter()
+        .find(|(_, x)| !x.is_finite())
+        .map(|(name, x)| format!("{name} = {x}"))
+        .or_else(|| {
+            o.final_q
+                .iter()
+                .chain(&o.final_p)
+                .find(|x| !x.is_finite())
+                .map(|x| format!("final state component = {x}"))
+        });
+    match bad {
+        Some(what) => Err(anyhow::Error::new(NumericalFailure(format!(
+            "the run produced a non-finite result ({what}) after {} steps: try a smaller --h",
+            o.steps
+        )))),
+        None => Ok(()),
     }
 }
 
@@ -136,6 +302,17 @@ pub fn run(args: &RunArgs) -> Result<()> {
     if args.every == 0 {
         bail!("--every must be at least 1");
     }
+    if !(args.energy_tolerance.is_finite() && args.energy_tolerance >= 0.0) {
+        bail!(
+            "--energy-tolerance must be a finite fraction >= 0, got {}",
+            args.energy_tolerance
+        );
+    }
+    // The output paths first: nothing is integrated for a run that could
+    // not write its results.
+    let out_targets = args.out.as_deref().map(OutTargets::check).transpose()?;
+    let plot_target = args.plot.as_deref().map(plot::check).transpose()?;
+
     let mut scenario = match &args.model_file {
         Some(path) => apply_sets(Scenario::from_model_file(path)?, &args.sets)?,
         None => resolve_scenario(args.model.as_deref(), args.scenario.as_deref(), &args.sets)?,
@@ -152,23 +329,28 @@ pub fn run(args: &RunArgs) -> Result<()> {
     if let Some(c) = args.constraint {
         scenario.set("constraint", c.as_str())?;
     }
-    let steps = step_count(&scenario, args.steps)?;
+    let steps = step_count(&scenario, args.steps).map_err(|e| match args.steps {
+        Some(_) => e.context("--steps"),
+        None => e,
+    })?;
     let info = describe(&scenario)?;
     if args.stepper == StepperArg::Hamiltonian && !info.has_hamiltonian {
         return Err(no_hamiltonian(&scenario.model));
     }
+    check_resources(args, out_targets.as_ref(), steps, info.coordinates.len())?;
     let direction = if args.backward {
         Direction::Backward
     } else {
         Direction::Forward
     };
 
-    let mut writer = args
-        .out
-        .as_deref()
-        .map(|p| TrajectoryWriter::create(p, &scenario.model, &info.coordinates))
+    // Staged files: temporaries next to the targets (this also checks that
+    // the directories are writable), removed on any failure.
+    let mut writer = out_targets
+        .as_ref()
+        .map(|t| TrajectoryWriter::create(t, &scenario.model, &info.coordinates))
         .transpose()?;
-    let plot_file = args.plot.as_deref().map(plot::create).transpose()?;
+    let plot_file = plot_target.as_ref().map(Staged::create).transpose()?;
     let mut collector = plot_file
         .as_ref()
         .map(|_| PlotCollector::new(steps / args.every + 2));
@@ -186,13 +368,16 @@ pub fn run(args: &RunArgs) -> Result<()> {
         .every(if sinks.is_empty() { 0 } else { args.every });
     let outcome = execute(&scenario, plan, args.quiet, &mut sinks)?;
     drop(sinks);
+    check_finite(&outcome)?;
+    signals::exit_if_interrupted();
 
     let impact_times = outcome.impact_times();
-    if let Some(w) = writer {
-        w.finish(info.coordinates.len(), &outcome.impacts)?;
-    }
+    let mut staged = match writer {
+        Some(w) => w.finish(&outcome.impacts)?,
+        None => Vec::new(),
+    };
     if let (Some(c), Some(file)) = (collector, plot_file) {
-        plot::render(
+        staged.push(plot::render(
             c,
             &PlotInfo {
                 model: &scenario.model,
@@ -201,11 +386,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
                 e0: outcome.initial_energy,
             },
             file,
-        )?;
+        )?);
     }
 
     let t_end = direction.sign() * steps as f64 * scenario.h;
-    match args.summary {
+    let warnings = warnings(&outcome, args.energy_tolerance, scenario.h);
+    let summary = match args.summary {
         SummaryFormat::Json => {
             let json = SummaryJson {
                 model: &scenario.model,
@@ -226,6 +412,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
                     scale: outcome.energy_scale,
                     max_relative_deviation: outcome.max_relative_energy_deviation(),
                 },
+                energy_tolerance: args.energy_tolerance,
+                warnings: &warnings,
                 constraint_residual_max: outcome.max_constraint_residual,
                 final_state: FinalStateJson {
                     t: outcome.final_t,
@@ -245,15 +433,27 @@ pub fn run(args: &RunArgs) -> Result<()> {
                 out: args.out.as_ref().map(|p| p.display().to_string()),
                 plot: args.plot.as_ref().map(|p| p.display().to_string()),
             };
-            crate::emit(&format!("{}\n", serde_json::to_string(&json)?))?;
+            Some(format!("{}\n", serde_json::to_string(&json)?))
         }
-        SummaryFormat::Text if !args.quiet => {
-            crate::emit(&text_summary(
-                &scenario, &info, args, steps, t_end, &outcome,
-            ))?;
-        }
-        SummaryFormat::Text => {}
+        SummaryFormat::Text if !args.quiet => Some(text_summary(
+            &scenario, &info, args, steps, t_end, &outcome, &warnings,
+        )),
+        SummaryFormat::Text => None,
+    };
+
+    // All or nothing: rename every file into place (under a lock), then
+    // print the summary; an interruption or a summary that cannot be
+    // printed undoes the renames (dropping `committed`).
+    signals::exit_if_interrupted();
+    let committed = output::commit(staged)?;
+    if let Some(status) = signals::pending() {
+        drop(committed);
+        signals::exit(status);
     }
+    if let Some(summary) = summary {
+        crate::emit(&summary)?;
+    }
+    committed.finish();
     Ok(())
 }
 
@@ -272,6 +472,10 @@ struct SummaryJson<'a> {
     impacts: usize,
     impact_times: &'a [f64],
     energy: EnergyJson,
+    /// `--energy-tolerance`.
+    energy_tolerance: f64,
+    /// What the run should be looked at for (energy drift).
+    warnings: &'a [String],
     constraint_residual_max: f64,
     final_state: FinalStateJson<'a>,
     newton_iterations: usize,
@@ -323,6 +527,7 @@ fn text_summary(
     steps: usize,
     t_end: f64,
     o: &RunOutcome,
+    warnings: &[String],
 ) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
@@ -375,6 +580,9 @@ fn text_summary(
         "energy: initial {:.12}, final {:.12}, max |E − E0| = {:.3e} (relative {:.3e} of the energy scale {:.3e})",
         o.initial_energy, o.final_energy, o.max_abs_energy_deviation, rel, o.energy_scale
     );
+    for w in warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
     if info.constraints > 0 {
         let _ = writeln!(
             s,

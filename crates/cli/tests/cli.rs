@@ -572,10 +572,10 @@ fn run_out_csv_writes_records_and_impacts() {
         [
             "k",
             "t",
-            "q0",
-            "q1",
-            "p0",
-            "p1",
+            "x",
+            "y",
+            "p_x",
+            "p_y",
             "energy",
             "constraint_residual"
         ]
@@ -600,12 +600,12 @@ fn run_out_csv_writes_records_and_impacts() {
             "alpha",
             "t",
             "piece",
-            "q0",
-            "q1",
-            "p_before0",
-            "p_before1",
-            "p_after0",
-            "p_after1",
+            "x",
+            "y",
+            "p_before_x",
+            "p_before_y",
+            "p_after_x",
+            "p_after_y",
             "energy_before",
             "energy_after"
         ]
@@ -930,7 +930,7 @@ fn bad_output_options() {
     fails(
         2,
         &["run", "particle", "--out", "/nonexistent-dir/x.csv"],
-        &["cannot write", "x.csv"],
+        &["--out", "x.csv", "'/nonexistent-dir' does not exist"],
     );
 }
 

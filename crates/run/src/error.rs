@@ -46,6 +46,14 @@ pub enum RunError {
         /// The bound.
         max: f64,
     },
+    /// An explicit number of steps above [`MAX_STEPS`](crate::MAX_STEPS).
+    #[error("{steps} steps asked for; at most {max:e} are allowed")]
+    StepsOverLimit {
+        /// The number of steps asked for.
+        steps: usize,
+        /// The bound.
+        max: f64,
+    },
     /// A step failed during the integration.
     #[error("{model}: {error}")]
     Integration {

@@ -21,6 +21,7 @@
 //!   [`ImpactRecord`].
 //! * [`RunError`] separates input errors ([`RunError::Model`],
 //!   [`RunError::NoHamiltonian`], [`RunError::TooManySteps`],
+//!   [`RunError::StepsOverLimit`],
 //!   [`RunError::InitialState`]) from numerical failures during the
 //!   integration ([`RunError::Integration`]).
 //!

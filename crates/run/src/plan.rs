@@ -166,9 +166,16 @@ impl RunPlan {
 /// Number of steps: `steps` if given, otherwise `round(t_end / h)`.
 ///
 /// # Errors
-/// [`RunError::TooManySteps`] when `t_end / h` exceeds [`MAX_STEPS`].
+/// [`RunError::TooManySteps`] when `t_end / h` exceeds [`MAX_STEPS`],
+/// [`RunError::StepsOverLimit`] when `steps` does.
 pub fn step_count(scenario: &Scenario, steps: Option<usize>) -> Result<usize, RunError> {
     if let Some(n) = steps {
+        if n as f64 > MAX_STEPS {
+            return Err(RunError::StepsOverLimit {
+                steps: n,
+                max: MAX_STEPS,
+            });
+        }
         return Ok(n);
     }
     let n = (scenario.t_end / scenario.h).round();
@@ -213,5 +220,16 @@ mod tests {
         sc.set("h", "1e-300").unwrap();
         let err = step_count(&sc, None).unwrap_err();
         assert!(matches!(err, RunError::TooManySteps { .. }), "{err}");
+        // an explicit count is held to the same bound
+        assert_eq!(
+            step_count(&sc, Some(1_000_000_000_000)).unwrap(),
+            1_000_000_000_000
+        );
+        let err = step_count(&sc, Some(1_000_000_000_001)).unwrap_err();
+        assert!(matches!(err, RunError::StepsOverLimit { .. }), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "1000000000001 steps asked for; at most 1e12 are allowed"
+        );
     }
 }

@@ -119,6 +119,11 @@ impl ModelVisitor for Runner<'_> {
             .discard_records();
         let start = Instant::now();
         let name = model.name();
+        // Without a step there is no discrete energy: a run of zero steps
+        // reports the energy of the initial data, `E(q(0), v(0))` (equal to
+        // `H(q(0), p(0))` where there is a Hamiltonian), in its summary and
+        // its one record.
+        let rest_energy = (plan.steps == 0).then(|| model.energy(&setup.q0, &setup.v0));
         let failed = |error: ImpactError| RunError::Integration {
             model: name.to_string(),
             error,
@@ -126,8 +131,16 @@ impl ModelVisitor for Runner<'_> {
         // One integrator type per (stepper, impact law) pair.
         macro_rules! run {
             ($integrator:expr) => {
-                drive_impacts(&mut $integrator, initial, setup.h, options, sink, progress)
-                    .map_err(failed)?
+                drive_impacts(
+                    &mut $integrator,
+                    initial,
+                    setup.h,
+                    options,
+                    rest_energy,
+                    sink,
+                    progress,
+                )
+                .map_err(failed)?
             };
         }
         let (trajectory, impacts) = match plan.stepper {
@@ -162,6 +175,12 @@ impl ModelVisitor for Runner<'_> {
                 }
             }
         };
+        let mut trajectory = trajectory;
+        if let Some(e) = rest_energy {
+            trajectory.initial_energy = e;
+            trajectory.final_energy = e;
+            trajectory.energy_scale = e.abs();
+        }
         let energy_scale = trajectory
             .energy_scale
             .max(model.energy_scale(&setup.q0, &setup.v0));
@@ -180,23 +199,27 @@ fn drive_impacts<St, const N: usize>(
     initial: State<N>,
     h: f64,
     options: RunOptions,
+    rest_energy: Option<f64>,
     sink: &mut dyn RecordSink,
     progress: &mut dyn FnMut(usize),
 ) -> Result<(RunOutcome, Vec<ImpactRecord>), ImpactError>
 where
     St: OneStep<N, Event = ImpactEvent<N>, Error = ImpactError>,
 {
-    let t = drive(stepper, initial, h, options, sink, progress)?;
+    let t = drive(stepper, initial, h, options, rest_energy, sink, progress)?;
     let impacts = t.events.iter().map(impact_record).collect();
     Ok((erase(t), impacts))
 }
 
-/// Run `integrate`, feeding every recorded step to `sink`.
+/// Run `integrate`, feeding every recorded step to `sink`; `rest_energy`
+/// (runs of zero steps) stands in for the energy of the one record, which
+/// has no step to take it from.
 fn drive<St: OneStep<N>, const N: usize>(
     stepper: &mut St,
     initial: State<N>,
     h: f64,
     options: RunOptions,
+    rest_energy: Option<f64>,
     sink: &mut dyn RecordSink,
     progress: &mut dyn FnMut(usize),
 ) -> Result<Trajectory<N, St::Event>, St::Error> {
@@ -211,7 +234,7 @@ fn drive<St: OneStep<N>, const N: usize>(
                 t: r.t,
                 q: r.q.as_slice(),
                 p: r.p.as_slice(),
-                energy: r.energy,
+                energy: rest_energy.unwrap_or(r.energy),
                 constraint_residual: r.constraint_residual,
             });
         },
