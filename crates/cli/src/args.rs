@@ -92,13 +92,18 @@ pub struct RunArgs {
     /// Record every K-th step (and always the last).
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub every: usize,
+    /// Warn (in the summary, text and JSON `warnings`) when the discrete
+    /// energy moves by more than this fraction of its scale.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.01)]
+    pub energy_tolerance: f64,
     /// Plot energy deviation and coordinates against time (SVG).
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = SummaryFormat::Text)]
     pub summary: SummaryFormat,
-    /// No text summary, no progress bar.
+    /// No text summary (nor its warnings; the JSON summary keeps them), no
+    /// progress bar.
     #[arg(long, short)]
     pub quiet: bool,
 }

@@ -69,7 +69,10 @@ fn main() -> ExitCode {
             .unwrap_or_default();
         eprintln!("error: internal error{at}: {}", one_line(&msg));
     }));
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(&e),
+    };
     let result = match cli.command {
         Command::List => run::list(),
         Command::Show { model, model_file } => run::show(model.as_deref(), model_file.as_deref()),
@@ -85,6 +88,47 @@ fn main() -> ExitCode {
             } else {
                 ExitCode::from(EXIT_USAGE)
             }
+        }
+    }
+}
+
+/// What a command-line parse error (or a help/version request) ends with.
+///
+/// `--help` and `--version` print to stdout and exit 0, unless stdout cannot
+/// be written (`diracvi --help > /dev/full`: exit 2 with a message). A
+/// missing subcommand prints the full help on stderr (exit 2). Every other
+/// usage error is one line on stderr, the parser's message with its tip,
+/// and a hint naming the help to read (exit 2).
+fn clap_exit(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind as K;
+    let text = e.render().to_string();
+    match e.kind() {
+        K::DisplayHelp | K::DisplayVersion => match emit(&text) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                eprintln!("error: {}", one_line(&format!("{err:#}")));
+                ExitCode::from(EXIT_USAGE)
+            }
+        },
+        K::DisplayHelpOnMissingArgumentOrSubcommand => {
+            eprint!("{text}");
+            ExitCode::from(EXIT_USAGE)
+        }
+        _ => {
+            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+            let first = lines.next().unwrap_or("error: invalid arguments");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            let tip = lines
+                .find_map(|l| l.strip_prefix("tip: "))
+                .map(|t| format!(" ({t})"))
+                .unwrap_or_default();
+            let command = std::env::args()
+                .nth(1)
+                .filter(|a| ["list", "show", "run", "convergence"].contains(&a.as_str()))
+                .map(|a| format!(" {a}"))
+                .unwrap_or_default();
+            eprintln!("error: {first}{tip}; see `diracvi{command} --help`");
+            ExitCode::from(EXIT_USAGE)
         }
     }
 }

@@ -152,6 +152,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
     if let Some(c) = args.constraint {
         scenario.set("constraint", c.as_str())?;
     }
+    if !(args.energy_tolerance.is_finite() && args.energy_tolerance >= 0.0) {
+        bail!(
+            "--energy-tolerance {}: expected a fraction >= 0 (e.g. 0.01)",
+            args.energy_tolerance
+        );
+    }
     let steps = step_count(&scenario, args.steps)?;
     let info = describe(&scenario)?;
     if args.stepper == StepperArg::Hamiltonian && !info.has_hamiltonian {
@@ -205,6 +211,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     }
 
     let t_end = direction.sign() * steps as f64 * scenario.h;
+    let warnings = outcome.warnings(args.energy_tolerance);
     match args.summary {
         SummaryFormat::Json => {
             let json = SummaryJson {
@@ -244,13 +251,16 @@ pub fn run(args: &RunArgs) -> Result<()> {
                 wall_time_s: outcome.wall_time.as_secs_f64(),
                 out: args.out.as_ref().map(|p| p.display().to_string()),
                 plot: args.plot.as_ref().map(|p| p.display().to_string()),
+                warnings: &warnings,
             };
             crate::emit(&format!("{}\n", serde_json::to_string(&json)?))?;
         }
         SummaryFormat::Text if !args.quiet => {
-            crate::emit(&text_summary(
-                &scenario, &info, args, steps, t_end, &outcome,
-            ))?;
+            let mut text = text_summary(&scenario, &info, args, steps, t_end, &outcome);
+            for w in &warnings {
+                text.push_str(&format!("warning: {w}\n"));
+            }
+            crate::emit(&text)?;
         }
         SummaryFormat::Text => {}
     }
@@ -280,6 +290,8 @@ struct SummaryJson<'a> {
     wall_time_s: f64,
     out: Option<String>,
     plot: Option<String>,
+    /// Warnings about the run's quality (energy drift).
+    warnings: &'a [String],
 }
 
 /// Solver statistics over the run.

@@ -46,6 +46,14 @@ pub enum RunError {
         /// The bound.
         max: f64,
     },
+    /// `--steps` / `steps=` asks for more steps than [`MAX_STEPS`](crate::MAX_STEPS).
+    #[error("{steps} steps requested; at most {max:e} are allowed")]
+    TooManyStepsRequested {
+        /// The number asked for.
+        steps: usize,
+        /// The bound.
+        max: f64,
+    },
     /// A step failed during the integration.
     #[error("{model}: {error}")]
     Integration {

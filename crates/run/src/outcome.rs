@@ -78,6 +78,27 @@ impl RunOutcome {
         }
     }
 
+    /// Warnings about the run's quality: the discrete energy moved by more
+    /// than `tolerance` (a fraction, e.g. 0.01) of the energy scale — the
+    /// schemes conserve a modified energy to O(h^r), so a large drift means
+    /// h is too large for the motion (or the impacts are grazing).
+    pub fn warnings(&self, tolerance: f64) -> Vec<String> {
+        let drift = self.max_relative_energy_deviation();
+        let mut out = Vec::new();
+        if drift > tolerance {
+            let what = if self.energy_scale > 0.0 {
+                format!("{:.3} % of its scale", 100.0 * drift)
+            } else {
+                format!("{drift:e} (energy scale 0)")
+            };
+            out.push(format!(
+                "the discrete energy moved by {what} (tolerance {} %): the step h is probably too large for this motion; check with a smaller h",
+                100.0 * tolerance
+            ));
+        }
+        out
+    }
+
     /// The impact times, in order.
     pub fn impact_times(&self) -> Vec<f64> {
         self.impacts.iter().map(|i| i.t).collect()

@@ -166,9 +166,17 @@ impl RunPlan {
 /// Number of steps: `steps` if given, otherwise `round(t_end / h)`.
 ///
 /// # Errors
-/// [`RunError::TooManySteps`] when `t_end / h` exceeds [`MAX_STEPS`].
+/// [`RunError::TooManySteps`] when `t_end / h` exceeds [`MAX_STEPS`],
+/// [`RunError::TooManyStepsRequested`] when `steps` does.
 pub fn step_count(scenario: &Scenario, steps: Option<usize>) -> Result<usize, RunError> {
     if let Some(n) = steps {
+        // usize → f64 rounds above 2^53, far above the bound.
+        if n as f64 > MAX_STEPS {
+            return Err(RunError::TooManyStepsRequested {
+                steps: n,
+                max: MAX_STEPS,
+            });
+        }
         return Ok(n);
     }
     let n = (scenario.t_end / scenario.h).round();
@@ -213,5 +221,14 @@ mod tests {
         sc.set("h", "1e-300").unwrap();
         let err = step_count(&sc, None).unwrap_err();
         assert!(matches!(err, RunError::TooManySteps { .. }), "{err}");
+        let err = step_count(&sc, Some(2_000_000_000_000)).unwrap_err();
+        assert!(
+            matches!(err, RunError::TooManyStepsRequested { .. }),
+            "{err}"
+        );
+        assert_eq!(
+            step_count(&sc, Some(1_000_000_000_000)).unwrap(),
+            1_000_000_000_000
+        );
     }
 }

@@ -165,10 +165,20 @@ impl ModelVisitor for Runner<'_> {
         let energy_scale = trajectory
             .energy_scale
             .max(model.energy_scale(&setup.q0, &setup.v0));
+        // No step taken: no discrete energy either; report the energy of
+        // the initial data.
+        let (initial_energy, final_energy) = if trajectory.steps == 0 {
+            let e = model.energy(&setup.q0, &setup.v0);
+            (e, e)
+        } else {
+            (trajectory.initial_energy, trajectory.final_energy)
+        };
         Ok(RunOutcome {
             impacts,
             wall_time: start.elapsed(),
             energy_scale,
+            initial_energy,
+            final_energy,
             ..trajectory
         })
     }
