@@ -42,6 +42,7 @@ fn step_and_time(e: &diracvi_run::ImpactError) -> (Option<usize>, Option<f64>) {
             _ => (s.step(), None),
         },
         I::TooManyImpacts { step, t, .. }
+        | I::RestingContact { step, t, .. }
         | I::ImpactTime { step, t, .. }
         | I::PostImpact { step, t, .. }
         | I::Crossing { step, t, .. }

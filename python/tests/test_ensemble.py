@@ -37,16 +37,20 @@ def test_ensemble_equals_one_by_one_and_is_parallel():
         return [base.replace(params=o).run(every=0) for o in overrides]
 
     diracvi.ensemble(base, overrides[:50], keep=keep)  # warm up the thread pool
-    ratios = []
-    for _attempt in range(3):
+    # Minimum of several timings of each (the usual estimator under noise
+    # from other processes); stop as soon as the bar is met.
+    serial_times, ensemble_times = [], []
+    for _attempt in range(5):
         t0 = time.perf_counter()
         serial = one_by_one()
         t1 = time.perf_counter()
         ens = diracvi.ensemble(base, overrides, keep=keep)
         t2 = time.perf_counter()
-        ratios.append((t2 - t1) / (t1 - t0))
-        if ratios[-1] <= 0.6:
+        serial_times.append(t1 - t0)
+        ensemble_times.append(t2 - t1)
+        if min(ensemble_times) / min(serial_times) <= 0.6:
             break
+    ratio = min(ensemble_times) / min(serial_times)
 
     # Bit for bit, in input order.
     assert len(ens) == RUNS
@@ -65,9 +69,12 @@ def test_ensemble_equals_one_by_one_and_is_parallel():
     assert ens.impact_counts.min() >= 1
     assert abs(ens.final_t - T_END).max() < 1e-12
 
-    print(f"ensemble / serial wall time: {[round(r, 3) for r in ratios]}")
+    print(f"ensemble / serial wall time: {ratio:.3f} (serial {serial_times}, ensemble {ensemble_times})")
     if cores() >= 2:
-        assert min(ratios) <= 0.6, f"ensemble/serial wall-time ratios {ratios} (need <= 0.6 on >= 2 cores)"
+        assert ratio <= 0.6, (
+            f"ensemble/serial wall-time ratio {ratio:.3f} (need <= 0.6 on >= 2 cores; "
+            f"serial {serial_times}, ensemble {ensemble_times})"
+        )
 
 
 def test_threads_and_keep():

@@ -278,7 +278,8 @@ where
     /// and its gradient with respect to `π_b`.
     ///
     /// # Errors
-    /// When the generating function is unavailable.
+    /// When the generating function is unavailable, and
+    /// [`GeometryError::NonFinite`] when the energy is not finite.
     pub fn discrete_energy(
         &self,
         a: &SVector<f64, N>,
@@ -303,6 +304,16 @@ where
         })?;
         let (value, dh, dpi, dhpi) = partial_hessian_of(k);
         let energy = value + h * dh[0];
+        if !energy.is_finite() {
+            // Finite momenta whose energy overflows (e.g. |p| ~ 1e200): the
+            // run cannot go on meaningfully, as for the Lagrange–Dirac
+            // stepper, whose residual overflows.
+            return Err(GeometryError::NonFinite {
+                what: "discrete energy",
+                index: 0,
+                value: energy,
+            });
+        }
         let grad = dpi + dhpi.row(0).transpose() * h;
         Ok((energy, grad))
     }

@@ -29,6 +29,43 @@ where
     Ok((g.re, gradient_of(g)))
 }
 
+/// Relative band `|g| ≤ TOUCH_TOLERANCE · (1 + |dg|·|q| + |g|)` (max norms)
+/// in which a configuration counts as touching a boundary piece rather than
+/// crossing it: the round-off level of `g` at `q`, with a wide margin.
+pub const TOUCH_TOLERANCE: f64 = 1e-12;
+
+/// The touching band of `g_j` at `q` (see [`TOUCH_TOLERANCE`]): values of
+/// `g` within `±touch_band` are "on the boundary".
+pub fn touch_band<const N: usize>(g: f64, dg: &SVector<f64, N>, q: &SVector<f64, N>) -> f64 {
+    TOUCH_TOLERANCE * (1.0 + dg.amax() * q.amax() + g.abs())
+}
+
+/// The boundary piece `q` violates most, beyond its touching band
+/// ([`touch_band`]): `Some((j, g_j(q)))` when some `g_j(q) < −band`
+/// (or is NaN). A configuration computed to lie on a boundary (e.g.
+/// `y = wall − R sin φ`) is admissible even when round-off leaves
+/// `g = −1e-15`.
+///
+/// # Errors
+/// None in practice (every `j` is a valid piece).
+pub fn violated_piece<Sy, const N: usize, const M: usize>(
+    system: &Sy,
+    q: &SVector<f64, N>,
+) -> Result<Option<(usize, f64)>, GeometryError>
+where
+    Sy: System<N, M>,
+{
+    let mut worst: Option<(usize, f64)> = None;
+    for j in 0..system.boundary_count() {
+        let (g, dg) = boundary_gradient(system, j, q)?;
+        let violated = g < -touch_band(g, &dg, q) || g.is_nan();
+        if violated && worst.is_none_or(|(_, w)| g < w || g.is_nan()) {
+            worst = Some((j, g));
+        }
+    }
+    Ok(worst)
+}
+
 /// The smallest `g_j(q)` over all boundary pieces and the piece attaining it
 /// (`None` when the system has no boundary).
 pub fn min_boundary<Sy, const N: usize, const M: usize>(

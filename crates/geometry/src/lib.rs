@@ -37,7 +37,9 @@ mod error;
 pub mod retraction;
 mod system;
 
-pub use boundary::{BoundaryFrame, boundary_gradient, min_boundary};
+pub use boundary::{
+    BoundaryFrame, TOUCH_TOLERANCE, boundary_gradient, min_boundary, touch_band, violated_piece,
+};
 pub use constraint::ConstraintDiscretization;
 pub use discrete_lagrangian::{DiscreteLagrangian, LdJet, LdTimeJet, Orientation};
 pub use discretization::{Discretization, DiscretizationMap, EndPoint, RetractionForward};

@@ -109,8 +109,9 @@ pub const CONSTRAINT_TOLERANCE: f64 = 1e-9;
 /// Check continuous initial data `(q0, v0)` against a system:
 ///
 /// * every component finite;
-/// * `q0` admissible: `g_j(q0) ≥ 0` for every boundary piece (the most
-///   violated piece is reported);
+/// * `q0` admissible: `g_j(q0) ≥ 0` for every boundary piece, to within
+///   its touching band ([`touch_band`](crate::touch_band): a point computed
+///   to lie on a wall is accepted); the most violated piece is reported;
 /// * `v0 ∈ Δ_Q(q0)`: `|Σ_i A_{ai}(q0) v0_i| ≤ 1e-9 · max(1, Σ_i |A_{ai}(q0) v0_i|)`
 ///   for every row `a` (the most violated row is reported).
 ///
@@ -127,9 +128,7 @@ where
 {
     crate::ensure_finite("q(0)", q0.as_slice())?;
     crate::ensure_finite("v(0)", v0.as_slice())?;
-    if let Some((piece, g)) = crate::min_boundary(system, q0)
-        && (g < 0.0 || g.is_nan())
-    {
+    if let Some((piece, g)) = crate::violated_piece(system, q0)? {
         return Err(crate::GeometryError::InitialInadmissible { piece, g });
     }
     let a = system.constraint_forms(q0);

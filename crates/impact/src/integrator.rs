@@ -11,7 +11,7 @@ use diracvi_discrete_dirac::{
     Direction, DiscreteHamiltonian, LagrangeDirac, NonholonomicHamiltonian, OneStep, State,
     StepError, StepStats, SubStepper, SymplecticEuler,
 };
-use diracvi_geometry::boundary::boundary_gradient;
+use diracvi_geometry::boundary::{boundary_gradient, touch_band, violated_piece};
 use diracvi_geometry::{
     BoundaryFrame, ConstraintDiscretization, DiscretizationMap, GeometryError, System,
 };
@@ -20,9 +20,16 @@ use serde::Serialize;
 use std::cell::RefCell;
 use thiserror::Error;
 
-/// Relative band `|g| ≤ TOUCH_TOLERANCE · (1 + |dg|·|q| + |g|)` in which a
-/// configuration counts as touching a boundary piece rather than crossing it.
-pub const TOUCH_TOLERANCE: f64 = 1e-12;
+/// Impact-time fraction at which the normal velocity of a path entering a
+/// piece at `α = 0` is probed (with `2·RESTING_PROBE`): small enough that
+/// the cubic term of `g(α)` is negligible, large enough that round-off in
+/// `g` is (about `1e-16 / 1e-6` of the scale of `g`).
+const RESTING_PROBE: f64 = 1e-6;
+
+/// A path entering a piece at `α = 0` is resting contact when its normal
+/// velocity term `c1` (over the sub-step) is below `RESTING_RATIO` times the
+/// force term `c2`: e.g. `|v_n| < 5·10⁻⁶ · g h` for a particle on a floor.
+const RESTING_RATIO: f64 = 1e-5;
 
 /// Parameters of impact handling.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -129,6 +136,26 @@ pub enum ImpactError {
         t: f64,
         /// The bound.
         max: usize,
+    },
+    /// The path presses into a boundary piece it touches with no normal
+    /// velocity to reflect: resting (or sliding) contact, which elastic
+    /// impacts do not model (docs/theory.md §4). Raised when a sub-step
+    /// starting on the piece enters it at once and either the normal
+    /// velocity is zero to round-off (a force pushes the path in) or an
+    /// impact has just reflected it there.
+    #[error(
+        "step {step} at t = {t}: resting contact on boundary piece {piece}: the path presses into it with no normal velocity to reflect; elastic impacts do not model resting contact: start off the boundary or moving away from it"
+    )]
+    RestingContact {
+        /// Step index.
+        step: usize,
+        /// Time of the sub-step start.
+        t: f64,
+        /// Boundary piece.
+        piece: usize,
+        /// Estimated normal speed `|d g_j/dt|` at the start of the sub-step
+        /// (0 after an impact that left no normal velocity).
+        normal_speed: f64,
     },
     /// The impact-time fraction could not be located.
     #[error(
@@ -357,11 +384,6 @@ where
         self.stepper.direction()
     }
 
-    /// `min_j g_j(q)` and its piece.
-    fn worst(&self, q: &SVector<f64, N>) -> Option<(usize, f64)> {
-        diracvi_geometry::min_boundary(self.stepper.system(), q)
-    }
-
     /// Pieces that may be crossed on the sub-step `a → b`: negative at `b`,
     /// or dipping below zero inside by the cubic Hermite estimate.
     fn suspects(
@@ -385,7 +407,7 @@ where
             let (g1, dg1) = boundary_gradient(sys, j, b)?;
             self.grad_cache[j] = Some((*b, g1, dg1));
             // Round-off level of g at b: touching to within it is not a crossing.
-            let eps_g = TOUCH_TOLERANCE * (1.0 + dg1.amax() * b.amax() + g1.abs());
+            let eps_g = touch_band(g1, &dg1, b);
             if g1 < -eps_g {
                 out.push(j);
                 continue;
@@ -448,33 +470,68 @@ where
             let (g_a, dg_a) = boundary_gradient(cell.borrow().system(), piece, a)
                 .map_err(|source| ImpactError::Geometry { step: k, t, source })?;
             // Round-off level of g: values within it are "on the surface".
-            let eps_g = TOUCH_TOLERANCE * (1.0 + dg_a.amax() * a.amax() + g_a.abs());
+            let eps_g = touch_band(g_a, &dg_a, a);
             let starts_on = just_hit == Some(piece) || g_a <= eps_g;
-            let mut clearly_negative = false;
             let mut lo = if starts_on { None } else { Some(0.0) };
             let mut bracket = None;
+            // A sub-step starting on the piece whose path is inside at the
+            // first sample with a clear sign: it enters at (or near) α = 0.
+            let mut enters_early = None;
             for i in 1..=samples {
                 let hi = upper * i as f64 / samples as f64;
                 let g_hi = cr.g::<M>(hi)?;
                 if g_hi < -eps_g {
-                    clearly_negative = true;
-                    if let Some(l) = lo {
-                        bracket = Some((l, hi));
-                        break;
+                    match lo {
+                        Some(l) => bracket = Some((l, hi)),
+                        None => enters_early = Some(hi),
                     }
+                    break;
                 } else if g_hi > eps_g {
                     lo = Some(hi);
                 }
             }
-            let Some((lo, hi)) = bracket else {
-                if starts_on && lo.is_none() && clearly_negative {
-                    // The path never leaves the piece it starts on: chatter.
-                    return Err(ImpactError::TooManyImpacts {
+            if let Some(first_inside) = enters_early {
+                // Halve towards α = 0 until the path is outside: a crossing
+                // after a short excursion; otherwise it enters at α = 0.
+                let floor = self.params.min_fraction.min(0.25);
+                let mut inside = first_inside;
+                let mut alpha = first_inside / 2.0;
+                while alpha >= floor {
+                    if cr.g::<M>(alpha)? > eps_g {
+                        bracket = Some((alpha, inside));
+                        break;
+                    }
+                    inside = alpha;
+                    alpha /= 2.0;
+                }
+                if bracket.is_none() {
+                    let resting = |normal_speed: f64| ImpactError::RestingContact {
                         step: k,
                         t,
-                        max: self.params.max_impacts_per_step,
-                    });
+                        piece,
+                        normal_speed,
+                    };
+                    if just_hit == Some(piece) {
+                        // Reflected here, and the path goes straight back in.
+                        return Err(resting(0.0));
+                    }
+                    // g(α) ≈ c1 α + c2 α² near α = 0: c1 is the normal
+                    // velocity times the sub-step, c2 the push of the forces.
+                    // An entry carried by the forces alone is resting contact.
+                    let a1 = RESTING_PROBE.min(first_inside / 4.0);
+                    let (g1, g2) = (cr.g::<M>(a1)?, cr.g::<M>(2.0 * a1)?);
+                    let c1 = (4.0 * g1 - g2) / (2.0 * a1);
+                    let c2 = (g2 - 2.0 * g1) / (2.0 * a1 * a1);
+                    if c1 >= -RESTING_RATIO * c2.abs() {
+                        return Err(resting(c1.abs() / h.abs()));
+                    }
+                    if best.is_none_or(|(al, _)| al > 0.0) {
+                        best = Some((0.0, piece));
+                    }
+                    continue;
                 }
+            }
+            let Some((lo, hi)) = bracket else {
                 continue;
             };
             let solver = BrentRoot::new(lo, hi, self.params.alpha_tolerance);
@@ -535,8 +592,14 @@ where
         let sign = self.stepper.direction().sign();
         let t0 = from.t;
         if k == 0
-            && let Some((piece, g)) = self.worst(&from.q)
-            && g < 0.0
+            && let Some((piece, g)) =
+                violated_piece(self.stepper.system(), &from.q).map_err(|source| {
+                    ImpactError::Geometry {
+                        step: k,
+                        t: t0,
+                        source,
+                    }
+                })?
         {
             return Err(ImpactError::Inadmissible {
                 step: k,
