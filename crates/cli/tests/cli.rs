@@ -2,7 +2,10 @@
 //! files, agreement with the library, and every error path (exit codes and
 //! one-line messages).
 
+mod common;
+
 use assert_cmd::Command;
+use common::{Output, check_failure};
 use diracvi_discrete_dirac::{
     Direction, LagrangeDirac, RunOptions, integrate, state_from_velocity,
 };
@@ -12,13 +15,6 @@ use diracvi_models::{
 };
 use serde_json::Value;
 use std::path::Path;
-
-/// What a run of the binary produced.
-struct Output {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
 
 fn diracvi_in(dir: Option<&Path>, args: &[&str]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_diracvi"));
@@ -62,21 +58,7 @@ fn fails(code: i32, args: &[&str], needles: &[&str]) -> String {
 }
 
 fn fails_in(dir: Option<&Path>, code: i32, args: &[&str], needles: &[&str]) -> String {
-    let out = diracvi_in(dir, args);
-    assert_eq!(
-        out.code, code,
-        "diracvi {args:?}: expected exit {code}, got {}; stderr: {}",
-        out.code, out.stderr
-    );
-    assert!(out.stdout.is_empty(), "stdout on failure: {}", out.stdout);
-    let err = out.stderr.trim_end();
-    assert!(err.starts_with("error: "), "message: {err}");
-    assert_eq!(err.lines().count(), 1, "one-line message: {err}");
-    assert!(!err.contains("panicked"), "panic: {err}");
-    for needle in needles {
-        assert!(err.contains(needle), "{err:?} should mention {needle:?}");
-    }
-    err.to_string()
+    check_failure(&diracvi_in(dir, args), code, needles)
 }
 
 fn num(v: &Value) -> f64 {

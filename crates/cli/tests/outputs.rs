@@ -6,7 +6,10 @@
 //! exit 0, the energy warning, one-line usage errors with a hint, and CSV
 //! headers named after the coordinates.
 
+mod common;
+
 use assert_cmd::Command;
+use common::{Output, check_failure};
 use serde_json::Value;
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
@@ -14,24 +17,13 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_diracvi");
 
-/// What a run of the binary produced.
-struct Output {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn run_in<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Output {
     let out = Command::new(BIN)
         .args(args)
         .current_dir(dir)
         .output()
         .expect("the binary runs");
-    Output {
-        code: out.status.code().expect("exited normally"),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Output::lossy(out)
 }
 
 /// Run `script` with `sh -c` in `dir`, `$D` being the binary.
@@ -43,11 +35,7 @@ fn sh_in(dir: &Path, script: &str) -> Output {
         .current_dir(dir)
         .output()
         .expect("sh runs");
-    Output {
-        code: out.status.code().expect("exited normally"),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Output::lossy(out)
 }
 
 /// Check a failure: exit code, one `error: ` line naming every needle,
@@ -55,23 +43,6 @@ fn sh_in(dir: &Path, script: &str) -> Output {
 fn fails_in<S: AsRef<OsStr>>(dir: &Path, code: i32, args: &[S], needles: &[&str]) -> String {
     let out = run_in(dir, args);
     check_failure(&out, code, needles)
-}
-
-fn check_failure(out: &Output, code: i32, needles: &[&str]) -> String {
-    assert_eq!(
-        out.code, code,
-        "expected exit {code}, got {}; stderr: {}",
-        out.code, out.stderr
-    );
-    assert!(out.stdout.is_empty(), "stdout on failure: {}", out.stdout);
-    let err = out.stderr.trim_end();
-    assert!(err.starts_with("error: "), "message: {err}");
-    assert_eq!(err.lines().count(), 1, "one-line message: {err}");
-    assert!(!err.contains("panicked"), "panic: {err}");
-    for needle in needles {
-        assert!(err.contains(needle), "{err:?} should mention {needle:?}");
-    }
-    err.to_string()
 }
 
 /// Succeed (exit 0, nothing on stderr) and return stdout.

@@ -1,0 +1,43 @@
+//! Helpers shared by the CLI's integration tests.
+// Each test binary uses a part of these helpers.
+#![allow(dead_code)]
+
+/// What a run of the binary produced.
+pub struct Output {
+    /// Exit code.
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl Output {
+    /// A finished process's output; stdout and stderr as UTF-8 (lossy).
+    pub fn lossy(out: std::process::Output) -> Self {
+        Output {
+            code: out.status.code().expect("exited normally"),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+/// Check a failure: exit code, one `error: ` line naming every needle,
+/// nothing on stdout, no panic. Returns the message.
+pub fn check_failure(out: &Output, code: i32, needles: &[&str]) -> String {
+    assert_eq!(
+        out.code, code,
+        "expected exit {code}, got {}; stderr: {}",
+        out.code, out.stderr
+    );
+    assert!(out.stdout.is_empty(), "stdout on failure: {}", out.stdout);
+    let err = out.stderr.trim_end();
+    assert!(err.starts_with("error: "), "message: {err}");
+    assert_eq!(err.lines().count(), 1, "one-line message: {err}");
+    assert!(!err.contains("panicked"), "panic: {err}");
+    for needle in needles {
+        assert!(err.contains(needle), "{err:?} should mention {needle:?}");
+    }
+    err.to_string()
+}
