@@ -30,13 +30,14 @@ use crate::newton::{Newton, NewtonParams};
 use crate::trajectory::StepOutput;
 use crate::{Direction, OneStep, State, StepError, StepStats};
 use diracvi_geometry::ad::{
-    DenseConstant, hessian_of, partial_hessian_of, seed_first, seed_hessian, seed_second,
+    DenseConstant, constants, gradient_of, hessian_of, partial_hessian_of, seed_first,
+    seed_gradient, seed_hessian, seed_second,
 };
 use diracvi_geometry::{
     AdScalar, ConstraintDiscretization, DiscretizationMap, GeometryError, Orientation, System,
 };
 use nalgebra::{DMatrix, DVector, SMatrix, SVector};
-use num_dual::{Dual2SVec, HyperDualSVec64};
+use num_dual::{Dual2SVec, DualSVec, HyperDualSVec64};
 
 /// A pair of discrete Hamiltonians (generating functions of type II and III)
 /// in near-identity form (the step `h` is generic so that the discrete
@@ -107,6 +108,9 @@ pub struct NonholonomicHamiltonian<Sy, Dm, Hd, const N: usize, const M: usize> {
     trial_ws: Newton,
     x: DVector<f64>,
     carry: crate::PositionCarry<N>,
+    /// The units of the momentum rows and unknowns
+    /// ([`crate::momentum_unit`]), fixed at the first solve.
+    unit: Option<f64>,
 }
 
 /// The oriented kernel `K(a, π)`: `K_+` forward, `K_−(−π, a)` reversed
@@ -155,6 +159,7 @@ where
             trial_ws: Newton::new(n),
             x: DVector::zeros(n),
             carry: crate::PositionCarry::new(),
+            unit: None,
         }
     }
 
@@ -219,13 +224,33 @@ where
                 "the system supplies no Hamiltonian, so the discrete Hamiltonian stepper cannot run (use the Lagrange–Dirac stepper)".into(),
             ));
         }
+        // Momenta and multipliers are solved for times `unit` (a power of
+        // two; 1 unless the momenta at the first solve, `π_a` and the
+        // impulse `h ∂K/∂a`, are tiny: docs/theory.md §3.7).
+        let unit = match self.unit {
+            Some(u) => u,
+            None => {
+                let k = oriented::<Sy, Hd, DualSVec<f64, N>, N, M>(
+                    &self.generating,
+                    &self.system,
+                    orientation,
+                    &seed_gradient(a),
+                    &constants(pi_a),
+                    DualSVec::constant(h),
+                );
+                let impulse = k.map_or(0.0, |k| h.abs() * gradient_of(k).amax());
+                *self
+                    .unit
+                    .insert(crate::momentum_unit(pi_a.amax().max(impulse)))
+            }
+        };
         // Warm start: the given guess, or the explicit part of symplectic
         // Euler (no increment, unchanged momentum).
         let zero = SVector::zeros();
         let (d0, p0) = guess.unwrap_or((&zero, pi_a));
         let x = &mut self.x;
         crate::pack(x, 0, d0);
-        crate::pack(x, N, p0);
+        crate::pack(x, N, &(p0 * unit));
         crate::pack(x, 2 * N, &SVector::<f64, M>::zeros());
         let (system, map, hd, cd) = (&self.system, &self.map, &self.generating, self.constraint);
         let a_forms: SMatrix<f64, M, N> = system.constraint_forms(a);
@@ -246,6 +271,7 @@ where
                     pi_a,
                     &a_forms,
                     h,
+                    unit,
                     x,
                     r,
                     j,
@@ -253,11 +279,11 @@ where
             })
             .map_err(|f| StepError::from_newton(f, k, t, self.params.tolerance))?;
         let d = crate::unpack::<N>(x, 0);
-        let mu = crate::unpack::<M>(x, 2 * N);
+        let mu = crate::unpack::<M>(x, 2 * N) / unit;
         Ok(crate::SubStep {
             b: a + d,
             d,
-            pi_b: crate::unpack::<N>(x, N),
+            pi_b: crate::unpack::<N>(x, N) / unit,
             reaction: a_forms.transpose() * mu,
             stats: StepStats::from_newton(&info, false),
         })
@@ -345,14 +371,16 @@ where
     }
 }
 
-/// Residual and Jacobian of the oriented (+) equations at `x = (d, π_b, μ)`,
-/// `b = a + d`:
+/// Residual and Jacobian of the oriented (+) equations at
+/// `x = (d, u π_b, u μ)`, `b = a + d`:
 /// ```text
-/// d/h − ∂K/∂π(a, π_b) = 0,   π_a − π_b − h ∂K/∂a(a, π_b) − A(a)ᵀ μ = 0,   ω_d(a, b) = 0.
+/// d/h − ∂K/∂π(a, π_b) = 0,   u (π_a − π_b − h ∂K/∂a(a, π_b) − A(a)ᵀ μ) = 0,   ω_d(a, b) = 0.
 /// ```
 /// The position rows are divided by `h` (velocity units, like the
 /// constraint rows), which leaves the Newton steps unchanged and makes the
-/// stopping test relative to the increment, not to `|q|`.
+/// stopping test relative to the increment, not to `|q|`. The momentum rows
+/// and unknowns are in units of `1/u` ([`crate::momentum_unit`]; `u = 1`
+/// unless the momenta are tiny).
 #[allow(clippy::too_many_arguments)]
 fn eval<Sy, Dm, Hd, const N: usize, const M: usize>(
     system: &Sy,
@@ -364,6 +392,7 @@ fn eval<Sy, Dm, Hd, const N: usize, const M: usize>(
     pi_a: &SVector<f64, N>,
     a_forms: &SMatrix<f64, M, N>,
     h: f64,
+    unit: f64,
     x: &DVector<f64>,
     r: &mut DVector<f64>,
     jac: &mut DMatrix<f64>,
@@ -379,7 +408,7 @@ where
         value: f64::NAN,
     };
     let d = crate::unpack::<N>(x, 0);
-    let pi_b = crate::unpack::<N>(x, N);
+    let pi_b = crate::unpack::<N>(x, N) / unit;
     let mu = crate::unpack::<M>(x, 2 * N);
     // ∂K/∂a, ∂K/∂π, ∂²K/∂a∂π in one pass; ∂²K/∂π² in another.
     let kk = oriented::<Sy, Hd, HyperDualSVec64<N, N>, N, M>(
@@ -411,9 +440,9 @@ where
         r[i] = d[i] * inv_h - k_pi[i];
         jac[(i, i)] = inv_h;
         for j in 0..N {
-            jac[(i, N + j)] = -k_pipi[(i, j)];
+            jac[(i, N + j)] = -k_pipi[(i, j)] / unit;
         }
-        r[N + i] = pi_a[i] - pi_b[i] - h * k_a[i] - force[i];
+        r[N + i] = pi_a[i] * unit - x[N + i] - h * k_a[i] * unit - force[i];
         jac[(N + i, N + i)] = -1.0;
         for j in 0..N {
             jac[(N + i, N + j)] -= h * k_api[(i, j)];
@@ -431,7 +460,7 @@ where
             }
         }
     }
-    Ok(pi_a.amax().max(k_pi.amax()).max(1.0))
+    Ok((pi_a.amax() * unit).max(k_pi.amax()).max(1.0))
 }
 
 impl<Sy, Dm, Hd, const N: usize, const M: usize> OneStep<N>

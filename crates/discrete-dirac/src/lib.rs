@@ -91,6 +91,33 @@ pub struct State<const N: usize> {
     pub p: SVector<f64, N>,
 }
 
+/// Momenta below this size are solved for in other units (see
+/// [`momentum_unit`]); at or above it the step equations are solved as they
+/// are.
+const SMALL_MOMENTUM: f64 = 1.0 / 1_048_576.0;
+
+/// The units (a power of two, so exact) in which a stepper solves its step
+/// equations, from the size `p0` of the momenta at its first solve
+/// (docs/theory.md §3.7): the momentum rows and the multipliers are
+/// multiplied by it (for the Lagrange–Dirac steppers this is `L → u L`,
+/// which has the same motions).
+///
+/// The convergence test is `‖r‖∞ ≤ tolerance · max(|π|, |D1 L_d|, 1)`; the
+/// floor 1 keeps momenta near zero (a pendulum at rest) from asking for more
+/// than round-off. A system whose momenta are all far below 1 (a mass of
+/// `1e-20` kg, an inductance of 1 nH in SI units) would then pass the test
+/// at its first guess and freeze, and its Jacobian would look singular next
+/// to the `O(1)` constraint columns. In units `u ≈ 1/p0` both are on the
+/// scale of 1 again. `p0 ≥ 2⁻²⁰`, zero or non-finite: `1` (nothing changes).
+pub fn momentum_unit(p0: f64) -> f64 {
+    if !(p0 > 0.0 && p0 < SMALL_MOMENTUM) {
+        return 1.0;
+    }
+    // 2^k with k = round(−log2 p0), at most 2^1000 (finite, with headroom).
+    let k = (-p0.log2()).round().min(1000.0);
+    2f64.powi(k as i32)
+}
+
 /// The unknowns of a step's Newton solve are blocks of one vector: the
 /// Lagrange–Dirac steppers solve for `(d, μ)` (offsets `0, N`), the
 /// Hamiltonian ones for `(d, p, μ)` (offsets `0, N, 2N`). Read the `K`
@@ -269,4 +296,25 @@ pub fn vci_pair<const N: usize>(
     h: f64,
 ) -> (SVector<f64, N>, SVector<f64, N>) {
     (q - v * (0.5 * h), q + v * (0.5 * h))
+}
+
+#[cfg(test)]
+mod unit_tests {
+    use super::momentum_unit;
+
+    /// Powers of two close to `1/p0` for tiny momenta, 1 otherwise.
+    #[test]
+    fn momentum_unit_is_a_power_of_two_near_the_inverse() {
+        for p0 in [0.0, f64::NAN, f64::INFINITY, 1.0, 1e6, 2f64.powi(-20)] {
+            assert_eq!(momentum_unit(p0).to_bits(), 1f64.to_bits(), "{p0}");
+        }
+        for p0 in [1e-7, 3e-20, 1e-200, 1e-308, 5e-324] {
+            let u = momentum_unit(p0);
+            assert_eq!(u.log2().fract().to_bits(), 0f64.to_bits(), "{p0}: {u}");
+            assert!(u.is_finite() && u <= 2f64.powi(1000), "{p0}: {u}");
+            if p0 > 1e-290 {
+                assert!((0.7..=1.42).contains(&(u * p0)), "{p0}: {u}");
+            }
+        }
+    }
 }

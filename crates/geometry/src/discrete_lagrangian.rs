@@ -71,6 +71,8 @@ pub struct DiscreteLagrangian<'a, Sy, Dm, const N: usize, const M: usize> {
     system: &'a Sy,
     map: &'a Dm,
     orientation: Orientation,
+    /// `Some(u)`: `L_d` multiplied by `u` ([`in_units`](Self::in_units)).
+    unit: Option<f64>,
     _m: PhantomData<[(); M]>,
 }
 
@@ -92,6 +94,7 @@ where
             system,
             map,
             orientation: Orientation::Forward,
+            unit: None,
             _m: PhantomData,
         }
     }
@@ -102,6 +105,26 @@ where
             orientation,
             ..self
         }
+    }
+
+    /// The same discrete Lagrangian multiplied by `unit`, which must be a
+    /// power of two so that the product is exact (`1`: unchanged).
+    ///
+    /// `c L` has the same equations of motion as `L`, with momenta,
+    /// multipliers and energies multiplied by `c`. Steppers solve in such
+    /// units when a system's momenta are far below 1 (a mass of `1e-20`),
+    /// so that the equations are neither resolved below round-off nor
+    /// declared solved at the first guess (docs/theory.md §3.7).
+    pub fn in_units(self, unit: f64) -> Self {
+        Self {
+            unit: (unit.to_bits() != 1f64.to_bits()).then_some(unit),
+            ..self
+        }
+    }
+
+    /// The factor set by [`in_units`](Self::in_units) (`1` unless set).
+    pub fn unit(&self) -> f64 {
+        self.unit.unwrap_or(1.0)
     }
 
     /// The orientation in use.
@@ -130,7 +153,11 @@ where
         h: S,
     ) -> Result<S, GeometryError> {
         let (q, v) = self.map.psi_step(q0, q1, d, h)?;
-        Ok(self.system.lagrangian(&q, &v) * h)
+        let l = self.system.lagrangian(&q, &v) * h;
+        Ok(match self.unit {
+            None => l,
+            Some(u) => l * u,
+        })
     }
 
     /// `L_d(a, b, h)` in this orientation, for any scalar type.

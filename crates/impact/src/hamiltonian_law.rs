@@ -21,7 +21,7 @@ use crate::law::{ImpactLaw, ImpactSite, Rebound};
 use argmin::core::{CostFunction, Executor, State as _, TerminationReason};
 use argmin::solver::brent::{BrentOpt, BrentRoot};
 use diracvi_discrete_dirac::{
-    DiscreteHamiltonian, NonholonomicHamiltonian, StepError, SubStep, SubStepper,
+    DiscreteHamiltonian, NonholonomicHamiltonian, StepError, SubStep, SubStepper, momentum_unit,
 };
 use diracvi_geometry::{DiscretizationMap, System};
 use nalgebra::SVector;
@@ -160,7 +160,10 @@ where
         // pass-through displacement s(0) < 0.
         let (s0_step, _) = jump.solve(0.0).map_err(step_failed)?;
         let s0 = n_hat.dot(&s0_step.d);
-        let probe = site.before.pi_b.amax().max(1.0) * 1e-3;
+        // Momenta far below 1 (a tiny mass) are measured against their own
+        // size, not against 1 (docs/theory.md §3.7; `floor = 1` otherwise).
+        let floor = momentum_unit(site.before.pi_b.amax()).recip();
+        let probe = site.before.pi_b.amax().max(floor) * 1e-3;
         let (s1_step, _) = jump.solve(probe).map_err(step_failed)?;
         let slope = (n_hat.dot(&s1_step.d) - s0) / probe;
         if !(slope.is_finite() && slope > 0.0) {
@@ -189,7 +192,7 @@ where
         };
         let f_lo = f_lo.map_err(take_failure)?;
         let f_hi = f_hi.map_err(take_failure)?;
-        let scale = energy_before.abs().max(1.0);
+        let scale = energy_before.abs().max(floor);
         let (nu, grazing, solver_iters) = if f_lo < 0.0 && f_hi > 0.0 {
             let solver = BrentRoot::new(lo, hi, 1e-15 * hi.abs());
             let res = Executor::new(Root(&jump), solver)

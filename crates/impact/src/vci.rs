@@ -17,10 +17,10 @@ use crate::law::{ImpactLaw, ImpactSite, Rebound};
 use argmin::core::{CostFunction, Executor, State as _};
 use argmin::solver::brent::BrentOpt;
 use diracvi_discrete_dirac::newton::{Newton, NewtonFailure};
-use diracvi_discrete_dirac::{LagrangeDirac, StepStats, SubStep};
+use diracvi_discrete_dirac::{LagrangeDirac, StepStats, SubStep, momentum_unit};
 use diracvi_geometry::{
     BoundaryFrame, ConstraintDiscretization, DiscreteLagrangian, DiscretizationMap, GeometryError,
-    System,
+    LdTimeJet, System,
 };
 use nalgebra::{DVector, SMatrix, SVector};
 use std::cell::RefCell;
@@ -61,8 +61,21 @@ where
             source,
         };
         let sys = stepper.system();
-        let ld = stepper.discrete_lagrangian();
-        let before = ld.time_jet_increment(a, d_imp, h1).map_err(geo)?;
+        let before = stepper
+            .discrete_lagrangian()
+            .time_jet_increment(a, d_imp, h1)
+            .map_err(geo)?;
+        // Solved for `u L_d` (momenta, multipliers and energies times `u`, a
+        // power of two), so that tiny momenta are resolved
+        // (docs/theory.md §3.7); `u = 1` unless the momenta are tiny.
+        let unit = momentum_unit(before.d2.amax());
+        let ld = stepper.discrete_lagrangian().in_units(unit);
+        let before = LdTimeJet {
+            value: before.value * unit,
+            d3: before.d3 * unit,
+            d2: before.d2 * unit,
+            d23: before.d23 * unit,
+        };
         let mut p_tan = SVector::<f64, N>::zeros();
         frame.iota_star(&before.d2, &mut p_tan.as_mut_slice()[..N - 1]);
         let forms: SMatrix<f64, M, N> = sys.constraint_forms(q_imp);
@@ -78,6 +91,7 @@ where
             frame,
             w: before.d2.amax().max(1.0) / before.d3.abs().max(1.0),
             scale_p: before.d2.amax().max(1.0),
+            unit,
         };
         let n_hat = frame.normal();
         // `pass_through`: the increment from q̃ to the smooth step's end.
@@ -170,20 +184,21 @@ where
         t: site.t,
         source,
     };
-    let (ld, q_imp, h2) = (&problem.ld, problem.q_imp, problem.h2);
+    let (ld, q_imp, h2, unit) = (&problem.ld, problem.q_imp, problem.h2, problem.unit);
     let jet = ld.jet_increment(q_imp, &e, h2).map_err(geo)?;
-    let reaction = problem.forms.transpose() * lam;
+    // Back from the units of the solve (exact: `unit` is a power of two).
+    let reaction = problem.forms.transpose() * lam / unit;
     Ok(Rebound {
         after: SubStep {
             b: q_imp + e,
             d: e,
-            pi_b: jet.d2,
+            pi_b: jet.d2 / unit,
             reaction,
             stats: StepStats::default(),
         },
-        pi_after_raw: -jet.d1 + reaction,
-        energy_before: -problem.e_target,
-        energy_after: ld.energy_increment(q_imp, &e, h2).map_err(geo)?,
+        pi_after_raw: -jet.d1 / unit + reaction,
+        energy_before: -problem.e_target / unit,
+        energy_after: ld.energy_increment(q_imp, &e, h2).map_err(geo)? / unit,
         grazing,
         iterations,
     })
@@ -203,6 +218,8 @@ struct PostImpact<'a, Sy, Dm, const N: usize, const M: usize> {
     frame: &'a BoundaryFrame<N>,
     w: f64,
     scale_p: f64,
+    /// The units of the solve: `L_d`, momenta, `λ̃` and energies times this.
+    unit: f64,
 }
 
 impl<Sy, Dm, const N: usize, const M: usize> PostImpact<'_, Sy, Dm, N, M>

@@ -129,6 +129,9 @@ pub struct LagrangeDirac<Sy, Dm, const N: usize, const M: usize> {
     /// The one before, for the extrapolated warm start.
     previous_increment: Option<(SVector<f64, N>, f64)>,
     carry: crate::PositionCarry<N>,
+    /// The units of the step equations ([`crate::momentum_unit`]), fixed at
+    /// the first solve.
+    unit: Option<f64>,
 }
 
 /// Newton buffers and the state a solve leaves for the next one: the kept
@@ -141,6 +144,7 @@ struct SolverContext<const N: usize, const M: usize> {
     x_start: DVector<f64>,
     cache: EvalCache<N>,
     hidden: Option<HiddenConstraints>,
+    /// The last multipliers, in the units of the step equations (`unit · μ`).
     last_mu: SVector<f64, M>,
 }
 
@@ -199,6 +203,7 @@ where
             last_increment: None,
             previous_increment: None,
             carry: crate::PositionCarry::new(),
+            unit: None,
         }
     }
 
@@ -252,7 +257,7 @@ where
 
     /// The multipliers `μ` of the last step taken.
     pub fn last_multipliers(&self) -> SVector<f64, M> {
-        self.main.last_mu
+        self.main.last_mu / self.unit.unwrap_or(1.0)
     }
 
     /// Forget warm-start data (call after a discontinuity such as an impact).
@@ -376,19 +381,31 @@ where
             params,
             main,
             trial: trial_context,
+            unit,
             ..
         } = self;
         let (system, map, constraint, params) = (&*system, &*map, *constraint, &*params);
         let w = if trial { trial_context } else { main };
         crate::validate_step(k, t, h, a, pi_a)?;
         let geo = |source| StepError::Geometry { step: k, t, source };
+        let ld = DiscreteLagrangian::new(system, map).oriented(orientation);
+        // The step equations are solved for `u L_d` (momenta and
+        // multipliers times `u`, a power of two): `u = 1` unless the momenta
+        // at the first solve are tiny (docs/theory.md §3.7).
+        let unit = match *unit {
+            Some(u) => u,
+            None => {
+                let d1 = ld.d1_increment(a, guess, h).map_err(geo)?;
+                *unit.insert(crate::momentum_unit(pi_a.amax().max(d1.amax())))
+            }
+        };
         crate::pack(&mut w.x, 0, guess);
         crate::pack(&mut w.x, N, &w.last_mu);
         let eq = StepEquations {
-            ld: DiscreteLagrangian::new(system, map).oriented(orientation),
+            ld: ld.in_units(unit),
             cd: constraint,
             a: *a,
-            pi_a: *pi_a,
+            pi_a: pi_a * unit,
             a_forms: system.constraint_forms(a),
             h,
         };
@@ -412,8 +429,8 @@ where
         let info = result.map_err(|f| StepError::from_newton(f, k, t, params.tolerance))?;
         let d = crate::unpack::<N>(&w.x, 0);
         let b = a + d;
-        let mu = crate::unpack::<M>(&w.x, N);
-        w.last_mu = mu;
+        w.last_mu = crate::unpack::<M>(&w.x, N);
+        let mu = w.last_mu / unit;
         // `D2 L(a, b, h)` came with the last evaluation, unless polishing
         // went back to an earlier iterate.
         let cached = d
@@ -421,7 +438,7 @@ where
             .zip(w.cache.d.iter())
             .all(|(u, v)| u.to_bits() == v.to_bits());
         let pi_b = if cached {
-            w.cache.pi_b
+            w.cache.pi_b / unit
         } else {
             DiscreteLagrangian::<Sy, Dm, N, M>::new(system, map)
                 .oriented(orientation)
