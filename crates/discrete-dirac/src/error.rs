@@ -38,10 +38,12 @@ pub enum StepError {
         iterations: usize,
     },
     /// The step equations are inconsistent: a combination of them that does
-    /// not involve the unknowns (a degenerate Lagrangian's hidden constraint)
-    /// is violated by the current state.
+    /// not involve the unknowns is violated by the current state. Either a
+    /// degenerate Lagrangian's hidden constraint is violated by the initial
+    /// data, or the Lagrangian or a constraint form degenerates at the
+    /// current configuration (docs/theory.md §3.9).
     #[error(
-        "step {step} at t = {t}: inconsistent data for a degenerate system, hidden constraint violated by {residual:e} (e.g. capacitor voltages differ); project the initial state onto the consistent set"
+        "step {step} at t = {t}: the step equations are singular and inconsistent here (a combination of them that no unknown enters is violated by {residual:e}): the Lagrangian or a constraint form is degenerate at this point; at the start of a degenerate system (e.g. an LC circuit) the initial data violate a hidden constraint (project them onto the consistent set), later in a run the configuration is singular for the model (e.g. a pole of spherical coordinates, a vanishing constraint form)"
     )]
     Inconsistent {
         /// Step index.
