@@ -66,7 +66,7 @@ pub struct RunArgs {
         allow_negative_numbers = true
     )]
     pub t_end: Option<f64>,
-    /// Take exactly N steps (instead of the end time); at most 1e12, like
+    /// Take exactly N steps (instead of the end time); at most 1e10, like
     /// round(T/h).
     #[arg(long, value_name = "N")]
     pub steps: Option<usize>,
