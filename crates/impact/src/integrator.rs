@@ -31,6 +31,21 @@ const RESTING_PROBE: f64 = 1e-6;
 /// force term `c2`: e.g. `|v_n| < 5·10⁻⁶ · g h` for a particle on a floor.
 const RESTING_RATIO: f64 = 1e-5;
 
+/// A sub-step whose end points are admissible is still checked along its
+/// discrete path (docs/theory.md §4.2) when a wall is within this many step
+/// lengths (`|dg|·|d|`) of either end.
+const PATH_REACH: f64 = 2.0;
+
+/// Points of the discrete path `q̃(α)`, `α = i / PATH_SAMPLES`, sampled on a
+/// sub-step near a wall.
+const PATH_SAMPLES: usize = 8;
+
+/// Bisection depth of the path intervals where a dip cannot be excluded.
+const PATH_DEPTH: u32 = 4;
+
+/// Most extra path points sampled by bisection in one sub-step.
+const PATH_EXTRA: usize = 24;
+
 /// Parameters of impact handling.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[non_exhaustive]
@@ -136,6 +151,23 @@ pub enum ImpactError {
         t: f64,
         /// The bound.
         max: usize,
+    },
+    /// The discrete path of a step dips into a boundary piece between two
+    /// admissible points (the step passes through a wall and comes back
+    /// out), and no crossing could be located on it: the step is too large
+    /// for the motion near the wall (docs/theory.md §4.2).
+    #[error(
+        "step {step} at t = {t}: the step passes through boundary piece {piece} (its path is inside at α = {alpha}) and the crossing cannot be located; reduce h"
+    )]
+    Tunnelling {
+        /// Step index.
+        step: usize,
+        /// Time of the sub-step start.
+        t: f64,
+        /// The boundary piece.
+        piece: usize,
+        /// A fraction of the sub-step at which the path is inside.
+        alpha: f64,
     },
     /// The path presses into a boundary piece it touches with no normal
     /// velocity to reflect: resting (or sliding) contact, which elastic
@@ -243,6 +275,15 @@ pub type HamiltonianImpacts<Sy, Dm, Hd, const N: usize, const M: usize> =
     ImpactIntegrator<NonholonomicHamiltonian<Sy, Dm, Hd, N, M>, HamiltonianLaw, N, M>;
 
 type GradientAt<const N: usize> = (SVector<f64, N>, f64, SVector<f64, N>);
+
+/// A sampled point `q̃(α)` of a sub-step's discrete path with the values
+/// `g_j(q̃(α))` of every piece.
+#[derive(Clone)]
+struct PathPoint<const N: usize> {
+    alpha: f64,
+    q: SVector<f64, N>,
+    g: Vec<f64>,
+}
 
 /// `g_j(q(α))` along the sub-step, for argmin: trial solves of size `α h`.
 struct Crossing<'a, St, const N: usize> {
@@ -385,14 +426,17 @@ where
     }
 
     /// Pieces that may be crossed on the sub-step `a → b`: negative at `b`,
-    /// or dipping below zero inside by the cubic Hermite estimate.
+    /// or dipping below zero inside by the cubic Hermite estimate; and
+    /// whether a wall is within [`PATH_REACH`] step lengths of either end
+    /// (then the discrete path is sampled, [`path_dip`](Self::path_dip)).
     fn suspects(
         &mut self,
         a: &SVector<f64, N>,
         b: &SVector<f64, N>,
-    ) -> Result<Vec<usize>, GeometryError> {
+    ) -> Result<(Vec<usize>, bool), GeometryError> {
         let sys = self.stepper.system();
         let mut out = Vec::new();
+        let mut near = false;
         let d = b - a;
         let count = sys.boundary_count();
         if self.grad_cache.len() != count {
@@ -412,6 +456,8 @@ where
                 out.push(j);
                 continue;
             }
+            let reach = PATH_REACH * dg0.norm().max(dg1.norm()) * d.norm();
+            near |= g0.min(g1) < reach;
             let (s0, s1) = (dg0.dot(&d), dg1.dot(&d));
             // Hermite cubic p(τ) with p(0)=g0, p(1)=g1, p'(0)=s0, p'(1)=s1.
             if s0 < 0.0 && s1 > 0.0 {
@@ -427,7 +473,116 @@ where
                 }
             }
         }
-        Ok(out)
+        Ok((out, near))
+    }
+
+    /// The first point of the discrete path of the sub-step from `(a, π_a)`
+    /// of size `h` (increment `d`) found inside a piece: `(piece, α)`. Both
+    /// ends of the sub-step are admissible, but a large step can pass a wall
+    /// and come back out (tunnelling). `q̃(α)` is sampled at
+    /// `α = i / PATH_SAMPLES` (trial solves, side-effect free), and
+    /// intervals between samples where a dip cannot be excluded are
+    /// bisected ([`PATH_DEPTH`], [`PATH_EXTRA`]).
+    #[allow(clippy::too_many_arguments)]
+    fn path_dip(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &SVector<f64, N>,
+        pi_a: &SVector<f64, N>,
+        h: f64,
+        d: &SVector<f64, N>,
+        stats: &mut StepStats,
+    ) -> Result<Option<(usize, f64)>, ImpactError> {
+        let count = self.stepper.system().boundary_count();
+        let geo = |source| ImpactError::Geometry { step: k, t, source };
+        // |dg_j| at the sub-step's end, to bound g_j's change along the path.
+        let mut dgs = Vec::with_capacity(count);
+        {
+            let sys = self.stepper.system();
+            for j in 0..count {
+                dgs.push(boundary_gradient(sys, j, &(a + d)).map_err(geo)?.1.norm());
+            }
+        }
+        // `gs[i * count + j] = g_j(q̃(i / PATH_SAMPLES))`.
+        let mut gs = Vec::with_capacity((PATH_SAMPLES + 1) * count);
+        let sys = self.stepper.system();
+        for j in 0..count {
+            gs.push(boundary_gradient(sys, j, a).map_err(geo)?.0);
+        }
+        // q̃(α) and whether it is inside a piece; the values of the g_j
+        // are appended to `gs`.
+        let mut point = |alpha: f64,
+                         gs: &mut Vec<f64>|
+         -> Result<(SVector<f64, N>, Option<usize>), ImpactError> {
+            let b = if alpha >= 1.0 {
+                a + d
+            } else {
+                self.stepper
+                    .trial_step(k, t, a, pi_a, alpha * h, &(d * alpha))?
+                    .b
+            };
+            stats.root_iterations += 1;
+            let sys = self.stepper.system();
+            for j in 0..count {
+                let (g, dg) = boundary_gradient(sys, j, &b).map_err(geo)?;
+                if g < -touch_band(g, &dg, &b) {
+                    return Ok((b, Some(j)));
+                }
+                gs.push(g);
+            }
+            Ok((b, None))
+        };
+        let mut path = [SVector::<f64, N>::zeros(); PATH_SAMPLES + 1];
+        path[0] = *a;
+        for (i, q) in path.iter_mut().enumerate().skip(1) {
+            let alpha = i as f64 / PATH_SAMPLES as f64;
+            let (b, inside) = point(alpha, &mut gs)?;
+            if let Some(j) = inside {
+                return Ok(Some((j, alpha)));
+            }
+            *q = b;
+        }
+        // Between samples: an interval where a dip cannot be excluded — the
+        // smaller end value of some g_j is below what g_j changes by across
+        // it (`|Δg|`, or `|dg|·|Δq|`) — is bisected, down to
+        // 1 / (PATH_SAMPLES · 2^PATH_DEPTH), at most PATH_EXTRA times.
+        let unsafe_between = |gl: &[f64], gr: &[f64], dq: f64| {
+            (0..count).any(|j| {
+                let change = (gr[j] - gl[j]).abs().max(dgs[j] * dq);
+                gl[j].min(gr[j]) < change
+            })
+        };
+        let at = |i: usize| PathPoint {
+            alpha: i as f64 / PATH_SAMPLES as f64,
+            q: path[i],
+            g: gs[i * count..(i + 1) * count].to_vec(),
+        };
+        let mut stack: Vec<(PathPoint<N>, PathPoint<N>, u32)> = (0..PATH_SAMPLES)
+            .rev()
+            .map(|i| (at(i), at(i + 1), 0))
+            .collect();
+        let mut extra = 0;
+        while let Some((l, r, depth)) = stack.pop() {
+            if depth >= PATH_DEPTH
+                || extra >= PATH_EXTRA
+                || !unsafe_between(&l.g, &r.g, (r.q - l.q).norm())
+            {
+                continue;
+            }
+            let alpha = 0.5 * (l.alpha + r.alpha);
+            let mut g = Vec::with_capacity(count);
+            extra += 1;
+            let (q, inside) = point(alpha, &mut g)?;
+            if let Some(j) = inside {
+                return Ok(Some((j, alpha)));
+            }
+            let m = PathPoint { alpha, q, g };
+            // Left half first: the first dip is the one that counts.
+            stack.push((m.clone(), r, depth + 1));
+            stack.push((l, m, depth + 1));
+        }
+        Ok(None)
     }
 
     /// The first crossing on the sub-step from `(a, π_a)` of size `h`:
@@ -443,6 +598,7 @@ where
         d: &SVector<f64, N>,
         suspects: &[usize],
         just_hit: Option<usize>,
+        inside_at: Option<f64>,
         stats: &mut StepStats,
     ) -> Result<Option<(f64, usize)>, ImpactError> {
         let samples = self.params.bracket_samples.max(1);
@@ -463,7 +619,9 @@ where
                 failure: &failure,
                 evaluations: &evaluations,
             };
-            let upper = best.map_or(1.0, |(al, _)| al);
+            // Search up to the first crossing found so far, or to a path
+            // point known to be inside.
+            let upper = best.map_or(inside_at.unwrap_or(1.0), |(al, _)| al);
             // Bracket the first entry into g < 0 by sampling (0, upper]. A
             // piece the sub-step starts on (just hit, or touching to
             // round-off) only counts once the path has left it (g > 0).
@@ -625,14 +783,44 @@ where
                 t: t_sub,
                 source,
             };
-            let suspects = self.suspects(&a, &b).map_err(geo)?;
-            let crossing = if suspects.is_empty() {
+            let (suspects, near) = self.suspects(&a, &b).map_err(geo)?;
+            let mut crossing = if suspects.is_empty() {
                 None
             } else {
                 self.first_crossing(
-                    k, t_sub, &a, &pi_a, hr, &sub.d, &suspects, just_hit, &mut stats,
+                    k, t_sub, &a, &pi_a, hr, &sub.d, &suspects, just_hit, None, &mut stats,
                 )?
             };
+            // No crossing found, but a wall is near or the end-point estimates
+            // suspected one: sample the discrete path; a dip into a piece
+            // between admissible ends is searched before the first point
+            // found inside (docs/theory.md §4.2).
+            if crossing.is_none()
+                && (near || !suspects.is_empty())
+                && let Some((piece, alpha)) =
+                    self.path_dip(k, t_sub, &a, &pi_a, hr, &sub.d, &mut stats)?
+            {
+                crossing = self.first_crossing(
+                    k,
+                    t_sub,
+                    &a,
+                    &pi_a,
+                    hr,
+                    &sub.d,
+                    &[piece],
+                    just_hit,
+                    Some(alpha),
+                    &mut stats,
+                )?;
+                if crossing.is_none() {
+                    return Err(ImpactError::Tunnelling {
+                        step: k,
+                        t: t_sub,
+                        piece,
+                        alpha,
+                    });
+                }
+            }
             let Some((alpha, piece)) = crossing else {
                 let (energy, res) = self.stepper.measures(&a, &sub, hr).map_err(geo)?;
                 residual_max = residual_max.max(res);
