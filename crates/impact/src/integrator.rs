@@ -32,8 +32,8 @@ const RESTING_PROBE: f64 = 1e-6;
 const RESTING_RATIO: f64 = 1e-5;
 
 /// A sub-step whose end points are admissible is still checked along its
-/// discrete path (docs/theory.md §4.2) when a wall is within this many step
-/// lengths (`|dg|·|d|`) of either end.
+/// discrete path (docs/theory.md §4.2) when `g_j(a) + g_j(b)`, the variation a
+/// dip would need, is below this many step lengths `|dg_j|·|d|`.
 const PATH_REACH: f64 = 2.0;
 
 /// Points of the discrete path `q̃(α)`, `α = i / PATH_SAMPLES`, sampled on a
@@ -456,8 +456,11 @@ where
                 out.push(j);
                 continue;
             }
+            // A dip below 0 takes g down by g0 and back up by g1: only a
+            // path long enough can (a piece the sub-step starts on is left
+            // to §4.3's test at α → 0).
             let reach = PATH_REACH * dg0.norm().max(dg1.norm()) * d.norm();
-            near |= g0.min(g1) < reach;
+            near |= g0 > touch_band(g0, &dg0, a) && g0 + g1 < reach;
             let (s0, s1) = (dg0.dot(&d), dg1.dot(&d));
             // Hermite cubic p(τ) with p(0)=g0, p(1)=g1, p'(0)=s0, p'(1)=s1.
             if s0 < 0.0 && s1 > 0.0 {
@@ -497,11 +500,14 @@ where
         let count = self.stepper.system().boundary_count();
         let geo = |source| ImpactError::Geometry { step: k, t, source };
         // |dg_j| at the sub-step's end, to bound g_j's change along the path.
-        let mut dgs = Vec::with_capacity(count);
+        // and the round-off band of g_j at the start.
+        let (mut dgs, mut bands) = (Vec::with_capacity(count), Vec::with_capacity(count));
         {
             let sys = self.stepper.system();
             for j in 0..count {
                 dgs.push(boundary_gradient(sys, j, &(a + d)).map_err(geo)?.1.norm());
+                let (g, dg) = boundary_gradient(sys, j, a).map_err(geo)?;
+                bands.push(touch_band(g, &dg, a));
             }
         }
         // `gs[i * count + j] = g_j(q̃(i / PATH_SAMPLES))`.
@@ -543,15 +549,16 @@ where
             }
             *q = b;
         }
-        // Between samples: an interval where a dip cannot be excluded — the
-        // smaller end value of some g_j is below what g_j changes by across
-        // it (`|Δg|`, or `|dg|·|Δq|`) — is bisected, down to
-        // 1 / (PATH_SAMPLES · 2^PATH_DEPTH), at most PATH_EXTRA times.
+        // Between samples: an interval where a dip cannot be excluded is
+        // bisected, down to 1 / (PATH_SAMPLES · 2^PATH_DEPTH), at most
+        // PATH_EXTRA times.
+        // A dip below 0 between two samples takes g_j down by g_l and back
+        // up by g_r: a variation the path can only make if it is long
+        // enough, `g_l + g_r < |dg_j| · 1.5 |Δq̃|` (slack for its curvature).
+        // A piece the path starts on (an impact just reflected from it) is
+        // left to §4.3's own test at α → 0.
         let unsafe_between = |gl: &[f64], gr: &[f64], dq: f64| {
-            (0..count).any(|j| {
-                let change = (gr[j] - gl[j]).abs().max(dgs[j] * dq);
-                gl[j].min(gr[j]) < change
-            })
+            (0..count).any(|j| gl[j] > bands[j] && gl[j] + gr[j] < 1.5 * dgs[j] * dq)
         };
         let at = |i: usize| PathPoint {
             alpha: i as f64 / PATH_SAMPLES as f64,
