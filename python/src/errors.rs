@@ -43,6 +43,7 @@ fn step_and_time(e: &diracvi_run::ImpactError) -> (Option<usize>, Option<f64>) {
         },
         I::TooManyImpacts { step, t, .. }
         | I::RestingContact { step, t, .. }
+        | I::Tunnelling { step, t, .. }
         | I::ImpactTime { step, t, .. }
         | I::PostImpact { step, t, .. }
         | I::Crossing { step, t, .. }
