@@ -134,3 +134,17 @@ fn unresolvable_inductance_is_an_error() {
         common::check_failure(&out, 1, &["lc: step 0 at t = 0"]);
     }
 }
+
+/// A particle far out in x (1e300) still bounces on the floor y ≥ 0: the
+/// touching band of g = y scales with y, not with |q| (before, the band was
+/// 1e288 wide and the particle fell through the floor with no impact).
+#[test]
+fn huge_unrelated_coordinate_keeps_the_floor() {
+    let (far, _) = impact_times(&["particle", "--set", "q=1e300,1"]);
+    let (near, _) = impact_times(&["particle", "--set", "q=0,1"]);
+    assert!(near.len() >= 3, "{near:?}");
+    assert_eq!(far.len(), near.len());
+    for (a, b) in near.iter().zip(&far) {
+        assert!((a - b).abs() <= 1e-12, "{far:?} vs {near:?}");
+    }
+}

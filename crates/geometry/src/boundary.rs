@@ -29,15 +29,18 @@ where
     Ok((g.re, gradient_of(g)))
 }
 
-/// Relative band `|g| ≤ TOUCH_TOLERANCE · (1 + |dg|·|q| + |g|)` (max norms)
-/// in which a configuration counts as touching a boundary piece rather than
-/// crossing it: the round-off level of `g` at `q`, with a wide margin.
+/// Relative band `|g| ≤ TOUCH_TOLERANCE · (1 + Σᵢ |∂ᵢg| |qᵢ| + |g|)` in which
+/// a configuration counts as touching a boundary piece rather than crossing
+/// it: the round-off level of `g` at `q`, with a wide margin. Only the
+/// coordinates `g` depends on count: a floor `y ≥ 0` far out in `x`
+/// (`x = 1e300`) keeps a band on the scale of `y`.
 pub const TOUCH_TOLERANCE: f64 = 1e-12;
 
 /// The touching band of `g_j` at `q` (see [`TOUCH_TOLERANCE`]): values of
 /// `g` within `±touch_band` are "on the boundary".
 pub fn touch_band<const N: usize>(g: f64, dg: &SVector<f64, N>, q: &SVector<f64, N>) -> f64 {
-    TOUCH_TOLERANCE * (1.0 + dg.amax() * q.amax() + g.abs())
+    let spread: f64 = dg.iter().zip(q.iter()).map(|(d, x)| (d * x).abs()).sum();
+    TOUCH_TOLERANCE * (1.0 + spread + g.abs())
 }
 
 /// The boundary piece `q` violates most, beyond its touching band
