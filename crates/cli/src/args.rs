@@ -82,6 +82,12 @@ pub struct RunArgs {
     /// Integrate backward in time from the initial data with the (−) stepper.
     #[arg(long)]
     pub backward: bool,
+    /// Integrate the reduced system on shape space by the model's declared
+    /// symmetry (particle: x, Routh; pendulum: φ, Chaplygin; disk-table:
+    /// the rolling angle θ, Chaplygin) and reconstruct the full states, so
+    /// every output and plot is that of the full system (docs/theory.md §9).
+    #[arg(long, conflicts_with = "backward")]
+    pub reduce: bool,
     /// What happens at a wall: the elastic impact law of the stepper's
     /// family, or an error at the first crossing.
     #[arg(long, value_enum, default_value_t = ImpactsArg::Elastic)]

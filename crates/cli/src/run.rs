@@ -365,6 +365,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         .stepper(args.stepper.into())
         .impacts(args.impacts.into())
         .direction(direction)
+        .reduce(args.reduce)
         .every(if sinks.is_empty() { 0 } else { args.every });
     let outcome = execute(&scenario, plan, args.quiet, &mut sinks)?;
     drop(sinks);

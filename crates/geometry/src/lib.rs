@@ -18,6 +18,9 @@
 //!   symmetric midpoint constraint, or a model's own.
 //! * [`boundary`] — `dg_j(q)`, an orthonormal basis of `ker dg_j(q)` and
 //!   `ι*` (\[VCI\] §3).
+//! * [`symmetry`] — abelian symmetries by coordinate shifts
+//!   ([`CyclicSymmetry`], checked) and the reduced system on shape space
+//!   ([`Reduced`]: Routh or Chaplygin, \[RED\] §4), with reconstruction.
 //!
 //! Papers: **\[DDM\]** Leok & Ohsawa, *Variational and geometric structures of
 //! discrete Dirac mechanics*; **\[VCI\]** *Variational collision integrators for
@@ -35,6 +38,7 @@ pub mod discrete_lagrangian;
 pub mod discretization;
 mod error;
 pub mod retraction;
+pub mod symmetry;
 mod system;
 
 pub use boundary::{
@@ -45,6 +49,7 @@ pub use discrete_lagrangian::{DiscreteLagrangian, LdJet, LdTimeJet, Orientation}
 pub use discretization::{Discretization, DiscretizationMap, EndPoint, RetractionForward};
 pub use error::{GeometryError, ensure_finite, ensure_step};
 pub use retraction::{Angles, Euclidean, Retraction, Se2, Sphere};
+pub use symmetry::{CyclicSymmetry, Invariant, Reduced, ReductionKind, SymmetryError};
 pub use system::{AdScalar, CONSTRAINT_TOLERANCE, System, check_initial};
 
 pub use nalgebra::{SMatrix, SVector};

@@ -95,6 +95,7 @@
 mod hamiltonian_law;
 mod integrator;
 mod law;
+mod reconstruct;
 mod vci;
 
 pub use hamiltonian_law::HamiltonianLaw;
@@ -103,4 +104,5 @@ pub use integrator::{
     LagrangeDiracImpacts,
 };
 pub use law::{ImpactLaw, ImpactSite, Rebound, RejectCrossing};
+pub use reconstruct::Reconstructing;
 pub use vci::VciLaw;

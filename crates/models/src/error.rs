@@ -17,6 +17,14 @@ pub enum ModelError {
         /// Every registered model name.
         valid: Vec<String>,
     },
+    /// `--reduce` asked for a model that declares no symmetry.
+    #[error("model '{model}' declares no symmetry to reduce by (models with one: {})", .valid.join(", "))]
+    NoSymmetry {
+        /// The model's name.
+        model: String,
+        /// The models that declare a symmetry.
+        valid: Vec<String>,
+    },
     /// A parameter value is outside its physical range (non-positive mass,
     /// radius, length, inertia, capacitance or inductance; negative gravity;
     /// NaN or infinite values; …).

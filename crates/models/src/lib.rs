@@ -90,6 +90,7 @@ mod pendulum;
 pub mod reference;
 mod scenario;
 mod star;
+mod symmetric;
 
 pub use disk_table::{DiskTable, DiskTableParams};
 pub use disk_wall::{DiskWall, DiskWallParams};
@@ -101,6 +102,7 @@ pub use particle::{Particle, ParticleParams};
 pub use pendulum::{Pendulum, PendulumParams};
 pub use scenario::{InitialData, Scenario};
 pub use star::{Star, StarParams};
+pub use symmetric::{ReducedModelVisitor, SYMMETRIC_MODELS, Symmetric};
 
 pub use diracvi_geometry::{ConstraintDiscretization, Discretization, System};
 

@@ -54,6 +54,22 @@ pub enum RunError {
         /// The bound.
         max: f64,
     },
+    /// The model's declared symmetry does not give a reduction.
+    #[error("{model}: cannot reduce: {error}")]
+    Reduction {
+        /// The model's name.
+        model: String,
+        /// What the symmetry check or the reduction found.
+        error: diracvi_geometry::SymmetryError,
+    },
+    /// A reduced run was asked for with a plan it does not support.
+    #[error("{model}: reduced run: {reason}")]
+    ReductionUnsupported {
+        /// The model's name.
+        model: String,
+        /// What is not supported.
+        reason: &'static str,
+    },
     /// A step failed during the integration.
     #[error("{model}: {error}")]
     Integration {

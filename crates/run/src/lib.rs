@@ -43,6 +43,7 @@
 mod error;
 mod outcome;
 mod plan;
+mod reduced;
 mod runner;
 mod sink;
 

@@ -123,6 +123,9 @@ pub struct RunPlan {
     /// Record every `every`-th step (and always the last) for the sink;
     /// 0 records none.
     pub every: usize,
+    /// Integrate the reduced system on shape space by the model's declared
+    /// symmetry and reconstruct the full states (docs/theory.md §9).
+    pub reduce: bool,
 }
 
 impl RunPlan {
@@ -135,6 +138,7 @@ impl RunPlan {
             direction: Direction::Forward,
             steps,
             every: 0,
+            reduce: false,
         }
     }
 
@@ -153,6 +157,13 @@ impl RunPlan {
     /// Integrate in `direction`.
     pub fn direction(mut self, direction: Direction) -> Self {
         self.direction = direction;
+        self
+    }
+
+    /// Run reduced by the model's symmetry (`true`), reconstructing the
+    /// full states.
+    pub fn reduce(mut self, reduce: bool) -> Self {
+        self.reduce = reduce;
         self
     }
 

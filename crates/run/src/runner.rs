@@ -86,6 +86,13 @@ pub fn execute_with_progress(
     sink: &mut dyn RecordSink,
     progress: &mut dyn FnMut(usize),
 ) -> Result<RunOutcome, RunError> {
+    if plan.reduce {
+        return scenario.visit_reduced(crate::reduced::ReducedRunner {
+            plan,
+            sink,
+            progress,
+        })?;
+    }
     scenario.visit(Runner {
         plan,
         sink,
@@ -194,7 +201,7 @@ impl ModelVisitor for Runner<'_> {
 }
 
 /// [`drive`] an integrator with impacts; the summary and the impact records.
-fn drive_impacts<St, const N: usize>(
+pub(crate) fn drive_impacts<St, const N: usize>(
     stepper: &mut St,
     initial: State<N>,
     h: f64,

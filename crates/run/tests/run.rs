@@ -172,3 +172,66 @@ fn describe_names_coordinates_and_pieces() {
     assert!(!lc.has_hamiltonian);
     assert!(lc.boundary_names.is_empty());
 }
+
+/// `RunPlan::reduce`: the reduced runs reconstruct full records (full
+/// coordinates and momenta) that agree with the full runs; models without
+/// a declared symmetry and unsupported plans are input errors.
+#[test]
+fn reduced_runs_reconstruct_the_full_records() {
+    for (model, tol) in [
+        ("particle", 1e-10),
+        ("pendulum", 1e-5),
+        ("disk-table", 1e-3),
+    ] {
+        let sc = scenario(
+            model,
+            &[
+                ("discretization", "midpoint"),
+                ("constraint", "midpoint"),
+                ("t_end", "3"),
+            ],
+        );
+        let steps = step_count(&sc, None).unwrap();
+        let (mut full, mut red) = (RecordBuffer::new(), RecordBuffer::new());
+        let a = execute(&sc, RunPlan::new(steps).every(50), &mut full).unwrap();
+        let b = execute(&sc, RunPlan::new(steps).every(50).reduce(true), &mut red).unwrap();
+        assert_eq!(full.k, red.k, "{model}");
+        assert_eq!(full.dimension, red.dimension, "{model}");
+        assert_eq!(a.impacts.len(), b.impacts.len(), "{model}");
+        assert!(!b.impacts.is_empty(), "{model}");
+        let dq = full
+            .q
+            .iter()
+            .zip(&red.q)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max);
+        assert!(dq < tol, "{model}: records differ by {dq:e}");
+        for (x, y) in a.impacts.iter().zip(&b.impacts) {
+            assert!(
+                (x.t - y.t).abs() < tol,
+                "{model}: impact {} vs {}",
+                x.t,
+                y.t
+            );
+            assert_eq!(x.q.len(), y.q.len());
+        }
+        assert!((a.initial_energy - b.initial_energy).abs() < 1e-6 * a.energy_scale);
+    }
+    let sc = scenario("ellipse", &[]);
+    let err = execute(&sc, RunPlan::new(10).reduce(true), &mut Discard).unwrap_err();
+    assert!(
+        matches!(err, RunError::Model(_)) && !err.is_numerical(),
+        "{err}"
+    );
+    let sc = scenario("pendulum", &[]);
+    for plan in [
+        RunPlan::new(10).reduce(true).direction(Direction::Backward),
+        RunPlan::new(10).reduce(true).stepper(Stepper::Hamiltonian),
+    ] {
+        let err = execute(&sc, plan, &mut Discard).unwrap_err();
+        assert!(
+            matches!(err, RunError::ReductionUnsupported { .. }),
+            "{err}"
+        );
+    }
+}

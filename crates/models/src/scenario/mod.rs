@@ -341,7 +341,7 @@ impl Scenario {
 
 /// Build the concrete model and its run setup, with every check of
 /// [`Scenario::visit`].
-fn build<const N: usize, const M: usize, Mo: Model<N, M>>(
+pub(crate) fn build<const N: usize, const M: usize, Mo: Model<N, M>>(
     sc: &Scenario,
 ) -> Result<(Mo, RunSetup<N>), ModelError> {
     let model = Mo::new(params_from_table::<N, M, Mo>(&sc.parameters)?)?;

@@ -1,0 +1,118 @@
+//! Running a scenario reduced by its model's declared symmetry
+//! (docs/theory.md §9): the reduced system on shape space is integrated by
+//! the same Lagrange–Dirac stepper and impact integrator, and the full
+//! states are reconstructed step by step, so records, impacts and summaries
+//! have the full system's shape.
+
+use crate::runner::drive_impacts;
+use crate::{Impacts, RecordSink, RunError, RunOutcome, RunPlan, Stepper};
+use diracvi_discrete_dirac::{Direction, LagrangeDirac, RunOptions, state_from_velocity};
+use diracvi_geometry::{CyclicSymmetry, Reduced};
+use diracvi_impact::{ImpactError, ImpactIntegrator, Reconstructing, RejectCrossing};
+use diracvi_models::{NamedSystem, ReducedModelVisitor, RunSetup};
+use std::time::Instant;
+
+pub(crate) struct ReducedRunner<'a> {
+    pub(crate) plan: RunPlan,
+    pub(crate) sink: &'a mut dyn RecordSink,
+    pub(crate) progress: &'a mut dyn FnMut(usize),
+}
+
+impl ReducedModelVisitor for ReducedRunner<'_> {
+    type Output = Result<RunOutcome, RunError>;
+
+    fn visit<const N: usize, const M: usize, const NR: usize, const MR: usize, Mo>(
+        self,
+        model: &Mo,
+        symmetry: CyclicSymmetry<N>,
+        setup: &RunSetup<N>,
+    ) -> Self::Output
+    where
+        Mo: NamedSystem<N, M>,
+    {
+        let ReducedRunner {
+            plan,
+            sink,
+            progress,
+        } = self;
+        let name = model.name();
+        let unsupported = |reason: &'static str| RunError::ReductionUnsupported {
+            model: name.to_string(),
+            reason,
+        };
+        if plan.direction == Direction::Backward {
+            return Err(unsupported(
+                "reduced runs integrate forward in time only (the reconstruction follows the (+) steps)",
+            ));
+        }
+        if plan.stepper == Stepper::Hamiltonian {
+            return Err(unsupported(
+                "the reduced system is a Lagrangian on shape space without a Hamiltonian: use the Lagrange–Dirac stepper",
+            ));
+        }
+        let reduced =
+            Reduced::<Mo, N, M, NR, MR>::new(model.clone(), symmetry, &setup.q0, &setup.v0)
+                .map_err(|error| RunError::Reduction {
+                    model: name.to_string(),
+                    error,
+                })?;
+        let initial = state_from_velocity::<Mo, N, M>(model, 0.0, &setup.q0, &setup.v0)
+            .map_err(|error| RunError::InitialState { error })?;
+        let s0 = reduced.project(&setup.q0);
+        let sd0 = reduced.project(&setup.v0);
+        let initial_reduced = state_from_velocity(&reduced, 0.0, &s0, &sd0)
+            .map_err(|error| RunError::InitialState { error })?;
+        let options = RunOptions::new(plan.steps)
+            .every(plan.every)
+            .discard_records();
+        let rest_energy = (plan.steps == 0).then(|| model.energy(&setup.q0, &setup.v0));
+        let start = Instant::now();
+        let failed = |error: ImpactError| RunError::Integration {
+            model: name.to_string(),
+            error,
+        };
+        let stepper = LagrangeDirac::new(
+            reduced.clone(),
+            setup.discretization,
+            setup.constraint,
+            Direction::Forward,
+        );
+        macro_rules! run {
+            ($integrator:expr) => {
+                drive_impacts(
+                    &mut Reconstructing::new(
+                        $integrator,
+                        reduced,
+                        setup.discretization,
+                        initial_reduced,
+                    ),
+                    initial,
+                    setup.h,
+                    options,
+                    rest_energy,
+                    sink,
+                    progress,
+                )
+                .map_err(failed)?
+            };
+        }
+        let (mut trajectory, impacts) = match plan.impacts {
+            Impacts::Elastic => run!(ImpactIntegrator::new(stepper)),
+            Impacts::Reject => run!(ImpactIntegrator::with_law(stepper, RejectCrossing)),
+        };
+        if let Some(e) = rest_energy {
+            trajectory.initial_energy = e;
+            trajectory.final_energy = e;
+            trajectory.energy_scale = e.abs();
+        }
+        let energy_scale = trajectory
+            .energy_scale
+            .max(model.energy_scale(&setup.q0, &setup.v0));
+        Ok(RunOutcome {
+            impacts,
+            wall_time: start.elapsed(),
+            energy_scale,
+            ..trajectory
+        })
+    }
+}
