@@ -1,4 +1,4 @@
-//! Symmetry reduction with collisions (docs/theory.md §9): reduced runs on
+//! Symmetry reduction with collisions (docs/theory.md §7): reduced runs on
 //! shape space against full runs, the 1-DOF reference, conservation of the
 //! Routh momentum, and rejection of wrong declarations.
 

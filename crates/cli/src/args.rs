@@ -85,7 +85,7 @@ pub struct RunArgs {
     /// Integrate the reduced system on shape space by the model's declared
     /// symmetry (particle: x, Routh; pendulum: φ, Chaplygin; disk-table:
     /// the rolling angle θ, Chaplygin) and reconstruct the full states, so
-    /// every output and plot is that of the full system (docs/theory.md §9).
+    /// every output and plot is that of the full system (docs/theory.md §7).
     #[arg(long, conflicts_with = "backward")]
     pub reduce: bool,
     /// What happens at a wall: the elastic impact law of the stepper's

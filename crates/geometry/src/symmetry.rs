@@ -1,5 +1,5 @@
 //! Abelian symmetries acting by coordinate shifts, and the reduced system on
-//! shape space (docs/theory.md §9; \[RED\] §4).
+//! shape space (docs/theory.md §7; \[RED\] §4).
 //!
 //! A [`CyclicSymmetry`] declares that some coordinates `g = (q^c)_{c ∈ C}` of a
 //! [`System`] are *cyclic*: the group `G = R^K` acts by `g ↦ g + c`, and the

@@ -1,5 +1,5 @@
 //! Integrating a reduced system and reconstructing the full trajectory
-//! (docs/theory.md §9).
+//! (docs/theory.md §7).
 //!
 //! [`Reconstructing`] wraps any one-step map of a
 //! [`Reduced`](diracvi_geometry::Reduced) system on shape space (a smooth

@@ -1,4 +1,4 @@
-//! The catalogue's declared symmetries (docs/theory.md §9): which models can
+//! The catalogue's declared symmetries (docs/theory.md §7): which models can
 //! be run reduced on shape space, by which cyclic coordinates, and with
 //! which reduced sizes.
 //!

@@ -124,7 +124,7 @@ pub struct RunPlan {
     /// 0 records none.
     pub every: usize,
     /// Integrate the reduced system on shape space by the model's declared
-    /// symmetry and reconstruct the full states (docs/theory.md §9).
+    /// symmetry and reconstruct the full states (docs/theory.md §7).
     pub reduce: bool,
 }
 

@@ -1,5 +1,5 @@
 //! Running a scenario reduced by its model's declared symmetry
-//! (docs/theory.md §9): the reduced system on shape space is integrated by
+//! (docs/theory.md §7): the reduced system on shape space is integrated by
 //! the same Lagrange–Dirac stepper and impact integrator, and the full
 //! states are reconstructed step by step, so records, impacts and summaries
 //! have the full system's shape.
