@@ -51,6 +51,10 @@ pub struct RunArgs {
     /// `[initial]` sections are the defaults; every other option applies.
     #[arg(long, value_name = "FILE.toml", conflicts_with = "model")]
     pub model_file: Option<PathBuf>,
+    /// A SPICE-subset netlist (L, C, V, I; ground 0) to run as a circuit on
+    /// the sparse Lagrange–Dirac stepper (needs --h and --t-end or --steps).
+    #[arg(long, value_name = "FILE.cir", conflicts_with_all = ["model", "model_file", "scenario"])]
+    pub netlist: Option<PathBuf>,
     /// Override a scenario key: a model parameter, or h, t_end,
     /// discretization, constraint, q, v (lists comma-separated). Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]

@@ -33,6 +33,7 @@
 //! before as it was.
 
 mod args;
+mod circuit;
 mod convergence;
 mod output;
 mod plot;

@@ -22,11 +22,18 @@ const MAX_SCENARIO_BYTES: u64 = 1 << 20;
 /// `diracvi list`.
 pub fn list() -> Result<()> {
     let models = catalogue();
-    let width = models.iter().map(|m| m.name.len()).max().unwrap_or(0);
-    let lines: String = models
+    let (ladder, ladder_description) = crate::circuit::LADDER_LINE;
+    let width = models
+        .iter()
+        .map(|m| m.name.len())
+        .chain([ladder.len()])
+        .max()
+        .unwrap_or(0);
+    let mut lines: String = models
         .iter()
         .map(|m| format!("{:width$}  {}\n", m.name, m.description))
         .collect();
+    lines.push_str(&format!("{ladder:width$}  {ladder_description}\n"));
     crate::emit(&lines)
 }
 
@@ -299,6 +306,9 @@ fn check_finite(o: &RunOutcome) -> Result<()> {
 
 /// `diracvi run`.
 pub fn run(args: &RunArgs) -> Result<()> {
+    if crate::circuit::handles(args) {
+        return crate::circuit::run(args);
+    }
     if args.every == 0 {
         bail!("--every must be at least 1");
     }

@@ -102,11 +102,79 @@ fn assert_same_summary(a: &Value, b: &Value) {
 fn list_names_every_model_with_its_description() {
     let out = ok(&["list"]);
     let models = catalogue();
-    assert_eq!(out.lines().count(), models.len());
+    // The catalogue, then `lc-ladder` (run-time size, circuit path).
+    assert_eq!(out.lines().count(), models.len() + 1);
     for (line, m) in out.lines().zip(&models) {
         assert!(line.starts_with(m.name), "{line}");
         assert!(line.ends_with(m.description), "{line}");
     }
+    assert!(out.lines().last().unwrap().starts_with("lc-ladder "));
+}
+
+/// `run --netlist`: the [DDM] circuit's netlist runs (Kirchhoff residual at
+/// round-off, initial energy ½ ℓ i² = 37.5), `lc-ladder --set cells=N`
+/// runs, and bad netlists exit 2 with the line number.
+#[test]
+fn netlists_and_lc_ladder() {
+    let ddm = concat!(env!("CARGO_MANIFEST_DIR"), "/../../circuits/ddm-lc.cir");
+    let json: Value = serde_json::from_str(&ok(&[
+        "run",
+        "--netlist",
+        ddm,
+        "--h",
+        "0.15707963267948966",
+        "--steps",
+        "200",
+        "--summary",
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(json["coordinates"], 4);
+    assert_eq!(json["capacitor_loops"], 1);
+    assert!(json["max_kirchhoff_residual"].as_f64().unwrap() <= 1e-14);
+    assert!((json["energy_initial"].as_f64().unwrap() - 37.5).abs() <= 1e-12);
+    let json: Value = serde_json::from_str(&ok(&[
+        "run",
+        "lc-ladder",
+        "--set",
+        "cells=30",
+        "--steps",
+        "50",
+        "--summary",
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(json["coordinates"], 61);
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.cir");
+    std::fs::write(&bad, "* ok\nL1 1 0 1\n\nC1 1 0 one\n").unwrap();
+    let bad = bad.to_str().unwrap();
+    check_failure(
+        &diracvi(&["run", "--netlist", bad, "--h", "0.1", "--steps", "3"]),
+        2,
+        &["line 4", "not a number"],
+    );
+    let floating = dir.path().join("floating.cir");
+    std::fs::write(&floating, "L1 1 0 1\nC1 2 3 1\n").unwrap();
+    check_failure(
+        &diracvi(&[
+            "run",
+            "--netlist",
+            floating.to_str().unwrap(),
+            "--h",
+            "0.1",
+            "--steps",
+            "3",
+        ]),
+        2,
+        &["line 2", "floating"],
+    );
+    check_failure(&diracvi(&["run", "--netlist", ddm]), 2, &["--h"]);
+    check_failure(
+        &diracvi(&["run", "lc-ladder", "--set", "cells=0"]),
+        2,
+        &["cells"],
+    );
 }
 
 #[test]

@@ -64,6 +64,8 @@ pub mod hamiltonian;
 pub mod lagrange_dirac;
 pub mod linear;
 pub mod newton;
+pub mod sparse;
+pub mod sparse_lu;
 pub mod substep;
 pub mod trajectory;
 
@@ -72,6 +74,8 @@ pub use hamiltonian::{DiscreteHamiltonian, NonholonomicHamiltonian, SymplecticEu
 pub use lagrange_dirac::{LagrangeDirac, OrientedStep, StepStats};
 pub use linear::{DenseLu, LinearSolver};
 pub use newton::{Newton, NewtonInfo, NewtonParams};
+pub use sparse::{DynState, ElementSystem, SparseLagrangeDirac};
+pub use sparse_lu::{SparseJacobian, SparseLu, SparsePattern};
 pub use substep::{SubStep, SubStepper};
 pub use trajectory::{OneStep, Record, RunOptions, Summary, Trajectory, integrate, simulate};
 

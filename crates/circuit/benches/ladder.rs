@@ -1,0 +1,132 @@
+//! LC-ladder scaling (the protocol of the published RC-ladder scaling
+//! benchmarks: set-up and solve timed separately).
+//!
+//! * `ladder_setup/{cells}` — netlist analysis, element system, Jacobian
+//!   pattern and its column ordering (once per circuit);
+//! * `ladder_step/{cells}` — one warm (+) step (forward map) on the ladder,
+//!   after the first step has factored the Jacobian (kept factors,
+//!   simplified Newton).
+//!
+//! Afterwards a plain timing of 200 steps per size prints steps/s, the
+//! fitted scaling exponent `t_step ∝ cells^α` and the ratio of the time per
+//! step at 10 000 and 1 000 cells (required ≤ 15).
+//!
+//! `cargo bench -p diracvi-circuit --bench ladder -- --warm-up-time 1 --measurement-time 3`
+
+#![allow(missing_docs)]
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use diracvi_circuit::Circuit;
+use diracvi_circuit::netlist::Netlist;
+use diracvi_discrete_dirac::Direction;
+use diracvi_geometry::Discretization;
+use std::f64::consts::PI;
+use std::hint::black_box;
+use std::time::Instant;
+
+const SIZES: [usize; 4] = [10, 100, 1_000, 10_000];
+const H: f64 = 0.1;
+
+fn ladder(cells: usize) -> Netlist {
+    let v0: Vec<f64> = (1..=cells)
+        .map(|j| (j as f64 * PI / (cells as f64 + 1.0)).sin())
+        .collect();
+    Netlist::ladder(cells, 1.0, 1.0, &v0)
+}
+
+fn setup(net: &Netlist) -> diracvi_circuit::CircuitStepper {
+    Circuit::new(net.clone())
+        .unwrap()
+        .stepper(Discretization::Forward, Direction::Forward)
+        .unwrap()
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ladder_setup");
+    for cells in SIZES {
+        let net = ladder(cells);
+        group.bench_with_input(BenchmarkId::from_parameter(cells), &net, |b, net| {
+            b.iter(|| black_box(setup(net)))
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("ladder_step");
+    for cells in SIZES {
+        let circuit = Circuit::new(ladder(cells)).unwrap();
+        let mut stepper = circuit
+            .stepper(Discretization::Forward, Direction::Forward)
+            .unwrap();
+        let mut state = circuit.initial_state();
+        let mut next = state.clone();
+        let mut k = 0;
+        group.bench_function(BenchmarkId::from_parameter(cells), |b| {
+            b.iter(|| {
+                stepper.step_into(k, &state, H, &mut next).unwrap();
+                std::mem::swap(&mut state, &mut next);
+                k += 1;
+            })
+        });
+    }
+    group.finish();
+    scaling();
+}
+
+/// Plain timings: set-up once, then 200 steps (after one warm-up step),
+/// the best of three runs.
+fn scaling() {
+    let steps = 200;
+    let mut per_step = Vec::new();
+    println!("\ncells    coords   set-up [ms]   step [µs]   steps/s");
+    for cells in SIZES {
+        let net = ladder(cells);
+        let (mut best_setup, mut best_step) = (f64::INFINITY, f64::INFINITY);
+        for _ in 0..3 {
+            let t0 = Instant::now();
+            let circuit = Circuit::new(net.clone()).unwrap();
+            let mut stepper = circuit
+                .stepper(Discretization::Forward, Direction::Forward)
+                .unwrap();
+            best_setup = best_setup.min(t0.elapsed().as_secs_f64());
+            let mut state = circuit.initial_state();
+            let mut next = state.clone();
+            stepper.step_into(0, &state, H, &mut next).unwrap();
+            std::mem::swap(&mut state, &mut next);
+            let t1 = Instant::now();
+            for k in 1..=steps {
+                stepper.step_into(k, &state, H, &mut next).unwrap();
+                std::mem::swap(&mut state, &mut next);
+            }
+            best_step = best_step.min(t1.elapsed().as_secs_f64() / steps as f64);
+            black_box(&state);
+        }
+        println!(
+            "{cells:>6} {:>8} {:>13.3} {:>11.2} {:>9.0}",
+            2 * cells + 1,
+            best_setup * 1e3,
+            best_step * 1e6,
+            1.0 / best_step
+        );
+        per_step.push(best_step);
+    }
+    // Least-squares slope of log t_step against log cells (100 and up:
+    // 10 cells is dominated by fixed costs).
+    let xs: Vec<f64> = SIZES[1..].iter().map(|&c| (c as f64).ln()).collect();
+    let ys: Vec<f64> = per_step[1..].iter().map(|t| t.ln()).collect();
+    let (mx, my) = (
+        xs.iter().sum::<f64>() / xs.len() as f64,
+        ys.iter().sum::<f64>() / ys.len() as f64,
+    );
+    let slope = xs
+        .iter()
+        .zip(&ys)
+        .map(|(x, y)| (x - mx) * (y - my))
+        .sum::<f64>()
+        / xs.iter().map(|x| (x - mx).powi(2)).sum::<f64>();
+    println!(
+        "scaling exponent (100..10000 cells): {slope:.3}; t_step(10000)/t_step(1000) = {:.2} (required <= 15)",
+        per_step[3] / per_step[2]
+    );
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

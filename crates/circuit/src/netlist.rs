@@ -1,0 +1,487 @@
+//! The SPICE-subset netlist: parsing and source waveforms.
+//!
+//! ```text
+//! * a comment                      (also `;` to the end of a line)
+//! L<name> <n+> <n-> <value> [IC=<current>]
+//! C<name> <n+> <n-> <value> [IC=<voltage>]
+//! V<name> <n+> <n-> [DC] <value> | SIN(<VO> <VA> <FREQ> [<TD> [<THETA> [<PHASE>]]])
+//! I<name> <n+> <n-> [DC] <value> | SIN(...)
+//! .end                             (stops reading; other dot-commands are ignored)
+//! ```
+//!
+//! Node `0` (or `gnd`) is the ground. Values take the SPICE scale suffixes
+//! `f p n u m k meg g t` (trailing letters after them, such as units, are
+//! ignored). Names and keywords are case-insensitive. The current of an
+//! element flows from `n+` to `n-` through it; `IC=` sets an inductor's
+//! initial current or a capacitor's initial voltage `v(n+) − v(n-)`.
+
+use crate::CircuitError;
+use std::f64::consts::PI;
+
+/// Element kinds of the subset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Inductor (H).
+    Inductor,
+    /// Capacitor (F).
+    Capacitor,
+    /// Independent voltage source (V).
+    VoltageSource,
+    /// Independent current source (A).
+    CurrentSource,
+}
+
+/// A source waveform `w(t)`: constant or SPICE `SIN`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Waveform {
+    /// `w(t) = value`.
+    Dc(f64),
+    /// `w(t) = vo + va sin(2π f (t − td) + phase)` for `t ≥ td`,
+    /// `vo + va sin(phase)` before (phase in radians; `THETA = 0`).
+    Sin {
+        /// Offset.
+        vo: f64,
+        /// Amplitude.
+        va: f64,
+        /// Frequency (Hz).
+        freq: f64,
+        /// Delay (s).
+        td: f64,
+        /// Phase (rad).
+        phase: f64,
+    },
+}
+
+impl Waveform {
+    /// `w(t)`.
+    pub fn value(&self, t: f64) -> f64 {
+        match *self {
+            Waveform::Dc(v) => v,
+            Waveform::Sin {
+                vo,
+                va,
+                freq,
+                td,
+                phase,
+            } => {
+                if t < td {
+                    vo + va * phase.sin()
+                } else {
+                    vo + va * (2.0 * PI * freq * (t - td) + phase).sin()
+                }
+            }
+        }
+    }
+
+    /// `∫_0^t w(s) ds` (exact).
+    pub fn integral(&self, t: f64) -> f64 {
+        match *self {
+            Waveform::Dc(v) => v * t,
+            Waveform::Sin {
+                vo,
+                va,
+                freq,
+                td,
+                phase,
+            } => {
+                let before = vo + va * phase.sin();
+                if t < td {
+                    before * t
+                } else if freq == 0.0 {
+                    before * td + (vo + va * phase.sin()) * (t - td)
+                } else {
+                    let w = 2.0 * PI * freq;
+                    before * td
+                        + vo * (t - td)
+                        + va / w * (phase.cos() - (w * (t - td) + phase).cos())
+                }
+            }
+        }
+    }
+}
+
+/// The value of an element: a number (L, C) or a waveform (sources).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    /// Inductance or capacitance.
+    Number(f64),
+    /// A source's waveform.
+    Source(Waveform),
+}
+
+/// One element line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NetElement {
+    /// Kind, from the first letter of the name.
+    pub kind: Kind,
+    /// Name as written.
+    pub name: String,
+    /// Node `n+`, as written (`0`/`gnd`: ground).
+    pub n1: String,
+    /// Node `n-`.
+    pub n2: String,
+    /// Value.
+    pub value: Value,
+    /// `IC=`: initial current (L) or voltage (C).
+    pub ic: Option<f64>,
+    /// 1-based line number in the netlist.
+    pub line: usize,
+}
+
+/// A parsed netlist.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Netlist {
+    /// Elements in file order.
+    pub elements: Vec<NetElement>,
+}
+
+/// Whether a node name is the ground.
+pub fn is_ground(node: &str) -> bool {
+    node == "0" || node.eq_ignore_ascii_case("gnd")
+}
+
+/// Parse a SPICE number with an optional scale suffix.
+///
+/// # Errors
+/// A message when the text is no number.
+pub fn parse_number(text: &str) -> Result<f64, String> {
+    let lower = text.to_ascii_lowercase();
+    let split = lower
+        .char_indices()
+        .find(|&(i, c)| {
+            !(c.is_ascii_digit()
+                || c == '.'
+                || c == '+'
+                || c == '-'
+                || ((c == 'e')
+                    && lower[i + 1..]
+                        .chars()
+                        .next()
+                        .is_some_and(|n| n.is_ascii_digit() || n == '+' || n == '-')))
+        })
+        .map_or(lower.len(), |(i, _)| i);
+    let (num, suffix) = lower.split_at(split);
+    let base: f64 = num
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number"))?;
+    let scale = if suffix.starts_with("meg") {
+        1e6
+    } else if suffix.starts_with("mil") {
+        25.4e-6
+    } else {
+        match suffix.chars().next() {
+            None => 1.0,
+            Some('f') => 1e-15,
+            Some('p') => 1e-12,
+            Some('n') => 1e-9,
+            Some('u') => 1e-6,
+            Some('m') => 1e-3,
+            Some('k') => 1e3,
+            Some('g') => 1e9,
+            Some('t') => 1e12,
+            Some(c) if c.is_ascii_alphabetic() => 1.0,
+            Some(_) => return Err(format!("`{text}` is not a number")),
+        }
+    };
+    let v = base * scale;
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(format!("`{text}` is not a finite number"))
+    }
+}
+
+fn parse_sin(args: &str, line: usize) -> Result<Waveform, CircuitError> {
+    let bad = |message: String| CircuitError::Malformed { line, message };
+    let nums = args
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|s| !s.is_empty())
+        .map(parse_number)
+        .collect::<Result<Vec<f64>, String>>()
+        .map_err(bad)?;
+    if !(3..=6).contains(&nums.len()) {
+        return Err(bad(format!(
+            "SIN takes 3 to 6 numbers (VO VA FREQ [TD [THETA [PHASE]]]), got {}",
+            nums.len()
+        )));
+    }
+    let get = |i: usize| nums.get(i).copied().unwrap_or(0.0);
+    if get(4) != 0.0 {
+        return Err(CircuitError::Unsupported {
+            line,
+            what: "a damped SIN source (THETA ≠ 0)".into(),
+        });
+    }
+    if get(2) < 0.0 || get(3) < 0.0 {
+        return Err(bad("SIN frequency and delay must be ≥ 0".into()));
+    }
+    Ok(Waveform::Sin {
+        vo: get(0),
+        va: get(1),
+        freq: get(2),
+        td: get(3),
+        phase: get(5).to_radians(),
+    })
+}
+
+/// Parse a netlist.
+///
+/// # Errors
+/// [`CircuitError::Malformed`] (with the 1-based line number) for a line
+/// that is not of the subset, [`CircuitError::Unsupported`] for elements
+/// outside it, [`CircuitError::DuplicateName`], [`CircuitError::BadValue`].
+pub fn parse(text: &str) -> Result<Netlist, CircuitError> {
+    let mut elements: Vec<NetElement> = Vec::new();
+    for (index, raw) in text.lines().enumerate() {
+        let line = index + 1;
+        let content = raw.split(';').next().unwrap_or("").trim();
+        if content.is_empty() || content.starts_with('*') {
+            continue;
+        }
+        if content.starts_with('.') {
+            if content
+                .split_whitespace()
+                .next()
+                .is_some_and(|t| t.eq_ignore_ascii_case(".end"))
+            {
+                break;
+            }
+            continue;
+        }
+        let bad = |message: String| CircuitError::Malformed { line, message };
+        // Keep `SIN( ... )` as one token.
+        let (head, sin) = match content.to_ascii_lowercase().find("sin") {
+            Some(pos)
+                if content[pos..]
+                    .trim_start_matches(|c: char| c.is_alphabetic())
+                    .trim_start()
+                    .starts_with('(') =>
+            {
+                let rest = &content[pos..];
+                let open = rest.find('(').expect("checked");
+                let close = rest
+                    .find(')')
+                    .ok_or_else(|| bad("SIN( without a closing parenthesis".into()))?;
+                if !rest[close + 1..].trim().is_empty() {
+                    return Err(bad(format!(
+                        "unexpected `{}` after SIN(...)",
+                        rest[close + 1..].trim()
+                    )));
+                }
+                (&content[..pos], Some(&rest[open + 1..close]))
+            }
+            _ => (content, None),
+        };
+        let tokens: Vec<&str> = head.split_whitespace().collect();
+        let name = tokens[0];
+        let kind = match name.chars().next().map(|c| c.to_ascii_uppercase()) {
+            Some('L') => Kind::Inductor,
+            Some('C') => Kind::Capacitor,
+            Some('V') => Kind::VoltageSource,
+            Some('I') => Kind::CurrentSource,
+            Some(c) if c.is_ascii_alphabetic() => {
+                return Err(CircuitError::Unsupported {
+                    line,
+                    what: format!("element `{name}` (only L, C, V, I)"),
+                });
+            }
+            _ => return Err(bad(format!("`{name}` is not an element name"))),
+        };
+        if tokens.len() < 3 {
+            return Err(bad(format!("`{name}` needs two nodes and a value")));
+        }
+        let (n1, n2) = (tokens[1].to_string(), tokens[2].to_string());
+        let mut rest: Vec<&str> = tokens[3..].to_vec();
+        let mut ic = None;
+        rest.retain(|t| {
+            if t.len() > 3 && t[..3].eq_ignore_ascii_case("ic=") {
+                ic = Some(t[3..].to_string());
+                false
+            } else {
+                true
+            }
+        });
+        let ic = match ic {
+            Some(text) => {
+                if !matches!(kind, Kind::Inductor | Kind::Capacitor) {
+                    return Err(bad(format!("IC= is only for L and C, not `{name}`")));
+                }
+                Some(parse_number(&text).map_err(bad)?)
+            }
+            None => None,
+        };
+        let value = match kind {
+            Kind::Inductor | Kind::Capacitor => {
+                if sin.is_some() || rest.len() != 1 {
+                    return Err(bad(format!(
+                        "`{name}` takes one value (and an optional IC=), got `{}`",
+                        rest.join(" ")
+                    )));
+                }
+                let v = parse_number(rest[0]).map_err(bad)?;
+                if v <= 0.0 {
+                    return Err(CircuitError::BadValue {
+                        line,
+                        name: name.to_string(),
+                        value: v,
+                    });
+                }
+                Value::Number(v)
+            }
+            Kind::VoltageSource | Kind::CurrentSource => {
+                if rest.first().is_some_and(|t| t.eq_ignore_ascii_case("dc")) {
+                    rest.remove(0);
+                }
+                match (sin, rest.as_slice()) {
+                    (Some(args), []) => Value::Source(parse_sin(args, line)?),
+                    (None, [v]) => Value::Source(Waveform::Dc(parse_number(v).map_err(bad)?)),
+                    _ => {
+                        return Err(bad(format!(
+                            "source `{name}` takes [DC] <value> or SIN(...), got `{}`",
+                            rest.join(" ")
+                        )));
+                    }
+                }
+            }
+        };
+        if let Some(first) = elements.iter().find(|e| e.name.eq_ignore_ascii_case(name)) {
+            return Err(CircuitError::DuplicateName {
+                line,
+                name: name.to_string(),
+                first_line: first.line,
+            });
+        }
+        elements.push(NetElement {
+            kind,
+            name: name.to_string(),
+            n1,
+            n2,
+            value,
+            ic,
+            line,
+        });
+    }
+    if elements.is_empty() {
+        return Err(CircuitError::Empty);
+    }
+    Ok(Netlist { elements })
+}
+
+impl Netlist {
+    /// The uniform LC ladder of `cells` cells, shorted at both ends: node
+    /// `k` (1..=cells) has a capacitor `c` to ground, inductors `l` join
+    /// ground–1, 1–2, …, cells–ground. Its `cells` normal modes have
+    /// `ω_k = (2/√(l c)) sin(kπ / (2 (cells + 1)))` (docs/theory.md §8).
+    /// Initial capacitor voltages `v0[k−1]` (`IC=`), currents zero.
+    pub fn ladder(cells: usize, l: f64, c: f64, v0: &[f64]) -> Netlist {
+        let mut elements = Vec::with_capacity(2 * cells + 1);
+        let node = |k: usize| {
+            if k == 0 || k == cells + 1 {
+                "0".to_string()
+            } else {
+                k.to_string()
+            }
+        };
+        for k in 1..=cells + 1 {
+            elements.push(NetElement {
+                kind: Kind::Inductor,
+                name: format!("L{k}"),
+                n1: node(k - 1),
+                n2: node(k),
+                value: Value::Number(l),
+                ic: None,
+                line: 0,
+            });
+            if k <= cells {
+                elements.push(NetElement {
+                    kind: Kind::Capacitor,
+                    name: format!("C{k}"),
+                    n1: node(k),
+                    n2: "0".into(),
+                    value: Value::Number(c),
+                    ic: v0.get(k - 1).copied().filter(|v| *v != 0.0),
+                    line: 0,
+                });
+            }
+        }
+        Netlist { elements }
+    }
+
+    /// The netlist as text (parses back to the same netlist, line numbers
+    /// aside).
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        for e in &self.elements {
+            let value = match e.value {
+                Value::Number(v) | Value::Source(Waveform::Dc(v)) => format!("{v:e}"),
+                Value::Source(Waveform::Sin {
+                    vo,
+                    va,
+                    freq,
+                    td,
+                    phase,
+                }) => format!(
+                    "SIN({vo:e} {va:e} {freq:e} {td:e} 0 {:e})",
+                    phase.to_degrees()
+                ),
+            };
+            s.push_str(&format!("{} {} {} {value}", e.name, e.n1, e.n2));
+            if let Some(ic) = e.ic {
+                s.push_str(&format!(" IC={ic:e}"));
+            }
+            s.push('\n');
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_with_suffixes() {
+        for (text, v) in [
+            ("1", 1.0),
+            ("2.5k", 2.5e3),
+            ("10MEG", 1e7),
+            ("3uF", 3e-6),
+            ("1e-3", 1e-3),
+            ("4.7n", 4.7e-9),
+            ("2m", 2e-3),
+        ] {
+            let got = parse_number(text).unwrap();
+            assert!((got - v).abs() <= 1e-15 * v, "{text}: {got}");
+        }
+        assert!(parse_number("abc").is_err());
+        assert!(parse_number("1..2").is_err());
+    }
+
+    #[test]
+    fn sine_integral_matches_quadrature() {
+        let w = Waveform::Sin {
+            vo: 0.3,
+            va: 2.0,
+            freq: 0.7,
+            td: 0.25,
+            phase: 0.4,
+        };
+        let (t, n) = (3.0, 200_000);
+        let dt = t / n as f64;
+        let quad: f64 = (0..n).map(|i| w.value((i as f64 + 0.5) * dt) * dt).sum();
+        assert!((quad - w.integral(t)).abs() < 1e-8, "{quad}");
+    }
+
+    #[test]
+    fn ladder_round_trips_through_text() {
+        let net = Netlist::ladder(3, 1.0, 2.0, &[1.0, 0.0, -0.5]);
+        let back = parse(&net.to_text()).unwrap();
+        assert_eq!(back.elements.len(), net.elements.len());
+        for (a, b) in back.elements.iter().zip(&net.elements) {
+            assert_eq!(
+                (a.kind, &a.n1, &a.n2, a.value, a.ic),
+                (b.kind, &b.n1, &b.n2, b.value, b.ic)
+            );
+        }
+    }
+}

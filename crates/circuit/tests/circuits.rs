@@ -1,0 +1,343 @@
+//! Circuits from netlists on the sparse Lagrange–Dirac steppers: the [DDM]
+//! circuit against the built-in dense `lc`, ladder normal modes, long-run
+//! energy and Kirchhoff residuals, sources against exact solutions, and the
+//! typed errors of bad netlists.
+
+use diracvi_circuit::netlist::{self, Netlist};
+use diracvi_circuit::{Circuit, CircuitError};
+use diracvi_discrete_dirac::sparse::DynState;
+use diracvi_discrete_dirac::{Direction, LagrangeDirac, RunOptions, StepError, integrate};
+use diracvi_geometry::{ConstraintDiscretization, Discretization};
+use diracvi_models::{Lc, LcParams, Model};
+use std::f64::consts::PI;
+
+const DDM: &str = include_str!("../../../circuits/ddm-lc.cir");
+
+/// The [DDM] netlist reproduces the built-in `lc` (dense degenerate path,
+/// SVD-found hidden constraint) to round-off, step by step, with the same
+/// discretization (forward `L_d`, linear Kirchhoff constraints).
+#[test]
+fn ddm_netlist_reproduces_builtin_lc() {
+    let circuit = Circuit::parse(DDM).unwrap();
+    assert_eq!(circuit.coordinates(), 4);
+    assert_eq!(circuit.loop_count(), 1);
+    let lc = Lc::new(LcParams::default()).unwrap();
+    let setup = lc.run_defaults();
+    let steps = (setup.t_end / setup.h).round() as usize;
+    let mut dense = LagrangeDirac::plus(
+        lc.clone(),
+        Discretization::Forward,
+        ConstraintDiscretization::Retraction,
+    );
+    let s0 = diracvi_discrete_dirac::state_from_velocity(&lc, 0.0, &setup.q0, &setup.v0).unwrap();
+    let traj = integrate(
+        &mut dense,
+        s0,
+        setup.h,
+        RunOptions::new(steps),
+        |_| {},
+        |_| {},
+    )
+    .unwrap();
+    let mut sparse_states = Vec::new();
+    let run = circuit
+        .simulate(Discretization::Forward, setup.h, steps, 1, |s| {
+            sparse_states.push(s.clone())
+        })
+        .unwrap();
+    assert_eq!(sparse_states.len(), traj.records.len());
+    let mut worst: f64 = 0.0;
+    for (s, r) in sparse_states.iter().zip(&traj.records) {
+        let scale = r.q.amax().max(r.p.amax()).max(1.0);
+        for i in 0..4 {
+            worst = worst.max((s.q[i] - r.q[i]).abs() / scale);
+            worst = worst.max((s.p[i] - r.p[i]).abs() / scale);
+        }
+    }
+    assert!(worst <= 1e-13, "netlist vs built-in lc: {worst:e}");
+    assert!(run.max_kirchhoff_residual <= 1e-14);
+    // The hidden constraint holds: equal voltages on c1 and c3.
+    let last = &run.final_state;
+    assert!((last.q[1] / 1.0 - last.q[3] / 3.0).abs() <= 1e-13);
+}
+
+/// Inconsistent initial charges on a capacitor loop are a typed error.
+#[test]
+fn inconsistent_capacitor_loop_is_reported() {
+    let text = DDM.replace("C1 0 2 1", "C1 0 2 1 IC=1");
+    let circuit = Circuit::parse(&text).unwrap();
+    let err = circuit
+        .simulate(Discretization::Forward, 0.1, 3, 0, |_| {})
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CircuitError::Step(StepError::Inconsistent { step: 0, .. })
+        ),
+        "{err}"
+    );
+}
+
+/// The (−) stepper retraces the (+) one: forward then backward returns to
+/// the start (to round-off), for the degenerate [DDM] circuit.
+#[test]
+fn backward_retraces_forward() {
+    let circuit = Circuit::parse(DDM).unwrap();
+    let h = 2.0 * PI / 40.0;
+    let mut plus = circuit
+        .stepper(Discretization::Forward, Direction::Forward)
+        .unwrap();
+    let mut minus = circuit
+        .stepper(Discretization::Forward, Direction::Backward)
+        .unwrap();
+    let start = circuit.initial_state();
+    let mut s = start.clone();
+    let mut next = s.clone();
+    for k in 0..40 {
+        plus.step_into(k, &s, h, &mut next).unwrap();
+        std::mem::swap(&mut s, &mut next);
+    }
+    for k in 0..40 {
+        minus.step_into(k, &s, h, &mut next).unwrap();
+        std::mem::swap(&mut s, &mut next);
+    }
+    assert!(s.t.abs() < 1e-12);
+    assert!((&s.q - &start.q).amax() <= 1e-12, "{}", s.q);
+    assert!((&s.p - &start.p).amax() <= 1e-12, "{}", s.p);
+}
+
+/// Capacitor voltages `v_j = q_{C_j}/c` of a ladder state.
+fn modal_amplitude(circuit: &Circuit, s: &DynState, shape: &[f64]) -> f64 {
+    (0..circuit.coordinates())
+        .filter(|&i| circuit.element_of(i).name.starts_with('C'))
+        .zip(shape)
+        .map(|(i, w)| s.q[i] * w)
+        .sum()
+}
+
+/// Normal modes of an N = 50 ladder: the frequency recovered from a run
+/// (the modal amplitude obeys `x_{n+1} + x_{n−1} = 2 cos(ω_h h) x_n`) equals
+/// the scheme's discrete dispersion `ω_h = (2/h) asin(ω_k h / 2)` to
+/// round-off, and converges to `ω_k = (2/√(LC)) sin(kπ/(2(N+1)))` at the
+/// scheme's order 2.
+#[test]
+fn ladder_normal_modes_at_second_order() {
+    let n = 50;
+    let (l, c) = (1.5, 0.5);
+    for mode in [1usize, 17, 40] {
+        let shape: Vec<f64> = (1..=n)
+            .map(|j| (j as f64 * mode as f64 * PI / (n as f64 + 1.0)).sin())
+            .collect();
+        let circuit = Circuit::new(Netlist::ladder(n, l, c, &shape)).unwrap();
+        let omega = 2.0 / (l * c).sqrt() * (mode as f64 * PI / (2.0 * (n as f64 + 1.0))).sin();
+        let mut errors = Vec::new();
+        let mut hs = Vec::new();
+        for h in [0.08, 0.04] {
+            let mut x = Vec::new();
+            circuit
+                .simulate(Discretization::Forward, h, 300, 1, |s| {
+                    x.push(modal_amplitude(&circuit, s, &shape))
+                })
+                .unwrap();
+            let (mut num, mut den) = (0.0, 0.0);
+            for w in x.windows(3) {
+                num += w[1] * (w[0] + w[2]);
+                den += 2.0 * w[1] * w[1];
+            }
+            let omega_h = (num / den).acos() / h;
+            let dispersion = 2.0 / h * (omega * h / 2.0).asin();
+            assert!(
+                (omega_h - dispersion).abs() <= 1e-8 * omega,
+                "mode {mode}, h {h}: {omega_h} vs discrete {dispersion}"
+            );
+            errors.push((omega_h - omega).abs());
+            hs.push(h);
+        }
+        let order = (errors[0] / errors[1]).ln() / (hs[0] / hs[1]).ln();
+        assert!((order - 2.0).abs() < 0.05, "mode {mode}: order {order}");
+    }
+}
+
+/// A 1000-cell ladder: the discrete energy stays bounded with no drift
+/// (and the scheme's exactly conserved quadratic form, `Σ p_L²/(2ℓ) +
+/// Σ q_C,k q_C,k+1/(2c)` for this linear circuit, is conserved to
+/// round-off), Kirchhoff residuals ≤ 1e-12. 10⁵ steps in release builds
+/// (`cargo test --release -p diracvi-circuit --test circuits`), 2 000 in
+/// debug builds.
+#[test]
+fn long_ladder_energy_bounded_and_kirchhoff_exact() {
+    let cells = 1000;
+    let steps = if cfg!(debug_assertions) {
+        2_000
+    } else {
+        100_000
+    };
+    let (l, c, h) = (1.0, 1.0, 0.1);
+    let v0: Vec<f64> = (1..=cells)
+        .map(|j| {
+            let x = j as f64 / (cells as f64 + 1.0);
+            (3.0 * PI * x).sin() + 0.5 * (200.0 * PI * x).sin()
+        })
+        .collect();
+    let circuit = Circuit::new(Netlist::ladder(cells, l, c, &v0)).unwrap();
+    let caps: Vec<usize> = (0..circuit.coordinates())
+        .filter(|&i| circuit.element_of(i).name.starts_with('C'))
+        .collect();
+    let inds: Vec<usize> = (0..circuit.coordinates())
+        .filter(|&i| circuit.element_of(i).name.starts_with('L'))
+        .collect();
+    let mut previous: Option<DynState> = None;
+    let mut modified = Vec::with_capacity(steps);
+    let run = circuit
+        .simulate(Discretization::Forward, h, steps, 1, |s| {
+            if let Some(prev) = &previous {
+                let kinetic: f64 = inds.iter().map(|&i| s.p[i] * s.p[i] / (2.0 * l)).sum();
+                let potential: f64 = caps.iter().map(|&i| prev.q[i] * s.q[i] / (2.0 * c)).sum();
+                modified.push(kinetic + potential);
+            }
+            previous = Some(s.clone());
+        })
+        .unwrap();
+    let e0 = run.energy_initial;
+    let spread = (run.energy_max - run.energy_min) / e0;
+    assert!(spread < 0.1, "energy spread {spread}");
+    assert!(
+        run.max_kirchhoff_residual <= 1e-12,
+        "{}",
+        run.max_kirchhoff_residual
+    );
+    // Least-squares drift of the conserved form over the run.
+    let m = modified.len() as f64;
+    let tm = (m - 1.0) / 2.0;
+    let mean = modified.iter().sum::<f64>() / m;
+    let (mut sxy, mut sxx) = (0.0, 0.0);
+    for (k, v) in modified.iter().enumerate() {
+        sxy += (k as f64 - tm) * (v - mean);
+        sxx += (k as f64 - tm).powi(2);
+    }
+    let drift = (sxy / sxx) * m / mean;
+    let spread_modified = modified
+        .iter()
+        .fold(0.0_f64, |w, v| w.max((v - modified[0]).abs()))
+        / mean;
+    println!(
+        "{cells} cells, {steps} steps: E_d spread {spread:.3e}, conserved form: fitted drift {drift:.3e}, spread {spread_modified:.3e}; Kirchhoff {:.3e}; solve {:.2} s",
+        run.max_kirchhoff_residual,
+        run.solve_time.as_secs_f64()
+    );
+    assert!(drift.abs() < 1e-11, "fitted relative drift {drift:e}");
+    assert!(
+        spread_modified < 1e-11,
+        "modified energy spread {spread_modified:e}"
+    );
+    // The discrete energy itself: no drift beyond its bounded oscillation.
+    let half = run.energy_final - e0;
+    assert!(half.abs() / e0 < spread.max(1e-12), "{half}");
+}
+
+/// A DC source charging an LC series circuit: `q_C(t) = c E (1 − cos ωt)`,
+/// at first order with the forward map (symplectic-Euler type) and second
+/// order with the midpoint map; a current source into a capacitor:
+/// `q_C = ∫ I dt` exactly (Kirchhoff's law with the source's exact charge).
+#[test]
+fn sources_against_exact_solutions() {
+    let text = "V1 1 0 DC 2\nL1 1 2 0.5\nC1 2 0 2\n";
+    let circuit = Circuit::parse(text).unwrap();
+    let omega = 1.0;
+    let t_end = 3.0;
+    for (disc, expected, bound) in [
+        (Discretization::Forward, 1.0, 2e-3),
+        (Discretization::Midpoint, 2.0, 1e-5),
+    ] {
+        let mut errors = Vec::new();
+        for steps in [300, 600] {
+            let h = t_end / steps as f64;
+            let run = circuit.simulate(disc, h, steps, 0, |_| {}).unwrap();
+            let exact = 2.0 * 2.0 * (1.0 - (omega * t_end).cos());
+            errors.push((run.final_state.q[2] - exact).abs());
+        }
+        let order = (errors[0] / errors[1]).log2();
+        assert!(
+            errors[1] < bound && (order - expected).abs() < 0.1,
+            "{disc:?}: {errors:?} {order}"
+        );
+    }
+
+    let text = "I1 0 1 SIN(0.1 1 0.5)\nC1 1 0 3\nL1 1 0 1e6\n";
+    let circuit = Circuit::parse(text).unwrap();
+    let run = circuit
+        .simulate(Discretization::Forward, 0.01, 250, 0, |_| {})
+        .unwrap();
+    let t = 2.5;
+    let w = 2.0 * PI * 0.5;
+    let charge = 0.1 * t + (1.0 - (w * t).cos()) / w;
+    // The inductor takes a tiny part (ℓ = 1e6): q_C + q_L = ∫ I.
+    let sum = run.final_state.q[0] + run.final_state.q[1];
+    assert!((sum - charge).abs() < 1e-12, "{sum} vs {charge}");
+}
+
+fn error_of(text: &str) -> CircuitError {
+    Circuit::parse(text).unwrap_err()
+}
+
+/// Bad netlists are typed errors with line numbers.
+#[test]
+fn netlist_errors_are_typed() {
+    assert!(matches!(
+        error_of("* title\nL1 1 0 1\nC1 1 0 x\n"),
+        CircuitError::Malformed { line: 3, .. }
+    ));
+    assert!(matches!(
+        error_of("L1 1 0 1\nC1 1\n"),
+        CircuitError::Malformed { line: 2, .. }
+    ));
+    assert!(matches!(
+        error_of("L1 1 0 1\n\nR1 1 0 1\n"),
+        CircuitError::Unsupported { line: 3, .. }
+    ));
+    assert!(matches!(
+        error_of("L1 1 0 1\nC1 1 0 -2\n"),
+        CircuitError::BadValue { line: 2, .. }
+    ));
+    assert!(matches!(
+        error_of("L1 1 0 1\nl1 1 0 2\n"),
+        CircuitError::DuplicateName {
+            line: 2,
+            first_line: 1,
+            ..
+        }
+    ));
+    assert!(matches!(
+        error_of("V1 1 0 SIN(0 1 2 0 0.5)\nC1 1 0 1\n"),
+        CircuitError::Unsupported { line: 1, .. }
+    ));
+    // Floating: nodes 2, 3 have no path to ground.
+    match error_of("L1 1 0 1\nC1 1 0 1\nC2 2 3 1\nL2 3 2 1\n") {
+        CircuitError::FloatingNode { node, line } => assert_eq!((node.as_str(), line), ("2", 3)),
+        e => panic!("{e}"),
+    }
+    // A loop of voltage sources.
+    match error_of("V1 1 0 1\nV2 2 1 1\nV3 0 2 2\nC1 1 0 1\n") {
+        CircuitError::VoltageSourceLoop { names, line } => {
+            assert_eq!(line, 3);
+            assert_eq!(names.len(), 3);
+        }
+        e => panic!("{e}"),
+    }
+    // Node 2 is reached only through a current source.
+    assert!(matches!(
+        error_of("L1 1 0 1\nC1 1 0 1\nI1 1 2 1\n"),
+        CircuitError::CurrentSourceCutSet { line: 3, .. }
+    ));
+    assert!(matches!(
+        error_of("L1 1 1 1\n"),
+        CircuitError::Shorted { line: 1, .. }
+    ));
+    assert!(matches!(error_of("* nothing\n"), CircuitError::Empty));
+    // Comments, dot-commands, suffixes, `.end`.
+    let c =
+        Circuit::parse("* t\nL1 a 0 1m ; inline\n.tran 1 2\nC1 a gnd 2u IC=1\n.end\nbad line\n")
+            .unwrap();
+    assert_eq!(c.coordinates(), 2);
+    assert_eq!(netlist::parse("C1 1 0 1\n").unwrap().elements[0].line, 1);
+}

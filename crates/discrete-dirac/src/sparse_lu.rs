@@ -1,0 +1,445 @@
+//! A sparse LU [`LinearSolver`] (faer's simplicial sparse LU with partial
+//! pivoting) for Jacobians with a fixed sparsity pattern.
+//!
+//! The pattern is given once ([`SparsePattern`]); the fill-reducing column
+//! ordering (COLAMD) is computed from it once, in [`SparseLu::new`]. Every
+//! [`LinearSolver::factor`] is a numeric factorization into the buffers of
+//! the previous one (they only grow when partial pivoting needs more fill
+//! than any factorization before), and solves use a scratch buffer sized by
+//! the constructor. Singularity follows the [threshold
+//! semantics](crate::linear#threshold-semantics) of the dense LU: a pivot of
+//! `U` at most `threshold · max|J|` marks the Jacobian singular.
+//!
+//! There is no rank-revealing fallback ([`LinearSolver::solve_rank_deficient`]
+//! declines): a user of the sparse solver removes singularities before it
+//! factors (the degenerate steps of [`crate::sparse`] replace the redundant
+//! rows by hidden constraints, docs/theory.md §8).
+
+use crate::linear::{Factorization, LinearSolver, Singular};
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::perm::PermRef;
+use faer::sparse::linalg::SupernodalThreshold;
+use faer::sparse::linalg::lu::{
+    LuSymbolicParams, factorize_symbolic_lu,
+    simplicial::{self, SimplicialLu},
+};
+use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+use faer::{Conj, MatMut, Par};
+use nalgebra::DVector;
+use std::cell::RefCell;
+use std::sync::Arc;
+
+/// A square sparsity pattern in compressed sparse column form (row indices
+/// sorted and unique within each column).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SparsePattern {
+    n: usize,
+    col_ptr: Vec<usize>,
+    row_idx: Vec<usize>,
+}
+
+impl SparsePattern {
+    /// The `n × n` pattern holding the given `(row, column)` entries
+    /// (duplicates merged). Entries outside `n × n` are dropped and counted
+    /// in the returned `usize` (a caller treats a non-zero count as a bug).
+    pub fn from_entries(n: usize, entries: impl IntoIterator<Item = (usize, usize)>) -> Self {
+        let mut by_col: Vec<(usize, usize)> = entries
+            .into_iter()
+            .filter(|&(r, c)| r < n && c < n)
+            .map(|(r, c)| (c, r))
+            .collect();
+        by_col.sort_unstable();
+        by_col.dedup();
+        let mut col_ptr = vec![0; n + 1];
+        for &(c, _) in &by_col {
+            col_ptr[c + 1] += 1;
+        }
+        for c in 0..n {
+            col_ptr[c + 1] += col_ptr[c];
+        }
+        let row_idx = by_col.into_iter().map(|(_, r)| r).collect();
+        Self {
+            n,
+            col_ptr,
+            row_idx,
+        }
+    }
+
+    /// Number of rows (and columns).
+    pub fn size(&self) -> usize {
+        self.n
+    }
+
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.row_idx.len()
+    }
+
+    /// The storage position of entry `(row, col)`, if it is in the pattern.
+    #[inline]
+    pub fn position(&self, row: usize, col: usize) -> Option<usize> {
+        let (start, end) = (self.col_ptr[col], self.col_ptr[col + 1]);
+        self.row_idx[start..end]
+            .binary_search(&row)
+            .ok()
+            .map(|k| start + k)
+    }
+
+    /// `(row, col, storage position)` of every entry, column by column.
+    pub fn entries(&self) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
+        (0..self.n).flat_map(move |c| {
+            (self.col_ptr[c]..self.col_ptr[c + 1]).map(move |k| (self.row_idx[k], c, k))
+        })
+    }
+
+    fn symbolic(&self) -> SymbolicSparseColMatRef<'_, usize> {
+        SymbolicSparseColMatRef::new_checked(self.n, self.n, &self.col_ptr, None, &self.row_idx)
+    }
+}
+
+/// A sparse Jacobian: a shared [`SparsePattern`] and its values.
+#[derive(Debug, Clone)]
+pub struct SparseJacobian {
+    pattern: Arc<SparsePattern>,
+    values: Vec<f64>,
+}
+
+impl SparseJacobian {
+    /// Zero values on `pattern`.
+    pub fn zeros(pattern: Arc<SparsePattern>) -> Self {
+        let values = vec![0.0; pattern.nnz()];
+        Self { pattern, values }
+    }
+
+    /// The pattern.
+    pub fn pattern(&self) -> &SparsePattern {
+        &self.pattern
+    }
+
+    /// Set every stored value to zero.
+    pub fn fill_zero(&mut self) {
+        self.values.fill(0.0);
+    }
+
+    /// Add `v` to entry `(row, col)`. Returns `false` (and changes nothing)
+    /// when the entry is not in the pattern.
+    #[inline]
+    pub fn add(&mut self, row: usize, col: usize, v: f64) -> bool {
+        match self.pattern.position(row, col) {
+            Some(k) => {
+                self.values[k] += v;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Entry `(row, col)` (zero outside the pattern).
+    pub fn get(&self, row: usize, col: usize) -> f64 {
+        self.pattern
+            .position(row, col)
+            .map_or(0.0, |k| self.values[k])
+    }
+
+    /// The stored values, in pattern order.
+    pub fn values(&self) -> &[f64] {
+        &self.values
+    }
+
+    /// The stored values, in pattern order, for writing (positions from
+    /// [`SparsePattern::position`]).
+    pub fn values_mut(&mut self) -> &mut [f64] {
+        &mut self.values
+    }
+
+    /// `(row, col, value)` of every stored entry.
+    pub fn entries(&self) -> impl Iterator<Item = (usize, usize, f64)> + '_ {
+        let p = &*self.pattern;
+        (0..p.n).flat_map(move |c| {
+            (p.col_ptr[c]..p.col_ptr[c + 1]).map(move |k| (p.row_idx[k], c, self.values[k]))
+        })
+    }
+
+    /// Largest stored value in magnitude (NaN if any value is NaN).
+    pub fn amax(&self) -> f64 {
+        let mut m: f64 = 0.0;
+        for &v in &self.values {
+            if v.is_nan() {
+                return f64::NAN;
+            }
+            m = m.max(v.abs());
+        }
+        m
+    }
+
+    fn as_faer(&self) -> SparseColMatRef<'_, usize, f64> {
+        SparseColMatRef::new(self.pattern.symbolic(), &self.values)
+    }
+}
+
+/// A scratch buffer of a fixed requirement (a clone allocates its own).
+struct Scratch {
+    req: StackReq,
+    buffer: MemBuffer,
+}
+
+impl Scratch {
+    fn new(req: StackReq) -> Self {
+        Self {
+            req,
+            buffer: MemBuffer::new(req),
+        }
+    }
+}
+
+impl Clone for Scratch {
+    fn clone(&self) -> Self {
+        Self::new(self.req)
+    }
+}
+
+impl std::fmt::Debug for Scratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scratch").field("req", &self.req).finish()
+    }
+}
+
+/// Factors held by [`SparseLu`]: `P_r J P_c = L U`.
+#[derive(Debug, Clone)]
+pub struct SparseFactors {
+    lu: SimplicialLu<usize, f64>,
+    row_perm: Vec<usize>,
+    row_perm_inv: Vec<usize>,
+    col_perm: Vec<usize>,
+    col_perm_inv: Vec<usize>,
+    /// Scratch of the solves (sized once).
+    solve_mem: RefCell<Scratch>,
+}
+
+impl Factorization for SparseFactors {
+    fn solve_in_place(&self, rhs: &mut DVector<f64>) {
+        let n = rhs.len();
+        let rhs = MatMut::from_column_major_slice_mut(rhs.as_mut_slice(), n, 1);
+        let mut mem = self.solve_mem.borrow_mut();
+        let stack = MemStack::new(&mut mem.buffer);
+        self.lu.solve_in_place_with_conj(
+            PermRef::new_checked(&self.row_perm, &self.row_perm_inv, n),
+            PermRef::new_checked(&self.col_perm, &self.col_perm_inv, n),
+            Conj::No,
+            rhs,
+            Par::Seq,
+            stack,
+        );
+    }
+}
+
+/// Sparse LU over a fixed pattern: column ordering once, numeric
+/// factorizations into kept buffers. See the [module documentation](self).
+#[derive(Debug, Clone)]
+pub struct SparseLu {
+    pattern: Arc<SparsePattern>,
+    factors: SparseFactors,
+    held: bool,
+    factor_mem: Scratch,
+}
+
+impl SparseLu {
+    /// A solver for Jacobians with the given pattern: computes the
+    /// fill-reducing column ordering and sizes the scratch buffers.
+    ///
+    /// # Errors
+    /// [`Singular`] (at step 0) when the pattern is structurally empty in
+    /// some column, or faer cannot analyse it.
+    pub fn new(pattern: SparsePattern) -> Result<Self, Singular> {
+        let n = pattern.n;
+        let structural = Singular {
+            step: 0,
+            pivot: 0.0,
+            scale: 0.0,
+        };
+        let params = LuSymbolicParams {
+            supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SIMPLICIAL,
+            ..Default::default()
+        };
+        let symbolic = factorize_symbolic_lu(pattern.symbolic(), params).map_err(|_| structural)?;
+        let (fwd, inv) = symbolic.col_perm().arrays();
+        let (col_perm, col_perm_inv) = (fwd.to_vec(), inv.to_vec());
+        let solve_req = simplicial::solve_in_place_scratch::<usize, f64>(n, 1, Par::Seq);
+        let factor_req = simplicial::factorize_simplicial_numeric_lu_scratch::<usize, f64>(n, n);
+        Ok(Self {
+            pattern: Arc::new(pattern),
+            factors: SparseFactors {
+                lu: SimplicialLu::new(),
+                row_perm: vec![0; n],
+                row_perm_inv: vec![0; n],
+                col_perm,
+                col_perm_inv,
+                solve_mem: RefCell::new(Scratch::new(solve_req)),
+            },
+            held: false,
+            factor_mem: Scratch::new(factor_req),
+        })
+    }
+
+    /// The pattern the solver was built for.
+    pub fn pattern(&self) -> &Arc<SparsePattern> {
+        &self.pattern
+    }
+}
+
+impl LinearSolver for SparseLu {
+    type Jacobian = SparseJacobian;
+    type Factors = SparseFactors;
+
+    fn size(&self) -> usize {
+        self.pattern.n
+    }
+
+    fn new_jacobian(&self) -> SparseJacobian {
+        SparseJacobian::zeros(self.pattern.clone())
+    }
+
+    fn factor(&mut self, jac: &SparseJacobian, threshold: f64) -> Result<&SparseFactors, Singular> {
+        self.held = false;
+        let amax = jac.amax();
+        if amax.is_nan() || amax <= 0.0 {
+            return Err(Singular {
+                step: 0,
+                pivot: amax,
+                scale: amax,
+            });
+        }
+        let f = &mut self.factors;
+        let n = self.pattern.n;
+        let stack = MemStack::new(&mut self.factor_mem.buffer);
+        let col_perm = PermRef::new_checked(&f.col_perm, &f.col_perm_inv, n);
+        if let Err(e) = simplicial::factorize_simplicial_numeric_lu(
+            &mut f.row_perm,
+            &mut f.row_perm_inv,
+            &mut f.lu,
+            jac.as_faer(),
+            col_perm,
+            stack,
+        ) {
+            let step = match e {
+                faer::sparse::linalg::LuError::SymbolicSingular { index } => index,
+                faer::sparse::linalg::LuError::Generic(_) => 0,
+            };
+            return Err(Singular {
+                step,
+                pivot: 0.0,
+                scale: amax,
+            });
+        }
+        // Pivots: the diagonal of U.
+        let u = f.lu.u_factor_unsorted();
+        for j in 0..n {
+            let rows = u.row_idx_of_col_raw(j);
+            let vals = u.val_of_col(j);
+            let pivot = rows
+                .iter()
+                .zip(vals)
+                .find(|(r, _)| **r == j)
+                .map_or(0.0, |(_, v)| v.abs());
+            if pivot.is_nan() || pivot <= threshold * amax {
+                return Err(Singular {
+                    step: j,
+                    pivot,
+                    scale: amax,
+                });
+            }
+        }
+        self.held = true;
+        Ok(&self.factors)
+    }
+
+    fn factors(&self) -> Option<&SparseFactors> {
+        self.held.then_some(&self.factors)
+    }
+
+    fn clear_factors(&mut self) {
+        self.held = false;
+    }
+
+    fn solve_rank_deficient(
+        &mut self,
+        _jac: &SparseJacobian,
+        _threshold: f64,
+        _rhs: &DVector<f64>,
+        _out: &mut DVector<f64>,
+    ) -> bool {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nalgebra::DMatrix;
+
+    fn jacobian(a: &DMatrix<f64>) -> (SparseLu, SparseJacobian) {
+        let n = a.nrows();
+        let entries = (0..n)
+            .flat_map(|i| (0..n).map(move |j| (i, j)))
+            .filter(|&(i, j)| a[(i, j)] != 0.0);
+        let lu = SparseLu::new(SparsePattern::from_entries(n, entries)).unwrap();
+        let mut jac = lu.new_jacobian();
+        for i in 0..n {
+            for j in 0..n {
+                if a[(i, j)] != 0.0 {
+                    assert!(jac.add(i, j, a[(i, j)]));
+                }
+            }
+        }
+        (lu, jac)
+    }
+
+    /// The sparse LU solves a sparse system that needs row pivoting, to
+    /// round-off against the dense solution, and reuses its buffers.
+    #[test]
+    fn solves_like_dense_lu_and_refactors() {
+        #[rustfmt::skip]
+        let a = DMatrix::from_row_slice(5, 5, &[
+            0.0, 2.0, 0.0, 0.0, 1.0,
+            3.0, 0.0, 0.0, 1.0, 0.0,
+            0.0, 1.0, 4.0, 0.0, 0.0,
+            1.0, 0.0, 0.0, 0.0, 2.0,
+            0.0, 0.0, 1.0, 5.0, 0.0,
+        ]);
+        let b = DVector::from_column_slice(&[1.0, -2.0, 0.5, 3.0, 1.5]);
+        let (mut lu, mut jac) = jacobian(&a);
+        let exact = a.clone().lu().solve(&b).unwrap();
+        let mut x = b.clone();
+        lu.factor(&jac, 1e-12).unwrap().solve_in_place(&mut x);
+        assert!((&x - &exact).amax() <= 1e-14 * exact.amax());
+        // A new numeric factorization with other values on the same pattern.
+        jac.fill_zero();
+        let a2 = &a * 2.0;
+        for (i, j, _) in jacobian(&a).1.entries().collect::<Vec<_>>() {
+            jac.add(i, j, a2[(i, j)]);
+        }
+        let mut x2 = b.clone();
+        lu.factor(&jac, 1e-12).unwrap().solve_in_place(&mut x2);
+        assert!((&x2 * 2.0 - &exact).amax() <= 1e-14 * exact.amax());
+        assert!(lu.factors().is_some());
+        lu.clear_factors();
+        assert!(lu.factors().is_none());
+    }
+
+    /// A numerically singular matrix is reported with the threshold of the
+    /// dense LU, and no factors are held.
+    #[test]
+    fn singular_by_threshold() {
+        #[rustfmt::skip]
+        let a = DMatrix::from_row_slice(3, 3, &[
+            1.0, 2.0, 0.0,
+            2.0, 4.0, 0.0,
+            0.0, 0.0, 1.0,
+        ]);
+        let (mut lu, jac) = jacobian(&a);
+        let err = lu.factor(&jac, 1e-12).unwrap_err();
+        assert!(err.pivot <= 1e-12 * 4.0, "{err}");
+        assert!(lu.factors().is_none());
+        assert!(!lu.solve_rank_deficient(&jac, 1e-12, &DVector::zeros(3), &mut DVector::zeros(3)));
+    }
+}
