@@ -123,6 +123,12 @@ pub struct RunPlan {
     /// Record every `every`-th step (and always the last) for the sink;
     /// 0 records none.
     pub every: usize,
+    /// Order of the method (docs/theory.md §8): 2 is the scenario's own
+    /// discretization with \[VCI\] Theorem 3.1 at impacts; 4 (triple jump)
+    /// and 6 (Kahan–Li) compose the symmetric midpoint Lagrange–Dirac step
+    /// (midpoint `L_d` and midpoint constraint, whatever the scenario's
+    /// discretization) and resolve impacts with the continuous elastic law.
+    pub order: u32,
 }
 
 impl RunPlan {
@@ -135,7 +141,15 @@ impl RunPlan {
             direction: Direction::Forward,
             steps,
             every: 0,
+            order: 2,
         }
+    }
+
+    /// Integrate with a method of order `order` (2, 4 or 6; others are
+    /// rejected by the runner with [`RunError::UnsupportedOrder`]).
+    pub fn order(mut self, order: u32) -> Self {
+        self.order = order;
+        self
     }
 
     /// Use `stepper`.
