@@ -92,6 +92,12 @@ pub struct RunArgs {
     /// every output and plot is that of the full system (docs/theory.md §7).
     #[arg(long, conflicts_with = "backward")]
     pub reduce: bool,
+    /// Order of the method: 2 (the scenario's discretization, [VCI]
+    /// Theorem 3.1 at impacts), 4 (triple jump) or 6 (Kahan–Li) of the
+    /// symmetric midpoint Lagrange–Dirac step with the continuous elastic
+    /// law at impacts (docs/theory.md §9; with --stepper lagrange).
+    #[arg(long, value_name = "2|4|6", default_value_t = 2, value_parser = parse_order)]
+    pub order: u32,
     /// What happens at a wall: the elastic impact law of the stepper's
     /// family, or an error at the first crossing.
     #[arg(long, value_enum, default_value_t = ImpactsArg::Elastic)]
@@ -148,9 +154,24 @@ pub struct ConvergenceArgs {
     /// Override a model parameter or the initial data (KEY=VALUE). Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
+    /// Order of the method, as for `run` (2, 4 or 6).
+    #[arg(long, value_name = "2|4|6", default_value_t = 2, value_parser = parse_order)]
+    pub order: u32,
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = SummaryFormat::Text)]
     pub summary: SummaryFormat,
+}
+
+/// `--order`: 2, 4 or 6.
+fn parse_order(s: &str) -> Result<u32, String> {
+    match s.trim() {
+        "2" => Ok(2),
+        "4" => Ok(4),
+        "6" => Ok(6),
+        other => Err(format!(
+            "'{other}' is not an order of the methods (2, 4 or 6)"
+        )),
+    }
 }
 
 /// `--discretization`.

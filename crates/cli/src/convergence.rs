@@ -258,10 +258,12 @@ pub fn convergence(args: &ConvergenceArgs) -> Result<()> {
             measure: reference.measure(),
             error: 0.0,
         };
-        let plan = RunPlan::new(n).every(match reference.measure() {
-            Measure::Final => n,
-            Measure::Max => 1,
-        });
+        let plan = RunPlan::new(n)
+            .order(args.order)
+            .every(match reference.measure() {
+                Measure::Final => n,
+                Measure::Max => 1,
+            });
         execute(&scenario, plan, true, &mut sink)?;
         errors.push(sink.error);
     }

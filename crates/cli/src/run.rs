@@ -169,6 +169,7 @@ fn cli_error(e: RunError) -> anyhow::Error {
     match e {
         RunError::Model(m) => anyhow::Error::new(m),
         RunError::NoHamiltonian { model } => no_hamiltonian(&model),
+        e @ RunError::UnsupportedOrder { .. } => anyhow!("{e}"),
         e @ RunError::TooManySteps { steps, .. } => {
             anyhow!("{e} ({})", duration_estimate(steps))
         }
@@ -376,6 +377,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         .impacts(args.impacts.into())
         .direction(direction)
         .reduce(args.reduce)
+        .order(args.order)
         .every(if sinks.is_empty() { 0 } else { args.every });
     let outcome = execute(&scenario, plan, args.quiet, &mut sinks)?;
     drop(sinks);
@@ -557,11 +559,25 @@ fn text_summary(
     } else {
         String::new()
     };
-    let _ = writeln!(
-        s,
-        "{}: {steps} steps of h = {} from t = 0 to t = {t_end} ({} discretization{constraint}, {stepper})",
-        scenario.model, scenario.h, scenario.discretization
-    );
+    if args.order != 2 {
+        // docs/theory.md §9: the composed methods use the symmetric midpoint step.
+        let scheme = if args.order == 4 {
+            "triple jump"
+        } else {
+            "Kahan–Li"
+        };
+        let _ = writeln!(
+            s,
+            "{}: {steps} steps of h = {} from t = 0 to t = {t_end} (order {}: {scheme} of the symmetric midpoint step, {stepper}, continuous elastic law)",
+            scenario.model, scenario.h, args.order
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "{}: {steps} steps of h = {} from t = 0 to t = {t_end} ({} discretization{constraint}, {stepper})",
+            scenario.model, scenario.h, scenario.discretization
+        );
+    }
     if !info.boundary_names.is_empty() {
         let shown: Vec<String> = o
             .impacts

@@ -59,6 +59,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod composition;
 pub mod error;
 pub mod hamiltonian;
 pub mod lagrange_dirac;
@@ -69,6 +70,7 @@ pub mod sparse_lu;
 pub mod substep;
 pub mod trajectory;
 
+pub use composition::{Composed, Composition, constrained_velocity, continuous_measures};
 pub use error::StepError;
 pub use hamiltonian::{DiscreteHamiltonian, NonholonomicHamiltonian, SymplecticEuler};
 pub use lagrange_dirac::{LagrangeDirac, OrientedStep, StepStats};

@@ -90,6 +90,19 @@ pub enum GeometryError {
         /// Number of pieces.
         count: usize,
     },
+    /// The Legendre map `v ↦ ∂L/∂v(q, v)` could not be inverted at the
+    /// given momentum (degenerate Lagrangian, or Newton did not converge).
+    #[error(
+        "Legendre map not invertible at q = {q:?}: residual {residual:e} after {iterations} Newton iterations"
+    )]
+    LegendreNotInvertible {
+        /// The configuration.
+        q: Vec<f64>,
+        /// Final residual `|∂L/∂v(q, v) − p|` (relative to `max(1, |p|)`).
+        residual: f64,
+        /// Newton iterations taken.
+        iterations: usize,
+    },
 }
 
 /// Check that every component of a slice is finite.

@@ -50,7 +50,9 @@ pub use discretization::{Discretization, DiscretizationMap, EndPoint, Retraction
 pub use error::{GeometryError, ensure_finite, ensure_step};
 pub use retraction::{Angles, Euclidean, Retraction, Se2, Sphere};
 pub use symmetry::{CyclicSymmetry, Invariant, Reduced, ReductionKind, SymmetryError};
-pub use system::{AdScalar, CONSTRAINT_TOLERANCE, System, check_initial};
+pub use system::{
+    AdScalar, CONSTRAINT_TOLERANCE, System, check_initial, legendre_jet, velocity_from_momentum,
+};
 
 pub use nalgebra::{SMatrix, SVector};
 /// The automatic-differentiation crate used for all derivatives.

@@ -103,6 +103,82 @@ pub trait System<const N: usize, const M: usize> {
     }
 }
 
+/// The momentum `p = ∂L/∂v(q, v)` and the velocity Hessian `∂²L/∂v²(q, v)`
+/// (by automatic differentiation).
+pub fn legendre_jet<Sy, const N: usize, const M: usize>(
+    system: &Sy,
+    q: &SVector<f64, N>,
+    v: &SVector<f64, N>,
+) -> (SVector<f64, N>, nalgebra::SMatrix<f64, N, N>)
+where
+    Sy: System<N, M> + ?Sized,
+{
+    let qd: SVector<num_dual::Dual2SVec<f64, N>, N> = crate::ad::constants(q);
+    let vd = crate::ad::seed_hessian(v);
+    let (_, p, hess) = crate::ad::hessian_of(system.lagrangian(&qd, &vd));
+    (p, hess)
+}
+
+/// The inverse Legendre map: the velocity `v` with `∂L/∂v(q, v) = p`, by
+/// Newton's method from `guess` (exact in one iteration for `L` quadratic in
+/// `v`). Converged when the correction is below `1e-14 max(1, |v|)`.
+///
+/// # Errors
+/// [`GeometryError::LegendreNotInvertible`](crate::GeometryError::LegendreNotInvertible)
+/// when `∂²L/∂v²` is singular (a degenerate Lagrangian) or Newton does not
+/// converge in 30 iterations; [`GeometryError::NonFinite`](crate::GeometryError::NonFinite)
+/// for non-finite input.
+pub fn velocity_from_momentum<Sy, const N: usize, const M: usize>(
+    system: &Sy,
+    q: &SVector<f64, N>,
+    p: &SVector<f64, N>,
+    guess: &SVector<f64, N>,
+) -> Result<SVector<f64, N>, crate::GeometryError>
+where
+    Sy: System<N, M> + ?Sized,
+{
+    crate::ensure_finite("q", q.as_slice())?;
+    crate::ensure_finite("p", p.as_slice())?;
+    let mut v = if guess.iter().all(|x| x.is_finite()) {
+        *guess
+    } else {
+        SVector::zeros()
+    };
+    let scale = p.amax().max(1.0);
+    let mut residual = f64::INFINITY;
+    for iterations in 0..30 {
+        let (pv, hess) = legendre_jet(system, q, &v);
+        let r = pv - p;
+        residual = r.amax() / scale;
+        // Generic `N`: nalgebra's static LU needs a type-level dimension.
+        let dense = nalgebra::DMatrix::from_fn(N, N, |i, j| hess[(i, j)]);
+        let rhs = nalgebra::DVector::from_fn(N, |i, _| r[i]);
+        let Some(dv) = dense
+            .lu()
+            .solve(&rhs)
+            .map(|x| SVector::<f64, N>::from_fn(|i, _| x[i]))
+        else {
+            return Err(crate::GeometryError::LegendreNotInvertible {
+                q: q.as_slice().to_vec(),
+                residual,
+                iterations,
+            });
+        };
+        if !dv.iter().all(|x| x.is_finite()) {
+            break;
+        }
+        v -= dv;
+        if dv.amax() <= 1e-14 * v.amax().max(1.0) {
+            return Ok(v);
+        }
+    }
+    Err(crate::GeometryError::LegendreNotInvertible {
+        q: q.as_slice().to_vec(),
+        residual,
+        iterations: 30,
+    })
+}
+
 /// Relative tolerance of [`check_initial`] on the constraint residual.
 pub const CONSTRAINT_TOLERANCE: f64 = 1e-9;
 

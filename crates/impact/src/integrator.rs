@@ -1,5 +1,6 @@
 //! The impact integrator.
 
+use crate::elastic::ContinuousElasticLaw;
 use crate::hamiltonian_law::HamiltonianLaw;
 use crate::law::{ImpactLaw, ImpactSite};
 use crate::vci::VciLaw;
@@ -8,8 +9,8 @@ use argmin::solver::brent::BrentRoot;
 use diracvi_discrete_dirac::newton::NewtonParams;
 use diracvi_discrete_dirac::trajectory::StepOutput;
 use diracvi_discrete_dirac::{
-    Direction, DiscreteHamiltonian, LagrangeDirac, NonholonomicHamiltonian, OneStep, State,
-    StepError, StepStats, SubStepper, SymplecticEuler,
+    Composed, Composition, Direction, DiscreteHamiltonian, LagrangeDirac, NonholonomicHamiltonian,
+    OneStep, State, StepError, StepStats, SubStepper, SymplecticEuler,
 };
 use diracvi_geometry::boundary::{boundary_gradient, touch_band, violated_piece};
 use diracvi_geometry::{
@@ -354,6 +355,35 @@ where
     /// Backward (−) integrator for `system`.
     pub fn backward(system: Sy, map: Dm, constraint: ConstraintDiscretization) -> Self {
         Self::new(LagrangeDirac::minus(system, map, constraint))
+    }
+}
+
+/// The composed (order 4 or 6) symmetric Lagrange–Dirac integrator with the
+/// continuous elastic law (docs/theory.md §9).
+pub type ComposedImpacts<Sy, Dm, const N: usize, const M: usize> =
+    ImpactIntegrator<Composed<LagrangeDirac<Sy, Dm, N, M>, N, M>, ContinuousElasticLaw, N, M>;
+
+impl<Sy, Dm, const N: usize, const M: usize> ComposedImpacts<Sy, Dm, N, M>
+where
+    Sy: System<N, M> + Clone,
+    Dm: DiscretizationMap<N> + Clone,
+{
+    /// The composition `scheme` of the symmetric Lagrange–Dirac step
+    /// ([`Composed::lagrange_dirac`]) in `direction`, with impacts located on
+    /// the composed path and resolved by [`ContinuousElasticLaw`]. Use the
+    /// midpoint `L_d` and the midpoint constraint: only a self-adjoint basic
+    /// step gains order by composition.
+    pub fn composed(
+        system: Sy,
+        map: Dm,
+        constraint: ConstraintDiscretization,
+        direction: Direction,
+        scheme: Composition,
+    ) -> Self {
+        Self::with_law(
+            Composed::lagrange_dirac(system, map, constraint, direction, scheme),
+            ContinuousElasticLaw,
+        )
     }
 }
 

@@ -25,6 +25,10 @@
 //!    * [`HamiltonianLaw`] (nonholonomic Hamiltonian steppers): the jump
 //!      `p̃⁺ = p̃⁻ + ν dg/|dg|` with the discrete energy `∂H_{d+}/∂h` of the
 //!      two sub-steps balanced, reflected root;
+//!    * [`ContinuousElasticLaw`] (the composed higher-order steppers,
+//!      docs/theory.md §9.3): the exact elastic law of the continuous
+//!      system at `q̃`, `p⁺ = p⁻ + λ dg + A(q̃)ᵀ ν` with `A(q̃) v⁺ = 0` and
+//!      `E(q̃, v⁺) = E(q̃, v⁻)`, reflected root;
 //!    * [`RejectCrossing`]: an error at the first crossing;
 //! 4. continue from `(q̃, p̃⁺)` over the rest of the step; if the path is
 //!    again inadmissible, repeat, at most
@@ -92,15 +96,17 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod elastic;
 mod hamiltonian_law;
 mod integrator;
 mod law;
 mod reconstruct;
 mod vci;
 
+pub use elastic::ContinuousElasticLaw;
 pub use hamiltonian_law::HamiltonianLaw;
 pub use integrator::{
-    HamiltonianImpacts, ImpactError, ImpactEvent, ImpactIntegrator, ImpactParams,
+    ComposedImpacts, HamiltonianImpacts, ImpactError, ImpactEvent, ImpactIntegrator, ImpactParams,
     LagrangeDiracImpacts,
 };
 pub use law::{ImpactLaw, ImpactSite, Rebound, RejectCrossing};

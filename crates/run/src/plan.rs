@@ -126,6 +126,12 @@ pub struct RunPlan {
     /// Integrate the reduced system on shape space by the model's declared
     /// symmetry and reconstruct the full states (docs/theory.md §7).
     pub reduce: bool,
+    /// Order of the method (docs/theory.md §9): 2 is the scenario's own
+    /// discretization with \[VCI\] Theorem 3.1 at impacts; 4 (triple jump)
+    /// and 6 (Kahan–Li) compose the symmetric midpoint Lagrange–Dirac step
+    /// (midpoint `L_d` and midpoint constraint, whatever the scenario's
+    /// discretization) and resolve impacts with the continuous elastic law.
+    pub order: u32,
 }
 
 impl RunPlan {
@@ -139,7 +145,15 @@ impl RunPlan {
             steps,
             every: 0,
             reduce: false,
+            order: 2,
         }
+    }
+
+    /// Integrate with a method of order `order` (2, 4 or 6; others are
+    /// rejected by the runner with [`RunError::UnsupportedOrder`]).
+    pub fn order(mut self, order: u32) -> Self {
+        self.order = order;
+        self
     }
 
     /// Use `stepper`.

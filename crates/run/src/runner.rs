@@ -6,11 +6,13 @@ use crate::{
     ImpactRecord, Impacts, RecordSink, RecordView, RunError, RunOutcome, RunPlan, Stepper,
 };
 use diracvi_discrete_dirac::{
-    LagrangeDirac, NonholonomicHamiltonian, OneStep, Record, RunOptions, State, SymplecticEuler,
-    Trajectory, integrate, state_from_velocity,
+    Composed, Composition, LagrangeDirac, NonholonomicHamiltonian, OneStep, Record, RunOptions,
+    State, SymplecticEuler, Trajectory, integrate, state_from_velocity,
 };
+use diracvi_geometry::{ConstraintDiscretization, Discretization};
 use diracvi_impact::{
-    HamiltonianImpacts, ImpactError, ImpactEvent, ImpactIntegrator, RejectCrossing,
+    ContinuousElasticLaw, HamiltonianImpacts, ImpactError, ImpactEvent, ImpactIntegrator,
+    RejectCrossing,
 };
 use diracvi_models::{ModelError, ModelVisitor, NamedSystem, RunSetup, Scenario};
 use std::time::{Duration, Instant};
@@ -150,7 +152,32 @@ impl ModelVisitor for Runner<'_> {
                 .map_err(failed)?
             };
         }
+        let composition = match (plan.stepper, Composition::for_order(plan.order)) {
+            (_, Some(Composition::Single)) => None,
+            (Stepper::Lagrange, Some(c)) => Some(c),
+            (stepper, _) => {
+                return Err(RunError::UnsupportedOrder {
+                    order: plan.order,
+                    stepper: stepper.as_str(),
+                });
+            }
+        };
         let (trajectory, impacts) = match plan.stepper {
+            Stepper::Lagrange if composition.is_some() => {
+                let stepper = Composed::lagrange_dirac(
+                    model.clone(),
+                    Discretization::Midpoint,
+                    ConstraintDiscretization::Midpoint,
+                    plan.direction,
+                    composition.unwrap_or_default(),
+                );
+                match plan.impacts {
+                    Impacts::Elastic => {
+                        run!(ImpactIntegrator::with_law(stepper, ContinuousElasticLaw))
+                    }
+                    Impacts::Reject => run!(ImpactIntegrator::with_law(stepper, RejectCrossing)),
+                }
+            }
             Stepper::Lagrange => {
                 let stepper = LagrangeDirac::new(
                     model.clone(),

@@ -119,6 +119,9 @@ pub struct LagrangeDirac<Sy, Dm, const N: usize, const M: usize> {
     constraint: ConstraintDiscretization,
     params: NewtonParams,
     direction: Direction,
+    /// The constraint reaction split symmetrically between the two ends of
+    /// the step (docs/theory.md §9.1).
+    symmetric: bool,
     /// Buffers and warm-start state of the steps taken.
     main: SolverContext<N, M>,
     /// The same for trial solves (event location), so that they leave the
@@ -198,6 +201,7 @@ where
             constraint,
             params: NewtonParams::default(),
             direction,
+            symmetric: false,
             main: SolverContext::new(),
             trial: SolverContext::new(),
             last_increment: None,
@@ -211,6 +215,33 @@ where
     pub fn with_params(mut self, params: NewtonParams) -> Self {
         self.params = params;
         self
+    }
+
+    /// The symmetric (self-adjoint) variant (docs/theory.md §9.1): the
+    /// constraint reaction is shared between the two ends of the step,
+    /// ```text
+    /// p_k + D1 L_d(q_k, q_{k+1}, h) = A(q_k)ᵀ μ,
+    /// p_{k+1} = D2 L_d(q_k, q_{k+1}, h) − A(q_{k+1})ᵀ μ,   ω_d(q_k, q_{k+1}) = 0
+    /// ```
+    /// so that the reaction impulse of the step is `−(A(q_k) + A(q_{k+1}))ᵀ μ`,
+    /// shared by its two ends (the plain stepper has `−A(q_k)ᵀ μ` only). With a
+    /// symmetric discrete Lagrangian (`L_d(q_1, q_0, −h) = −L_d(q_0, q_1, h)`,
+    /// e.g. [`Discretization::Midpoint`](diracvi_geometry::Discretization))
+    /// and a symmetric discrete constraint
+    /// ([`ConstraintDiscretization::Midpoint`]) the (−) step is then the
+    /// exact inverse of the (+) step and the (+) step at `−h`: the map is
+    /// self-adjoint, `Φ_{−h} ∘ Φ_h = id`, and symmetric composition
+    /// ([`Composed`](crate::Composed)) raises its order. Without constraints
+    /// it is the plain stepper.
+    pub fn symmetric(mut self) -> Self {
+        self.symmetric = true;
+        self
+    }
+
+    /// Whether the constraint reaction is split symmetrically
+    /// ([`symmetric`](Self::symmetric)).
+    pub fn is_symmetric(&self) -> bool {
+        self.symmetric
     }
 
     /// The Newton parameters.
@@ -382,8 +413,10 @@ where
             main,
             trial: trial_context,
             unit,
+            symmetric,
             ..
         } = self;
+        let symmetric = *symmetric && M > 0;
         let (system, map, constraint, params) = (&*system, &*map, *constraint, &*params);
         let w = if trial { trial_context } else { main };
         crate::validate_step(k, t, h, a, pi_a)?;
@@ -437,7 +470,7 @@ where
             .iter()
             .zip(w.cache.d.iter())
             .all(|(u, v)| u.to_bits() == v.to_bits());
-        let pi_b = if cached {
+        let mut pi_b = if cached {
             w.cache.pi_b / unit
         } else {
             DiscreteLagrangian::<Sy, Dm, N, M>::new(system, map)
@@ -445,6 +478,12 @@ where
                 .d2_increment(a, &d, h)
                 .map_err(geo)?
         };
+        if symmetric {
+            // The other half of the reaction impulse, at the end point:
+            // `p_{k+1} − p_k = D1 L_d + D2 L_d − (A(q_k) + A(q_{k+1}))ᵀ μ`.
+            let b_forms: SMatrix<f64, M, N> = system.constraint_forms(&b);
+            pi_b -= b_forms.transpose() * mu;
+        }
         if pi_b.iter().any(|v| !v.is_finite()) {
             return Err(StepError::NonFinite {
                 step: k,
