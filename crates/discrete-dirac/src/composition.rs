@@ -46,7 +46,9 @@ static TRIPLE_JUMP: [f64; 3] = [TJ_OUTER, TJ_INNER, TJ_OUTER];
 /// The stages of Suzuki's five-stage fractal.
 static SUZUKI_5: [f64; 5] = [SY_OUTER, SY_OUTER, SY_INNER, SY_OUTER, SY_OUTER];
 /// Kahan & Li (1997), the nine-stage method of order 6 (`s9odr6a`, as in
-/// Hairer–Lubich–Wanner eq. V.3.11).
+/// Hairer–Lubich–Wanner eq. V.3.11), with the published digits (the
+/// literal rounds to the nearest `f64`).
+#[allow(clippy::excessive_precision)]
 static KAHAN_LI_9: [f64; 9] = [
     0.392_161_444_007_314_139_279_250_56,
     0.332_599_136_789_359_438_599_748_64,
