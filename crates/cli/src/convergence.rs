@@ -11,6 +11,7 @@ use diracvi_models::reference::{
     BouncingParticle, LcCircuit, NonholonomicPendulumReference, PendulumReferenceParams,
     PendulumSolution,
 };
+use diracvi_run::Composition;
 use diracvi_run::RunPlan;
 use serde::Serialize;
 use std::f64::consts::TAU;
@@ -195,6 +196,10 @@ struct ConvergenceJson<'a> {
     h: &'a [f64],
     steps: &'a [usize],
     error: &'a [f64],
+    /// The method's order asked for (`--order`).
+    method_order: u32,
+    /// The method: the scenario's discretization (order 2) or the composition.
+    method: &'a str,
     order: f64,
 }
 
@@ -275,6 +280,14 @@ pub fn convergence(args: &ConvergenceArgs) -> Result<()> {
             shown.join(", ")
         ))));
     }
+    let method = match Composition::for_order(args.order) {
+        Some(Composition::Single) | None => format!("{} discretization", scenario.discretization),
+        Some(c) => format!(
+            "order {}: {} composition of the symmetric midpoint step",
+            args.order,
+            c.as_str()
+        ),
+    };
     match args.summary {
         SummaryFormat::Json => {
             let json = ConvergenceJson {
@@ -284,6 +297,8 @@ pub fn convergence(args: &ConvergenceArgs) -> Result<()> {
                 h: &h_list,
                 steps: &steps,
                 error: &errors,
+                method_order: args.order,
+                method: &method,
                 order,
             };
             crate::emit(&format!("{}\n", serde_json::to_string(&json)?))?;
@@ -293,8 +308,8 @@ pub fn convergence(args: &ConvergenceArgs) -> Result<()> {
             let mut s = String::new();
             let _ = writeln!(
                 s,
-                "convergence of {} ({} discretization), t_end = {t_end}",
-                scenario.model, scenario.discretization
+                "convergence of {} ({method}), t_end = {t_end}",
+                scenario.model
             );
             let _ = writeln!(s, "measure: {}", reference.describe());
             let _ = writeln!(s, "{:>14}  {:>8}  {:>14}", "h", "steps", "error");

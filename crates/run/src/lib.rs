@@ -47,7 +47,7 @@ mod reduced;
 mod runner;
 mod sink;
 
-pub use diracvi_discrete_dirac::{Direction, StepError};
+pub use diracvi_discrete_dirac::{Composition, Direction, StepError};
 pub use diracvi_impact::ImpactError;
 pub use error::RunError;
 pub use outcome::{ImpactRecord, RunOutcome};
