@@ -92,7 +92,7 @@ pub struct RunArgs {
     /// every output and plot is that of the full system (docs/theory.md §7).
     #[arg(long, conflicts_with = "backward")]
     pub reduce: bool,
-    /// Order of the method: 2 (the scenario's discretization, [VCI]
+    /// Order of the method: 2 (the scenario's discretization, \[VCI\]
     /// Theorem 3.1 at impacts), 4 (triple jump) or 6 (Kahan–Li) of the
     /// symmetric midpoint Lagrange–Dirac step with the continuous elastic
     /// law at impacts (docs/theory.md §9; with --stepper lagrange).
