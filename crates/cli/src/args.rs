@@ -116,6 +116,12 @@ pub struct RunArgs {
     /// Plot energy deviation and coordinates against time (SVG).
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Animate the motion (an SVG a browser plays, looping): the walls, the
+    /// body moving through at most 600 recorded frames and the impact
+    /// points; planar models only (those with a drawing). One loop lasts
+    /// the simulated time, clamped to 5–30 s.
+    #[arg(long, value_name = "FILE.svg")]
+    pub animate: Option<PathBuf>,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = SummaryFormat::Text)]
     pub summary: SummaryFormat,

@@ -12,6 +12,7 @@
 //!             [--scenario FILE.toml] [--discretization forward|midpoint]
 //!             [--constraint retraction|midpoint|model] [--stepper lagrange|hamiltonian]
 //!             [--backward] [--out FILE.csv|FILE.json] [--every K] [--plot FILE.svg]
+//!             [--animate FILE.svg]
 //!             [--summary json|text] [--energy-tolerance FRACTION] [--quiet]
 //! diracvi convergence <model> [--h-list H1,H2,...] [--t-end T] [--summary json|text]
 //! ```
@@ -25,13 +26,14 @@
 //! output path, a request over the limits), 130/143/129 when interrupted by
 //! SIGINT/SIGTERM/SIGHUP.
 //!
-//! Outputs are all or nothing (`output`): the trajectory, its impacts file
-//! and the plot are written to temporary files next to their targets and
-//! renamed into place together once everything succeeded, the summary is
-//! printed after the renames and a failure to print it undoes them; a failed
-//! or interrupted run leaves none of its files and every file that was there
-//! before as it was.
+//! Outputs are all or nothing (`output`): the trajectory, its impacts file,
+//! the plot and the animation are written to temporary files next to their
+//! targets and renamed into place together once everything succeeded, the
+//! summary is printed after the renames and a failure to print it undoes
+//! them; a failed or interrupted run leaves none of its files and every file
+//! that was there before as it was.
 
+mod animate;
 mod args;
 mod circuit;
 mod convergence;

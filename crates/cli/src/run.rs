@@ -3,6 +3,7 @@
 //! itself is `diracvi_run::execute`, shared with the Python package.
 
 use crate::NumericalFailure;
+use crate::animate::{self, AnimationCollector};
 use crate::args::{RunArgs, StepperArg, SummaryFormat};
 use crate::output::{self, OutTargets, RecordSink, Staged, TrajectoryWriter};
 use crate::plot::{self, PlotCollector, PlotInfo};
@@ -308,6 +309,9 @@ fn check_finite(o: &RunOutcome) -> Result<()> {
 /// `diracvi run`.
 pub fn run(args: &RunArgs) -> Result<()> {
     if crate::circuit::handles(args) {
+        if args.animate.is_some() {
+            return Err(animate::no_circuits());
+        }
         return crate::circuit::run(args);
     }
     if args.every == 0 {
@@ -323,6 +327,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     // not write its results.
     let out_targets = args.out.as_deref().map(OutTargets::check).transpose()?;
     let plot_target = args.plot.as_deref().map(plot::check).transpose()?;
+    let animate_target = args.animate.as_deref().map(animate::check).transpose()?;
 
     let mut scenario = match &args.model_file {
         Some(path) => apply_sets(Scenario::from_model_file(path)?, &args.sets)?,
@@ -349,6 +354,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
         return Err(no_hamiltonian(&scenario.model));
     }
     check_resources(args, out_targets.as_ref(), steps, info.coordinates.len())?;
+    if animate_target.is_some() {
+        animate::check_drawable(&scenario)?;
+    }
     let direction = if args.backward {
         Direction::Backward
     } else {
@@ -365,12 +373,19 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let mut collector = plot_file
         .as_ref()
         .map(|_| PlotCollector::new(steps / args.every + 2));
+    let animation_file = animate_target.as_ref().map(Staged::create).transpose()?;
+    let mut animation = animation_file
+        .as_ref()
+        .map(|_| AnimationCollector::new(steps / args.every + 2));
     let mut sinks: Vec<&mut dyn RecordSink> = Vec::new();
     if let Some(w) = writer.as_mut() {
         sinks.push(w);
     }
     if let Some(c) = collector.as_mut() {
         sinks.push(c);
+    }
+    if let Some(a) = animation.as_mut() {
+        sinks.push(a);
     }
     let plan = RunPlan::new(steps)
         .stepper(args.stepper.into())
@@ -400,6 +415,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
             },
             file,
         )?);
+    }
+    if let (Some(a), Some(file)) = (animation, animation_file) {
+        staged.push(animate::render(a, &scenario, &outcome.impacts, file)?);
     }
 
     let t_end = direction.sign() * steps as f64 * scenario.h;
@@ -445,6 +463,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
                 wall_time_s: outcome.wall_time.as_secs_f64(),
                 out: args.out.as_ref().map(|p| p.display().to_string()),
                 plot: args.plot.as_ref().map(|p| p.display().to_string()),
+                animate: args.animate.as_ref().map(|p| p.display().to_string()),
             };
             Some(format!("{}\n", serde_json::to_string(&json)?))
         }
@@ -497,6 +516,7 @@ struct SummaryJson<'a> {
     wall_time_s: f64,
     out: Option<String>,
     plot: Option<String>,
+    animate: Option<String>,
 }
 
 /// Solver statistics over the run.
@@ -632,6 +652,9 @@ fn text_summary(
         }
     }
     if let Some(p) = &args.plot {
+        files.push(p.display().to_string());
+    }
+    if let Some(p) = &args.animate {
         files.push(p.display().to_string());
     }
     if !files.is_empty() {

@@ -18,10 +18,10 @@
 //!   `(v_x, v_y)(0) = R v_θ (cos φ, sin φ)`, `h = 1e-2`, `T = 50`.
 
 use crate::disk_wall::{
-    disk_hamiltonian, disk_lagrangian, disk_parameters, rolling_constraints, rolling_initial,
-    validate_disk,
+    disk_body, disk_hamiltonian, disk_lagrangian, disk_parameters, rim_point, rolling_constraints,
+    rolling_initial, validate_disk,
 };
-use crate::{Model, ModelError, ParameterInfo, RunSetup, validate};
+use crate::{Drawing, Model, ModelError, ParameterInfo, RunSetup, Shape, validate};
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization, System};
 use nalgebra::{SMatrix, SVector};
 use serde::{Deserialize, Serialize};
@@ -151,5 +151,30 @@ impl Model<4, 2> for DiskTable {
         } else {
             "table edge, rear rim point (x - R cosφ)^2 + (y - R sinφ)^2 <= a^2".into()
         }
+    }
+
+    fn drawing(&self) -> Option<&dyn Drawing<4>> {
+        Some(self)
+    }
+}
+
+/// Seen from above: the table's edge (a circle of radius `a` about the
+/// origin) and the disk: the segment between its rim points and its
+/// contact point.
+impl Drawing<4> for DiskTable {
+    fn walls(&self) -> Vec<Shape> {
+        vec![Shape::Circle {
+            center: [0.0, 0.0],
+            radius: self.params.a,
+        }]
+    }
+
+    fn body(&self, q: &SVector<f64, 4>) -> Vec<Shape> {
+        disk_body(self.params.r, q)
+    }
+
+    /// The rim point of piece `j`: `(x ± R cos φ, y ± R sin φ)`.
+    fn contact(&self, q: &SVector<f64, 4>, piece: usize) -> [f64; 2] {
+        rim_point(self.params.r, q, Self::piece_sign(piece))
     }
 }

@@ -30,7 +30,7 @@
 //! `(v_x, v_y)(0) = R v_θ (cos φ, sin φ)` from the constraints,
 //! `h = 1e-2`, `T = 50`.
 
-use crate::{Model, ModelError, ParameterInfo, RunSetup, validate};
+use crate::{Drawing, Model, ModelError, ParameterInfo, RunSetup, Shape, validate};
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization, System};
 use nalgebra::{SMatrix, SVector};
 use serde::{Deserialize, Serialize};
@@ -217,5 +217,48 @@ impl Model<4, 2> for DiskWall {
         } else {
             "wall, rear rim point y - R sinφ <= wall".into()
         }
+    }
+
+    fn drawing(&self) -> Option<&dyn Drawing<4>> {
+        Some(self)
+    }
+}
+
+/// Seen from above: the disk (vertical, so a segment of length `2R` along
+/// its heading, between the rim points `(x ± R cos φ, y ± R sin φ)`) and its
+/// contact point `(x, y)`.
+pub(crate) fn disk_body(r: f64, q: &SVector<f64, 4>) -> Vec<Shape> {
+    vec![
+        Shape::Polyline {
+            points: vec![rim_point(r, q, -1.0), rim_point(r, q, 1.0)],
+            closed: false,
+        },
+        Shape::Dot([q[0], q[1]]),
+    ]
+}
+
+/// The rim point `(x + s R cos φ, y + s R sin φ)` (`s = +1` front, `−1` rear).
+pub(crate) fn rim_point(r: f64, q: &SVector<f64, 4>, s: f64) -> [f64; 2] {
+    let (sin, cos) = q[3].sin_cos();
+    [q[0] + s * r * cos, q[1] + s * r * sin]
+}
+
+/// Seen from above: the wall `y = wall` and the disk (the segment between its
+/// rim points, and its contact point).
+impl Drawing<4> for DiskWall {
+    fn walls(&self) -> Vec<Shape> {
+        vec![Shape::Line {
+            point: [0.0, self.params.wall],
+            direction: [1.0, 0.0],
+        }]
+    }
+
+    fn body(&self, q: &SVector<f64, 4>) -> Vec<Shape> {
+        disk_body(self.params.r, q)
+    }
+
+    /// The front rim point (piece 0) or the rear one (piece 1).
+    fn contact(&self, q: &SVector<f64, 4>, piece: usize) -> [f64; 2] {
+        rim_point(self.params.r, q, if piece == 0 { 1.0 } else { -1.0 })
     }
 }

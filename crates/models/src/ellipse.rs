@@ -11,7 +11,8 @@
 //! (the inertia of a uniform elliptic disk about its centre), midpoint
 //! `L_d`, `q(0) = (π/2, 0, 3.5)`, `v(0) = (−3, 2, 0)`, `h = 1e-2`, `T = 25`.
 
-use crate::{Model, ModelError, ParameterInfo, RunSetup, validate};
+use crate::drawing::{FLOOR, ellipse_outline};
+use crate::{Drawing, Model, ModelError, ParameterInfo, RunSetup, Shape, validate};
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization, System};
 use nalgebra::{SMatrix, SVector};
 use serde::{Deserialize, Serialize};
@@ -168,5 +169,41 @@ impl Model<3, 0> for Ellipse {
 
     fn boundary_name(&self, _j: usize) -> String {
         "floor y >= sqrt(a^2 sin^2θ + b^2 cos^2θ)".into()
+    }
+
+    fn drawing(&self) -> Option<&dyn Drawing<3>> {
+        Some(self)
+    }
+}
+
+/// Points of the drawn ellipse outline.
+const OUTLINE_POINTS: usize = 36;
+
+/// Side view: the floor `y = 0`, the ellipse's outline (semi-axis `a`
+/// along the body axis turned by `θ` from the `x`-axis) and its centre.
+impl Drawing<3> for Ellipse {
+    fn walls(&self) -> Vec<Shape> {
+        vec![FLOOR]
+    }
+
+    fn body(&self, q: &SVector<f64, 3>) -> Vec<Shape> {
+        let p = &self.params;
+        let center = [q[1], q[2]];
+        vec![
+            Shape::Polyline {
+                points: ellipse_outline(center, p.a, p.b, q[0], OUTLINE_POINTS),
+                closed: true,
+            },
+            Shape::Dot(center),
+        ]
+    }
+
+    /// The lowest point: `φ(θ)` below the centre, shifted sideways by
+    /// `(b² − a²) sinθ cosθ / φ(θ)`.
+    fn contact(&self, q: &SVector<f64, 3>, _piece: usize) -> [f64; 2] {
+        let p = &self.params;
+        let (s, c) = q[0].sin_cos();
+        let phi = (p.a * p.a * s * s + p.b * p.b * c * c).sqrt();
+        [q[1] + (p.b * p.b - p.a * p.a) * s * c / phi, q[2] - phi]
     }
 }

@@ -57,6 +57,9 @@
 //!    [`ParameterInfo::GRAVITY`], …),
 //!    `coordinate_names`, `new` (validate every parameter, returning
 //!    [`ModelError::InvalidParameter`]), `params`, `run_defaults`.
+//!    Optionally `drawing` (return `Some(self)` and implement
+//!    [`Drawing`]: walls, body outline and contact points in a plane) so
+//!    `diracvi run --animate` can draw it.
 //! 4. Add `mod my_model; pub use my_model::*;` and one line
 //!    `MyModel => (N, M),` to the `registry!` invocation in `lib.rs`.
 //! 5. Write its twin as a model file `models/<name>.toml` at the repository
@@ -81,6 +84,7 @@
 
 mod disk_table;
 mod disk_wall;
+mod drawing;
 mod ellipse;
 mod error;
 mod file_model;
@@ -94,6 +98,7 @@ mod symmetric;
 
 pub use disk_table::{DiskTable, DiskTableParams};
 pub use disk_wall::{DiskWall, DiskWallParams};
+pub use drawing::{Drawing, Point, Shape};
 pub use ellipse::{Ellipse, EllipseParams};
 pub use error::ModelError;
 pub use file_model::{FILE_MODEL_SIZES, FileModel, FileText};
@@ -150,6 +155,12 @@ pub trait Model<const N: usize, const M: usize>: System<N, M> + Clone + Send + S
     /// impact records).
     fn boundary_name(&self, j: usize) -> String {
         format!("g_{j}")
+    }
+
+    /// The model's planar picture (walls, body, contact points) for
+    /// animations, or `None` (the default) when it has none.
+    fn drawing(&self) -> Option<&dyn Drawing<N>> {
+        None
     }
 }
 
@@ -289,6 +300,11 @@ pub trait NamedSystem<const N: usize, const M: usize>: System<N, M> + Clone + Se
     /// A readable description of boundary piece `j` (for messages and
     /// impact records).
     fn piece_name(&self, j: usize) -> String;
+    /// The planar picture for animations ([`Model::drawing`]); `None` (the
+    /// default, and for model files) when the model has none.
+    fn picture(&self) -> Option<&dyn Drawing<N>> {
+        None
+    }
 }
 
 impl<const N: usize, const M: usize, T: Model<N, M>> NamedSystem<N, M> for T {
@@ -306,6 +322,9 @@ impl<const N: usize, const M: usize, T: Model<N, M>> NamedSystem<N, M> for T {
     }
     fn piece_name(&self, j: usize) -> String {
         self.boundary_name(j)
+    }
+    fn picture(&self) -> Option<&dyn Drawing<N>> {
+        self.drawing()
     }
 }
 

@@ -5,7 +5,8 @@
 //! `H = |p|²/(2m) + m g y`. Defaults: midpoint `L_d`, `q(0) = (0, 2)`,
 //! `v(0) = (1, 0)`, `h = 1e-2`, `T = 10`.
 
-use crate::{Model, ModelError, ParameterInfo, RunSetup, validate};
+use crate::drawing::FLOOR;
+use crate::{Drawing, Model, ModelError, ParameterInfo, RunSetup, Shape, validate};
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization, System};
 use nalgebra::{SMatrix, SVector};
 use serde::{Deserialize, Serialize};
@@ -91,5 +92,24 @@ impl Model<2, 0> for Particle {
 
     fn boundary_name(&self, _j: usize) -> String {
         "floor y >= 0".into()
+    }
+
+    fn drawing(&self) -> Option<&dyn Drawing<2>> {
+        Some(self)
+    }
+}
+
+/// Side view: the floor `y = 0` and the particle as a dot at `(x, y)`.
+impl Drawing<2> for Particle {
+    fn walls(&self) -> Vec<Shape> {
+        vec![FLOOR]
+    }
+
+    fn body(&self, q: &SVector<f64, 2>) -> Vec<Shape> {
+        vec![Shape::Dot([q[0], q[1]])]
+    }
+
+    fn contact(&self, q: &SVector<f64, 2>, _piece: usize) -> [f64; 2] {
+        [q[0], q[1]]
     }
 }

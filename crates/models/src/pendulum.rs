@@ -21,7 +21,7 @@
 //! rounding, computed from the constraint so that it holds for any `f`),
 //! `h = 1e-3`, `T = 5` (the paper's long run: `h = 1e-4`, `T = 100`).
 
-use crate::{Model, ModelError, ParameterInfo, RunSetup, validate};
+use crate::{Drawing, Model, ModelError, ParameterInfo, RunSetup, Shape, validate};
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization, System};
 use nalgebra::{SMatrix, SVector};
 use serde::{Deserialize, Serialize};
@@ -164,5 +164,44 @@ impl Model<2, 1> for Pendulum {
 
     fn boundary_name(&self, _j: usize) -> String {
         "cylinder R^2 - l^2 sin^2θ >= 0".into()
+    }
+
+    fn drawing(&self) -> Option<&dyn Drawing<2>> {
+        Some(self)
+    }
+}
+
+impl Pendulum {
+    /// The bob seen from above: `ℓ sinθ (cos φ, sin φ)`.
+    fn bob(&self, q: &SVector<f64, 2>) -> [f64; 2] {
+        let r = self.params.l * q[0].sin();
+        [r * q[1].cos(), r * q[1].sin()]
+    }
+}
+
+/// Seen from above: the cylinder (a circle of radius `R` about the pivot's
+/// axis), the rod from the pivot to the bob and the bob at
+/// `ℓ sinθ (cos φ, sin φ)`.
+impl Drawing<2> for Pendulum {
+    fn walls(&self) -> Vec<Shape> {
+        vec![Shape::Circle {
+            center: [0.0, 0.0],
+            radius: self.params.r,
+        }]
+    }
+
+    fn body(&self, q: &SVector<f64, 2>) -> Vec<Shape> {
+        let bob = self.bob(q);
+        vec![
+            Shape::Polyline {
+                points: vec![[0.0, 0.0], bob],
+                closed: false,
+            },
+            Shape::Dot(bob),
+        ]
+    }
+
+    fn contact(&self, q: &SVector<f64, 2>, _piece: usize) -> [f64; 2] {
+        self.bob(q)
     }
 }

@@ -16,8 +16,9 @@
 //! and the ellipse's run: `q(0) = (π/2, 0, 3.5)`, `v(0) = (−3, 2, 0)`,
 //! `h = 1e-2`, `T = 25`.
 
+use crate::drawing::{FLOOR, rotate};
 use crate::ellipse::{planar_rigid_defaults, planar_rigid_hamiltonian, planar_rigid_lagrangian};
-use crate::{Model, ModelError, ParameterInfo, RunSetup, validate};
+use crate::{Drawing, Model, ModelError, ParameterInfo, RunSetup, Shape, validate};
 use diracvi_geometry::{AdScalar, System};
 use nalgebra::{SMatrix, SVector};
 use serde::{Deserialize, Serialize};
@@ -144,5 +145,50 @@ impl Model<3, 0> for Star {
         let (s1, s2) = Self::piece_signs(j);
         let sign = |s: f64| if s > 0.0 { '+' } else { '-' };
         format!("floor y >= l({}sinθ {} cosθ)", sign(s1), sign(s2))
+    }
+
+    fn drawing(&self) -> Option<&dyn Drawing<3>> {
+        Some(self)
+    }
+}
+
+/// Side view: the floor `y = 0` and the star's outline: its four tips at
+/// `−l (s₁, s₂)` in the body frame (the points the pieces `g_j` keep above
+/// the floor), joined through inner corners at `l/3` on the body axes
+/// (only the tips touch the floor; the inner corners are for the eye).
+impl Drawing<3> for Star {
+    fn walls(&self) -> Vec<Shape> {
+        vec![FLOOR]
+    }
+
+    fn body(&self, q: &SVector<f64, 3>) -> Vec<Shape> {
+        let l = self.params.l;
+        let center = [q[1], q[2]];
+        let inner = l / 3.0;
+        let body = [
+            [l, l],
+            [0.0, inner],
+            [-l, l],
+            [-inner, 0.0],
+            [-l, -l],
+            [0.0, -inner],
+            [l, -l],
+            [inner, 0.0],
+        ];
+        vec![
+            Shape::Polyline {
+                points: body.iter().map(|&b| rotate(center, q[0], b)).collect(),
+                closed: true,
+            },
+            Shape::Dot(center),
+        ]
+    }
+
+    /// Tip `j`: `(x, y) + R(θ) (−l s₁, −l s₂)`, whose height is
+    /// `y − l (s₁ sinθ + s₂ cosθ)` (`g_j` above the floor).
+    fn contact(&self, q: &SVector<f64, 3>, piece: usize) -> [f64; 2] {
+        let (s1, s2) = Self::piece_signs(piece);
+        let l = self.params.l;
+        rotate([q[1], q[2]], q[0], [-l * s1, -l * s2])
     }
 }
