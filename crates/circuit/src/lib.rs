@@ -7,15 +7,19 @@
 //!   source, in netlist order (current sources are not coordinates: their
 //!   charge `∫ I dt` is prescribed).
 //! * **Lagrangian**: `L = Σ_L ½ ℓ v² − Σ_C q²/(2c) − Σ_V E(t) q`, one element
-//!   term per branch.
+//!   term per branch; a nonlinear capacitor (`ENERGY={U(q)}`,
+//!   [`netlist`]) contributes `−U(q)`, evaluated through its compiled
+//!   expression over the steppers' dual numbers (docs/theory.md §8.5).
 //! * **Constraints**: Kirchhoff's current law at every node but the ground,
 //!   `Σ_in v − Σ_out v + (current sources) = 0`.
 //! * **Hidden constraints** (forward discretization): one per independent
 //!   loop of capacitors and voltage sources, found from the circuit graph
 //!   (fundamental cycles of a spanning forest); the loop's chord replaces
 //!   its row. No dense SVD.
-//! * **Errors** ([`CircuitError`]): malformed lines (line numbers), floating
-//!   nodes, loops of voltage sources only, cut-sets of current sources only.
+//! * **Errors** ([`CircuitError`]): malformed lines (line numbers), bad
+//!   `ENERGY={…}` expressions (line and column), floating nodes, loops of
+//!   voltage sources only, cut-sets of current sources only, initial
+//!   voltages no charge of a nonlinear capacitor has.
 //!
 //! ```
 //! use diracvi_circuit::{Circuit, netlist};
@@ -37,7 +41,7 @@ use diracvi_discrete_dirac::sparse::{
 use diracvi_discrete_dirac::{Direction, StepError};
 use diracvi_geometry::{AdScalar, Discretization};
 use nalgebra::DVector;
-use netlist::{Kind, NetElement, Netlist, Value, Waveform, is_ground};
+use netlist::{EnergyLaw, Kind, NetElement, Netlist, Value, Waveform, is_ground};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -122,6 +126,28 @@ pub enum CircuitError {
         /// First line mentioning it.
         line: usize,
     },
+    /// An `ENERGY={…}` expression that does not compile.
+    #[error("line {line}, column {column}: {message}")]
+    Expression {
+        /// 1-based line number.
+        line: usize,
+        /// 1-based character column in the line.
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// No charge of a nonlinear capacitor has the initial voltage `IC=`.
+    #[error(
+        "line {line}: `{name}`: no charge q with U'(q) = {voltage} found (Newton's method from q = 0)"
+    )]
+    InitialCharge {
+        /// 1-based line number.
+        line: usize,
+        /// Element name.
+        name: String,
+        /// The initial voltage.
+        voltage: f64,
+    },
     /// The sparse system could not be built.
     #[error("{0}")]
     System(#[from] SparseSystemError),
@@ -147,6 +173,13 @@ pub enum CircuitElement {
         /// Capacitance.
         c: f64,
     },
+    /// `−U(q)`: a nonlinear capacitor given by its stored energy.
+    NonlinearCapacitor {
+        /// Branch coordinate.
+        coord: usize,
+        /// `U(q)`.
+        energy: EnergyLaw,
+    },
     /// `−E(t) q`.
     VoltageSource {
         /// Branch coordinate.
@@ -161,6 +194,7 @@ impl Element<1> for CircuitElement {
         match self {
             CircuitElement::Inductor { coord, .. }
             | CircuitElement::Capacitor { coord, .. }
+            | CircuitElement::NonlinearCapacitor { coord, .. }
             | CircuitElement::VoltageSource { coord, .. } => [*coord],
         }
     }
@@ -170,6 +204,7 @@ impl Element<1> for CircuitElement {
         match self {
             CircuitElement::Inductor { l, .. } => v[0] * v[0] * (0.5 * l),
             CircuitElement::Capacitor { c, .. } => -(q[0] * q[0]) * (0.5 / c),
+            CircuitElement::NonlinearCapacitor { energy, .. } => -energy.energy(q[0]),
             CircuitElement::VoltageSource { waveform, .. } => -(q[0] * waveform.value(t)),
         }
     }
@@ -203,6 +238,9 @@ pub struct Circuit {
     /// Capacitor/voltage-source loops as signed coordinates, with the
     /// chord's coordinate.
     loops: Vec<(usize, Vec<(usize, f64)>)>,
+    /// Initial charge of each coordinate (capacitors with `IC=`; zero
+    /// otherwise).
+    charges: Vec<f64>,
 }
 
 /// Union–find with path halving.
@@ -282,7 +320,7 @@ impl Circuit {
         let mut drives = Vec::new();
         for (k, (e, &(a, b))) in netlist.elements.iter().zip(&ends).enumerate() {
             if e.kind == Kind::CurrentSource {
-                let Value::Source(w) = e.value else {
+                let Value::Source(w) = e.value.clone() else {
                     unreachable!("sources carry waveforms")
                 };
                 if a != 0 {
@@ -344,6 +382,24 @@ impl Circuit {
             }
             loops.push((coord_of[k], cycle));
         }
+        // Initial charges: `c · v0`, or `U′(q) = v0` solved.
+        let mut charges = vec![0.0; coords.len()];
+        for (q, &k) in charges.iter_mut().zip(&coords) {
+            let e = &netlist.elements[k];
+            match (&e.value, e.ic) {
+                (Value::Number(c), Some(v0)) if e.kind == Kind::Capacitor => *q = c * v0,
+                (Value::Energy(law), Some(v0)) => {
+                    *q = law
+                        .charge_for_voltage(v0)
+                        .ok_or_else(|| CircuitError::InitialCharge {
+                            line: e.line,
+                            name: e.name.clone(),
+                            voltage: v0,
+                        })?;
+                }
+                _ => {}
+            }
+        }
         Ok(Self {
             netlist,
             coords,
@@ -351,6 +407,7 @@ impl Circuit {
             rows,
             drives,
             loops,
+            charges,
         })
     }
 
@@ -417,10 +474,14 @@ impl Circuit {
             .enumerate()
             .map(|(coord, &k)| {
                 let e = &self.netlist.elements[k];
-                match (e.kind, e.value) {
-                    (Kind::Inductor, Value::Number(l)) => CircuitElement::Inductor { coord, l },
-                    (Kind::Capacitor, Value::Number(c)) => CircuitElement::Capacitor { coord, c },
-                    (Kind::VoltageSource, Value::Source(waveform)) => {
+                match (e.kind, &e.value) {
+                    (Kind::Inductor, &Value::Number(l)) => CircuitElement::Inductor { coord, l },
+                    (Kind::Capacitor, &Value::Number(c)) => CircuitElement::Capacitor { coord, c },
+                    (Kind::Capacitor, Value::Energy(law)) => CircuitElement::NonlinearCapacitor {
+                        coord,
+                        energy: law.clone(),
+                    },
+                    (Kind::VoltageSource, &Value::Source(waveform)) => {
                         CircuitElement::VoltageSource { coord, waveform }
                     }
                     _ => unreachable!("the parser pairs kinds and values"),
@@ -465,17 +526,16 @@ impl Circuit {
     }
 
     /// The initial state at `t = 0` from the `IC=` values: capacitor charges
-    /// `c · v0`, inductor momenta `ℓ · i0` (flux linkages); the rest zero.
+    /// `c · v0` (nonlinear: `U′(q) = v0`), inductor momenta `ℓ · i0` (flux
+    /// linkages); the rest zero.
     pub fn initial_state(&self) -> DynState {
         let n = self.coords.len();
-        let mut q = DVector::zeros(n);
+        let q = DVector::from_column_slice(&self.charges);
         let mut p = DVector::zeros(n);
         for (i, &k) in self.coords.iter().enumerate() {
             let e = &self.netlist.elements[k];
-            match (e.kind, e.value, e.ic) {
-                (Kind::Capacitor, Value::Number(c), Some(v0)) => q[i] = c * v0,
-                (Kind::Inductor, Value::Number(l), Some(i0)) => p[i] = l * i0,
-                _ => {}
+            if let (Kind::Inductor, &Value::Number(l), Some(i0)) = (e.kind, &e.value, e.ic) {
+                p[i] = l * i0;
             }
         }
         DynState { t: 0.0, q, p }

@@ -4,6 +4,7 @@
 //! * a comment                      (also `;` to the end of a line)
 //! L<name> <n+> <n-> <value> [IC=<current>]
 //! C<name> <n+> <n-> <value> [IC=<voltage>]
+//! C<name> <n+> <n-> ENERGY={<expression in q>} [IC=<voltage>]
 //! V<name> <n+> <n-> [DC] <value> | SIN(<VO> <VA> <FREQ> [<TD> [<THETA> [<PHASE>]]])
 //! I<name> <n+> <n-> [DC] <value> | SIN(...)
 //! .end                             (stops reading; other dot-commands are ignored)
@@ -14,9 +15,26 @@
 //! ignored). Names and keywords are case-insensitive. The current of an
 //! element flows from `n+` to `n-` through it; `IC=` sets an inductor's
 //! initial current or a capacitor's initial voltage `v(n+) − v(n-)`.
+//!
+//! **Nonlinear capacitors.** `ENERGY={U}` gives a capacitor by its stored
+//! energy `U(q)`, an expression in its branch charge `q` (the syntax of
+//! `diracvi-expr`: `+ - * / ^`, `sqrt sin cos tan exp log abs min max
+//! atan2`, `pi`; spaces allowed inside the braces). Its constitutive law is
+//! the voltage `v(q) = U′(q)` and its Lagrangian term `−U(q)` (a linear
+//! capacitor `c` is `ENERGY={q^2/(2*c)}`, with the number written in for
+//! `c`), evaluated through the compiled tape over the steppers'
+//! dual numbers, so every derivative is exact. `IC=` is still the initial
+//! voltage: the initial charge solves `U′(q) = IC` by Newton's method from
+//! `q = 0` (an error when that fails, e.g. where `U″ ≤ 0`). A `{`…`}` that
+//! does not compile is [`CircuitError::Expression`] with the line and the
+//! column (in the line) of the offending character.
 
 use crate::CircuitError;
+use diracvi_expr::{Expr, ExprError, Scope};
+use diracvi_geometry::AdScalar;
+use diracvi_geometry::num_dual::Dual2_64;
 use std::f64::consts::PI;
+use std::sync::Arc;
 
 /// Element kinds of the subset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,13 +118,82 @@ impl Waveform {
     }
 }
 
-/// The value of an element: a number (L, C) or a waveform (sources).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A nonlinear capacitor's stored energy `U(q)`: an expression in the
+/// branch charge `q`, compiled once (see the [module documentation](self)).
+#[derive(Debug, Clone)]
+pub struct EnergyLaw(Arc<Expr>);
+
+impl PartialEq for EnergyLaw {
+    fn eq(&self, other: &Self) -> bool {
+        self.source() == other.source()
+    }
+}
+
+impl EnergyLaw {
+    /// Compile `U(q)` (the only variable is `q`).
+    ///
+    /// # Errors
+    /// The expression's [`ExprError`] (with its 1-based column).
+    pub fn compile(source: &str) -> Result<Self, ExprError> {
+        let scope = Scope::with_variables(["q"]).expect("`q` is a valid variable name");
+        Ok(Self(Arc::new(Expr::compile(source, &scope)?)))
+    }
+
+    /// The expression as written.
+    pub fn source(&self) -> &str {
+        self.0.source()
+    }
+
+    /// `U(q)` over any AD scalar.
+    #[inline]
+    pub fn energy<S: AdScalar>(&self, q: S) -> S {
+        self.0.eval(&[q])
+    }
+
+    /// `(U, U′, U″)` at `q` (exact, second-order dual number).
+    pub fn jet(&self, q: f64) -> (f64, f64, f64) {
+        let u = self.energy(Dual2_64::new(q, 1.0, 0.0));
+        (u.re, u.v1, u.v2)
+    }
+
+    /// The charge `q` with voltage `U′(q) = v`, by Newton's method from
+    /// `q = 0`: the best iterate, if its residual is within `1e-12` of the
+    /// voltage scale `max(|v|, |q U″(q)|)`; `None` when none is after 100
+    /// iterations, or an iterate meets `U″ ≤ 0` or a non-finite value.
+    pub fn charge_for_voltage(&self, v: f64) -> Option<f64> {
+        let mut q = 0.0;
+        // (|residual|, tolerance, q) of the best iterate.
+        let mut best: Option<(f64, f64, f64)> = None;
+        for _ in 0..100 {
+            let (_, dv, d2) = self.jet(q);
+            let residual = dv - v;
+            if !(residual.is_finite() && d2.is_finite() && d2 > 0.0) {
+                return None;
+            }
+            let tol = 1e-12 * v.abs().max((q * d2).abs()).max(f64::MIN_POSITIVE);
+            if best.is_none_or(|(r, _, _)| residual.abs() < r) {
+                best = Some((residual.abs(), tol, q));
+            }
+            let step = residual / d2;
+            if residual == 0.0 || step.abs() <= 4.0 * f64::EPSILON * q.abs() {
+                break;
+            }
+            q -= step;
+        }
+        best.and_then(|(r, tol, q)| (r <= tol).then_some(q))
+    }
+}
+
+/// The value of an element: a number (L, C), a waveform (sources) or a
+/// nonlinear capacitor's energy.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     /// Inductance or capacitance.
     Number(f64),
     /// A source's waveform.
     Source(Waveform),
+    /// A nonlinear capacitor's stored energy `U(q)` (`ENERGY={…}`).
+    Energy(EnergyLaw),
 }
 
 /// One element line.
@@ -224,6 +311,50 @@ fn parse_sin(args: &str, line: usize) -> Result<Waveform, CircuitError> {
     })
 }
 
+/// Why an `ENERGY={…}` value is not one.
+enum EnergyError {
+    Malformed(String),
+    Expression { column: usize, message: String },
+}
+
+/// Split `ENERGY={expr}` (its `{` at byte `open` of `content`) off the
+/// line: the line without it, and the compiled law. `column(offset)` is the
+/// 1-based character column in the line just before byte `offset` of
+/// `content`, i.e. the number of characters up to it.
+fn energy_value(
+    content: &str,
+    open: usize,
+    column: impl Fn(usize) -> usize,
+) -> Result<(String, EnergyLaw), EnergyError> {
+    let malformed = |m: &str| EnergyError::Malformed(m.to_string());
+    let close = content[open..]
+        .find('}')
+        .map(|k| open + k)
+        .ok_or_else(|| malformed("`{` without a closing `}`"))?;
+    if content[close + 1..].contains(['{', '}']) || content[open + 1..close].contains('{') {
+        return Err(malformed("one ENERGY={…} per line, without nested braces"));
+    }
+    let before = content[..open].trim_end();
+    let keyword = before
+        .strip_suffix('=')
+        .map(str::trim_end)
+        .filter(|b| b.len() >= 6 && b.is_char_boundary(b.len() - 6))
+        .map(|b| (b.len() - 6, &b[b.len() - 6..]))
+        .filter(|(at, k)| {
+            k.eq_ignore_ascii_case("energy")
+                && content[..*at].ends_with(|c: char| c.is_whitespace())
+        });
+    let Some((at, _)) = keyword else {
+        return Err(malformed("a `{…}` value must be written ENERGY={…}"));
+    };
+    let source = &content[open + 1..close];
+    let law = EnergyLaw::compile(source).map_err(|e| EnergyError::Expression {
+        column: column(open + 1) + e.column,
+        message: format!("ENERGY={{{source}}}: {}", e.kind),
+    })?;
+    Ok((format!("{} {}", &content[..at], &content[close + 1..]), law))
+}
+
 /// Parse a netlist.
 ///
 /// # Errors
@@ -249,6 +380,28 @@ pub fn parse(text: &str) -> Result<Netlist, CircuitError> {
             continue;
         }
         let bad = |message: String| CircuitError::Malformed { line, message };
+        // `ENERGY={…}` first (the expression may hold `sin(`, spaces).
+        let (content, energy) = match content.find('{') {
+            Some(open) => {
+                // Byte offset of `content` in `raw` (it is a trimmed prefix).
+                let prefix = raw.split(';').next().unwrap_or("");
+                let start = prefix.len() - prefix.trim_start().len();
+                let (rest, law) = energy_value(content, open, |offset| {
+                    raw[..start + offset].chars().count()
+                })
+                .map_err(|e| match e {
+                    EnergyError::Malformed(message) => bad(message),
+                    EnergyError::Expression { column, message } => CircuitError::Expression {
+                        line,
+                        column,
+                        message,
+                    },
+                })?;
+                (std::borrow::Cow::Owned(rest), Some(law))
+            }
+            None => (std::borrow::Cow::Borrowed(content), None),
+        };
+        let content: &str = &content;
         // Keep `SIN( ... )` as one token.
         let (head, sin) = match content.to_ascii_lowercase().find("sin") {
             Some(pos)
@@ -310,7 +463,21 @@ pub fn parse(text: &str) -> Result<Netlist, CircuitError> {
             }
             None => None,
         };
+        if energy.is_some() && kind != Kind::Capacitor {
+            return Err(bad(format!(
+                "ENERGY={{…}} is only for capacitors, not `{name}`"
+            )));
+        }
         let value = match kind {
+            Kind::Capacitor if energy.is_some() => {
+                if sin.is_some() || !rest.is_empty() {
+                    return Err(bad(format!(
+                        "`{name}` takes ENERGY={{…}} instead of a value, got also `{}`",
+                        rest.join(" ")
+                    )));
+                }
+                Value::Energy(energy.expect("checked"))
+            }
             Kind::Inductor | Kind::Capacitor => {
                 if sin.is_some() || rest.len() != 1 {
                     return Err(bad(format!(
@@ -412,8 +579,9 @@ impl Netlist {
     pub fn to_text(&self) -> String {
         let mut s = String::new();
         for e in &self.elements {
-            let value = match e.value {
+            let value = match &e.value {
                 Value::Number(v) | Value::Source(Waveform::Dc(v)) => format!("{v:e}"),
+                Value::Energy(law) => format!("ENERGY={{{}}}", law.source()),
                 Value::Source(Waveform::Sin {
                     vo,
                     va,
@@ -472,6 +640,24 @@ mod tests {
         assert!((quad - w.integral(t)).abs() < 1e-8, "{quad}");
     }
 
+    /// The initial charge of a nonlinear capacitor solves `U′(q) = v`
+    /// (closed forms), and fails where Newton meets `U″ ≤ 0`.
+    #[test]
+    fn charge_for_voltage_solves_the_law() {
+        let law = |s: &str| EnergyLaw::compile(s).unwrap();
+        let q = law("q^2/2 + q^4/8").charge_for_voltage(1.5).unwrap();
+        assert!((q - 1.0).abs() <= 1e-15, "{q}");
+        let q = law("1 - cos(q)").charge_for_voltage(0.5).unwrap();
+        assert!((q - PI / 6.0).abs() <= 1e-15, "{q}");
+        let q = law("q + q^2/2").charge_for_voltage(0.0).unwrap();
+        assert!((q + 1.0).abs() <= 1e-15, "{q}");
+        assert_eq!(law("q^2/3").charge_for_voltage(0.0), Some(0.0));
+        assert_eq!(law("-q^2/2").charge_for_voltage(1.0), None);
+        assert_eq!(law("log(q)").charge_for_voltage(1.0), None);
+        let (u, du, d2u) = law("q^3").jet(2.0);
+        assert_eq!((u, du, d2u), (8.0, 12.0, 12.0));
+    }
+
     #[test]
     fn ladder_round_trips_through_text() {
         let net = Netlist::ladder(3, 1.0, 2.0, &[1.0, 0.0, -0.5]);
@@ -479,8 +665,8 @@ mod tests {
         assert_eq!(back.elements.len(), net.elements.len());
         for (a, b) in back.elements.iter().zip(&net.elements) {
             assert_eq!(
-                (a.kind, &a.n1, &a.n2, a.value, a.ic),
-                (b.kind, &b.n1, &b.n2, b.value, b.ic)
+                (a.kind, &a.n1, &a.n2, &a.value, a.ic),
+                (b.kind, &b.n1, &b.n2, &b.value, b.ic)
             );
         }
     }

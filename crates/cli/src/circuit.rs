@@ -90,6 +90,47 @@ fn ladder(sets: &[String]) -> Result<Ladder> {
     Ok(p)
 }
 
+/// The run defaults of `lc-ladder`: `h` gives 40 steps per period of the
+/// fastest mode (`ω_max = 2/√(lc)`), 2000 steps.
+fn ladder_defaults(p: &Ladder) -> (f64, usize) {
+    let omega_max = 2.0 / (p.l * p.c).sqrt();
+    (2.0 * PI / omega_max / 40.0, 2000)
+}
+
+/// `diracvi show lc-ladder`: its parameters with their defaults and
+/// meaning, and the run defaults, as commented TOML (for reading: the
+/// ladder takes its parameters from `--set`, not from a scenario file).
+pub fn show_ladder() -> String {
+    let p = ladder(&[]).expect("the defaults are valid");
+    let (h, steps) = ladder_defaults(&p);
+    let (name, description) = LADDER_LINE;
+    [
+        format!("# {name}: {description}"),
+        format!("# Parameters: diracvi run {name} --set KEY=VALUE (no scenario file)."),
+        format!("model = \"{name}\""),
+        String::new(),
+        "[parameters]".into(),
+        "# number of cells, 1..=10000000 (cells + 1 series inductors, one capacitor per node)"
+            .into(),
+        format!("cells = {}", p.cells),
+        "# inductance of each series inductor (> 0)".into(),
+        format!("l = {:?}", p.l),
+        "# capacitance of each node's capacitor to ground (> 0)".into(),
+        format!("c = {:?}", p.c),
+        "# initial capacitor voltages v0 sin(j mode pi / (cells + 1)), j = 1..cells".into(),
+        format!("mode = {}", p.mode),
+        format!("v0 = {:?}", p.v0),
+        String::new(),
+        "[run]".into(),
+        "# defaults: 40 steps per period of the fastest mode, omega_max = 2 / sqrt(l c)".into(),
+        format!("h = {h:?}"),
+        format!("steps = {steps}"),
+        "discretization = \"forward\"".into(),
+        String::new(),
+    ]
+    .join("\n")
+}
+
 #[derive(Serialize)]
 struct Summary {
     model: String,
@@ -144,14 +185,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
                 .map(|j| p.v0 * (j as f64 * p.mode as f64 * PI / (p.cells as f64 + 1.0)).sin())
                 .collect();
             let circuit = Circuit::new(Netlist::ladder(p.cells, p.l, p.c, &shape))?;
-            // 40 steps per period of the fastest mode, 2000 steps.
-            let omega_max = 2.0 / (p.l * p.c).sqrt();
-            let h = 2.0 * PI / omega_max / 40.0;
+            let (h, steps) = ladder_defaults(&p);
             (
                 LADDER_LINE.0.to_string(),
                 circuit,
                 Some(h),
-                Some(2000.0 * h),
+                Some(steps as f64 * h),
             )
         }
     };

@@ -42,6 +42,9 @@ pub fn list() -> Result<()> {
 pub fn show(model: Option<&str>, model_file: Option<&Path>) -> Result<()> {
     let scenario = match (model, model_file) {
         (_, Some(path)) => Scenario::from_model_file(path)?,
+        (Some(name), None) if name == crate::circuit::LADDER_LINE.0 => {
+            return crate::emit(&crate::circuit::show_ladder());
+        }
         (Some(name), None) => Scenario::defaults(name)?,
         (None, None) => {
             bail!("no model given: name one (see `diracvi list`) or pass --model-file FILE.toml")

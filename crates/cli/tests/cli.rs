@@ -1267,3 +1267,87 @@ fn malformed_model_files_exit_2_naming_file_key_and_position() {
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("cannot be used with"), "{}", out.stderr);
 }
+
+/// `show lc-ladder` prints the ladder's parameters with their defaults (it
+/// is listed by `list`, so `show` knows it too), as TOML.
+#[test]
+fn show_lc_ladder_prints_its_parameters() {
+    let out = ok(&["show", "lc-ladder"]);
+    // `key = value` lines (comments, sections aside).
+    let value = |key: &str| -> String {
+        out.lines()
+            .find_map(|l| l.strip_prefix(key)?.trim().strip_prefix('=').map(str::trim))
+            .unwrap_or_else(|| panic!("no `{key} =` in\n{out}"))
+            .to_string()
+    };
+    assert_eq!(value("model"), "\"lc-ladder\"");
+    assert_eq!(value("cells"), "10");
+    assert_eq!(value("mode"), "1");
+    for key in ["l", "c", "v0"] {
+        assert_eq!(value(key), "1.0", "{key}");
+    }
+    assert!(
+        out.contains("[parameters]") && out.contains("[run]"),
+        "{out}"
+    );
+    // The run defaults are those `run lc-ladder` uses: 40 steps per period
+    // of the fastest mode, 2000 steps.
+    let h: f64 = value("h").parse().unwrap();
+    assert!((h - std::f64::consts::PI / 40.0).abs() <= 1e-15, "{h}");
+    assert_eq!(value("steps"), "2000");
+    let json: Value =
+        serde_json::from_str(&ok(&["run", "lc-ladder", "--summary", "json"])).unwrap();
+    assert_eq!(json["steps"], 2000);
+    assert!((json["h"].as_f64().unwrap() - h).abs() <= 1e-15);
+}
+
+/// Netlist errors through the CLI: exit 2 with the line number (and, for
+/// an `ENERGY={…}` expression, the column in the line) for a voltage-source
+/// loop, a current-source cut-set and a bad expression; a nonlinear
+/// capacitor runs.
+#[test]
+fn netlist_error_paths_and_nonlinear_capacitor() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        diracvi(&[
+            "run",
+            "--netlist",
+            path.to_str().unwrap(),
+            "--h",
+            "0.1",
+            "--steps",
+            "3",
+            "--summary",
+            "json",
+        ])
+    };
+    check_failure(
+        &run(
+            "vloop.cir",
+            "* loop\nV1 1 0 1\nV2 2 1 1\nV3 0 2 2\nC1 1 0 1\n",
+        ),
+        2,
+        &["line 4", "voltage-source loop"],
+    );
+    check_failure(
+        &run("icut.cir", "L1 1 0 1\nC1 1 0 1\nI1 1 2 1\n"),
+        2,
+        &["line 3", "current-source cut-set"],
+    );
+    check_failure(
+        &run("expr.cir", "L1 1 0 1\nC1 1 0 ENERGY={q^2/2 + x} IC=1\n"),
+        2,
+        &["line 2, column 24", "unknown"],
+    );
+    let out = run(
+        "nonlinear.cir",
+        "L1 1 0 1\nC1 1 0 ENERGY={q^2/2 + q^4/8} IC=1.5\n",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let json: Value = serde_json::from_str(&out.stdout).unwrap();
+    // U′(q) = q + q³/2 = 1.5 at q = 1: U(1) = 5/8.
+    let e0 = json["energy_initial"].as_f64().unwrap();
+    assert!((e0 - 0.625).abs() < 0.02, "{e0}");
+}

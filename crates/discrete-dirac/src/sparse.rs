@@ -8,7 +8,9 @@
 //! `A` sparse and `g` a sum of prescribed displacements ([`Drive`]; for a
 //! circuit, current sources). Newton runs over [`SparseLu`]: the column
 //! ordering is computed once, from the fixed pattern, and the factors are
-//! kept from one step to the next (simplified Newton).
+//! kept from one step to the next (simplified Newton). Residual-only
+//! evaluations (all but the rare Jacobian ones) use first-order duals, one
+//! direction at a time; see docs/theory.md §8.6 for the cost of a step.
 //!
 //! **Degenerate systems without a dense SVD.** When the step Jacobian is
 //! singular, the system supplies the left null space itself as
@@ -340,6 +342,8 @@ pub struct SparseLagrangeDirac<E, D = NoDrive, const K: usize = 1> {
 struct Frame<'a> {
     a: &'a DVector<f64>,
     pi_a: &'a DVector<f64>,
+    /// `max |π_a|` (part of every evaluation's equation scale).
+    pi_a_max: f64,
     h: f64,
     /// `+1` forward, `−1` reversed orientation.
     sigma: f64,
@@ -595,6 +599,7 @@ impl<E: Element<K>, D: Drive, const K: usize> SparseLagrangeDirac<E, D, K> {
         let mut frame = Frame {
             a,
             pi_a,
+            pi_a_max: max_abs(pi_a.as_slice()),
             h,
             sigma,
             t_lo,
@@ -665,10 +670,8 @@ impl<E: Element<K>, D: Drive, const K: usize> SparseLagrangeDirac<E, D, K> {
         };
         let info = result.map_err(|f| StepError::from_newton(f, k, t, params.tolerance))?;
         // π_b at the solution (the last evaluation may predate the final
-        // correction).
-        eq.evaluate(&frame, x, &mut newton.r, None)
-            .map_err(|source| StepError::Geometry { step: k, t, source })?;
-        let energy = eq.energy(&frame, x);
+        // correction), and the energy.
+        let energy = eq.finish(&frame, x);
         let mut kcl: f64 = 0.0;
         for (j, row) in eq.system.constraints.iter().enumerate() {
             let s: f64 = row.iter().map(|&(c, v)| v * x[c]).sum::<f64>() + sigma * eq.dg[j];
@@ -756,6 +759,26 @@ struct Equations<'s, E, D, const K: usize> {
 
 type Hd<const K: usize> = HyperDualSVec64<K, K>;
 
+/// `max_i |v_i|` with four independent accumulators (a single running
+/// maximum is one long dependency chain; this runs on every evaluation).
+/// NaN entries are skipped, as by `amax`: a NaN residual is caught by the
+/// Newton iteration itself.
+#[inline]
+fn max_abs(v: &[f64]) -> f64 {
+    let mut m = [0.0_f64; 4];
+    let chunks = v.chunks_exact(4);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for k in 0..4 {
+            m[k] = m[k].max(c[k].abs());
+        }
+    }
+    for &x in tail {
+        m[0] = m[0].max(x.abs());
+    }
+    m[0].max(m[1]).max(m[2].max(m[3]))
+}
+
 /// `h L_e(Ψ)` for the oriented discrete Lagrangian from `(a, d)`.
 #[inline]
 #[allow(clippy::too_many_arguments)]
@@ -801,6 +824,33 @@ fn seed<const K: usize>(x: &[f64; K], s1: f64, s2: f64) -> [Hd<K>; K] {
     })
 }
 
+/// `(D1, D2)` of `h L_e` at `(a, b = a + d)` with first-order duals, one
+/// direction at a time: `2K` evaluations over [`Dual64`] (`a_k ← a_k + ε,
+/// d_k ← d_k − ε` for D1, `d_k ← d_k + ε` for D2). Far cheaper than the
+/// hyper-dual with its `K × K` block when no Jacobian is wanted.
+#[inline]
+fn element_gradients<E: Element<K>, const K: usize>(
+    e: &E,
+    disc: Discretization,
+    a_s: &[f64; K],
+    d_s: &[f64; K],
+    frame: &Frame<'_>,
+) -> ([f64; K], [f64; K]) {
+    let (h, sigma, t_lo) = (frame.h, frame.sigma, frame.t_lo);
+    let hd = Dual64::from(h);
+    let mut g1 = [0.0; K];
+    let mut g2 = [0.0; K];
+    for k in 0..K {
+        let a: [Dual64; K] = std::array::from_fn(|i| Dual64::new(a_s[i], f64::from(i == k)));
+        let d: [Dual64; K] = std::array::from_fn(|i| Dual64::new(d_s[i], -f64::from(i == k)));
+        g1[k] = element_ld(e, disc, &a, &d, hd, sigma, t_lo, h).eps;
+        let a: [Dual64; K] = std::array::from_fn(|i| Dual64::from(a_s[i]));
+        let d: [Dual64; K] = std::array::from_fn(|i| Dual64::new(d_s[i], f64::from(i == k)));
+        g2[k] = element_ld(e, disc, &a, &d, hd, sigma, t_lo, h).eps;
+    }
+    (g1, g2)
+}
+
 /// `(∂/∂ε1, ∂/∂ε2, ∂²/∂ε1∂ε2)` of a hyper-dual number.
 #[inline]
 fn parts<const K: usize>(v: &Hd<K>) -> (SVector<f64, K>, SVector<f64, K>, SMatrix<f64, K, K>) {
@@ -832,20 +882,28 @@ impl<E: Element<K>, D: Drive, const K: usize> Equations<'_, E, D, K> {
             let s = e.coordinates();
             let a_s: [f64; K] = std::array::from_fn(|i| frame.a[s[i]]);
             let d_s: [f64; K] = std::array::from_fn(|i| x[s[i]]);
-            // a ← a + ε1, d ← d − ε1 + ε2: ε1 is D1, ε2 is D2 (b = a + d).
-            let ad = seed(&a_s, 1.0, 0.0);
-            let dd = seed(&d_s, -1.0, 1.0);
-            let l = element_ld(e, self.discretization, &ad, &dd, hd, sigma, t_lo, h);
-            let (g1, g2, m12) = parts(&l);
-            for i in 0..K {
-                self.d1[s[i]] += g1[i];
-                self.pi_b[s[i]] += g2[i];
-            }
             if let Some(j) = jac.as_deref_mut() {
+                // a ← a + ε1, d ← d − ε1 + ε2: ε1 is D1, ε2 is D2 (b = a + d).
+                let ad = seed(&a_s, 1.0, 0.0);
+                let dd = seed(&d_s, -1.0, 1.0);
+                let l = element_ld(e, self.discretization, &ad, &dd, hd, sigma, t_lo, h);
+                let (g1, g2, m12) = parts(&l);
+                for i in 0..K {
+                    self.d1[s[i]] += g1[i];
+                    self.pi_b[s[i]] += g2[i];
+                }
                 for i in 0..K {
                     for c in 0..K {
                         j.add(s[i], s[c], m12[(i, c)]);
                     }
+                }
+            } else {
+                // Residual only: first-order duals, one direction at a time
+                // (far cheaper than the hyper-dual with its K × K block).
+                let (g1, g2) = element_gradients(e, self.discretization, &a_s, &d_s, frame);
+                for i in 0..K {
+                    self.d1[s[i]] += g1[i];
+                    self.pi_b[s[i]] += g2[i];
                 }
             }
         }
@@ -868,11 +926,10 @@ impl<E: Element<K>, D: Drive, const K: usize> Equations<'_, E, D, K> {
             }
         }
         let scale = frame
-            .pi_a
-            .amax()
-            .max(self.d1.amax())
+            .pi_a_max
+            .max(max_abs(self.d1.as_slice()))
             .max(1.0)
-            .max(self.pi_b.amax());
+            .max(max_abs(self.pi_b.as_slice()));
         if sys.hidden.is_empty() {
             return Ok(scale);
         }
@@ -970,26 +1027,129 @@ impl<E: Element<K>, D: Drive, const K: usize> Equations<'_, E, D, K> {
         Ok(scale)
     }
 
-    /// The discrete energy `E_d = −D3 L_d` of the step `(a, a + d)`.
-    fn energy(&self, frame: &Frame<'_>, x: &DVector<f64>) -> f64 {
+    /// At the solution: `π_b = D2 L_d(a, a + d)` into `pi_b`, and the
+    /// discrete energy `E_d = −D3 L_d` of the step (returned); first-order
+    /// duals, `K + 1` evaluations per element.
+    fn finish(&mut self, frame: &Frame<'_>, x: &DVector<f64>) -> f64 {
         let mut total = 0.0;
-        let hd = Dual64::new(frame.h, 1.0);
+        let (h, sigma, t_lo) = (frame.h, frame.sigma, frame.t_lo);
+        let disc = self.discretization;
+        self.pi_b.fill(0.0);
         for e in &self.system.elements {
             let s = e.coordinates();
             let a_s: [Dual64; K] = std::array::from_fn(|i| Dual64::from(frame.a[s[i]]));
-            let d_s: [Dual64; K] = std::array::from_fn(|i| Dual64::from(x[s[i]]));
             let l = element_ld(
                 e,
-                self.discretization,
+                disc,
                 &a_s,
-                &d_s,
-                hd,
-                frame.sigma,
-                frame.t_lo,
-                frame.h,
+                &std::array::from_fn(|i| Dual64::from(x[s[i]])),
+                Dual64::new(h, 1.0),
+                sigma,
+                t_lo,
+                h,
             );
             total -= l.eps;
+            for k in 0..K {
+                let d: [Dual64; K] =
+                    std::array::from_fn(|i| Dual64::new(x[s[i]], f64::from(i == k)));
+                let l = element_ld(e, disc, &a_s, &d, Dual64::from(h), sigma, t_lo, h);
+                self.pi_b[s[k]] += l.eps;
+            }
         }
         total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A coupled, nonlinear, time-dependent two-coordinate element.
+    #[derive(Debug, Clone)]
+    struct Pair;
+
+    impl Element<2> for Pair {
+        fn coordinates(&self) -> [usize; 2] {
+            [0, 1]
+        }
+
+        fn lagrangian<S: AdScalar>(&self, q: &[S; 2], v: &[S; 2], t: f64) -> S {
+            let dq = q[0] - q[1];
+            v[0] * v[0] * 0.5 + v[1] * v[1] * 0.7 + v[0] * v[1] * 0.3 * q[1].cos()
+                - dq * dq * dq * dq * 0.25
+                - q[0].sin() * (1.0 + t)
+        }
+    }
+
+    /// The residual-only first-order path (`element_gradients`) and the
+    /// closing pass (`finish`) give the same `D1`, `D2` as the hyper-dual
+    /// path of the Jacobian evaluations, and `D3` equal to a central
+    /// difference in `h`, for both maps and both orientations.
+    #[test]
+    fn first_order_paths_match_the_hyper_dual_path() {
+        let a = DVector::from_column_slice(&[0.3, -0.8]);
+        let pi_a = DVector::zeros(2);
+        let d = [0.05, -0.02];
+        let x = DVector::from_column_slice(&d);
+        let h = 0.1;
+        for disc in [Discretization::Forward, Discretization::Midpoint] {
+            for sigma in [1.0, -1.0] {
+                let frame = Frame {
+                    a: &a,
+                    pi_a: &pi_a,
+                    pi_a_max: 0.0,
+                    h,
+                    sigma,
+                    t_lo: 0.4,
+                    replace: false,
+                };
+                let a_s = [a[0], a[1]];
+                let l = element_ld(
+                    &Pair,
+                    disc,
+                    &seed(&a_s, 1.0, 0.0),
+                    &seed(&d, -1.0, 1.0),
+                    Hd::<2>::constant(h),
+                    sigma,
+                    0.4,
+                    h,
+                );
+                let (g1, g2, _) = parts(&l);
+                let (f1, f2) = element_gradients(&Pair, disc, &a_s, &d, &frame);
+                for i in 0..2 {
+                    assert!((g1[i] - f1[i]).abs() <= 1e-15, "{disc:?} {sigma}: D1");
+                    assert!((g2[i] - f2[i]).abs() <= 1e-15, "{disc:?} {sigma}: D2");
+                }
+                let system: ElementSystem<Pair, NoDrive, 2> =
+                    ElementSystem::new(2, vec![Pair], Vec::new(), Vec::new(), Vec::new()).unwrap();
+                let mut pi_b = DVector::zeros(2);
+                let mut d1 = DVector::zeros(2);
+                let zero = DVector::zeros(0);
+                let mut eq = Equations {
+                    system: &system,
+                    discretization: disc,
+                    plans: &[],
+                    replaced_positions: &[],
+                    is_replaced: &[],
+                    pi_b: &mut pi_b,
+                    d1: &mut d1,
+                    dg: &zero,
+                    dg_next: &zero,
+                    hidden_now: 0.0,
+                };
+                let energy = eq.finish(&frame, &x);
+                for i in 0..2 {
+                    assert!((eq.pi_b[i] - g2[i]).abs() <= 1e-15, "{disc:?} {sigma}: π_b");
+                }
+                // E_d = −∂(h L_e)/∂h at fixed (a, d): central difference.
+                let ld = |hh: f64| element_ld(&Pair, disc, &a_s, &d, hh, sigma, 0.4, h);
+                let eps = 1e-5;
+                let fd = -(ld(h + eps) - ld(h - eps)) / (2.0 * eps);
+                assert!(
+                    (energy - fd).abs() <= 1e-8 * fd.abs().max(1.0),
+                    "{energy} vs {fd}"
+                );
+            }
+        }
     }
 }
