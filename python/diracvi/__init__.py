@@ -215,6 +215,7 @@ def ensemble(
     backward: bool = False,
     steps: Optional[int] = None,
     every: int = 1,
+    order: int = 2,
 ) -> EnsembleResult:
     """Run ``scenario`` once per override, in parallel on all cores.
 
@@ -238,7 +239,11 @@ def ensemble(
     :class:`ModelError` / :class:`StepError` / :class:`ImpactError` with
     ``run_index`` set and the message prefixed ``run i:``. ``TypeError`` for
     overrides that are not dicts, ``ValueError`` for bad ``keep``,
-    ``stepper``, ``impacts``, ``steps``, ``every`` or ``threads``.
+    ``stepper``, ``impacts``, ``steps``, ``every``, ``order`` or ``threads``.
+
+    ``order`` is that of :meth:`Scenario.run`: 2 (the scenario's own
+    discretization), 4 or 6 (triple jump / Kahan–Li composition of the
+    symmetric midpoint step, impacts by the continuous elastic law).
     """
     if not isinstance(scenario, Scenario):
         raise TypeError(f"scenario must be a diracvi.Scenario, got {type(scenario).__name__}")
@@ -252,6 +257,7 @@ def ensemble(
         backward=backward,
         steps=steps,
         every=every,
+        order=order,
     )
     return EnsembleResult(**d)
 

@@ -106,13 +106,16 @@ class Scenario:
         backward: bool = False,
         steps: Optional[int] = None,
         every: int = 1,
+        order: int = 2,
     ) -> RunResult:
         """Integrate from t = 0 (GIL released).
 
         stepper: "lagrange" or "hamiltonian"; impacts: "elastic" or
         "reject"; backward: the (−) stepper backward in time; steps: exactly
         this many steps instead of round(t_end / h); every: record every
-        every-th step and the last (0: none).
+        every-th step and the last (0: none); order: 2 (the scenario's
+        discretization), 4 or 6 (triple jump / Kahan–Li composition of the
+        symmetric midpoint step, continuous elastic law; lagrange only).
 
         Raises ModelError, StepError, ImpactError, ValueError."""
     @property
@@ -279,6 +282,7 @@ def ensemble(
     backward: bool = False,
     steps: Optional[int] = None,
     every: int = 1,
+    order: int = 2,
 ) -> EnsembleResult:
     """Run ``scenario`` once per override on all cores (rayon, GIL released),
     keeping only what ``keep`` selects ("final_state", "impact_times",

@@ -85,11 +85,12 @@ class RunResult:
     (records, n)), ``energy`` (discrete energy of the step ending at each
     record), ``constraint_residual``, ``impacts`` (an :class:`ImpactTable`)
     and ``summary`` (a dict with the keys of the CLI's ``--summary json``:
-    ``model, coordinates, discretization, constraint, stepper, direction, h,
-    steps, t_end, impacts, impact_times, energy{initial, final,
+    ``model, coordinates, discretization, constraint, stepper, order,
+    direction, h, steps, t_end, impacts, impact_times, energy{initial, final,
     max_abs_deviation, scale, max_relative_deviation},
     constraint_residual_max, final_state{t, q, p}, statistics{...},
-    wall_time_s``).
+    wall_time_s``; ``order``, the method's order 2, 4 or 6, is not in the
+    CLI's summary).
     """
 
     model: str

@@ -148,6 +148,7 @@ pub fn summary<'py>(
     d.set_item("discretization", sc.discretization.to_string())?;
     d.set_item("constraint", sc.constraint.to_string())?;
     d.set_item("stepper", plan.stepper.as_str())?;
+    d.set_item("order", plan.order)?;
     d.set_item("direction", direction_name(plan.direction))?;
     d.set_item("h", sc.h)?;
     d.set_item("steps", o.steps)?;

@@ -114,7 +114,7 @@ fn run_one(
 /// parallel, GIL released; returns the fields of a ``diracvi.EnsembleResult``
 /// as a dict. Called by ``diracvi.ensemble``, which documents it.
 #[pyfunction]
-#[pyo3(signature = (scenario, overrides, *, keep=None, threads=None, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1))]
+#[pyo3(signature = (scenario, overrides, *, keep=None, threads=None, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1, order=2))]
 #[allow(clippy::too_many_arguments)]
 pub fn ensemble<'py>(
     py: Python<'py>,
@@ -127,6 +127,7 @@ pub fn ensemble<'py>(
     backward: bool,
     steps: Option<i64>,
     every: i64,
+    order: i64,
 ) -> PyResult<Bound<'py, PyDict>> {
     let keep = match keep {
         Some(k) => Keep::parse(k)?,
@@ -137,7 +138,7 @@ pub fn ensemble<'py>(
             ..Keep::default()
         },
     };
-    let choice = RunChoice::parse(stepper, impacts, backward, steps, every)?;
+    let choice = RunChoice::parse(stepper, impacts, backward, steps, every, order)?;
     let threads = threads
         .map(|n| {
             usize::try_from(n)

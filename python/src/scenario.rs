@@ -36,6 +36,9 @@ pub struct RunChoice {
     pub steps: Option<usize>,
     /// Record every `every`-th step (0: none).
     pub every: usize,
+    /// Order of the method: 2 (the scenario's own scheme), 4 or 6 (the
+    /// compositions of docs/theory.md §9).
+    pub order: u32,
 }
 
 impl RunChoice {
@@ -46,6 +49,7 @@ impl RunChoice {
         backward: bool,
         steps: Option<i64>,
         every: i64,
+        order: i64,
     ) -> PyResult<Self> {
         let steps = steps
             .map(|n| {
@@ -55,6 +59,14 @@ impl RunChoice {
             .transpose()?;
         let every = usize::try_from(every)
             .map_err(|_| PyValueError::new_err(format!("every must be >= 0, got {every}")))?;
+        let order = match order {
+            2 | 4 | 6 => order as u32,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "order must be 2, 4 or 6, got {order}"
+                )));
+            }
+        };
         Ok(Self {
             stepper: stepper.parse().map_err(choice_error)?,
             impacts: impacts.parse().map_err(choice_error)?,
@@ -65,6 +77,7 @@ impl RunChoice {
             },
             steps,
             every,
+            order,
         })
     }
 
@@ -74,7 +87,8 @@ impl RunChoice {
             .stepper(self.stepper)
             .impacts(self.impacts)
             .direction(self.direction)
-            .every(self.every))
+            .every(self.every)
+            .order(self.order))
     }
 }
 
@@ -377,7 +391,7 @@ impl PyScenario {
             .map_err(|e| model_error(py, e))
     }
 
-    /// run(*, stepper="lagrange", impacts="elastic", backward=False, steps=None, every=1)
+    /// run(*, stepper="lagrange", impacts="elastic", backward=False, steps=None, every=1, order=2)
     ///
     /// Integrate from t = 0 with the GIL released and return a
     /// ``RunResult`` (numpy arrays ``k, t, q, p, energy,
@@ -389,13 +403,18 @@ impl PyScenario {
     /// ``impacts``: ``"elastic"`` or ``"reject"`` (fail at the first
     /// crossing); ``backward``: integrate backward in time with the (−)
     /// stepper; ``steps``: exactly this many steps instead of
-    /// round(t_end / h); ``every=0`` records nothing.
+    /// round(t_end / h); ``every=0`` records nothing; ``order``: 2 (the
+    /// scenario's own discretization), 4 or 6 (the triple jump or Kahan–Li
+    /// composition of the symmetric midpoint step with the continuous
+    /// elastic law, ``diracvi run --order``; lagrange stepper only).
     ///
     /// Raises ``ModelError`` (invalid scenario, no Hamiltonian, too many
     /// steps), ``StepError`` / ``ImpactError`` (a failed step, with ``step``
     /// and ``t``), ``ValueError`` (bad ``stepper``, ``impacts``, ``steps``,
-    /// ``every``).
-    #[pyo3(signature = (*, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1))]
+    /// ``every``, ``order``); ``ModelError`` with kind ``UnsupportedOrder``
+    /// for order 4 or 6 with the hamiltonian stepper.
+    #[pyo3(signature = (*, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1, order=2))]
+    #[allow(clippy::too_many_arguments)]
     fn run<'py>(
         &self,
         py: Python<'py>,
@@ -404,8 +423,9 @@ impl PyScenario {
         backward: bool,
         steps: Option<i64>,
         every: i64,
+        order: i64,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let choice = RunChoice::parse(stepper, impacts, backward, steps, every)?;
+        let choice = RunChoice::parse(stepper, impacts, backward, steps, every, order)?;
         let scenario = self.inner.clone();
         let done = py.detach(move || {
             let info = describe(&scenario)?;

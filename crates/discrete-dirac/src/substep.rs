@@ -73,6 +73,26 @@ pub trait SubStepper<const N: usize, const M: usize> {
         guess: &SVector<f64, N>,
     ) -> Result<SubStep<N>, StepError>;
 
+    /// [`sub_step`](Self::sub_step) started from the increment guess
+    /// `guess` instead of the stepper's own warm start (a composed method
+    /// extrapolates it from its earlier stages, docs/theory.md §9.4): a step
+    /// taken, updating the warm start. By default the guess is ignored.
+    ///
+    /// # Errors
+    /// The stepper's error.
+    fn sub_step_from(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &SVector<f64, N>,
+        pi_a: &SVector<f64, N>,
+        h: f64,
+        guess: &SVector<f64, N>,
+    ) -> Result<SubStep<N>, StepError> {
+        let _ = guess;
+        self.sub_step(k, t, a, pi_a, h)
+    }
+
     /// Forget the warm start (after an impact).
     fn reset_warm_start(&mut self);
 
@@ -113,6 +133,25 @@ where
         h: f64,
     ) -> Result<SubStep<N>, StepError> {
         let s = self.step_oriented(k, t, a, pi_a, h)?;
+        Ok(SubStep {
+            b: self.add_with_carry(a, &s.d),
+            d: s.d,
+            pi_b: s.pi_b,
+            reaction: s.reaction,
+            stats: StepStats::from_newton(&s.info, s.degenerate),
+        })
+    }
+
+    fn sub_step_from(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &SVector<f64, N>,
+        pi_a: &SVector<f64, N>,
+        h: f64,
+        guess: &SVector<f64, N>,
+    ) -> Result<SubStep<N>, StepError> {
+        let s = self.step_oriented_from(k, t, a, pi_a, h, guess)?;
         Ok(SubStep {
             b: self.add_with_carry(a, &s.d),
             d: s.d,

@@ -341,6 +341,24 @@ where
         Ok(s)
     }
 
+    /// [`step_oriented`](Self::step_oriented) from the increment guess
+    /// `guess` (a composed method's stage extrapolation) instead of the
+    /// last increments; records this increment all the same.
+    pub(crate) fn step_oriented_from(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &SVector<f64, N>,
+        pi_a: &SVector<f64, N>,
+        h: f64,
+        guess: &SVector<f64, N>,
+    ) -> Result<OrientedStep<N, M>, StepError> {
+        let s = self.solve_oriented(k, t, a, pi_a, h, guess)?;
+        self.previous_increment = self.last_increment;
+        self.last_increment = Some((s.d, h));
+        Ok(s)
+    }
+
     /// `a + d` with the compensated summation of the steps taken.
     pub(crate) fn add_with_carry(
         &mut self,
