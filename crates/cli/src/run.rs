@@ -433,6 +433,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
                 discretization: scenario.discretization.to_string(),
                 constraint: scenario.constraint.to_string(),
                 stepper: args.stepper.as_str(),
+                order: args.order,
                 direction: if args.backward { "backward" } else { "forward" },
                 h: scenario.h,
                 steps: outcome.steps,
@@ -500,6 +501,8 @@ struct SummaryJson<'a> {
     discretization: String,
     constraint: String,
     stepper: &'a str,
+    /// The method's order (`--order`: 2, 4 or 6).
+    order: u32,
     direction: &'a str,
     h: f64,
     steps: usize,
