@@ -146,6 +146,56 @@ where
 
 /// Step counts `n` (h = T/n) from `n0` growing geometrically by `factor`
 /// up to `n1`.
+/// One timed run of `order`: the midpoint `L_d` and constraint with the
+/// discrete law of \[VCI\] Theorem 3.1 (order 2), or `scheme` composed with
+/// the continuous law (orders 4 and 6).
+fn run_order<Mo, const N: usize, const M: usize>(
+    model: &Mo,
+    order: u32,
+    scheme: Composition,
+    s0: State<N>,
+    h: f64,
+    n: usize,
+    repeats: usize,
+) -> Result<(State<N>, Vec<ImpactEvent<N>>, f64)>
+where
+    Mo: Model<N, M>,
+{
+    let (disc, constraint) = (Discretization::Midpoint, ConstraintDiscretization::Midpoint);
+    if order == 2 {
+        timed(
+            || {
+                ImpactIntegrator::new(LagrangeDirac::new(
+                    model.clone(),
+                    disc,
+                    constraint,
+                    Direction::Forward,
+                ))
+            },
+            s0,
+            h,
+            n,
+            repeats,
+        )
+    } else {
+        timed(
+            || {
+                ComposedImpacts::composed(
+                    model.clone(),
+                    disc,
+                    constraint,
+                    Direction::Forward,
+                    scheme,
+                )
+            },
+            s0,
+            h,
+            n,
+            repeats,
+        )
+    }
+}
+
 fn ladder(n0: f64, n1: f64, factor: f64) -> Vec<usize> {
     let mut v = vec![];
     let mut n = n0;
@@ -195,38 +245,7 @@ fn pendulum_points(o: &Options, points: &mut Vec<Point>) -> Result<()> {
         let scheme = Composition::for_order(order).ok_or_else(|| anyhow!("order {order}"))?;
         for n in ladders("pendulum", order, o.quick) {
             let h = PENDULUM_T / n as f64;
-            let run = if order == 2 {
-                timed(
-                    || {
-                        ImpactIntegrator::new(LagrangeDirac::new(
-                            model.clone(),
-                            Discretization::Midpoint,
-                            ConstraintDiscretization::Midpoint,
-                            Direction::Forward,
-                        ))
-                    },
-                    s0,
-                    h,
-                    n,
-                    o.repeats,
-                )
-            } else {
-                timed(
-                    || {
-                        ComposedImpacts::composed(
-                            model.clone(),
-                            Discretization::Midpoint,
-                            ConstraintDiscretization::Midpoint,
-                            Direction::Forward,
-                            scheme,
-                        )
-                    },
-                    s0,
-                    h,
-                    n,
-                    o.repeats,
-                )
-            };
+            let run = run_order(&model, order, scheme, s0, h, n, o.repeats);
             let (end, events, time) = match run {
                 Ok(r) => r,
                 Err(e) => {
@@ -270,38 +289,7 @@ fn ellipse_points(o: &Options, points: &mut Vec<Point>) -> Result<()> {
         let scheme = Composition::for_order(order).ok_or_else(|| anyhow!("order {order}"))?;
         for n in ladders("ellipse", order, o.quick) {
             let h = ELLIPSE_T / n as f64;
-            let run = if order == 2 {
-                timed(
-                    || {
-                        ImpactIntegrator::new(LagrangeDirac::new(
-                            model.clone(),
-                            Discretization::Midpoint,
-                            ConstraintDiscretization::Midpoint,
-                            Direction::Forward,
-                        ))
-                    },
-                    s0,
-                    h,
-                    n,
-                    o.repeats,
-                )
-            } else {
-                timed(
-                    || {
-                        ComposedImpacts::composed(
-                            model.clone(),
-                            Discretization::Midpoint,
-                            ConstraintDiscretization::Midpoint,
-                            Direction::Forward,
-                            scheme,
-                        )
-                    },
-                    s0,
-                    h,
-                    n,
-                    o.repeats,
-                )
-            };
+            let run = run_order(&model, order, scheme, s0, h, n, o.repeats);
             let (end, events, time) = match run {
                 Ok(r) => r,
                 Err(e) => {
