@@ -4,7 +4,7 @@
 //! states are reconstructed step by step, so records, impacts and summaries
 //! have the full system's shape.
 
-use crate::runner::drive_impacts;
+use crate::runner::{drive_impacts, finish};
 use crate::{Impacts, RecordSink, RunError, RunOutcome, RunPlan, Stepper};
 use diracvi_discrete_dirac::{Direction, LagrangeDirac, RunOptions, state_from_velocity};
 use diracvi_geometry::{CyclicSymmetry, Reduced};
@@ -96,23 +96,16 @@ impl ReducedModelVisitor for ReducedRunner<'_> {
                 .map_err(failed)?
             };
         }
-        let (mut trajectory, impacts) = match plan.impacts {
+        let (trajectory, impacts) = match plan.impacts {
             Impacts::Elastic => run!(ImpactIntegrator::new(stepper)),
             Impacts::Reject => run!(ImpactIntegrator::with_law(stepper, RejectCrossing)),
         };
-        if let Some(e) = rest_energy {
-            trajectory.initial_energy = e;
-            trajectory.final_energy = e;
-            trajectory.energy_scale = e.abs();
-        }
-        let energy_scale = trajectory
-            .energy_scale
-            .max(model.energy_scale(&setup.q0, &setup.v0));
-        Ok(RunOutcome {
+        Ok(finish(
+            trajectory,
             impacts,
-            wall_time: start.elapsed(),
-            energy_scale,
-            ..trajectory
-        })
+            rest_energy,
+            model.energy_scale(&setup.q0, &setup.v0),
+            start,
+        ))
     }
 }

@@ -209,21 +209,38 @@ impl ModelVisitor for Runner<'_> {
                 }
             }
         };
-        let mut trajectory = trajectory;
-        if let Some(e) = rest_energy {
-            trajectory.initial_energy = e;
-            trajectory.final_energy = e;
-            trajectory.energy_scale = e.abs();
-        }
-        let energy_scale = trajectory
-            .energy_scale
-            .max(model.energy_scale(&setup.q0, &setup.v0));
-        Ok(RunOutcome {
+        Ok(finish(
+            trajectory,
             impacts,
-            wall_time: start.elapsed(),
-            energy_scale,
-            ..trajectory
-        })
+            rest_energy,
+            model.energy_scale(&setup.q0, &setup.v0),
+            start,
+        ))
+    }
+}
+
+/// The outcome of a run: the impact records joined, the energy of a run of
+/// no steps (`rest_energy`) taken as its initial and final energy, the energy
+/// scale at least the model's at the initial state, the wall time since
+/// `start`.
+pub(crate) fn finish(
+    mut trajectory: RunOutcome,
+    impacts: Vec<ImpactRecord>,
+    rest_energy: Option<f64>,
+    model_scale: f64,
+    start: Instant,
+) -> RunOutcome {
+    if let Some(e) = rest_energy {
+        trajectory.initial_energy = e;
+        trajectory.final_energy = e;
+        trajectory.energy_scale = e.abs();
+    }
+    let energy_scale = trajectory.energy_scale.max(model_scale);
+    RunOutcome {
+        impacts,
+        wall_time: start.elapsed(),
+        energy_scale,
+        ..trajectory
     }
 }
 
