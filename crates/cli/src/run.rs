@@ -430,8 +430,18 @@ pub fn run(args: &RunArgs) -> Result<()> {
             let json = SummaryJson {
                 model: &scenario.model,
                 coordinates: &info.coordinates,
-                discretization: scenario.discretization.to_string(),
-                constraint: scenario.constraint.to_string(),
+                // The composed methods (orders 4, 6) always compose the
+                // midpoint step with the midpoint constraint (docs/theory.md §9).
+                discretization: if args.order > 2 {
+                    "midpoint".to_string()
+                } else {
+                    scenario.discretization.to_string()
+                },
+                constraint: if args.order > 2 {
+                    "midpoint".to_string()
+                } else {
+                    scenario.constraint.to_string()
+                },
                 stepper: args.stepper.as_str(),
                 order: args.order,
                 direction: if args.backward { "backward" } else { "forward" },

@@ -1035,6 +1035,38 @@ fn convergence_pendulum_is_first_order_with_the_forward_map() {
     assert!((order - 1.0).abs() < 0.2, "order {order}");
 }
 
+/// `--order 4` on `run` and `convergence`: the summaries name the method
+/// actually integrated (the midpoint step composed by the triple jump) and
+/// the fitted order is 4 (pendulum through 2 impacts, against the reference).
+#[test]
+fn order_four_is_named_and_fourth_order() {
+    let s = json(&[
+        "run", "pendulum", "--order", "4", "--h", "1e-2", "--t-end", "3",
+    ]);
+    assert_eq!(s["order"], 4);
+    assert_eq!(s["discretization"], "midpoint");
+    assert_eq!(s["constraint"], "midpoint");
+    assert_eq!(s["impacts"], 2);
+    let c = json(&[
+        "convergence",
+        "pendulum",
+        "--order",
+        "4",
+        "--t-end",
+        "3",
+        "--h-list",
+        "1e-2,5e-3",
+    ]);
+    assert_eq!(c["method_order"], 4);
+    assert!(
+        c["method"].as_str().unwrap().contains("triple-jump"),
+        "{}",
+        c["method"]
+    );
+    let order = num(&c["order"]);
+    assert!((order - 4.0).abs() < 0.3, "order {order}");
+}
+
 #[test]
 fn convergence_text_table() {
     let out = ok(&[
