@@ -8,7 +8,7 @@
 //! `π = sign · p` (docs/theory.md §3.4); every momentum here is oriented.
 
 use crate::hamiltonian::{DiscreteHamiltonian, NonholonomicHamiltonian};
-use crate::lagrange_dirac::{LagrangeDirac, step_measures};
+use crate::lagrange_dirac::{LagrangeDirac, OrientedStep, step_measures};
 use crate::trajectory::StepOutput;
 use crate::{Direction, State, StepError, StepStats};
 use diracvi_geometry::{DiscretizationMap, GeometryError, System};
@@ -109,6 +109,26 @@ pub trait SubStepper<const N: usize, const M: usize> {
     ) -> Result<(f64, f64), GeometryError>;
 }
 
+/// A step taken by `stepper` from `a`: the end point summed with the
+/// stepper's compensation (trial solves, which are not taken, do not sum).
+fn taken<Sy, Dm, const N: usize, const M: usize>(
+    stepper: &mut LagrangeDirac<Sy, Dm, N, M>,
+    a: &SVector<f64, N>,
+    s: OrientedStep<N, M>,
+) -> SubStep<N>
+where
+    Sy: System<N, M>,
+    Dm: DiscretizationMap<N>,
+{
+    SubStep {
+        b: stepper.add_with_carry(a, &s.d),
+        d: s.d,
+        pi_b: s.pi_b,
+        reaction: s.reaction,
+        stats: StepStats::from_newton(&s.info, s.degenerate),
+    }
+}
+
 impl<Sy, Dm, const N: usize, const M: usize> SubStepper<N, M> for LagrangeDirac<Sy, Dm, N, M>
 where
     Sy: System<N, M>,
@@ -133,13 +153,7 @@ where
         h: f64,
     ) -> Result<SubStep<N>, StepError> {
         let s = self.step_oriented(k, t, a, pi_a, h)?;
-        Ok(SubStep {
-            b: self.add_with_carry(a, &s.d),
-            d: s.d,
-            pi_b: s.pi_b,
-            reaction: s.reaction,
-            stats: StepStats::from_newton(&s.info, s.degenerate),
-        })
+        Ok(taken(self, a, s))
     }
 
     fn sub_step_from(
@@ -152,13 +166,7 @@ where
         guess: &SVector<f64, N>,
     ) -> Result<SubStep<N>, StepError> {
         let s = self.step_oriented_from(k, t, a, pi_a, h, guess)?;
-        Ok(SubStep {
-            b: self.add_with_carry(a, &s.d),
-            d: s.d,
-            pi_b: s.pi_b,
-            reaction: s.reaction,
-            stats: StepStats::from_newton(&s.info, s.degenerate),
-        })
+        Ok(taken(self, a, s))
     }
 
     fn trial_step(

@@ -335,10 +335,7 @@ where
             (Some((last, h1)), _) => last * (h / h1),
             (None, _) => SVector::zeros(),
         };
-        let s = self.solve_oriented(k, t, a, pi_a, h, &guess)?;
-        self.previous_increment = self.last_increment;
-        self.last_increment = Some((s.d, h));
-        Ok(s)
+        self.step_oriented_from(k, t, a, pi_a, h, &guess)
     }
 
     /// [`step_oriented`](Self::step_oriented) from the increment guess
