@@ -224,6 +224,11 @@ where
                 "the system supplies no Hamiltonian, so the discrete Hamiltonian stepper cannot run (use the Lagrange–Dirac stepper)".into(),
             ));
         }
+        if self.system.gyroscopic_force(a, pi_a).is_some() {
+            return Err(StepError::Unsupported(
+                "the system has a gyroscopic force, which the discrete Hamiltonian stepper does not take (use the Lagrange–Dirac stepper)".into(),
+            ));
+        }
         // Momenta and multipliers are solved for times `unit` (a power of
         // two; 1 unless the momenta at the first solve, `π_a` and the
         // impulse `h ∂K/∂a`, are tiny: docs/theory.md §3.7).

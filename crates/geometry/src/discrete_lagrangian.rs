@@ -12,6 +12,16 @@
 //!   expression along a direction and its Hessian–vector product, for the
 //!   hidden constraints of degenerate systems.
 //!
+//! A system with a [gyroscopic force](System::gyroscopic_force) `F(q, v)`
+//! adds the discrete Lagrange–d'Alembert forces to the first derivatives
+//! (docs/theory.md §2.7): with `(q, v) = Ψ_d^h(q0, q1)`,
+//! ```text
+//! f_d^−(q0, q1) = h (∂q/∂q0)ᵀ F(q, v),    f_d^+(q0, q1) = h (∂q/∂q1)ᵀ F(q, v)
+//! ```
+//! (`(h/2) F` each for the midpoint map), and every `D1`, `D2` below is
+//! `D1 L_d + f_d^−`, `D2 L_d + f_d^+`, with the second derivatives of these
+//! sums; `L_d` itself and `D3 L_d` (the discrete energy) do not change.
+//!
 //! An [`Orientation`] lets the same code serve forward and backward time:
 //! the reversed discrete Lagrangian is `L_d^*(a, b, h) = L_d(b, a, h)`. With
 //! momenta negated, the (−) equations of \[DDM\] (5.9b) for `L_d` are the (+)
@@ -24,7 +34,7 @@ use crate::ad::{
 };
 use crate::{AdScalar, DiscretizationMap, GeometryError, System};
 use nalgebra::{SMatrix, SVector};
-use num_dual::{Dual2SVec, Dual64, DualSVec, HyperDualSVec64};
+use num_dual::{Dual, Dual2SVec, Dual64, DualSVec, HyperDualSVec64};
 use std::marker::PhantomData;
 
 /// Which way the discrete Lagrangian's arguments are read.
@@ -46,7 +56,9 @@ pub struct LdJet<const N: usize> {
     pub d1: SVector<f64, N>,
     /// `D2 L_d = ∂L_d/∂b`.
     pub d2: SVector<f64, N>,
-    /// `D12 L_d`, entry `(i, j) = ∂²L_d/∂a_i ∂b_j`.
+    /// `D12 L_d`, entry `(i, j) = ∂²L_d/∂a_i ∂b_j`. With a gyroscopic
+    /// force, `∂(D1 L_d + f_d^−)_i/∂b_j`: the Jacobian of the (+) momentum
+    /// equation in the unknown `b` (no longer the transpose of `∂D2/∂a`).
     pub d12: SMatrix<f64, N, N>,
 }
 
@@ -60,7 +72,8 @@ pub struct LdTimeJet<const N: usize> {
     pub d3: f64,
     /// `D2 L_d = ∂L_d/∂b`.
     pub d2: SVector<f64, N>,
-    /// `D23 L_d`, entry `j = ∂²L_d/∂h ∂b_j`.
+    /// `D23 L_d`, entry `j = ∂²L_d/∂h ∂b_j` (with a gyroscopic force,
+    /// `∂(D2 L_d + f_d^+)_j/∂h`).
     pub d23: SVector<f64, N>,
 }
 
@@ -195,6 +208,71 @@ where
         }
     }
 
+    /// The discrete forces of the raw (forward) step `(q0, q1)`:
+    /// `f_i = h (∂q/∂q_i)ᵀ F(q, v)` (times the unit) at
+    /// `(q, v) = Ψ_d^h(q0, q1)`, `None` without a gyroscopic force. The
+    /// node's derivatives `∂q/∂q_i` come from one more dual layer over `S`,
+    /// with `d` moved along (`d = q1 − q0`).
+    #[allow(clippy::type_complexity)]
+    fn raw_forces<S: AdScalar>(
+        &self,
+        q0: &SVector<S, N>,
+        q1: &SVector<S, N>,
+        d: &SVector<S, N>,
+        h: S,
+    ) -> Result<Option<(SVector<S, N>, SVector<S, N>)>, GeometryError> {
+        let (q, v) = self.map.psi_step(q0, q1, d, h)?;
+        let Some(force) = self.system.gyroscopic_force(&q, &v) else {
+            return Ok(None);
+        };
+        let weight = force * (h * self.unit());
+        let zero = S::from(0.0);
+        let lift = |x: &SVector<S, N>| x.map(|xi| Dual::<S>::new(xi, zero));
+        let (x, y, dd, hd) = (lift(q0), lift(q1), lift(d), Dual::<S>::new(h, zero));
+        let mut forces = [SVector::<S, N>::from_element(zero); 2];
+        for (end, f) in forces.iter_mut().enumerate() {
+            for i in 0..N {
+                let (mut x, mut y, mut dd) = (x, y, dd);
+                if end == 0 {
+                    x[i].eps = S::from(1.0);
+                    dd[i].eps = S::from(-1.0);
+                } else {
+                    y[i].eps = S::from(1.0);
+                    dd[i].eps = S::from(1.0);
+                }
+                let (node, _) = self.map.psi_step(&x, &y, &dd, hd)?;
+                f[i] = (0..N).fold(zero, |acc, j| acc + weight[j] * node[j].eps);
+            }
+        }
+        Ok(Some((forces[0], forces[1])))
+    }
+
+    /// The discrete forces `(f_a, f_b)` on the two arguments in this
+    /// orientation (`f_d^−`, `f_d^+` forward; swapped reversed, as `D1` and
+    /// `D2` are), `None` without a gyroscopic force.
+    #[allow(clippy::type_complexity)]
+    #[inline(always)]
+    fn forces_step<S: AdScalar>(
+        &self,
+        a: &SVector<S, N>,
+        b: &SVector<S, N>,
+        d: &SVector<S, N>,
+        h: S,
+    ) -> Result<Option<(SVector<S, N>, SVector<S, N>)>, GeometryError> {
+        match self.orientation {
+            Orientation::Forward => self.raw_forces(a, b, d, h),
+            Orientation::Reversed => Ok(self
+                .raw_forces(b, a, &d.map(|x| -x), h)?
+                .map(|(f_b, f_a)| (f_a, f_b))),
+        }
+    }
+
+    /// Whether the system has a gyroscopic force (evaluated at `(a, b)`).
+    #[inline(always)]
+    fn forced(&self, a: &SVector<f64, N>, b: &SVector<f64, N>) -> bool {
+        self.system.gyroscopic_force(a, &(b - a)).is_some()
+    }
+
     /// `L_d, D1, D2, D12` at `(a, b, h)` in one hyper-dual pass.
     ///
     /// # Errors
@@ -234,7 +312,23 @@ where
         let hd = HyperDualSVec64::<N, N>::constant(h);
         let (x, y) = (seed_first::<N, N>(a), seed_second::<N, N>(b));
         let l = self.value_step(&x, &y, &increment(&x, &y, d), hd)?;
-        let (value, d1, d2, d12) = partial_hessian_of(l);
+        let (value, mut d1, mut d2, mut d12) = partial_hessian_of(l);
+        if self.forced(a, b) {
+            let x: SVector<DualSVec<f64, N>, N> = constants(a);
+            let y = seed_gradient(b);
+            if let Some((f_a, f_b)) =
+                self.forces_step(&x, &y, &increment(&x, &y, d), DualSVec::constant(h))?
+            {
+                for i in 0..N {
+                    d1[i] += f_a[i].re;
+                    d2[i] += f_b[i].re;
+                    let row = gradient_of(f_a[i]);
+                    for j in 0..N {
+                        d12[(i, j)] += row[j];
+                    }
+                }
+            }
+        }
         Ok(LdJet { value, d1, d2, d12 })
     }
 
@@ -275,12 +369,25 @@ where
         let x: SVector<HyperDualSVec64<1, N>, N> = constants(a);
         let y = seed_second::<1, N>(b);
         let l = self.value_step(&x, &y, &increment(&x, &y, d), hd)?;
-        let (value, d3, d2, d32) = partial_hessian_of(l);
+        let (value, d3, mut d2, d32) = partial_hessian_of(l);
+        let mut d23 = d32.transpose();
+        if self.forced(a, b) {
+            let (x, y) = (a.map(Dual64::from_re), b.map(Dual64::from_re));
+            let dd = d.map(Dual64::from_re);
+            if let Some((_, f_b)) =
+                self.forces_step(&x, &y, &dd, Dual64::from_re(h).derivative())?
+            {
+                for j in 0..N {
+                    d2[j] += f_b[j].re;
+                    d23[j] += f_b[j].eps;
+                }
+            }
+        }
         Ok(LdTimeJet {
             value,
             d3: d3[0],
             d2,
-            d23: d32.transpose(),
+            d23,
         })
     }
 
@@ -320,7 +427,13 @@ where
         let x = seed_gradient(a);
         let y: SVector<DualSVec<f64, N>, N> = constants(b);
         let l = self.value_step(&x, &y, &increment(&x, &y, d), DualSVec::constant(h))?;
-        Ok(gradient_of(l))
+        let mut d1 = gradient_of(l);
+        if self.forced(a, b)
+            && let Some((f_a, _)) = self.forces_step(a, b, d, h)?
+        {
+            d1 += f_a;
+        }
+        Ok(d1)
     }
 
     /// `D2 L_d(a, b, h)` alone.
@@ -359,7 +472,13 @@ where
         let x: SVector<DualSVec<f64, N>, N> = constants(a);
         let y = seed_gradient(b);
         let l = self.value_step(&x, &y, &increment(&x, &y, d), DualSVec::constant(h))?;
-        Ok(gradient_of(l))
+        let mut d2 = gradient_of(l);
+        if self.forced(a, b)
+            && let Some((_, f_b)) = self.forces_step(a, b, d, h)?
+        {
+            d2 += f_b;
+        }
+        Ok(d2)
     }
 
     /// `D3 L_d(a, b, h) = ∂L_d/∂h`.
@@ -416,7 +535,9 @@ where
         Ok(-self.d3_at(a, &(a + d), d, h)?)
     }
 
-    /// `(D1 L_d, D11 L_d)` at `(a, b, h)`.
+    /// `(D1 L_d, D11 L_d)` at `(a, b, h)` (with a gyroscopic force,
+    /// `D1 L_d + f_a` and its Jacobian in `a`, row `i` the gradient of
+    /// component `i`).
     ///
     /// # Errors
     /// When `Ψ_d` is undefined at `(a, b)`.
@@ -429,7 +550,12 @@ where
         let x = seed_hessian(a);
         let y: SVector<Dual2SVec<f64, N>, N> = constants(b);
         let (_, g, hh) = hessian_of(self.value(&x, &y, Dual2SVec::constant(h))?);
-        Ok((g, hh))
+        if !self.forced(a, b) {
+            return Ok((g, hh));
+        }
+        let (x, y): (_, SVector<DualSVec<f64, N>, N>) = (seed_gradient(a), constants(b));
+        let forces = self.forces_step(&x, &y, &(y - x), DualSVec::constant(h))?;
+        Ok(add_force_jacobian(g, hh, forces.map(|(f_a, _)| f_a)))
     }
 
     /// The discrete Euler–Lagrange expression `D2 L_d(a, b, h) + D1 L_d(b, c, h)`
@@ -443,7 +569,10 @@ where
     /// derivative directions instead of the `N²` of
     /// [`hessian_first`](Self::hessian_first) + [`hessian_second`](Self::hessian_second).
     /// Both Hessians are symmetric, so the gradient of `yᵀ ∇_b S` is `∇²_b S y`
-    /// for the discrete action `S(b) = L_d(a, b) + L_d(b, c)`.
+    /// for the discrete action `S(b) = L_d(a, b) + L_d(b, c)`. With a
+    /// gyroscopic force the expression gains `yᵀ (f_b(a, b) + f_a(b, c))` and
+    /// the gradient is that of the whole scalar in `b` (what the hidden
+    /// constraints of degenerate systems need).
     ///
     /// # Errors
     /// When `Ψ_d` is undefined at `(a, b)` or `(b, c)`.
@@ -497,10 +626,27 @@ where
         let s = self.value_step(&ad, &mid, &increment(&ad, &mid, d_ab), hd)?
             + self.value_step(&mid, &cd, &increment(&mid, &cd, d_bc), hd)?;
         let (_, dy, _, hy) = partial_hessian_of(s);
-        Ok((dy[0], hy.transpose()))
+        let (mut value, mut gradient) = (dy[0], hy.transpose());
+        if self.forced(a, b) {
+            // yᵀ (f_d^+(a, b) + f_d^−(b, c)) and its gradient in `b`.
+            let bd = seed_gradient(b);
+            let (ad, cd): (SVector<DualSVec<f64, N>, N>, _) = (constants(a), constants(c));
+            let hd = DualSVec::constant(h);
+            let before = self.forces_step(&ad, &bd, &increment(&ad, &bd, d_ab), hd)?;
+            let after = self.forces_step(&bd, &cd, &increment(&bd, &cd, d_bc), hd)?;
+            if let (Some((_, f_b)), Some((f_a, _))) = (before, after) {
+                for i in 0..N {
+                    let f = f_b[i] + f_a[i];
+                    value += y[i] * f.re;
+                    gradient += gradient_of(f) * y[i];
+                }
+            }
+        }
+        Ok((value, gradient))
     }
 
-    /// `(D2 L_d, D22 L_d)` at `(a, b, h)`.
+    /// `(D2 L_d, D22 L_d)` at `(a, b, h)` (with a gyroscopic force,
+    /// `D2 L_d + f_b` and its Jacobian in `b`).
     ///
     /// # Errors
     /// When `Ψ_d` is undefined at `(a, b)`.
@@ -513,6 +659,30 @@ where
         let x: SVector<Dual2SVec<f64, N>, N> = constants(a);
         let y = seed_hessian(b);
         let (_, g, hh) = hessian_of(self.value(&x, &y, Dual2SVec::constant(h))?);
-        Ok((g, hh))
+        if !self.forced(a, b) {
+            return Ok((g, hh));
+        }
+        let (x, y): (SVector<DualSVec<f64, N>, N>, _) = (constants(a), seed_gradient(b));
+        let forces = self.forces_step(&x, &y, &(y - x), DualSVec::constant(h))?;
+        Ok(add_force_jacobian(g, hh, forces.map(|(_, f_b)| f_b)))
     }
+}
+
+/// `(g + f, H + ∂f)` for a discrete force `f` carrying its gradient in the
+/// seeded argument (row `i` of `∂f` is the gradient of `f_i`).
+fn add_force_jacobian<const N: usize>(
+    mut g: SVector<f64, N>,
+    mut hh: SMatrix<f64, N, N>,
+    force: Option<SVector<DualSVec<f64, N>, N>>,
+) -> (SVector<f64, N>, SMatrix<f64, N, N>) {
+    if let Some(f) = force {
+        for i in 0..N {
+            g[i] += f[i].re;
+            let row = gradient_of(f[i]);
+            for j in 0..N {
+                hh[(i, j)] += row[j];
+            }
+        }
+    }
+    (g, hh)
 }

@@ -82,6 +82,17 @@ pub enum GeometryError {
         /// The tolerance it exceeded.
         tolerance: f64,
     },
+    /// The system's gyroscopic force works on the initial data
+    /// (`⟨F(q0, v0), v0⟩ ≠ 0`, or not finite): it is not gyroscopic.
+    #[error(
+        "the gyroscopic force does work: ⟨F(q0, v0), v0⟩ = {power:e} exceeds tolerance {tolerance:e} (a gyroscopic force must satisfy ⟨F(q, v), v⟩ = 0)"
+    )]
+    ForceDoesWork {
+        /// `⟨F(q0, v0), v0⟩`.
+        power: f64,
+        /// `1e-9 Σ_i |F_i v0_i|`.
+        tolerance: f64,
+    },
     /// A boundary piece index beyond the system's count.
     #[error("boundary piece {piece} does not exist (the system has {count})")]
     NoSuchBoundaryPiece {

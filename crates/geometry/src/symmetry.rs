@@ -26,12 +26,15 @@
 //!   velocities are free (`MR = 0`); with `M = K + 1` one constraint remains
 //!   on shape space, `n(s)ᵀ A_S(s) ṡ = 0`, `n` the cofactor vector spanning
 //!   the left null space of `A_C` (`MR = 1`). The reduced Lagrange–d'Alembert
-//!   equations carry the gyroscopic term `⟨J, Ω(ṡ, δs)⟩`, `J = ∂L/∂ġ`,
-//!   `Ω = dΓ` the curvature of the connection restricted to the shape
-//!   distribution. A `System` has no force input, so [`Reduced::new`] checks
-//!   that this term vanishes (it does whenever `NR = 1`, and for the rolling
-//!   disk's rolling angle) and otherwise returns
-//!   [`SymmetryError::Curvature`].
+//!   equations carry the curvature (gyroscopic) force
+//!   `F(s, ṡ) = ⟨J, Ω(ṡ, ·)⟩`, `J = ∂L/∂ġ` at `ġ = Γ ṡ`,
+//!   `Ω(u, w) = (D_u Γ) w − (D_w Γ) u` the curvature of the connection
+//!   (\[RED\] (4.8), abelian): `d/dt ∂L_c/∂ṡ − ∂L_c/∂s = F + reaction`.
+//!   [`Reduced`] supplies it as its [gyroscopic force](System::gyroscopic_force)
+//!   (it does no work: `Ω` is antisymmetric), computed by automatic
+//!   differentiation of `Γ`. [`Reduced::new`] decides at the samples whether
+//!   it vanishes (always when `NR = 1`, and for the rolling disk's rolling
+//!   angle); then the reduced system has no force and costs nothing extra.
 //!
 //! Reconstruction ([`Reduced::lift_step`]): the group coordinates follow by
 //! quadrature, `g_{k+1} = g_k + τ ġ(Ψ_d^τ(s_k, s_{k+1}))` with the run's
@@ -48,6 +51,11 @@ use thiserror::Error;
 
 /// Relative tolerance of the invariance checks of [`CyclicSymmetry::check`].
 pub const SYMMETRY_TOLERANCE: f64 = 1e-10;
+
+/// Relative size of the Chaplygin curvature term above which a reduced
+/// system carries it as a gyroscopic force (below: identically zero up to
+/// round-off).
+const CURVATURE_TOLERANCE: f64 = 1e-9;
 
 /// What a symmetry check compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,20 +159,6 @@ pub enum SymmetryError {
         mismatch: f64,
         /// The sample configuration.
         q: Vec<f64>,
-    },
-    /// The Chaplygin curvature term `⟨J, dΓ(ṡ, δs)⟩` does not vanish on the
-    /// shape distribution: the reduced dynamics has a gyroscopic force that a
-    /// [`System`] (a Lagrangian without forces) cannot carry.
-    #[error(
-        "Chaplygin reduction: the curvature term ⟨J, dΓ(ṡ, δs)⟩ = {value:e} (relative {relative:e}) does not vanish at s = {s:?}; the steppers have no force input"
-    )]
-    Curvature {
-        /// The term at the sample.
-        value: f64,
-        /// Relative to its scale.
-        relative: f64,
-        /// The sample shape point.
-        s: Vec<f64>,
     },
     /// A geometric evaluation failed.
     #[error(transparent)]
@@ -369,6 +363,8 @@ pub struct Reduced<Sy, const N: usize, const M: usize, const NR: usize, const MR
     reference: SVector<f64, N>,
     /// Conserved momenta (Routh; first `k` entries).
     momentum: [f64; N],
+    /// Chaplygin with a curvature force that does not vanish.
+    gyroscopic: bool,
 }
 
 /// Solve `a x = b` for the leading `k × k` block by Gaussian elimination
@@ -436,8 +432,7 @@ where
     /// # Errors
     /// Every error of [`CyclicSymmetry::check`]; [`SymmetryError::Unsupported`]
     /// when neither reduction applies; [`SymmetryError::SizeMismatch`] when
-    /// `NR`, `MR` do not fit; [`SymmetryError::NotQuadratic`] (Routh);
-    /// [`SymmetryError::Curvature`] (Chaplygin with a gyroscopic term).
+    /// `NR`, `MR` do not fit; [`SymmetryError::NotQuadratic`] (Routh).
     pub fn new(
         system: Sy,
         symmetry: CyclicSymmetry<N>,
@@ -512,7 +507,7 @@ where
         for b in 0..k {
             momentum[b] = p0[group[b]];
         }
-        let reduced = Self {
+        let mut reduced = Self {
             system,
             symmetry,
             kind,
@@ -521,7 +516,9 @@ where
             k,
             reference: *q0,
             momentum,
+            gyroscopic: false,
         };
+        let mut gyroscopic = false;
         for (q, v, _) in &samples {
             let s = reduced.project(q);
             let sd = reduced.project(v);
@@ -536,16 +533,23 @@ where
                             ),
                         });
                     }
-                    reduced.check_curvature(&s, &sd)?;
+                    gyroscopic |= reduced.curvature_relative(&s, &sd) > CURVATURE_TOLERANCE;
                 }
             }
         }
+        reduced.gyroscopic = gyroscopic;
         Ok(reduced)
     }
 
     /// The reduction applied.
     pub fn kind(&self) -> ReductionKind {
         self.kind
+    }
+
+    /// Whether the reduced system carries the Chaplygin curvature force
+    /// (its [`gyroscopic_force`](System::gyroscopic_force) is `Some`).
+    pub fn is_gyroscopic(&self) -> bool {
+        self.gyroscopic
     }
 
     /// The symmetry.
@@ -772,18 +776,15 @@ where
         Ok(())
     }
 
-    /// Chaplygin: `⟨J, dΓ(ṡ, δs)⟩ = 0` for `ṡ, δs` in the shape
-    /// distribution, at a sample.
-    fn check_curvature(
-        &self,
-        s: &SVector<f64, NR>,
-        sd: &SVector<f64, NR>,
-    ) -> Result<(), SymmetryError> {
+    /// Chaplygin: `|⟨J, Ω(u, w)⟩|` relative to `|J| |u| |w| (1 + max |Γ|)`
+    /// for `u, w` in the shape distribution near `ṡ`, at a sample (0 when it
+    /// vanishes identically).
+    fn curvature_relative(&self, s: &SVector<f64, NR>, sd: &SVector<f64, NR>) -> f64 {
         if NR < 2 {
-            return Ok(()); // a 2-form on a line vanishes
+            return 0.0; // a 2-form on a line vanishes
         }
         let Some((_, row)) = self.connection(s) else {
-            return Ok(());
+            return 0.0;
         };
         // Two directions in the shape distribution ker(row).
         let onto = |x: SVector<f64, NR>| -> SVector<f64, NR> {
@@ -832,15 +833,52 @@ where
             j_norm += j.abs();
         }
         let scale = j_norm * u.norm() * w.norm() * (1.0 + gamma_max);
-        let relative = value.abs() / scale.max(f64::MIN_POSITIVE);
-        if relative > 1e-9 && value.abs() > 0.0 {
-            return Err(SymmetryError::Curvature {
-                value,
-                relative,
-                s: s.as_slice().to_vec(),
-            });
+        if value == 0.0 {
+            0.0
+        } else {
+            value.abs() / scale.max(f64::MIN_POSITIVE)
         }
-        Ok(())
+    }
+
+    /// The curvature force `F_β(s, ṡ) = Σ_b J_b Σ_α (∂_α Γ^b_β − ∂_β Γ^b_α) ṡ^α`
+    /// of a Chaplygin reduction (docs/theory.md §7), for any scalar type:
+    /// `∂Γ` by one more dual layer over `S`, `J = ∂L/∂ġ` at the full state
+    /// over `(s, ṡ)` likewise. NaN where `A_C` is singular.
+    fn curvature_force<S: AdScalar>(
+        &self,
+        s: &SVector<S, NR>,
+        sd: &SVector<S, NR>,
+    ) -> SVector<S, NR> {
+        let zero = S::from(0.0);
+        // ∂Γ/∂s_α: entry (b, β) of dgamma[α].
+        let mut dgamma = [SMatrix::<S, N, N>::from_element(zero); NR];
+        for (alpha, slot) in dgamma.iter_mut().enumerate() {
+            let mut x = s.map(|xi| Dual::<S>::new(xi, zero));
+            x[alpha].eps = S::from(1.0);
+            let Some((gamma, _)) = self.connection(&x) else {
+                return SVector::from_element(S::from(f64::NAN));
+            };
+            *slot = gamma.map(|g| g.eps);
+        }
+        // J_b = ∂L/∂ġ_b at (s, Γ ṡ, ṡ).
+        let gd = self.group_velocity(s, sd);
+        let (q, v) = self.full_state(s, sd, &gd);
+        let qd = q.map(|x| Dual::<S>::new(x, zero));
+        let mut j = [zero; N];
+        for (b, jb) in j.iter_mut().enumerate().take(self.k) {
+            let mut vd = v.map(|x| Dual::<S>::new(x, zero));
+            vd[self.group[b]].eps = S::from(1.0);
+            *jb = self.system.lagrangian(&qd, &vd).eps;
+        }
+        SVector::from_fn(|beta, _| {
+            let mut f = zero;
+            for (b, &jb) in j.iter().enumerate().take(self.k) {
+                for alpha in 0..NR {
+                    f += jb * (dgamma[alpha][(b, beta)] - dgamma[beta][(b, alpha)]) * sd[alpha];
+                }
+            }
+            f
+        })
     }
 
     /// The full configuration after one (sub-)step of the reduced
@@ -919,6 +957,15 @@ where
 
     fn boundary_count(&self) -> usize {
         self.system.boundary_count()
+    }
+
+    /// The Chaplygin curvature force when it does not vanish, else `None`.
+    fn gyroscopic_force<S: AdScalar>(
+        &self,
+        s: &SVector<S, NR>,
+        sd: &SVector<S, NR>,
+    ) -> Option<SVector<S, NR>> {
+        self.gyroscopic.then(|| self.curvature_force(s, sd))
     }
 
     fn boundary<S: AdScalar>(&self, j: usize, s: &SVector<S, NR>) -> S {

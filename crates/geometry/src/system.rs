@@ -65,6 +65,33 @@ pub trait System<const N: usize, const M: usize> {
         None
     }
 
+    /// A *gyroscopic* (workless) generalized force `F(q, v)`, or `None` (the
+    /// default) for a system without one. The equations of motion are the
+    /// Lagrange–d'Alembert equations `d/dt ∂L/∂v − ∂L/∂q = F(q, v) + A(q)ᵀ λ`.
+    ///
+    /// `F` must do no work, `⟨F(q, v), v⟩ = 0` for every `(q, v)` (for
+    /// example `F = B(q, v) v` with `B` antisymmetric: a magnetic force, a
+    /// Coriolis force, or the curvature term of a Chaplygin reduction,
+    /// docs/theory.md §7.3), so the energy `E(q, v)` stays a conserved
+    /// quantity and the elastic-impact law keeps its energy condition.
+    /// [`check_initial`] rejects a force that works on the initial data.
+    ///
+    /// The discrete steppers take it through the discrete
+    /// Lagrange–d'Alembert principle (docs/theory.md §2.4): the discrete
+    /// Lagrangian's derivatives carry the discrete forces of
+    /// [`DiscreteLagrangian`](crate::DiscreteLagrangian). The discrete
+    /// Hamiltonian stepper refuses such a system.
+    ///
+    /// Return `Some` for every argument or `None` for every argument.
+    fn gyroscopic_force<S: AdScalar>(
+        &self,
+        q: &SVector<S, N>,
+        v: &SVector<S, N>,
+    ) -> Option<SVector<S, N>> {
+        let _ = (q, v);
+        None
+    }
+
     /// A model's own discrete constraint `ω_d(q0, q1)` (velocity units, `M`
     /// components), or `None` to use the generic choices of
     /// [`ConstraintDiscretization`](crate::ConstraintDiscretization).
@@ -189,11 +216,14 @@ pub const CONSTRAINT_TOLERANCE: f64 = 1e-9;
 ///   its touching band ([`touch_band`](crate::touch_band): a point computed
 ///   to lie on a wall is accepted); the most violated piece is reported;
 /// * `v0 ∈ Δ_Q(q0)`: `|Σ_i A_{ai}(q0) v0_i| ≤ 1e-9 · max(1, Σ_i |A_{ai}(q0) v0_i|)`
-///   for every row `a` (the most violated row is reported).
+///   for every row `a` (the most violated row is reported);
+/// * a [gyroscopic force](System::gyroscopic_force), if any, does no work:
+///   `|⟨F(q0, v0), v0⟩| ≤ 1e-9 · Σ_i |F_i v0_i|`.
 ///
 /// # Errors
 /// [`GeometryError::NonFinite`](crate::GeometryError::NonFinite), [`GeometryError::InitialInadmissible`](crate::GeometryError::InitialInadmissible),
-/// [`GeometryError::InitialViolatesConstraint`](crate::GeometryError::InitialViolatesConstraint).
+/// [`GeometryError::InitialViolatesConstraint`](crate::GeometryError::InitialViolatesConstraint),
+/// [`GeometryError::ForceDoesWork`](crate::GeometryError::ForceDoesWork).
 pub fn check_initial<Sy, const N: usize, const M: usize>(
     system: &Sy,
     q0: &SVector<f64, N>,
@@ -221,14 +251,24 @@ where
             worst = Some((row, residual, tolerance, ratio));
         }
     }
-    match worst {
-        Some((row, residual, tolerance, _)) => {
-            Err(crate::GeometryError::InitialViolatesConstraint {
-                row,
-                residual,
-                tolerance,
-            })
-        }
-        None => Ok(()),
+    if let Some((row, residual, tolerance, _)) = worst {
+        return Err(crate::GeometryError::InitialViolatesConstraint {
+            row,
+            residual,
+            tolerance,
+        });
     }
+    if let Some(force) = system.gyroscopic_force(q0, v0) {
+        let power = force.dot(v0);
+        let scale: f64 = force
+            .iter()
+            .zip(v0.iter())
+            .map(|(f, v)| (f * v).abs())
+            .sum();
+        let tolerance = CONSTRAINT_TOLERANCE * scale;
+        if power.is_nan() || power.abs() > tolerance {
+            return Err(crate::GeometryError::ForceDoesWork { power, tolerance });
+        }
+    }
+    Ok(())
 }

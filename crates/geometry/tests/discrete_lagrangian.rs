@@ -409,3 +409,122 @@ fn bouncing_particle_discrete_initial_data() {
     approx::assert_relative_eq!(p0, want, max_relative = 1e-13);
     approx::assert_relative_eq!(p0, sys.momentum(&q, &v), epsilon = h * 1.3 * 9.8);
 }
+
+/// A charge in the field `B(q) = 1 + 0.3 x + 0.2 y²` with a non-quadratic
+/// kinetic term: the gyroscopic force `F = B(q) (v_y, −v_x)`.
+struct Charged;
+
+impl System<2, 0> for Charged {
+    fn lagrangian<S: diracvi_geometry::AdScalar>(&self, q: &SVector<S, 2>, v: &SVector<S, 2>) -> S {
+        let k = v.dot(v);
+        k * 0.5 + k * k * 0.05 - q[0] * q[1] * 0.3
+    }
+    fn constraint_forms<S: diracvi_geometry::AdScalar>(
+        &self,
+        _q: &SVector<S, 2>,
+    ) -> SMatrix<S, 0, 2> {
+        SMatrix::zeros()
+    }
+    fn gyroscopic_force<S: diracvi_geometry::AdScalar>(
+        &self,
+        q: &SVector<S, 2>,
+        v: &SVector<S, 2>,
+    ) -> Option<SVector<S, 2>> {
+        let b = q[0] * 0.3 + q[1] * q[1] * 0.2 + 1.0;
+        Some(SVector::from([v[1] * b, -v[0] * b]))
+    }
+}
+
+impl Charged {
+    /// The discrete forces of the raw step by hand: `h w_i F(q, v)` at the
+    /// node `q = w0 q0 + w1 q1`, `v = (q1 − q0)/h`.
+    fn forces(
+        map: Discretization,
+        q0: &SVector<f64, 2>,
+        q1: &SVector<f64, 2>,
+        h: f64,
+    ) -> (SVector<f64, 2>, SVector<f64, 2>) {
+        let (w0, w1) = match map {
+            Discretization::Forward => (1.0, 0.0),
+            Discretization::Midpoint => (0.5, 0.5),
+        };
+        let f = Charged
+            .gyroscopic_force(&(q0 * w0 + q1 * w1), &((q1 - q0) / h))
+            .unwrap();
+        (f * (h * w0), f * (h * w1))
+    }
+}
+
+/// With a gyroscopic force, every first derivative is `D L_d` plus the
+/// discrete force (by hand), and every second derivative is the finite
+/// difference of those sums (no longer symmetric), in both orientations;
+/// `L_d` and `D3 L_d` are unchanged.
+#[test]
+fn gyroscopic_forces_enter_every_derivative() {
+    let mut rng = SmallRng::seed_from_u64(17);
+    for map in Discretization::ALL {
+        let forward = DiscreteLagrangian::<_, _, 2, 0>::new(&Charged, &map);
+        for orientation in [Orientation::Forward, Orientation::Reversed] {
+            let ld = forward.oriented(orientation);
+            for _ in 0..SAMPLES {
+                let h = rand_step(&mut rng, 1e-3, 0.1);
+                let a = rand_vec::<2>(&mut rng, 2.0);
+                let b = a + rand_vec::<2>(&mut rng, 4.0) * h;
+                let what = |s: &str| format!("charged [{map}] {orientation:?}: {s}");
+                let dq = 1e-3 * (b - a).amax().clamp(1e-2, 1.0);
+                let dt = 1e-3 * h;
+                let f =
+                    |x: &SVector<f64, 2>, y: &SVector<f64, 2>, t: f64| ld.value(x, y, t).unwrap();
+                let d1 = |x: &SVector<f64, 2>, y: &SVector<f64, 2>, t: f64| ld.d1(x, y, t).unwrap();
+                let d2 = |x: &SVector<f64, 2>, y: &SVector<f64, 2>, t: f64| ld.d2(x, y, t).unwrap();
+                let (f_a, f_b) = match orientation {
+                    Orientation::Forward => Charged::forces(map, &a, &b, h),
+                    Orientation::Reversed => {
+                        let (f0, f1) = Charged::forces(map, &b, &a, h);
+                        (f1, f0)
+                    }
+                };
+                let jet = ld.jet(&a, &b, h).unwrap();
+                let tj = ld.time_jet(&a, &b, h).unwrap();
+                let fd1 = fd_gradient(|x| f(x, &b, h), &a, dq) + f_a;
+                let fd2 = fd_gradient(|y| f(&a, y, h), &b, dq) + f_b;
+                assert_rel(&what("D1 + f_a"), &jet.d1, &fd1, FD_TOL);
+                assert_rel(&what("D2 + f_b"), &jet.d2, &fd2, FD_TOL);
+                assert_rel(&what("d1()"), &d1(&a, &b, h), &jet.d1, SAME_TOL);
+                assert_rel(&what("d2()"), &d2(&a, &b, h), &jet.d2, SAME_TOL);
+                assert_rel(&what("time_jet.d2"), &tj.d2, &jet.d2, SAME_TOL);
+                let fd3 = fd_scalar(|t| f(&a, &b, t), h, dt);
+                assert_rel_scalar(&what("D3 unchanged"), tj.d3, fd3, FD_TOL);
+                let fd12 = fd_jacobian(|y| d1(&a, y, h), &b, dq);
+                assert_rel(&what("∂(D1 + f_a)/∂b"), &jet.d12, &fd12, FD_TOL);
+                let fd23 = fd_vector(|t| d2(&a, &b, t), h, dt);
+                assert_rel(&what("∂(D2 + f_b)/∂h"), &tj.d23, &fd23, FD_TOL);
+                let (g11, h11) = ld.hessian_first(&a, &b, h).unwrap();
+                assert_rel(&what("hessian_first gradient"), &g11, &jet.d1, SAME_TOL);
+                let fd11 = fd_jacobian(|x| d1(x, &b, h), &a, dq);
+                assert_rel(&what("∂(D1 + f_a)/∂a"), &h11, &fd11, FD_TOL);
+                let (g22, h22) = ld.hessian_second(&a, &b, h).unwrap();
+                assert_rel(&what("hessian_second gradient"), &g22, &jet.d2, SAME_TOL);
+                let fd22 = fd_jacobian(|y| d2(&a, y, h), &b, dq);
+                assert_rel(&what("∂(D2 + f_b)/∂b"), &h22, &fd22, FD_TOL);
+                // the forced DEL along y and its gradient in the middle point
+                let c = b * 2.0 - a;
+                let y = SVector::from([1.0, -0.37]);
+                let del = |m: &SVector<f64, 2>| y.dot(&(d2(&a, m, h) + d1(m, &c, h)));
+                let (value, gradient) = ld.del_directional(&a, &b, &c, h, &y).unwrap();
+                let scale = y.abs().dot(&(jet.d2.abs() + d1(&b, &c, h).abs()));
+                assert!(
+                    (value - del(&b)).abs() <= SAME_TOL * scale,
+                    "{}",
+                    what("del_directional value")
+                );
+                assert_rel(
+                    &what("del_directional gradient"),
+                    &gradient,
+                    &fd_gradient(del, &b, dq),
+                    FD_TOL,
+                );
+            }
+        }
+    }
+}
