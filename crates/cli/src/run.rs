@@ -11,7 +11,7 @@ use crate::progress::Progress;
 use crate::signals;
 use anyhow::{Context, Result, anyhow, bail};
 use diracvi_models::{Scenario, catalogue};
-use diracvi_run::{Direction, ModelSummary, RunError, RunOutcome, RunPlan};
+use diracvi_run::{Composition, Direction, ModelSummary, RunError, RunOutcome, RunPlan};
 use serde::Serialize;
 use std::io::Read;
 use std::path::Path;
@@ -595,13 +595,8 @@ fn text_summary(
     } else {
         String::new()
     };
-    if args.order != 2 {
+    if let Some(scheme) = Composition::for_order(args.order).filter(|_| args.order != 2) {
         // docs/theory.md §9: the composed methods use the symmetric midpoint step.
-        let scheme = if args.order == 4 {
-            "triple jump"
-        } else {
-            "Kahan–Li"
-        };
         let _ = writeln!(
             s,
             "{}: {steps} steps of h = {} from t = 0 to t = {t_end} (order {}: {scheme} of the symmetric midpoint step, {stepper}, continuous elastic law)",
