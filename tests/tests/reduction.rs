@@ -71,6 +71,22 @@ fn pendulum() -> (Pendulum, SVector<f64, 2>, SVector<f64, 2>) {
     (p, setup.q0, setup.v0)
 }
 
+/// The largest difference of impact times between two runs, which must
+/// see the same impacts, at least two.
+fn impact_time_difference<const N: usize>(
+    a: &Trajectory<N, ImpactEvent<N>>,
+    b: &Trajectory<N, ImpactEvent<N>>,
+    what: &str,
+) -> f64 {
+    assert_eq!(a.events.len(), b.events.len(), "{what}");
+    assert!(a.events.len() >= 2, "{what}: the run must see impacts");
+    a.events
+        .iter()
+        .zip(&b.events)
+        .map(|(x, y)| (x.t - y.t).abs())
+        .fold(0.0, f64::max)
+}
+
 /// Least-squares slope of `log e` against `log h`.
 fn fitted_order(hs: &[f64], es: &[f64]) -> f64 {
     let xs: Vec<f64> = hs.iter().map(|h| h.ln()).collect();
@@ -96,14 +112,7 @@ fn reduced_pendulum_agrees_with_full_run_to_second_order() {
         let full = full_run(&model, q0, v0, h, steps);
         let (red, reduced) = reduced_run::<_, 2, 1, 1, 0>(&model, symmetry, q0, v0, h, steps);
         assert_eq!(reduced.kind(), ReductionKind::Chaplygin);
-        assert_eq!(full.events.len(), red.events.len(), "h = {h}");
-        assert!(full.events.len() >= 2, "the run must see impacts");
-        let di = full
-            .events
-            .iter()
-            .zip(&red.events)
-            .map(|(a, b)| (a.t - b.t).abs())
-            .fold(0.0, f64::max);
+        let di = impact_time_difference(&full, &red, &format!("h = {h}"));
         let (mut dt, mut dp) = (0.0f64, 0.0f64);
         for (a, b) in full.records.iter().zip(&red.records) {
             assert_eq!(a.k, b.k);
@@ -438,14 +447,7 @@ fn particle_differences(kappa: f64, h: f64) -> ([f64; 3], f64) {
     let (red, reduced) =
         reduced_run::<_, 3, 1, 2, 0>(&model, CyclicSymmetry::new(&[2]).unwrap(), q0, v0, h, steps);
     assert!(reduced.is_gyroscopic());
-    assert_eq!(full.events.len(), red.events.len(), "κ = {kappa}, h = {h}");
-    assert!(full.events.len() >= 2, "the run must see impacts");
-    let di = full
-        .events
-        .iter()
-        .zip(&red.events)
-        .map(|(a, b)| (a.t - b.t).abs())
-        .fold(0.0, f64::max);
+    let di = impact_time_difference(&full, &red, &format!("κ = {kappa}, h = {h}"));
     let (mut ds, mut dz) = (0.0f64, 0.0f64);
     for (a, b) in full.records.iter().zip(&red.records) {
         ds = ds.max((a.q[0] - b.q[0]).abs().max((a.q[1] - b.q[1]).abs()));
