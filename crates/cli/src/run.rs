@@ -11,7 +11,9 @@ use crate::progress::Progress;
 use crate::signals;
 use anyhow::{Context, Result, anyhow, bail};
 use diracvi_models::{Scenario, catalogue};
-use diracvi_run::{Composition, Direction, ModelSummary, RunError, RunOutcome, RunPlan};
+use diracvi_run::{
+    Composition, Direction, ModelSummary, ReductionSummary, RunError, RunOutcome, RunPlan,
+};
 use serde::Serialize;
 use std::io::Read;
 use std::path::Path;
@@ -444,6 +446,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
                 },
                 stepper: args.stepper.as_str(),
                 order: args.order,
+                reduction: outcome.reduction.as_ref().map(|r| ReductionJson {
+                    kind: r.kind,
+                    cyclic: &r.cyclic,
+                    momentum: &r.momentum,
+                    curvature_force: r.curvature_force,
+                }),
                 direction: if args.backward { "backward" } else { "forward" },
                 h: scenario.h,
                 steps: outcome.steps,
@@ -513,6 +521,8 @@ struct SummaryJson<'a> {
     stepper: &'a str,
     /// The method's order (`--order`: 2, 4 or 6).
     order: u32,
+    /// `--reduce`: what the run was reduced by (`null` for a full run).
+    reduction: Option<ReductionJson<'a>>,
     direction: &'a str,
     h: f64,
     steps: usize,
@@ -533,6 +543,32 @@ struct SummaryJson<'a> {
     out: Option<String>,
     plot: Option<String>,
     animate: Option<String>,
+}
+
+/// The text summary's line for a reduced run.
+fn reduction_line(r: &ReductionSummary) -> String {
+    let mut line = format!(
+        "reduced: {} reduction by {} (docs/theory.md §7), full states reconstructed",
+        r.kind,
+        r.cyclic.join(", ")
+    );
+    if !r.momentum.is_empty() {
+        let mu: Vec<String> = r.momentum.iter().map(|m| format!("{m:.12e}")).collect();
+        line += &format!("; conserved momentum {}", mu.join(", "));
+    }
+    if r.curvature_force {
+        line += "; curvature taken as a gyroscopic force";
+    }
+    line
+}
+
+/// [`ReductionSummary`] in the JSON summary.
+#[derive(Debug, Serialize)]
+struct ReductionJson<'a> {
+    kind: &'a str,
+    cyclic: &'a [String],
+    momentum: &'a [f64],
+    curvature_force: bool,
 }
 
 /// Solver statistics over the run.
@@ -608,6 +644,9 @@ fn text_summary(
             "{}: {steps} steps of h = {} from t = 0 to t = {t_end} ({} discretization{constraint}, {stepper})",
             scenario.model, scenario.h, scenario.discretization
         );
+    }
+    if let Some(r) = &o.reduction {
+        let _ = writeln!(s, "{}", reduction_line(r));
     }
     if !info.boundary_names.is_empty() {
         let shown: Vec<String> = o

@@ -1383,3 +1383,62 @@ fn netlist_error_paths_and_nonlinear_capacitor() {
     let e0 = json["energy_initial"].as_f64().unwrap();
     assert!((e0 - 0.625).abs() < 0.02, "{e0}");
 }
+
+/// `run --reduce`: the JSON summary names the reduction, the reduced
+/// pendulum's impact times and final state agree with the full midpoint
+/// run to O(h²) (h = 1e-3: below 1e-6), the particle's Routh momentum is
+/// reported, and models without a declared symmetry are refused.
+#[test]
+fn run_reduce_names_the_reduction_and_agrees_with_the_full_run() {
+    let midpoint = [
+        "--set",
+        "t_end=3",
+        "--set",
+        "discretization=midpoint",
+        "--set",
+        "constraint=midpoint",
+    ];
+    let full = json(&[&["run", "pendulum"][..], &midpoint].concat());
+    let reduced = json(&[&["run", "pendulum", "--reduce"][..], &midpoint].concat());
+    assert_eq!(full["reduction"], Value::Null);
+    let r = &reduced["reduction"];
+    assert_eq!(r["kind"], "Chaplygin");
+    assert_eq!(r["cyclic"], serde_json::json!(["phi"]));
+    assert_eq!(r["curvature_force"], false);
+    let times = |v: &Value| -> Vec<f64> {
+        v["impact_times"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_f64().unwrap())
+            .collect()
+    };
+    let (tf, tr) = (times(&full), times(&reduced));
+    assert_eq!(tf.len(), 2);
+    assert_eq!(tf.len(), tr.len());
+    for (a, b) in tf.iter().zip(&tr) {
+        assert!((a - b).abs() < 1e-6, "impact times {a} vs {b}");
+    }
+    for i in 0..2 {
+        let (a, b) = (
+            full["final_state"]["q"][i].as_f64().unwrap(),
+            reduced["final_state"]["q"][i].as_f64().unwrap(),
+        );
+        assert!((a - b).abs() < 1e-6, "q[{i}]: {a} vs {b}");
+    }
+    let particle = json(&["run", "particle", "--reduce", "--set", "t_end=2"]);
+    assert_eq!(particle["reduction"]["kind"], "Routh");
+    let mu = particle["reduction"]["momentum"][0].as_f64().unwrap();
+    let p_x = particle["final_state"]["p"][0].as_f64().unwrap();
+    assert!(
+        (mu - p_x).abs() <= 1e-14 * mu.abs(),
+        "μ = {mu}, p_x = {p_x}"
+    );
+    let text = ok(&["run", "particle", "--reduce", "--set", "t_end=2"]);
+    assert!(text.contains("reduced: Routh reduction by x"), "{text}");
+    fails(
+        2,
+        &["run", "ellipse", "--reduce"],
+        &["ellipse", "no symmetry"],
+    );
+}

@@ -50,7 +50,7 @@ mod sink;
 pub use diracvi_discrete_dirac::{Composition, Direction, StepError};
 pub use diracvi_impact::ImpactError;
 pub use error::RunError;
-pub use outcome::{ImpactRecord, RunOutcome};
+pub use outcome::{ImpactRecord, ReductionSummary, RunOutcome};
 pub use plan::{Impacts, MAX_STEPS, RunPlan, Stepper, UnknownChoice, step_count};
 pub use runner::{ModelSummary, describe, execute, execute_with_progress};
 pub use sink::{Discard, RecordBuffer, RecordSink, RecordView};

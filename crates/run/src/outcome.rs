@@ -64,6 +64,24 @@ pub struct RunOutcome {
     pub impacts: Vec<ImpactRecord>,
     /// Wall time of the integration (including what the sink does).
     pub wall_time: Duration,
+    /// The reduction of a reduced run ([`RunPlan::reduce`](crate::RunPlan::reduce)),
+    /// `None` for a full run.
+    pub reduction: Option<ReductionSummary>,
+}
+
+/// What a reduced run reduced by (docs/theory.md §7).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReductionSummary {
+    /// `"Routh"` or `"Chaplygin"`.
+    pub kind: &'static str,
+    /// The names of the cyclic coordinates.
+    pub cyclic: Vec<String>,
+    /// The conserved momenta `∂L/∂ġ` of a Routh reduction (empty for
+    /// Chaplygin).
+    pub momentum: Vec<f64>,
+    /// Whether the reduced system carries the Chaplygin curvature as a
+    /// gyroscopic force.
+    pub curvature_force: bool,
 }
 
 impl RunOutcome {

@@ -5,9 +5,9 @@
 //! have the full system's shape.
 
 use crate::runner::{drive_impacts, finish};
-use crate::{Impacts, RecordSink, RunError, RunOutcome, RunPlan, Stepper};
+use crate::{Impacts, RecordSink, ReductionSummary, RunError, RunOutcome, RunPlan, Stepper};
 use diracvi_discrete_dirac::{Direction, LagrangeDirac, RunOptions, state_from_velocity};
-use diracvi_geometry::{CyclicSymmetry, Reduced};
+use diracvi_geometry::{CyclicSymmetry, Reduced, ReductionKind};
 use diracvi_impact::{ImpactError, ImpactIntegrator, Reconstructing, RejectCrossing};
 use diracvi_models::{NamedSystem, ReducedModelVisitor, RunSetup};
 use std::time::Instant;
@@ -96,16 +96,29 @@ impl ReducedModelVisitor for ReducedRunner<'_> {
                 .map_err(failed)?
             };
         }
+        let coordinates = model.coordinates();
+        let reduction = ReductionSummary {
+            kind: reduced.kind().as_str(),
+            cyclic: symmetry.cyclic().map(|i| coordinates[i].clone()).collect(),
+            momentum: match reduced.kind() {
+                ReductionKind::Routh => reduced.momentum(),
+                ReductionKind::Chaplygin => Vec::new(),
+            },
+            curvature_force: reduced.is_gyroscopic(),
+        };
         let (trajectory, impacts) = match plan.impacts {
             Impacts::Elastic => run!(ImpactIntegrator::new(stepper)),
             Impacts::Reject => run!(ImpactIntegrator::with_law(stepper, RejectCrossing)),
         };
-        Ok(finish(
-            trajectory,
-            impacts,
-            rest_energy,
-            model.energy_scale(&setup.q0, &setup.v0),
-            start,
-        ))
+        Ok(RunOutcome {
+            reduction: Some(reduction),
+            ..finish(
+                trajectory,
+                impacts,
+                rest_energy,
+                model.energy_scale(&setup.q0, &setup.v0),
+                start,
+            )
+        })
     }
 }

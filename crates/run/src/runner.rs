@@ -313,6 +313,7 @@ fn erase<const N: usize, E>(t: Trajectory<N, E>) -> RunOutcome {
         degenerate_steps: s.degenerate_steps,
         impacts: Vec::new(),
         wall_time: Duration::ZERO,
+        reduction: None,
     }
 }
 
