@@ -230,6 +230,41 @@ fn ladders(model: &str, order: u32, quick: bool) -> Vec<usize> {
     }
 }
 
+/// The points of `name` at orders 2, 4, 6 over its ladder of steps up to
+/// `t_end`: `error` of each run's end state and impacts (a run that fails
+/// is reported and skipped).
+#[allow(clippy::too_many_arguments)]
+fn model_points<Mo, const N: usize, const M: usize>(
+    name: &'static str,
+    model: &Mo,
+    s0: State<N>,
+    t_end: f64,
+    o: &Options,
+    points: &mut Vec<Point>,
+    error: impl Fn(&State<N>, &[ImpactEvent<N>]) -> f64,
+) -> Result<()>
+where
+    Mo: Model<N, M>,
+{
+    for order in [2u32, 4, 6] {
+        let scheme = Composition::for_order(order).ok_or_else(|| anyhow!("order {order}"))?;
+        for n in ladders(name, order, o.quick) {
+            let h = t_end / n as f64;
+            match run_order(model, order, scheme, s0, h, n, o.repeats) {
+                Ok((end, events, time)) => points.push(Point {
+                    model: name,
+                    method: method(order),
+                    h,
+                    error: error(&end, &events),
+                    time,
+                }),
+                Err(e) => eprintln!("skipped: order {order}: {e}"),
+            }
+        }
+    }
+    Ok(())
+}
+
 fn pendulum_points(o: &Options, points: &mut Vec<Point>) -> Result<()> {
     let model = Pendulum::new(Default::default())?;
     let setup = model.run_defaults();
@@ -241,19 +276,15 @@ fn pendulum_points(o: &Options, points: &mut Vec<Point>) -> Result<()> {
         reference.impact_times(),
         reference.theta_at(PENDULUM_T)
     );
-    for order in [2u32, 4, 6] {
-        let scheme = Composition::for_order(order).ok_or_else(|| anyhow!("order {order}"))?;
-        for n in ladders("pendulum", order, o.quick) {
-            let h = PENDULUM_T / n as f64;
-            let run = run_order(&model, order, scheme, s0, h, n, o.repeats);
-            let (end, events, time) = match run {
-                Ok(r) => r,
-                Err(e) => {
-                    eprintln!("skipped: order {order}: {e}");
-                    continue;
-                }
-            };
-            let error = if events.len() < 3 {
+    model_points(
+        "pendulum",
+        &model,
+        s0,
+        PENDULUM_T,
+        o,
+        points,
+        |end, events| {
+            if events.len() < 3 {
                 f64::INFINITY
             } else {
                 events
@@ -262,17 +293,9 @@ fn pendulum_points(o: &Options, points: &mut Vec<Point>) -> Result<()> {
                     .take(3)
                     .map(|(e, t)| (e.t - t).abs())
                     .fold((end.q[0] - reference.theta_at(end.t)).abs(), f64::max)
-            };
-            points.push(Point {
-                model: "pendulum",
-                method: method(order),
-                h,
-                error,
-                time,
-            });
-        }
-    }
-    Ok(())
+            }
+        },
+    )
 }
 
 fn ellipse_points(o: &Options, points: &mut Vec<Point>) -> Result<()> {
@@ -285,19 +308,15 @@ fn ellipse_points(o: &Options, points: &mut Vec<Point>) -> Result<()> {
         "ellipse reference: impact times {:?}, q(3) = {q_ref:?}",
         reference.impacts().iter().map(|i| i.t).collect::<Vec<_>>()
     );
-    for order in [2u32, 4, 6] {
-        let scheme = Composition::for_order(order).ok_or_else(|| anyhow!("order {order}"))?;
-        for n in ladders("ellipse", order, o.quick) {
-            let h = ELLIPSE_T / n as f64;
-            let run = run_order(&model, order, scheme, s0, h, n, o.repeats);
-            let (end, events, time) = match run {
-                Ok(r) => r,
-                Err(e) => {
-                    eprintln!("skipped: order {order}: {e}");
-                    continue;
-                }
-            };
-            let error = if events.len() != reference.impacts().len() {
+    model_points(
+        "ellipse",
+        &model,
+        s0,
+        ELLIPSE_T,
+        o,
+        points,
+        |end, events| {
+            if events.len() != reference.impacts().len() {
                 f64::INFINITY
             } else {
                 events
@@ -312,17 +331,9 @@ fn ellipse_points(o: &Options, points: &mut Vec<Point>) -> Result<()> {
                             .fold(0.0, f64::max),
                         f64::max,
                     )
-            };
-            points.push(Point {
-                model: "ellipse",
-                method: method(order),
-                h,
-                error,
-                time,
-            });
-        }
-    }
-    Ok(())
+            }
+        },
+    )
 }
 
 /// Points of the SciPy CSV (`model,method,tol,error,time_s`).
