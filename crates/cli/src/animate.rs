@@ -11,7 +11,7 @@
 //! to [`MIN_PLAY_SECONDS`]–[`MAX_PLAY_SECONDS`], and the animation loops.
 
 use crate::output::output_failure;
-use crate::output::{ImpactRecord, RecordSink, RecordView, Staged, Target, extension};
+use crate::output::{ImpactRecord, RecordSink, RecordView, Staged, Target};
 use anyhow::{Result, anyhow, bail};
 use diracvi_models::{Drawing, ModelVisitor, NamedSystem, RunSetup, Scenario, Shape, catalogue};
 use std::fmt::Write as _;
@@ -45,13 +45,7 @@ const MARKER_PX: f64 = 4.0;
 /// # Errors
 /// A usage error naming the path.
 pub fn check(path: &Path) -> Result<Target> {
-    if extension(path).as_deref() != Some("svg") {
-        bail!(
-            "cannot animate to '{}': --animate writes SVG, use a .svg file",
-            path.display()
-        );
-    }
-    Target::check(path, "--animate")
+    crate::output::check_svg(path, "--animate", "animate")
 }
 
 /// Whether the model of a scenario has a planar drawing.

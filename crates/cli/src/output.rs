@@ -37,6 +37,22 @@ pub fn extension(path: &Path) -> Option<String> {
         .map(str::to_ascii_lowercase)
 }
 
+/// Check an SVG output path given to `flag` (before the run): a `.svg`
+/// extension, then [`Target::check`]; `verb` says what the flag does
+/// ("plot", "animate").
+///
+/// # Errors
+/// A usage error naming the path.
+pub fn check_svg(path: &Path, flag: &str, verb: &str) -> Result<Target> {
+    if extension(path).as_deref() != Some("svg") {
+        bail!(
+            "cannot {verb} to '{}': {flag} writes SVG, use a .svg file",
+            path.display()
+        );
+    }
+    Target::check(path, flag)
+}
+
 /// `<dir>/<stem>.impacts.csv` next to `path`, keeping the stem's bytes as
 /// they are (any file name the OS accepts, UTF-8 or not).
 pub fn impacts_path(path: &Path) -> PathBuf {

@@ -2,8 +2,8 @@
 //! coordinates against time, impacts marked, drawn with plotters' SVG
 //! backend (text as SVG `<text>` elements: no font files needed).
 
-use crate::output::{RecordSink, RecordView, Staged, Target, extension, output_failure};
-use anyhow::{Result, bail};
+use crate::output::{RecordSink, RecordView, Staged, Target, output_failure};
+use anyhow::Result;
 use plotters::prelude::*;
 use std::io::Write;
 use std::ops::Range;
@@ -140,13 +140,7 @@ impl RecordSink for PlotCollector {
 /// # Errors
 /// A usage error naming the path.
 pub fn check(path: &Path) -> Result<Target> {
-    if extension(path).as_deref() != Some("svg") {
-        bail!(
-            "cannot plot to '{}': --plot writes SVG, use a .svg file",
-            path.display()
-        );
-    }
-    Target::check(path, "--plot")
+    crate::output::check_svg(path, "--plot", "plot")
 }
 
 /// What the plot shows besides the records.
