@@ -10,12 +10,9 @@
 
 mod common;
 
-use assert_cmd::Command;
-use common::{Output, check_failure};
+use common::{check_failure, run_in};
 use std::collections::HashMap;
 use std::path::Path;
-
-const BIN: &str = env!("CARGO_BIN_EXE_diracvi");
 
 /// Numbers in the SVG carry 7 decimals, key times 9.
 const TOL: f64 = 1e-6;
@@ -24,15 +21,6 @@ const TOL: f64 = 1e-6;
 /// round-trip form, or a constant).
 fn same(a: f64, b: f64) -> bool {
     a.to_bits() == b.to_bits()
-}
-
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    let out = Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the binary runs");
-    Output::lossy(out)
 }
 
 // ------------------------------------------------------------- XML reader

@@ -9,22 +9,11 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{Output, check_failure};
+use common::{BIN, Output, check_failure, run_in};
 use serde_json::Value;
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
 use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_diracvi");
-
-fn run_in<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Output {
-    let out = Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the binary runs");
-    Output::lossy(out)
-}
 
 /// Run `script` with `sh -c` in `dir`, `$D` being the binary.
 fn sh_in(dir: &Path, script: &str) -> Output {

@@ -23,6 +23,19 @@ impl Output {
     }
 }
 
+/// The `diracvi` binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_diracvi");
+
+/// Run the binary with `args` in `dir`.
+pub fn run_in<S: AsRef<std::ffi::OsStr>>(dir: &std::path::Path, args: &[S]) -> Output {
+    let out = std::process::Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the binary runs");
+    Output::lossy(out)
+}
+
 /// Check a failure: exit code, one `error: ` line naming every needle,
 /// nothing on stdout, no panic. Returns the message.
 pub fn check_failure(out: &Output, code: i32, needles: &[&str]) -> String {
