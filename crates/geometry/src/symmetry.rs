@@ -801,20 +801,8 @@ where
         };
         let u = onto(*sd + SVector::from_fn(|a, _| 0.3 + 0.1 * a as f64));
         let w = onto(SVector::from_fn(|a, _| (1.7 * a as f64 + 0.4).cos()));
-        // D_x Γ applied to y, by a dual number seeded along x.
-        let directional = |x: &SVector<f64, NR>, y: &SVector<f64, NR>| -> SVector<f64, N> {
-            let sdual: SVector<Dual<f64>, NR> = SVector::from_fn(|a, _| Dual::new(s[a], x[a]));
-            let mut out = SVector::<f64, N>::zeros();
-            if let Some((gamma, _)) = self.connection(&sdual) {
-                for b in 0..self.k {
-                    for beta in 0..NR {
-                        out[b] += gamma[(b, beta)].eps * y[beta];
-                    }
-                }
-            }
-            out
-        };
-        let (du_w, dw_u) = (directional(&u, &w), directional(&w, &u));
+        // ⟨J, Ω(u, w)⟩ = F(s, u)·w.
+        let value = self.curvature_force(s, &u).dot(&w);
         let gd = self.group_velocity(s, &u);
         let (q, v) = self.full_state(s, &u, &gd);
         let p = self.system.momentum(&q, &v);
@@ -825,13 +813,7 @@ where
                 .flat_map(|b| (0..NR).map(move |beta| (b, beta)))
                 .fold(0.0f64, |m, (b, beta)| m.max(gamma[(b, beta)].abs()))
         });
-        let mut value = 0.0;
-        let mut j_norm = 0.0;
-        for b in 0..self.k {
-            let j = p[self.group[b]];
-            value += j * (du_w[b] - dw_u[b]);
-            j_norm += j.abs();
-        }
+        let j_norm: f64 = (0..self.k).map(|b| p[self.group[b]].abs()).sum();
         let scale = j_norm * u.norm() * w.norm() * (1.0 + gamma_max);
         if value == 0.0 {
             0.0
