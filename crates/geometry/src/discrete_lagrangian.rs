@@ -319,14 +319,8 @@ where
             if let Some((f_a, f_b)) =
                 self.forces_step(&x, &y, &increment(&x, &y, d), DualSVec::constant(h))?
             {
-                for i in 0..N {
-                    d1[i] += f_a[i].re;
-                    d2[i] += f_b[i].re;
-                    let row = gradient_of(f_a[i]);
-                    for j in 0..N {
-                        d12[(i, j)] += row[j];
-                    }
-                }
+                (d1, d12) = add_force_jacobian(d1, d12, Some(f_a));
+                d2 += f_b.map(|f| f.re);
             }
         }
         Ok(LdJet { value, d1, d2, d12 })
