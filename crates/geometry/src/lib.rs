@@ -18,6 +18,9 @@
 //!   symmetric midpoint constraint, or a model's own.
 //! * [`boundary`] — `dg_j(q)`, an orthonormal basis of `ker dg_j(q)` and
 //!   `ι*` (\[VCI\] §3).
+//! * [`dynamic`] — the same for systems whose size is known only at run time
+//!   ([`dynamic::DynSystem`]; every [`System`] is one through
+//!   [`dynamic::Fixed`]), with derivatives in chunks of directions.
 //! * [`symmetry`] — abelian symmetries by coordinate shifts
 //!   ([`CyclicSymmetry`], checked) and the reduced system on shape space
 //!   ([`Reduced`]: Routh or Chaplygin, \[RED\] §4), with reconstruction.
@@ -36,6 +39,7 @@ pub mod boundary;
 pub mod constraint;
 pub mod discrete_lagrangian;
 pub mod discretization;
+pub mod dynamic;
 mod error;
 pub mod retraction;
 pub mod symmetry;

@@ -1,0 +1,137 @@
+//! Chunked forward-mode seeding for run-time sizes: dual numbers with a
+//! compile-time number `W` of derivative directions, seeded with one block
+//! of `W` coordinates at a time (see the module docs of
+//! [`dynamic`](super)). Every number built here carries all of its
+//! derivative parts, zeros included (see [`crate::ad`] for why).
+
+use crate::ad::DenseConstant;
+use num_dual::{DualSVec, HyperDualSVec64};
+
+/// Call `$body` with the const `$w` bound to the chunk width used for `$n`
+/// directions: `n` itself up to 4, then 6 and 8 (wider chunks are slower
+/// per evaluation than they save in evaluations).
+macro_rules! with_width {
+    ($n:expr, $w:ident => $body:expr) => {
+        match $n {
+            0 | 1 => {
+                const $w: usize = 1;
+                $body
+            }
+            2 => {
+                const $w: usize = 2;
+                $body
+            }
+            3 => {
+                const $w: usize = 3;
+                $body
+            }
+            4 => {
+                const $w: usize = 4;
+                $body
+            }
+            5 | 6 => {
+                const $w: usize = 6;
+                $body
+            }
+            _ => {
+                const $w: usize = 8;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_width;
+
+/// The blocks `(start, len)` of `W` directions covering `0..n`.
+pub(crate) fn blocks<const W: usize>(n: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..n).step_by(W).map(move |s| (s, W.min(n - s)))
+}
+
+/// `x` as constants.
+pub(crate) fn constants<T: DenseConstant>(x: &[f64]) -> Vec<T> {
+    x.iter().map(|&v| T::constant(v)).collect()
+}
+
+/// `x` as first-order duals, directions `0..len` seeded on `x[start..start + len]`.
+pub(crate) fn seed_block<const W: usize>(
+    x: &[f64],
+    (start, len): (usize, usize),
+) -> Vec<DualSVec<f64, W>> {
+    let mut out: Vec<DualSVec<f64, W>> = constants(x);
+    for k in 0..len {
+        if let Some(e) = out[start + k].eps.0.as_mut() {
+            e[k] = 1.0;
+        }
+    }
+    out
+}
+
+/// The derivative parts of a first-order dual, directions `0..len`.
+pub(crate) fn read_block<const W: usize>(d: &DualSVec<f64, W>, len: usize, out: &mut [f64]) {
+    match d.eps.0.as_ref() {
+        Some(e) => out[..len].copy_from_slice(&e.as_slice()[..len]),
+        None => out[..len].iter_mut().for_each(|o| *o = 0.0),
+    }
+}
+
+/// `x` as hyper-duals, block `(start, len)` seeded in the first (`eps1`)
+/// directions.
+pub(crate) fn seed_first<const A: usize, const B: usize>(
+    x: &[f64],
+    (start, len): (usize, usize),
+) -> Vec<HyperDualSVec64<A, B>> {
+    let mut out: Vec<HyperDualSVec64<A, B>> = constants(x);
+    for k in 0..len {
+        if let Some(e) = out[start + k].eps1.0.as_mut() {
+            e[k] = 1.0;
+        }
+    }
+    out
+}
+
+/// Seed block `(start, len)` of `x` in the second (`eps2`) directions.
+pub(crate) fn seed_second_into<const A: usize, const B: usize>(
+    x: &mut [HyperDualSVec64<A, B>],
+    (start, len): (usize, usize),
+) {
+    for k in 0..len {
+        if let Some(e) = x[start + k].eps2.0.as_mut() {
+            e[k] = 1.0;
+        }
+    }
+}
+
+/// `x` as hyper-duals, block `(start, len)` seeded in the second (`eps2`)
+/// directions.
+pub(crate) fn seed_second<const A: usize, const B: usize>(
+    x: &[f64],
+    block: (usize, usize),
+) -> Vec<HyperDualSVec64<A, B>> {
+    let mut out: Vec<HyperDualSVec64<A, B>> = constants(x);
+    seed_second_into(&mut out, block);
+    out
+}
+
+/// `(∂/∂eps1, ∂/∂eps2, ∂²/∂eps1∂eps2)` parts of a hyper-dual as slices
+/// (zeros when a part is absent).
+pub(crate) fn hyper_parts<const A: usize, const B: usize>(
+    d: &HyperDualSVec64<A, B>,
+) -> ([f64; A], [f64; B], [[f64; B]; A]) {
+    let mut e1 = [0.0; A];
+    let mut e2 = [0.0; B];
+    let mut e12 = [[0.0; B]; A];
+    if let Some(e) = d.eps1.0.as_ref() {
+        e1.copy_from_slice(e.as_slice());
+    }
+    if let Some(e) = d.eps2.0.as_ref() {
+        e2.copy_from_slice(e.as_slice());
+    }
+    if let Some(e) = d.eps1eps2.0.as_ref() {
+        for (i, row) in e12.iter_mut().enumerate() {
+            for (j, x) in row.iter_mut().enumerate() {
+                *x = e[(i, j)];
+            }
+        }
+    }
+    (e1, e2, e12)
+}

@@ -1,0 +1,178 @@
+//! Discrete constraints of a [`DynSystem`] (docs/theory.md §2; the
+//! run-time-sized counterpart of [`ConstraintDiscretization`]'s methods).
+//! With the maps of `R^n` the retraction displacement is the increment
+//! itself, `R_{q0}^{-1}(q1) = q1 − q0`.
+
+use super::DynSystem;
+use super::chunk::{blocks, constants, read_block, seed_block, with_width};
+use crate::ad::DenseConstant;
+use crate::{AdScalar, ConstraintDiscretization, GeometryError, Orientation};
+use nalgebra::{DMatrix, DVector};
+use num_dual::DualSVec;
+
+/// `A(q) x` row by row into `out` (`A` row-major `m × n`), summed in column
+/// order as nalgebra's matrix–vector product does.
+#[inline(always)]
+fn forms_times<S: AdScalar>(forms: &[S], x: &[S], out: &mut [S]) {
+    let n = x.len();
+    for (r, o) in out.iter_mut().enumerate() {
+        let row = &forms[r * n..(r + 1) * n];
+        let mut acc = row[0] * x[0];
+        for c in 1..n {
+            acc += row[c] * x[c];
+        }
+        *o = acc;
+    }
+}
+
+/// The discrete constraint of the step between `a` (known) and `b = a + d`
+/// (unknown), oriented like the discrete Lagrangian (see
+/// [`ConstraintDiscretization::evaluate_step`]), into `out` (`m` entries).
+///
+/// # Errors
+/// [`GeometryError::NoModelConstraint`] when `Model` is chosen and the
+/// system supplies none.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn evaluate_constraint_dyn<Sy: DynSystem, S: AdScalar>(
+    cd: ConstraintDiscretization,
+    system: &Sy,
+    orientation: Orientation,
+    a: &[S],
+    b: &[S],
+    d: &[S],
+    h: S,
+    out: &mut [S],
+) -> Result<(), GeometryError> {
+    let (n, m) = (system.coordinate_count(), system.constraint_count());
+    if m == 0 {
+        return Ok(());
+    }
+    let inv_h = h.recip();
+    let mut forms = vec![S::from(0.0); m * n];
+    let sign = |x: S| {
+        if orientation == Orientation::Forward {
+            x
+        } else {
+            -x
+        }
+    };
+    match cd {
+        ConstraintDiscretization::Retraction => {
+            system.constraint_forms(a, &mut forms);
+            forms_times(&forms, d, out);
+            for o in out.iter_mut() {
+                *o = sign(*o * inv_h);
+            }
+        }
+        ConstraintDiscretization::Midpoint => {
+            let mid: Vec<S> = a.iter().zip(d).map(|(&x, &di)| x + di * 0.5).collect();
+            system.constraint_forms(&mid, &mut forms);
+            forms_times(&forms, d, out);
+            for o in out.iter_mut() {
+                *o = sign(*o * inv_h);
+            }
+        }
+        ConstraintDiscretization::Model => {
+            let (q0, q1) = if orientation == Orientation::Forward {
+                (a, b)
+            } else {
+                (b, a)
+            };
+            if !system.discrete_constraint(q0, q1, h, out) {
+                return Err(GeometryError::NoModelConstraint);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The discrete constraint at `b = a + d` and its Jacobian with respect to
+/// `b` (`m × n`), into `value` and `jac`.
+///
+/// # Errors
+/// As [`evaluate_constraint_dyn`].
+#[allow(clippy::too_many_arguments)]
+pub fn constraint_jacobian_dyn<Sy: DynSystem>(
+    cd: ConstraintDiscretization,
+    system: &Sy,
+    orientation: Orientation,
+    a: &DVector<f64>,
+    d: &DVector<f64>,
+    h: f64,
+    value: &mut DVector<f64>,
+    jac: &mut DMatrix<f64>,
+) -> Result<(), GeometryError> {
+    let (n, m) = (system.coordinate_count(), system.constraint_count());
+    if m == 0 {
+        return Ok(());
+    }
+    let b = a + d;
+    let (a, b, d) = (a.as_slice(), b.as_slice(), d.as_slice());
+    with_width!(n, W => {
+        let ad: Vec<DualSVec<f64, W>> = constants(a);
+        let mut c = vec![DualSVec::<f64, W>::constant(0.0); m];
+        let mut row = [0.0; W];
+        for blk in blocks::<W>(n) {
+            let bd = seed_block::<W>(b, blk);
+            let dd: Vec<DualSVec<f64, W>> = ad
+                .iter()
+                .zip(&bd)
+                .zip(d)
+                .map(|((&x, &y), &di)| {
+                    let e = y - x;
+                    e - e.re + di
+                })
+                .collect();
+            evaluate_constraint_dyn(cd, system, orientation, &ad, &bd, &dd, DualSVec::constant(h), &mut c)?;
+            for (i, ci) in c.iter().enumerate() {
+                value[i] = ci.re;
+                read_block(ci, blk.1, &mut row);
+                for l in 0..blk.1 {
+                    jac[(i, blk.0 + l)] = row[l];
+                }
+            }
+        }
+    });
+    Ok(())
+}
+
+/// The per-step constraint residual `max_a |h ω_d^a(q_k, q_{k+1})| / max(1, |q_{k+1}|)`
+/// of docs/theory.md §6 for the oriented discrete constraint of the step
+/// `a → a + d` (0 when `m = 0`).
+///
+/// # Errors
+/// As [`evaluate_constraint_dyn`].
+pub fn constraint_residual_dyn<Sy: DynSystem>(
+    cd: ConstraintDiscretization,
+    system: &Sy,
+    orientation: Orientation,
+    a: &DVector<f64>,
+    d: &DVector<f64>,
+    h: f64,
+) -> Result<f64, GeometryError> {
+    let m = system.constraint_count();
+    if m == 0 {
+        return Ok(0.0);
+    }
+    let b = a + d;
+    let mut c = vec![0.0; m];
+    evaluate_constraint_dyn(
+        cd,
+        system,
+        orientation,
+        a.as_slice(),
+        b.as_slice(),
+        d.as_slice(),
+        h,
+        &mut c,
+    )?;
+    let amax = c.iter().fold(0.0f64, |acc, x| acc.max(x.abs()));
+    Ok(amax * h / norm(b.as_slice()).max(1.0))
+}
+
+/// The Euclidean norm, summed in index order (deterministic for every
+/// size; nalgebra's compile-time-sized `norm` may differ in the last bit).
+pub(crate) fn norm(x: &[f64]) -> f64 {
+    x.iter().fold(0.0, |acc, v| acc + v * v).sqrt()
+}

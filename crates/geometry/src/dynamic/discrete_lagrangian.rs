@@ -1,0 +1,623 @@
+//! `L_d(q0, q1, h) = h · L(Ψ_d^h(q0, q1))` of a [`DynSystem`] and its exact
+//! derivatives, in chunks of directions (docs/theory.md §2, §11).
+//!
+//! The same quantities as [`DiscreteLagrangian`](crate::DiscreteLagrangian)
+//! — `jet` (`L_d, D1, D2, D12`), `time_jet` (`L_d, D3, D2, D23`), `D1`, `D2`,
+//! the discrete energy `E_d = −D3 L_d`, `D11`, `D22` and the directional
+//! discrete Euler–Lagrange expression — with the same discrete
+//! Lagrange–d'Alembert forces of a gyroscopic system and the same
+//! [`Orientation`]. Forward-mode derivatives are computed direction by
+//! direction, so the chunked blocks equal, bit for bit, what one evaluation
+//! with every direction gives: a [`Fixed`](super::Fixed) system here
+//! reproduces the compile-time-sized core exactly.
+
+use super::DynSystem;
+use super::chunk::{
+    blocks, constants, hyper_parts, read_block, seed_block, seed_first, seed_second,
+    seed_second_into, with_width,
+};
+use crate::ad::DenseConstant;
+use crate::{AdScalar, Discretization, GeometryError, Orientation};
+use nalgebra::{DMatrix, DVector};
+use num_dual::{Dual64, DualSVec, HyperDualSVec64};
+
+/// `L_d` with `D1`, `D2` and `D12` (see [`LdJet`](crate::LdJet)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DynLdJet {
+    /// `L_d(a, b, h)`.
+    pub value: f64,
+    /// `D1 L_d` (plus the discrete force on `a`).
+    pub d1: DVector<f64>,
+    /// `D2 L_d` (plus the discrete force on `b`).
+    pub d2: DVector<f64>,
+    /// `∂(D1 L_d + f_a)_i / ∂b_j`.
+    pub d12: DMatrix<f64>,
+}
+
+impl DynLdJet {
+    /// A jet of `n` coordinates, zero.
+    pub fn zeros(n: usize) -> Self {
+        Self {
+            value: 0.0,
+            d1: DVector::zeros(n),
+            d2: DVector::zeros(n),
+            d12: DMatrix::zeros(n, n),
+        }
+    }
+}
+
+/// `L_d` with `D3`, `D2` and `D23` (see [`LdTimeJet`](crate::LdTimeJet)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DynLdTimeJet {
+    /// `L_d(a, b, h)`.
+    pub value: f64,
+    /// `D3 L_d = ∂L_d/∂h` (`E_d = −D3 L_d`).
+    pub d3: f64,
+    /// `D2 L_d` (plus the discrete force on `b`).
+    pub d2: DVector<f64>,
+    /// `∂(D2 L_d + f_b)_j / ∂h`.
+    pub d23: DVector<f64>,
+}
+
+/// The discrete Lagrangian of a [`DynSystem`] through a discretization map
+/// of `R^n`, read in an [`Orientation`], optionally in other units.
+pub struct DynDiscreteLagrangian<'a, Sy> {
+    system: &'a Sy,
+    map: Discretization,
+    orientation: Orientation,
+    unit: Option<f64>,
+}
+
+impl<Sy> Clone for DynDiscreteLagrangian<'_, Sy> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<Sy> Copy for DynDiscreteLagrangian<'_, Sy> {}
+
+/// The increment `y − x` with its real part replaced by the exact `d` (see
+/// [`crate::ad::increment`]).
+#[inline(always)]
+fn increment<S: AdScalar>(x: &[S], y: &[S], d: &[f64]) -> Vec<S> {
+    x.iter()
+        .zip(y)
+        .zip(d)
+        .map(|((&xi, &yi), &di)| {
+            let e = yi - xi;
+            e - e.re() + di
+        })
+        .collect()
+}
+
+impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
+    /// The forward-oriented discrete Lagrangian of `system` through `map`.
+    pub fn new(system: &'a Sy, map: Discretization) -> Self {
+        Self {
+            system,
+            map,
+            orientation: Orientation::Forward,
+            unit: None,
+        }
+    }
+
+    /// The same, read with `orientation`.
+    pub fn oriented(self, orientation: Orientation) -> Self {
+        Self {
+            orientation,
+            ..self
+        }
+    }
+
+    /// The same multiplied by `unit`, a power of two (see
+    /// [`DiscreteLagrangian::in_units`](crate::DiscreteLagrangian::in_units)).
+    pub fn in_units(self, unit: f64) -> Self {
+        Self {
+            unit: (unit.to_bits() != 1f64.to_bits()).then_some(unit),
+            ..self
+        }
+    }
+
+    /// The factor set by [`in_units`](Self::in_units).
+    pub fn unit(&self) -> f64 {
+        self.unit.unwrap_or(1.0)
+    }
+
+    /// The orientation.
+    pub fn orientation(&self) -> Orientation {
+        self.orientation
+    }
+
+    /// The system.
+    pub fn system(&self) -> &'a Sy {
+        self.system
+    }
+
+    /// The discretization map.
+    pub fn map(&self) -> Discretization {
+        self.map
+    }
+
+    /// The node weight of `q1` in `Ψ_d`: `q = q0 + c (q1 − q0)`.
+    fn node_weight(&self) -> f64 {
+        match self.map {
+            Discretization::Forward => 0.0,
+            Discretization::Midpoint => 0.5,
+        }
+    }
+
+    /// `h L(Ψ_d^h(q0, q0 + d))` (times the unit) in the raw argument order.
+    #[inline(always)]
+    fn raw<S: AdScalar>(&self, q0: &[S], d: &[S], h: S) -> S {
+        let inv_h = h.recip();
+        let v: Vec<S> = d.iter().map(|&di| di * inv_h).collect();
+        let l = match self.map {
+            Discretization::Forward => self.system.lagrangian(q0, &v),
+            Discretization::Midpoint => {
+                let q: Vec<S> = q0.iter().zip(d).map(|(&x, &di)| x + di * 0.5).collect();
+                self.system.lagrangian(&q, &v)
+            }
+        } * h;
+        match self.unit {
+            None => l,
+            Some(u) => l * u,
+        }
+    }
+
+    /// `L_d(a, b, h)` in this orientation from the exact increment `d = b − a`
+    /// (`b` enters only through `d` for the maps of `R^n`).
+    ///
+    /// # Errors
+    /// On a dimension mismatch.
+    #[inline(always)]
+    pub fn value_step<S: AdScalar>(&self, a: &[S], d: &[S], h: S) -> Result<S, GeometryError> {
+        self.check("a", a.len())?;
+        self.check("d", d.len())?;
+        Ok(match self.orientation {
+            Orientation::Forward => self.raw(a, d, h),
+            Orientation::Reversed => {
+                let b: Vec<S> = a.iter().zip(d).map(|(&x, &di)| x + di).collect();
+                let minus: Vec<S> = d.iter().map(|&di| -di).collect();
+                self.raw(&b, &minus, h)
+            }
+        })
+    }
+
+    /// [`value_step`](Self::value_step) with dual endpoints `x`, `y` whose
+    /// real parts are `a`, `a + d`: the increment carries the derivative
+    /// parts of `y − x` and the exact real part `d`.
+    #[inline(always)]
+    fn value_duals<S: AdScalar>(&self, x: &[S], y: &[S], d: &[f64], h: S) -> S {
+        let dd = increment(x, y, d);
+        match self.orientation {
+            Orientation::Forward => self.raw(x, &dd, h),
+            Orientation::Reversed => {
+                let minus: Vec<S> = dd.iter().map(|&di| -di).collect();
+                self.raw(y, &minus, h)
+            }
+        }
+    }
+
+    fn check(&self, what: &'static str, got: usize) -> Result<(), GeometryError> {
+        let expected = self.system.coordinate_count();
+        if got == expected {
+            Ok(())
+        } else {
+            Err(GeometryError::DimensionMismatch {
+                what,
+                expected,
+                got,
+            })
+        }
+    }
+
+    /// The discrete forces `(f_a, f_b)` of the step `x → y` (increment
+    /// carrying `d`) in this orientation, or `None` without a gyroscopic
+    /// force: `f = h u c F(Ψ_d)` with the node weights `c` of the two ends.
+    #[allow(clippy::type_complexity)]
+    fn forces<S: AdScalar>(&self, x: &[S], y: &[S], d: &[f64], h: S) -> Option<(Vec<S>, Vec<S>)> {
+        let dd = increment(x, y, d);
+        let (q0, step): (&[S], Vec<S>) = match self.orientation {
+            Orientation::Forward => (x, dd),
+            Orientation::Reversed => (y, dd.iter().map(|&di| -di).collect()),
+        };
+        let inv_h = h.recip();
+        let v: Vec<S> = step.iter().map(|&di| di * inv_h).collect();
+        let c1 = self.node_weight();
+        let q: Vec<S> = match self.map {
+            Discretization::Forward => q0.to_vec(),
+            Discretization::Midpoint => q0.iter().zip(&step).map(|(&a, &s)| a + s * 0.5).collect(),
+        };
+        let mut force = vec![S::from(0.0); q.len()];
+        if !self.system.gyroscopic_force(&q, &v, &mut force) {
+            return None;
+        }
+        let scale = h * self.unit();
+        let (w0, w1) = (1.0 - c1, c1);
+        let raw0: Vec<S> = force.iter().map(|&f| f * scale * w0).collect();
+        let raw1: Vec<S> = force.iter().map(|&f| f * scale * w1).collect();
+        Some(match self.orientation {
+            Orientation::Forward => (raw0, raw1),
+            Orientation::Reversed => (raw1, raw0),
+        })
+    }
+
+    fn forced(&self, a: &[f64], d: &[f64]) -> bool {
+        let mut f = vec![0.0; a.len()];
+        self.system.gyroscopic_force(a, d, &mut f)
+    }
+
+    /// `L_d, D1, D2, D12` at `(a, a + d, h)` into `out`.
+    ///
+    /// # Errors
+    /// On a dimension mismatch.
+    pub fn jet_increment(
+        &self,
+        a: &DVector<f64>,
+        d: &DVector<f64>,
+        h: f64,
+        out: &mut DynLdJet,
+    ) -> Result<(), GeometryError> {
+        self.check("a", a.len())?;
+        self.check("d", d.len())?;
+        let b = a + d;
+        with_width!(a.len(), W => self.jet_w::<W>(a.as_slice(), b.as_slice(), d.as_slice(), h, out));
+        Ok(())
+    }
+
+    fn jet_w<const W: usize>(&self, a: &[f64], b: &[f64], d: &[f64], h: f64, out: &mut DynLdJet) {
+        let n = a.len();
+        let hd = HyperDualSVec64::<W, W>::constant(h);
+        for bi in blocks::<W>(n) {
+            let x = seed_first::<W, W>(a, bi);
+            for bj in blocks::<W>(n) {
+                let y = seed_second::<W, W>(b, bj);
+                let l = self.value_duals(&x, &y, d, hd);
+                let (e1, e2, e12) = hyper_parts(&l);
+                out.value = l.re;
+                if bj.0 == 0 {
+                    out.d1.as_mut_slice()[bi.0..bi.0 + bi.1].copy_from_slice(&e1[..bi.1]);
+                }
+                if bi.0 == 0 {
+                    out.d2.as_mut_slice()[bj.0..bj.0 + bj.1].copy_from_slice(&e2[..bj.1]);
+                }
+                for k in 0..bi.1 {
+                    for l in 0..bj.1 {
+                        out.d12[(bi.0 + k, bj.0 + l)] = e12[k][l];
+                    }
+                }
+            }
+        }
+        if self.forced(a, d) {
+            let x: Vec<DualSVec<f64, W>> = constants(a);
+            let mut g = [0.0; W];
+            for bj in blocks::<W>(n) {
+                let y = seed_block::<W>(b, bj);
+                if let Some((f_a, f_b)) = self.forces(&x, &y, d, DualSVec::constant(h)) {
+                    for i in 0..n {
+                        read_block(&f_a[i], bj.1, &mut g);
+                        for l in 0..bj.1 {
+                            out.d12[(i, bj.0 + l)] += g[l];
+                        }
+                        if bj.0 == 0 {
+                            out.d1[i] += f_a[i].re;
+                            out.d2[i] += f_b[i].re;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `L_d, D3, D2, D23` at `(a, a + d, h)`.
+    ///
+    /// # Errors
+    /// On a dimension mismatch.
+    pub fn time_jet_increment(
+        &self,
+        a: &DVector<f64>,
+        d: &DVector<f64>,
+        h: f64,
+    ) -> Result<DynLdTimeJet, GeometryError> {
+        self.check("a", a.len())?;
+        self.check("d", d.len())?;
+        let b = a + d;
+        let n = a.len();
+        let mut out = DynLdTimeJet {
+            value: 0.0,
+            d3: 0.0,
+            d2: DVector::zeros(n),
+            d23: DVector::zeros(n),
+        };
+        with_width!(n, W => self.time_jet_w::<W>(a.as_slice(), b.as_slice(), d.as_slice(), h, &mut out));
+        Ok(out)
+    }
+
+    fn time_jet_w<const W: usize>(
+        &self,
+        a: &[f64],
+        b: &[f64],
+        d: &[f64],
+        h: f64,
+        out: &mut DynLdTimeJet,
+    ) {
+        let n = a.len();
+        let mut hd = HyperDualSVec64::<1, W>::constant(h);
+        if let Some(e) = hd.eps1.0.as_mut() {
+            e[0] = 1.0;
+        }
+        let x: Vec<HyperDualSVec64<1, W>> = constants(a);
+        for bj in blocks::<W>(n) {
+            let y = seed_second::<1, W>(b, bj);
+            let l = self.value_duals(&x, &y, d, hd);
+            let (e1, e2, e12) = hyper_parts(&l);
+            out.value = l.re;
+            out.d3 = e1[0];
+            for k in 0..bj.1 {
+                out.d2[bj.0 + k] = e2[k];
+                out.d23[bj.0 + k] = e12[0][k];
+            }
+        }
+        if self.forced(a, d) {
+            let x: Vec<Dual64> = a.iter().map(|&v| Dual64::from_re(v)).collect();
+            let y: Vec<Dual64> = b.iter().map(|&v| Dual64::from_re(v)).collect();
+            if let Some((_, f_b)) = self.forces(&x, &y, d, Dual64::from_re(h).derivative()) {
+                for j in 0..n {
+                    out.d2[j] += f_b[j].re;
+                    out.d23[j] += f_b[j].eps;
+                }
+            }
+        }
+    }
+
+    /// `D1 L_d(a, a + d, h)` (plus the force on `a`) into `out`.
+    ///
+    /// # Errors
+    /// On a dimension mismatch.
+    pub fn d1_increment(
+        &self,
+        a: &DVector<f64>,
+        d: &DVector<f64>,
+        h: f64,
+        out: &mut DVector<f64>,
+    ) -> Result<(), GeometryError> {
+        self.gradient_increment(a, d, h, true, out)
+    }
+
+    /// `D2 L_d(a, a + d, h)` (plus the force on `b`) into `out`.
+    ///
+    /// # Errors
+    /// On a dimension mismatch.
+    pub fn d2_increment(
+        &self,
+        a: &DVector<f64>,
+        d: &DVector<f64>,
+        h: f64,
+        out: &mut DVector<f64>,
+    ) -> Result<(), GeometryError> {
+        self.gradient_increment(a, d, h, false, out)
+    }
+
+    fn gradient_increment(
+        &self,
+        a: &DVector<f64>,
+        d: &DVector<f64>,
+        h: f64,
+        first: bool,
+        out: &mut DVector<f64>,
+    ) -> Result<(), GeometryError> {
+        self.check("a", a.len())?;
+        self.check("d", d.len())?;
+        let b = a + d;
+        let (a, b, d) = (a.as_slice(), b.as_slice(), d.as_slice());
+        let n = a.len();
+        with_width!(n, W => {
+            let hd = DualSVec::<f64, W>::constant(h);
+            for blk in blocks::<W>(n) {
+                let l = if first {
+                    let x = seed_block::<W>(a, blk);
+                    let y: Vec<DualSVec<f64, W>> = constants(b);
+                    self.value_duals(&x, &y, d, hd)
+                } else {
+                    let x: Vec<DualSVec<f64, W>> = constants(a);
+                    let y = seed_block::<W>(b, blk);
+                    self.value_duals(&x, &y, d, hd)
+                };
+                read_block(&l, blk.1, &mut out.as_mut_slice()[blk.0..]);
+            }
+        });
+        if self.forced(a, d)
+            && let Some((f_a, f_b)) = self.forces(a, b, d, h)
+        {
+            let f = if first { f_a } else { f_b };
+            for (o, fi) in out.iter_mut().zip(f) {
+                *o += fi;
+            }
+        }
+        Ok(())
+    }
+
+    /// The discrete energy `E_d(a, a + d, h) = −D3 L_d`.
+    ///
+    /// # Errors
+    /// On a dimension mismatch.
+    pub fn energy_increment(
+        &self,
+        a: &DVector<f64>,
+        d: &DVector<f64>,
+        h: f64,
+    ) -> Result<f64, GeometryError> {
+        self.check("a", a.len())?;
+        self.check("d", d.len())?;
+        let x: Vec<Dual64> = a.iter().map(|&v| Dual64::from_re(v)).collect();
+        let dd: Vec<Dual64> = d.iter().map(|&v| Dual64::from_re(v)).collect();
+        Ok(-self
+            .value_step(&x, &dd, Dual64::from_re(h).derivative())?
+            .eps)
+    }
+
+    /// `(D1 L_d, D11 L_d)` at `(a, b, h)` (with a force, `D1 L_d + f_a` and
+    /// its Jacobian in `a`).
+    ///
+    /// # Errors
+    /// On a dimension mismatch.
+    pub fn hessian_first(
+        &self,
+        a: &DVector<f64>,
+        b: &DVector<f64>,
+        h: f64,
+    ) -> Result<(DVector<f64>, DMatrix<f64>), GeometryError> {
+        self.hessian_end(a, b, h, true)
+    }
+
+    /// `(D2 L_d, D22 L_d)` at `(a, b, h)` (with a force, `D2 L_d + f_b` and
+    /// its Jacobian in `b`).
+    ///
+    /// # Errors
+    /// On a dimension mismatch.
+    pub fn hessian_second(
+        &self,
+        a: &DVector<f64>,
+        b: &DVector<f64>,
+        h: f64,
+    ) -> Result<(DVector<f64>, DMatrix<f64>), GeometryError> {
+        self.hessian_end(a, b, h, false)
+    }
+
+    fn hessian_end(
+        &self,
+        a: &DVector<f64>,
+        b: &DVector<f64>,
+        h: f64,
+        first: bool,
+    ) -> Result<(DVector<f64>, DMatrix<f64>), GeometryError> {
+        self.check("a", a.len())?;
+        self.check("b", b.len())?;
+        let n = a.len();
+        let d = b - a;
+        let (a, b, d) = (a.as_slice(), b.as_slice(), d.as_slice());
+        let mut g = DVector::zeros(n);
+        let mut hh = DMatrix::zeros(n, n);
+        with_width!(n, W => {
+            let hd = HyperDualSVec64::<W, W>::constant(h);
+            let (seeded, other) = if first { (a, b) } else { (b, a) };
+            let fixed: Vec<HyperDualSVec64<W, W>> = constants(other);
+            for bi in blocks::<W>(n) {
+                for bj in blocks::<W>(n) {
+                    let mut s = seed_first::<W, W>(seeded, bi);
+                    seed_second_into(&mut s, bj);
+                    let l = if first {
+                        self.value_duals(&s, &fixed, d, hd)
+                    } else {
+                        self.value_duals(&fixed, &s, d, hd)
+                    };
+                    let (e1, _, e12) = hyper_parts(&l);
+                    if bj.0 == 0 {
+                        g.as_mut_slice()[bi.0..bi.0 + bi.1].copy_from_slice(&e1[..bi.1]);
+                    }
+                    for k in 0..bi.1 {
+                        for l in 0..bj.1 {
+                            hh[(bi.0 + k, bj.0 + l)] = e12[k][l];
+                        }
+                    }
+                }
+            }
+            if self.forced(a, d) {
+                let mut row = [0.0; W];
+                for blk in blocks::<W>(n) {
+                    let (x, y): (Vec<DualSVec<f64, W>>, Vec<DualSVec<f64, W>>) = if first {
+                        (seed_block::<W>(a, blk), constants(b))
+                    } else {
+                        (constants(a), seed_block::<W>(b, blk))
+                    };
+                    if let Some((f_a, f_b)) = self.forces(&x, &y, d, DualSVec::constant(h)) {
+                        let f = if first { f_a } else { f_b };
+                        for i in 0..n {
+                            if blk.0 == 0 {
+                                g[i] += f[i].re;
+                            }
+                            read_block(&f[i], blk.1, &mut row);
+                            for l in 0..blk.1 {
+                                hh[(i, blk.0 + l)] += row[l];
+                            }
+                        }
+                    }
+                }
+            }
+        });
+        Ok((g, hh))
+    }
+
+    /// The discrete Euler–Lagrange expression `yᵀ(D2 L_d(a, b) + D1 L_d(b, c))`
+    /// at `b = a + d_ab`, `c = b + d_bc`, and its gradient in `b` (see
+    /// [`DiscreteLagrangian::del_directional`](crate::DiscreteLagrangian::del_directional)).
+    ///
+    /// # Errors
+    /// On a dimension mismatch.
+    pub fn del_directional_increment(
+        &self,
+        a: &DVector<f64>,
+        d_ab: &DVector<f64>,
+        d_bc: &DVector<f64>,
+        h: f64,
+        y: &DVector<f64>,
+    ) -> Result<(f64, DVector<f64>), GeometryError> {
+        for (what, len) in [
+            ("a", a.len()),
+            ("d_ab", d_ab.len()),
+            ("d_bc", d_bc.len()),
+            ("y", y.len()),
+        ] {
+            self.check(what, len)?;
+        }
+        let n = a.len();
+        let b = a + d_ab;
+        let c = &b + d_bc;
+        let mut value = 0.0;
+        let mut gradient = DVector::zeros(n);
+        let (a, b, c) = (a.as_slice(), b.as_slice(), c.as_slice());
+        let (d_ab, d_bc, ys) = (d_ab.as_slice(), d_bc.as_slice(), y.as_slice());
+        with_width!(n, W => {
+            let hd = HyperDualSVec64::<1, W>::constant(h);
+            let (ad, cd): (Vec<HyperDualSVec64<1, W>>, Vec<HyperDualSVec64<1, W>>) =
+                (constants(a), constants(c));
+            for blk in blocks::<W>(n) {
+                let mut mid = seed_second::<1, W>(b, blk);
+                for (m, yi) in mid.iter_mut().zip(ys) {
+                    if let Some(e) = m.eps1.0.as_mut() {
+                        e[0] = *yi;
+                    }
+                }
+                let s = self.value_duals(&ad, &mid, d_ab, hd) + self.value_duals(&mid, &cd, d_bc, hd);
+                let (e1, _, e12) = hyper_parts(&s);
+                value = e1[0];
+                for k in 0..blk.1 {
+                    gradient[blk.0 + k] = e12[0][k];
+                }
+            }
+            if self.forced(a, d_ab) {
+                let mut row = [0.0; W];
+                let (ad, cd): (Vec<DualSVec<f64, W>>, Vec<DualSVec<f64, W>>) =
+                    (constants(a), constants(c));
+                for blk in blocks::<W>(n) {
+                    let bd = seed_block::<W>(b, blk);
+                    let hd = DualSVec::constant(h);
+                    let before = self.forces(&ad, &bd, d_ab, hd);
+                    let after = self.forces(&bd, &cd, d_bc, hd);
+                    if let (Some((_, f_b)), Some((f_a, _))) = (before, after) {
+                        for i in 0..n {
+                            let f = f_b[i] + f_a[i];
+                            if blk.0 == 0 {
+                                value += ys[i] * f.re;
+                            }
+                            read_block(&f, blk.1, &mut row);
+                            for l in 0..blk.1 {
+                                gradient[blk.0 + l] += row[l] * ys[i];
+                            }
+                        }
+                    }
+                }
+            }
+        });
+        Ok((value, gradient))
+    }
+}

@@ -1,0 +1,238 @@
+//! Systems whose size is known only at run time (docs/theory.md §11): the
+//! vocabulary of the core that serves every size.
+//!
+//! [`DynSystem`] is [`System`] with the coordinates and constraint rows
+//! counted at run time: the Lagrangian is still written once over any
+//! automatic-differentiation scalar, on slices instead of fixed-size
+//! vectors. Every compiled model becomes one through [`Fixed`]; a model
+//! read from a file, a netlist or an assembled system implements it
+//! directly.
+//!
+//! Derivatives stay exact. They are taken in *chunks*: a dual number with a
+//! fixed number `W` of derivative directions (on the stack, `Copy`, no
+//! allocation per operation) is seeded with `W` directions at a time, and
+//! the blocks are assembled ([`discrete_lagrangian`]). A gradient of `n`
+//! entries costs `⌈n/W⌉` evaluations, a mixed Hessian `⌈n/W⌉²`; for `n ≤ W`
+//! it is one evaluation, exactly as in the compile-time-sized core.
+//!
+//! The discretization maps here are those of `R^n`
+//! ([`Discretization::Forward`](crate::Discretization::Forward) and
+//! [`Discretization::Midpoint`](crate::Discretization::Midpoint)), linear in
+//! `(q0, q1)`: a discrete force is then `h c F` with the node weight `c`
+//! of each end point (docs/theory.md §2.7).
+
+// Blocks of derivative directions are indexed by their offsets.
+#![allow(clippy::needless_range_loop)]
+
+mod boundary;
+mod chunk;
+mod constraint;
+pub mod discrete_lagrangian;
+mod legendre;
+
+pub use boundary::{
+    DynBoundaryFrame, boundary_gradient_dyn, min_boundary_dyn, touch_band_slice, violated_piece_dyn,
+};
+pub use constraint::{constraint_jacobian_dyn, constraint_residual_dyn, evaluate_constraint_dyn};
+pub use discrete_lagrangian::{DynDiscreteLagrangian, DynLdJet, DynLdTimeJet};
+pub use legendre::{
+    check_initial_dyn, energy_dyn, energy_scale_dyn, legendre_jet_dyn, momentum_dyn,
+    velocity_from_momentum_dyn,
+};
+
+use crate::{AdScalar, System};
+use nalgebra::{SMatrix, SVector};
+
+/// A mechanical or electrical system of `n` coordinates and `m` constraint
+/// one-forms, both known at run time.
+///
+/// The same description as [`System`] (docs/theory.md §1): a possibly
+/// degenerate Lagrangian `L(q, v)`, the rows of `A(q)` (`Δ_Q = ker A`), the
+/// pieces `g_j(q) ≥ 0` of the admissible set, an optional Hamiltonian,
+/// an optional gyroscopic force and an optional discrete constraint.
+/// Slices passed in have length `n` (`q`, `v`, `p`); outputs are written
+/// into the slices given.
+///
+/// # Example
+/// ```
+/// use diracvi_geometry::dynamic::{DynSystem, energy_dyn};
+/// use diracvi_geometry::AdScalar;
+/// use nalgebra::DVector;
+/// /// `k` unit masses on a line joined by unit springs.
+/// struct Chain { k: usize }
+/// impl DynSystem for Chain {
+///     fn coordinate_count(&self) -> usize { self.k }
+///     fn constraint_count(&self) -> usize { 0 }
+///     fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
+///         let kinetic = v.iter().fold(S::from(0.0), |acc, &vi| acc + vi * vi * 0.5);
+///         let potential = q.windows(2)
+///             .fold(S::from(0.0), |acc, w| acc + (w[1] - w[0] - 1.0).powi(2) * 0.5);
+///         kinetic - potential
+///     }
+///     fn constraint_forms<S: AdScalar>(&self, _q: &[S], _a: &mut [S]) {}
+/// }
+/// let chain = Chain { k: 12 };
+/// let q = DVector::from_fn(12, |i, _| i as f64);
+/// let v = DVector::from_element(12, 1.0);
+/// assert!((energy_dyn(&chain, &q, &v) - 6.0).abs() < 1e-12);
+/// ```
+pub trait DynSystem {
+    /// Number of configuration coordinates `n`.
+    fn coordinate_count(&self) -> usize;
+
+    /// Number of constraint one-forms `m` (0: unconstrained).
+    fn constraint_count(&self) -> usize;
+
+    /// The Lagrangian `L(q, v)`, possibly degenerate.
+    fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S;
+
+    /// The constraint one-forms: `A(q)` row-major into `a` (`m × n`
+    /// entries, row `r` at `a[r n .. (r + 1) n]`).
+    fn constraint_forms<S: AdScalar>(&self, q: &[S], a: &mut [S]);
+
+    /// Number of smooth pieces `g_j` of the admissible set (0: no boundary).
+    fn boundary_count(&self) -> usize {
+        0
+    }
+
+    /// The boundary function `g_j(q)` (admissible iff `g_j(q) ≥ 0`); only
+    /// called with `j < boundary_count()`.
+    fn boundary<S: AdScalar>(&self, j: usize, q: &[S]) -> S {
+        let _ = (j, q);
+        S::from(1.0)
+    }
+
+    /// The Hamiltonian `H(q, p)`, or `None` (degenerate `L`).
+    fn hamiltonian<S: AdScalar>(&self, q: &[S], p: &[S]) -> Option<S> {
+        let _ = (q, p);
+        None
+    }
+
+    /// A gyroscopic (workless) force `F(q, v)` written into `f`; `false`
+    /// (the default, `f` untouched) for a system without one. See
+    /// [`System::gyroscopic_force`].
+    fn gyroscopic_force<S: AdScalar>(&self, q: &[S], v: &[S], f: &mut [S]) -> bool {
+        let _ = (q, v, f);
+        false
+    }
+
+    /// The model's own discrete constraint `ω_d(q0, q1)` (velocity units,
+    /// `m` components) written into `c`; `false` (the default) to use the
+    /// generic choices. See [`System::discrete_constraint`].
+    fn discrete_constraint<S: AdScalar>(&self, q0: &[S], q1: &[S], h: S, c: &mut [S]) -> bool {
+        let _ = (q0, q1, h, c);
+        false
+    }
+}
+
+impl<T: DynSystem + ?Sized> DynSystem for &T {
+    fn coordinate_count(&self) -> usize {
+        (**self).coordinate_count()
+    }
+    fn constraint_count(&self) -> usize {
+        (**self).constraint_count()
+    }
+    #[inline(always)]
+    fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
+        (**self).lagrangian(q, v)
+    }
+    #[inline(always)]
+    fn constraint_forms<S: AdScalar>(&self, q: &[S], a: &mut [S]) {
+        (**self).constraint_forms(q, a)
+    }
+    fn boundary_count(&self) -> usize {
+        (**self).boundary_count()
+    }
+    #[inline(always)]
+    fn boundary<S: AdScalar>(&self, j: usize, q: &[S]) -> S {
+        (**self).boundary(j, q)
+    }
+    fn hamiltonian<S: AdScalar>(&self, q: &[S], p: &[S]) -> Option<S> {
+        (**self).hamiltonian(q, p)
+    }
+    fn gyroscopic_force<S: AdScalar>(&self, q: &[S], v: &[S], f: &mut [S]) -> bool {
+        (**self).gyroscopic_force(q, v, f)
+    }
+    fn discrete_constraint<S: AdScalar>(&self, q0: &[S], q1: &[S], h: S, c: &mut [S]) -> bool {
+        (**self).discrete_constraint(q0, q1, h, c)
+    }
+}
+
+/// A compile-time-sized [`System`] seen as a [`DynSystem`]: slices are
+/// copied into fixed-size vectors (on the stack) and the model's own
+/// functions evaluated, so every compiled model runs on the run-time core
+/// unchanged.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fixed<T, const N: usize, const M: usize>(pub T);
+
+impl<T, const N: usize, const M: usize> Fixed<T, N, M> {
+    /// The wrapped system.
+    pub fn inner(&self) -> &T {
+        &self.0
+    }
+}
+
+#[inline(always)]
+fn fixed<S: AdScalar, const N: usize>(x: &[S]) -> SVector<S, N> {
+    debug_assert_eq!(x.len(), N);
+    SVector::from_fn(|i, _| x[i])
+}
+
+impl<T: System<N, M>, const N: usize, const M: usize> DynSystem for Fixed<T, N, M> {
+    fn coordinate_count(&self) -> usize {
+        N
+    }
+    fn constraint_count(&self) -> usize {
+        M
+    }
+    #[inline(always)]
+    fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
+        self.0.lagrangian(&fixed::<S, N>(q), &fixed::<S, N>(v))
+    }
+    #[inline(always)]
+    fn constraint_forms<S: AdScalar>(&self, q: &[S], a: &mut [S]) {
+        if M == 0 {
+            return;
+        }
+        let forms: SMatrix<S, M, N> = self.0.constraint_forms(&fixed::<S, N>(q));
+        for r in 0..M {
+            for c in 0..N {
+                a[r * N + c] = forms[(r, c)];
+            }
+        }
+    }
+    fn boundary_count(&self) -> usize {
+        self.0.boundary_count()
+    }
+    #[inline(always)]
+    fn boundary<S: AdScalar>(&self, j: usize, q: &[S]) -> S {
+        self.0.boundary(j, &fixed::<S, N>(q))
+    }
+    fn hamiltonian<S: AdScalar>(&self, q: &[S], p: &[S]) -> Option<S> {
+        self.0.hamiltonian(&fixed::<S, N>(q), &fixed::<S, N>(p))
+    }
+    fn gyroscopic_force<S: AdScalar>(&self, q: &[S], v: &[S], f: &mut [S]) -> bool {
+        match self
+            .0
+            .gyroscopic_force(&fixed::<S, N>(q), &fixed::<S, N>(v))
+        {
+            Some(force) => {
+                f.copy_from_slice(force.as_slice());
+                true
+            }
+            None => false,
+        }
+    }
+    fn discrete_constraint<S: AdScalar>(&self, q0: &[S], q1: &[S], h: S, c: &mut [S]) -> bool {
+        match self
+            .0
+            .discrete_constraint(&fixed::<S, N>(q0), &fixed::<S, N>(q1), h)
+        {
+            Some(value) => {
+                c.copy_from_slice(value.as_slice());
+                true
+            }
+            None => false,
+        }
+    }
+}

@@ -1,0 +1,440 @@
+//! The run-time-sized geometry (`dynamic`) against the compile-time-sized
+//! one: every derivative of a `Fixed` system equals, bit for bit, what the
+//! static core computes — also when the sizes exceed one chunk of
+//! directions (n = 10, 12: several blocks) — and a native `DynSystem`
+//! of 50 coordinates against central finite differences.
+
+mod common;
+
+use common::*;
+use diracvi_geometry::dynamic::{
+    DynBoundaryFrame, DynDiscreteLagrangian, DynLdJet, DynSystem, Fixed, boundary_gradient_dyn,
+    check_initial_dyn, constraint_jacobian_dyn, constraint_residual_dyn, legendre_jet_dyn,
+    momentum_dyn, velocity_from_momentum_dyn,
+};
+use diracvi_geometry::{
+    AdScalar, BoundaryFrame, ConstraintDiscretization, DiscreteLagrangian, Discretization,
+    GeometryError, Orientation, SMatrix, SVector, System, boundary_gradient, check_initial,
+    legendre_jet,
+};
+use nalgebra::{DMatrix, DVector};
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+
+/// `k` coupled pendulum-like coordinates with nonlinear springs, a
+/// velocity-dependent coupling, `M` nonholonomic rows and two walls: a
+/// static system larger than one chunk.
+#[derive(Clone, Copy)]
+struct Coupled<const K: usize, const M: usize>;
+
+impl<const K: usize, const M: usize> System<K, M> for Coupled<K, M> {
+    fn lagrangian<S: AdScalar>(&self, q: &SVector<S, K>, v: &SVector<S, K>) -> S {
+        let mut l = S::from(0.0);
+        for i in 0..K {
+            l += v[i] * v[i] * (0.5 + 0.1 * i as f64) - q[i].cos() * 2.0;
+            if i + 1 < K {
+                l += (q[i + 1] - q[i]).sin() * v[i] * v[i + 1] * 0.3
+                    - (q[i + 1] - q[i]).powi(4) * 0.05;
+            }
+        }
+        l + v[0] * v[K - 1] * q[K / 2].cos() * 0.2
+    }
+    fn constraint_forms<S: AdScalar>(&self, q: &SVector<S, K>) -> SMatrix<S, M, K> {
+        SMatrix::from_fn(|r, c| {
+            if c == r {
+                q[c + 1].cos() + 1.5
+            } else if c == r + 2 {
+                q[r].sin()
+            } else if c == K - 1 {
+                S::from(-0.5)
+            } else {
+                S::from(0.0)
+            }
+        })
+    }
+    fn boundary_count(&self) -> usize {
+        2
+    }
+    fn boundary<S: AdScalar>(&self, j: usize, q: &SVector<S, K>) -> S {
+        if j == 0 {
+            S::from(25.0) - q.dot(q)
+        } else {
+            q[K - 1] + q[0] * q[1] + 3.0
+        }
+    }
+    fn gyroscopic_force<S: AdScalar>(
+        &self,
+        q: &SVector<S, K>,
+        v: &SVector<S, K>,
+    ) -> Option<SVector<S, K>> {
+        if M == 0 {
+            return None;
+        }
+        // F = B(q) v with B antisymmetric: workless.
+        let b = q[0].cos() + 1.0;
+        Some(SVector::from_fn(|i, _| {
+            let next = v[(i + 1) % K];
+            let prev = v[(i + K - 1) % K];
+            (next - prev) * b
+        }))
+    }
+}
+
+fn bits_equal(what: &str, a: &[f64], b: &[f64]) {
+    assert_eq!(a.len(), b.len(), "{what}: lengths");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!(
+            x.to_bits() == y.to_bits() || (*x == 0.0 && *y == 0.0),
+            "{what}[{i}]: dynamic {x:e} vs static {y:e}"
+        );
+    }
+}
+
+fn dvec<const N: usize>(x: &SVector<f64, N>) -> DVector<f64> {
+    DVector::from_column_slice(x.as_slice())
+}
+
+fn dmat<const R: usize, const C: usize>(x: &SMatrix<f64, R, C>) -> DMatrix<f64> {
+    DMatrix::from_column_slice(R, C, x.as_slice())
+}
+
+/// Every derivative of `system` through both maps, both orientations and
+/// two units at random points: dynamic = static, bit for bit.
+fn compare<Sy: System<N, M> + Copy, const N: usize, const M: usize>(system: Sy, seed: u64) {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let dynamic = Fixed::<Sy, N, M>(system);
+    for map in Discretization::ALL {
+        for orientation in [Orientation::Forward, Orientation::Reversed] {
+            for unit in [1.0, 0.25] {
+                for _ in 0..4 {
+                    let a = rand_vec::<N>(&mut rng, 1.0);
+                    let d = rand_vec::<N>(&mut rng, 0.05);
+                    let d2 = rand_vec::<N>(&mut rng, 0.05);
+                    let y = rand_vec::<N>(&mut rng, 1.0);
+                    let h = 0.01 + 0.05 * rand_vec::<1>(&mut rng, 1.0)[0].abs();
+                    let st = DiscreteLagrangian::<Sy, Discretization, N, M>::new(&system, &map)
+                        .oriented(orientation)
+                        .in_units(unit);
+                    let dy = DynDiscreteLagrangian::new(&dynamic, map)
+                        .oriented(orientation)
+                        .in_units(unit);
+                    let (ad, dd) = (dvec(&a), dvec(&d));
+                    let tag = format!("{} {orientation:?} u={unit}", map);
+
+                    let jet = st.jet_increment(&a, &d, h).unwrap();
+                    let mut out = DynLdJet::zeros(N);
+                    dy.jet_increment(&ad, &dd, h, &mut out).unwrap();
+                    bits_equal(&format!("{tag} L_d"), &[out.value], &[jet.value]);
+                    bits_equal(&format!("{tag} D1"), out.d1.as_slice(), jet.d1.as_slice());
+                    bits_equal(&format!("{tag} D2"), out.d2.as_slice(), jet.d2.as_slice());
+                    bits_equal(
+                        &format!("{tag} D12"),
+                        out.d12.as_slice(),
+                        jet.d12.as_slice(),
+                    );
+
+                    let tj = st.time_jet_increment(&a, &d, h).unwrap();
+                    let dtj = dy.time_jet_increment(&ad, &dd, h).unwrap();
+                    bits_equal(&format!("{tag} D3"), &[dtj.d3], &[tj.d3]);
+                    bits_equal(&format!("{tag} tD2"), dtj.d2.as_slice(), tj.d2.as_slice());
+                    bits_equal(&format!("{tag} D23"), dtj.d23.as_slice(), tj.d23.as_slice());
+
+                    let mut g = DVector::zeros(N);
+                    dy.d1_increment(&ad, &dd, h, &mut g).unwrap();
+                    let d1 = st.d1_increment(&a, &d, h).unwrap();
+                    bits_equal(&format!("{tag} d1"), g.as_slice(), d1.as_slice());
+                    dy.d2_increment(&ad, &dd, h, &mut g).unwrap();
+                    let d2v = st.d2_increment(&a, &d, h).unwrap();
+                    bits_equal(&format!("{tag} d2"), g.as_slice(), d2v.as_slice());
+
+                    let e = st.energy_increment(&a, &d, h).unwrap();
+                    bits_equal(
+                        &format!("{tag} E_d"),
+                        &[dy.energy_increment(&ad, &dd, h).unwrap()],
+                        &[e],
+                    );
+
+                    let b = a + d;
+                    let (g1, h1) = st.hessian_first(&a, &b, h).unwrap();
+                    let (dg1, dh1) = dy.hessian_first(&ad, &dvec(&b), h).unwrap();
+                    bits_equal(&format!("{tag} H1 g"), dg1.as_slice(), g1.as_slice());
+                    bits_equal(&format!("{tag} D11"), dh1.as_slice(), h1.as_slice());
+                    let (g2, h2) = st.hessian_second(&a, &b, h).unwrap();
+                    let (dg2, dh2) = dy.hessian_second(&ad, &dvec(&b), h).unwrap();
+                    bits_equal(&format!("{tag} H2 g"), dg2.as_slice(), g2.as_slice());
+                    bits_equal(&format!("{tag} D22"), dh2.as_slice(), h2.as_slice());
+
+                    let (v, grad) = st.del_directional_increment(&a, &d, &d2, h, &y).unwrap();
+                    let (dv, dgrad) = dy
+                        .del_directional_increment(&ad, &dd, &dvec(&d2), h, &dvec(&y))
+                        .unwrap();
+                    bits_equal(&format!("{tag} del"), &[dv], &[v]);
+                    bits_equal(
+                        &format!("{tag} del grad"),
+                        dgrad.as_slice(),
+                        grad.as_slice(),
+                    );
+
+                    if M > 0 {
+                        for cd in [
+                            ConstraintDiscretization::Retraction,
+                            ConstraintDiscretization::Midpoint,
+                        ] {
+                            let (c, jc) = cd
+                                .jacobian_increment(&system, &map, orientation, &a, &d, h)
+                                .unwrap();
+                            let mut dc = DVector::zeros(M);
+                            let mut djc = DMatrix::zeros(M, N);
+                            constraint_jacobian_dyn(
+                                cd,
+                                &dynamic,
+                                orientation,
+                                &ad,
+                                &dd,
+                                h,
+                                &mut dc,
+                                &mut djc,
+                            )
+                            .unwrap();
+                            bits_equal(&format!("{tag} {cd} ω"), dc.as_slice(), c.as_slice());
+                            bits_equal(
+                                &format!("{tag} {cd} ∂ω"),
+                                djc.as_slice(),
+                                dmat(&jc).as_slice(),
+                            );
+                        }
+                        if orientation == Orientation::Forward {
+                            let cd = ConstraintDiscretization::Midpoint;
+                            // as the steppers measure it: from the exact increment
+                            let c: SVector<f64, M> = cd
+                                .evaluate_step(&system, &map, orientation, &a, &b, &d, h)
+                                .unwrap();
+                            let r = c.amax() * h / b.norm().max(1.0);
+                            let dr =
+                                constraint_residual_dyn(cd, &dynamic, orientation, &ad, &dd, h)
+                                    .unwrap();
+                            // a diagnostic: nalgebra's norm of a compile-time-sized
+                            // vector may round differently in the last bit
+                            assert!((r - dr).abs() <= 4e-16 * r.abs(), "{tag}: {r:e} vs {dr:e}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // The Legendre map and boundary frames.
+    let q = rand_vec::<N>(&mut rng, 1.0);
+    let v = rand_vec::<N>(&mut rng, 1.0);
+    let (p, hess) = legendre_jet::<Sy, N, M>(&system, &q, &v);
+    let (dp, dhess) = legendre_jet_dyn(&dynamic, &dvec(&q), &dvec(&v));
+    bits_equal("legendre p", dp.as_slice(), p.as_slice());
+    bits_equal("legendre H", dhess.as_slice(), hess.as_slice());
+    bits_equal(
+        "momentum",
+        momentum_dyn(&dynamic, &dvec(&q), &dvec(&v)).as_slice(),
+        system.momentum(&q, &v).as_slice(),
+    );
+    for j in 0..system.boundary_count() {
+        let (g, dg) = boundary_gradient::<Sy, N, M>(&system, j, &q).unwrap();
+        let (dgv, ddg) = boundary_gradient_dyn(&dynamic, j, &dvec(&q)).unwrap();
+        bits_equal("g", &[dgv], &[g]);
+        bits_equal("dg", ddg.as_slice(), dg.as_slice());
+        let frame = BoundaryFrame::<N>::new::<Sy, M>(&system, j, &q).unwrap();
+        let dframe = DynBoundaryFrame::new(&dynamic, j, &dvec(&q)).unwrap();
+        bits_equal("frame", dframe.frame.as_slice(), frame.frame.as_slice());
+    }
+}
+
+#[test]
+fn fixed_systems_equal_the_static_core_bit_for_bit() {
+    compare(BouncingParticleC, 1);
+    compare(PendulumC, 2);
+    compare(EllipseC, 3);
+    compare(LcC, 4);
+    compare(NonQuadraticC, 5);
+    compare(KnifeEdgeC, 6);
+}
+
+#[test]
+fn several_chunks_equal_the_static_core_bit_for_bit() {
+    // one chunk of 6 with a spare direction, then 2 and 2 chunks of 8
+    compare(Coupled::<5, 0>, 7);
+    compare(Coupled::<10, 3>, 8);
+    compare(Coupled::<12, 0>, 9);
+    compare(Coupled::<12, 2>, 10);
+}
+
+// `Copy` wrappers of the shared test systems (which are not `Copy`).
+macro_rules! copy_wrapper {
+    ($name:ident, $inner:ty, $n:literal, $m:literal, $make:expr) => {
+        #[derive(Clone, Copy)]
+        struct $name;
+        impl System<$n, $m> for $name {
+            fn lagrangian<S: AdScalar>(&self, q: &SVector<S, $n>, v: &SVector<S, $n>) -> S {
+                let s: $inner = $make;
+                s.lagrangian(q, v)
+            }
+            fn constraint_forms<S: AdScalar>(&self, q: &SVector<S, $n>) -> SMatrix<S, $m, $n> {
+                let s: $inner = $make;
+                s.constraint_forms(q)
+            }
+            fn boundary_count(&self) -> usize {
+                let s: $inner = $make;
+                s.boundary_count()
+            }
+            fn boundary<S: AdScalar>(&self, j: usize, q: &SVector<S, $n>) -> S {
+                let s: $inner = $make;
+                s.boundary(j, q)
+            }
+            fn discrete_constraint<S: AdScalar>(
+                &self,
+                q0: &SVector<S, $n>,
+                q1: &SVector<S, $n>,
+                h: S,
+            ) -> Option<SVector<S, $m>> {
+                let s: $inner = $make;
+                s.discrete_constraint(q0, q1, h)
+            }
+        }
+    };
+}
+copy_wrapper!(
+    BouncingParticleC,
+    BouncingParticle,
+    2,
+    0,
+    BouncingParticle::default()
+);
+copy_wrapper!(
+    PendulumC,
+    NonholonomicPendulum,
+    2,
+    1,
+    NonholonomicPendulum::default()
+);
+copy_wrapper!(EllipseC, BouncingEllipse, 3, 0, BouncingEllipse::default());
+copy_wrapper!(LcC, LcCircuit, 4, 2, LcCircuit::default());
+copy_wrapper!(NonQuadraticC, NonQuadratic, 2, 1, NonQuadratic);
+copy_wrapper!(KnifeEdgeC, KnifeEdge, 3, 1, KnifeEdge);
+
+/// A native run-time-sized system: a chain of `k` bodies with nonlinear
+/// nearest-neighbour springs and a wall, no compile-time twin.
+struct Chain {
+    k: usize,
+}
+
+impl DynSystem for Chain {
+    fn coordinate_count(&self) -> usize {
+        self.k
+    }
+    fn constraint_count(&self) -> usize {
+        1
+    }
+    fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
+        let mut l = S::from(0.0);
+        for i in 0..self.k {
+            l += v[i] * v[i] * (1.0 + 0.01 * i as f64) * 0.5;
+            if i + 1 < self.k {
+                let s = q[i + 1] - q[i] - 1.0;
+                l -= s * s * 0.5 + s.powi(4) * 0.25;
+            }
+        }
+        l
+    }
+    fn constraint_forms<S: AdScalar>(&self, q: &[S], a: &mut [S]) {
+        for (i, x) in a.iter_mut().enumerate() {
+            *x = (q[i] * 0.1).cos() * (1.0 + i as f64 * 0.01);
+        }
+    }
+    fn boundary_count(&self) -> usize {
+        1
+    }
+    fn boundary<S: AdScalar>(&self, _j: usize, q: &[S]) -> S {
+        q[self.k - 1] * (-1.0) + self.k as f64 + 5.0
+    }
+}
+
+#[test]
+fn a_fifty_body_chain_against_finite_differences() {
+    let chain = Chain { k: 50 };
+    let n = 50;
+    let a = DVector::from_fn(n, |i, _| i as f64 + 0.1 * (i as f64).sin());
+    let d = DVector::from_fn(n, |i, _| 0.01 * (0.3 * i as f64).cos());
+    let h = 0.01;
+    for map in Discretization::ALL {
+        for orientation in [Orientation::Forward, Orientation::Reversed] {
+            let ld = DynDiscreteLagrangian::new(&chain, map).oriented(orientation);
+            let mut jet = DynLdJet::zeros(n);
+            ld.jet_increment(&a, &d, h, &mut jet).unwrap();
+            let value = |a: &DVector<f64>, d: &DVector<f64>| {
+                ld.value_step(a.as_slice(), d.as_slice(), h).unwrap()
+            };
+            let delta = 1e-6;
+            for i in [0, 7, 8, 31, 49] {
+                // D1 at fixed b: move a, shrink d by the same amount.
+                let e = DVector::from_fn(n, |j, _| if j == i { delta } else { 0.0 });
+                let fd1 =
+                    (value(&(&a + &e), &(&d - &e)) - value(&(&a - &e), &(&d + &e))) / (2.0 * delta);
+                let fd2 = (value(&a, &(&d + &e)) - value(&a, &(&d - &e))) / (2.0 * delta);
+                assert!(
+                    (jet.d1[i] - fd1).abs() <= 1e-7 * jet.d1[i].abs().max(1.0),
+                    "{map} D1[{i}] {} vs {fd1}",
+                    jet.d1[i]
+                );
+                assert!(
+                    (jet.d2[i] - fd2).abs() <= 1e-7 * jet.d2[i].abs().max(1.0),
+                    "{map} D2[{i}] {} vs {fd2}",
+                    jet.d2[i]
+                );
+                // column i of D12: D1 as b_i moves
+                let mut plus = DVector::zeros(n);
+                let mut minus = DVector::zeros(n);
+                ld.d1_increment(&a, &(&d + &e), h, &mut plus).unwrap();
+                ld.d1_increment(&a, &(&d - &e), h, &mut minus).unwrap();
+                let col = (plus - minus) / (2.0 * delta);
+                for j in 0..n {
+                    assert!(
+                        (jet.d12[(j, i)] - col[j]).abs() <= 1e-5 * jet.d12.amax(),
+                        "{map} D12[{j},{i}] {} vs {}",
+                        jet.d12[(j, i)],
+                        col[j]
+                    );
+                }
+            }
+        }
+    }
+    // Legendre map: round trip, and the initial-data check.
+    let v = DVector::from_fn(n, |i, _| 0.2 * (i as f64).cos());
+    let p = momentum_dyn(&chain, &a, &v);
+    let back = velocity_from_momentum_dyn(&chain, &a, &p, &DVector::zeros(n)).unwrap();
+    assert!((back - &v).amax() <= 1e-13);
+    let err = check_initial_dyn(&chain, &a, &v).unwrap_err();
+    assert!(
+        matches!(err, GeometryError::InitialViolatesConstraint { row: 0, .. }),
+        "{err}"
+    );
+    let err = check_initial_dyn(&chain, &a, &DVector::zeros(3)).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            GeometryError::DimensionMismatch {
+                expected: 50,
+                got: 3,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    check_initial_dyn(&chain, &a, &DVector::zeros(n)).unwrap();
+    // the static check agrees with the dynamic one on a Fixed system
+    let q = SVector::from([2.3, 0.1]);
+    let v = SVector::from([0.4, 0.4 * (PendulumC.cos2(2.3) + std::f64::consts::PI)]);
+    check_initial::<_, 2, 1>(&PendulumC, &q, &v).unwrap();
+    check_initial_dyn(&Fixed::<_, 2, 1>(PendulumC), &dvec(&q), &dvec(&v)).unwrap();
+}
+
+impl PendulumC {
+    fn cos2(&self, theta: f64) -> f64 {
+        theta.cos() * theta.cos()
+    }
+}
