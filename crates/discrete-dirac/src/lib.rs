@@ -15,6 +15,8 @@
 //!   a [`LinearSolver`] from [`linear`] (today [`DenseLu`], a dense LU with a
 //!   rank-revealing faer fallback; a sparse LU plugs in as another
 //!   implementation);
+//! * [`dynamic`] — the same steppers and driver for systems sized at run
+//!   time ([`diracvi_geometry::dynamic::DynSystem`]);
 //! * [`trajectory`] — a driver over `N` steps recording decimated
 //!   `(k, t, q, p, energy, constraint residual)`.
 //!
@@ -60,6 +62,7 @@
 //! ```
 
 pub mod composition;
+pub mod dynamic;
 pub mod error;
 pub mod hamiltonian;
 pub mod lagrange_dirac;
