@@ -137,19 +137,4 @@ pub enum ModelError {
     /// file, the TOML key and the line and column).
     #[error(transparent)]
     ModelFile(#[from] diracvi_expr::ModelFileError),
-    /// A model file's size `(n, m)` has no compiled instantiation (see
-    /// [`FILE_MODEL_SIZES`](crate::FILE_MODEL_SIZES)).
-    #[error(
-        "model file '{model}' has {n} coordinates and {m} constraint rows; model files support \
-         (n, m) in {} — write the model in Rust (crates/models) for other sizes",
-        crate::file_model::supported_sizes()
-    )]
-    UnsupportedFileSize {
-        /// The model's name.
-        model: String,
-        /// Coordinates.
-        n: usize,
-        /// Constraint rows.
-        m: usize,
-    },
 }

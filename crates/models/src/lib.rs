@@ -72,10 +72,13 @@
 //!
 //! ## Models from files
 //!
-//! [`Scenario::from_model_file`] reads a model file (docs/model-files.md);
-//! [`Scenario::visit`] then hands the visitor a [`FileModel`] of the file's
-//! size (one of [`FILE_MODEL_SIZES`]), a [`System`] evaluating the compiled
-//! expressions, so the same visitor runs catalogued and file models.
+//! [`Scenario::from_model_file`] reads a model file (docs/model-files.md) of
+//! any size; [`Scenario::visit_dyn`] then hands a [`DynModelVisitor`] a
+//! [`FileModel`], a run-time-sized [`DynSystem`](diracvi_geometry::dynamic::DynSystem)
+//! evaluating the compiled expressions — and a catalogued model wrapped in
+//! [`Fixed`](diracvi_geometry::dynamic::Fixed), so the same visitor runs
+//! catalogued and file models on the core for every size (docs/theory.md §11).
+//! [`Scenario::visit`] (compile-time sizes) serves the catalogue only.
 //!
 //! Papers: **\[VCI\]** variational collision integrators for nonholonomic
 //! systems; **\[INC\]** implicit nonholonomic mechanics with collisions;
@@ -85,6 +88,7 @@
 mod disk_table;
 mod disk_wall;
 mod drawing;
+mod dynamic;
 mod ellipse;
 mod error;
 mod file_model;
@@ -101,7 +105,8 @@ pub use disk_wall::{DiskWall, DiskWallParams};
 pub use drawing::{Drawing, Point, Shape};
 pub use ellipse::{Ellipse, EllipseParams};
 pub use error::ModelError;
-pub use file_model::{FILE_MODEL_SIZES, FileModel, FileText};
+pub use dynamic::{DynModelVisitor, DynRunSetup, NamedDynSystem, check_initial_named};
+pub use file_model::{FileModel, FileText};
 pub use lc::{Lc, LcParams};
 pub use particle::{Particle, ParticleParams};
 pub use pendulum::{Pendulum, PendulumParams};

@@ -4,11 +4,15 @@
 //! model file.
 
 use super::{
-    InitialData, RUN_KEYS, Scenario, parse_constraint, parse_discretization, parse_number,
-    run_setup, set_run_key,
+    InitialData, RUN_KEYS, Scenario, check_end_time, check_length, check_step, parse_constraint,
+    parse_discretization, parse_number, set_run_key,
 };
-use crate::file_model::{self, FileModel, FileModelVisitor, FileText};
-use crate::{ConstraintDiscretization, Discretization, ModelError, ModelVisitor};
+use crate::file_model::{FileModel, FileText};
+use crate::{
+    ConstraintDiscretization, Discretization, DynModelVisitor, DynRunSetup, ModelError,
+    check_initial_named,
+};
+use nalgebra::DVector;
 use diracvi_expr::{CompiledModel, InitialState, ModelFile, RunSettings};
 use std::sync::Arc;
 use toml::{Table, Value};
@@ -25,7 +29,6 @@ const DEFAULT_CONSTRAINT: ConstraintDiscretization = ConstraintDiscretization::M
 
 /// The scenario of a model file (see [`Scenario::from_model_file`]).
 pub(super) fn scenario(file: ModelFile) -> Result<Scenario, ModelError> {
-    file_model::check_size(&file.name, file.n(), file.constraints.len())?;
     let run = &file.run;
     let discretization = match &run.discretization {
         Some(d) => parse_discretization(d)?,
@@ -139,27 +142,33 @@ pub(super) fn to_model_file(sc: &Scenario, file: &ModelFile) -> ModelFile {
     out
 }
 
-/// [`Scenario::visit`] for a model file: compile with the scenario's
-/// parameters, dispatch on the size, check the setup, visit.
-pub(super) fn visit<V: ModelVisitor>(
+/// [`Scenario::visit_dyn`] for a model file: compile with the scenario's
+/// parameters, check the setup (lengths, `h`, `t_end`, initial data), visit.
+pub(super) fn visit_dyn<V: DynModelVisitor>(
     sc: &Scenario,
     file: &ModelFile,
     visitor: V,
 ) -> Result<V::Output, ModelError> {
-    struct Run<'a, V> {
-        sc: &'a Scenario,
-        visitor: V,
-    }
-    impl<V: ModelVisitor> FileModelVisitor for Run<'_, V> {
-        type Output = Result<V::Output, ModelError>;
-        fn visit<const N: usize, const M: usize>(self, model: FileModel<N, M>) -> Self::Output {
-            let setup = run_setup(&model, self.sc)?;
-            Ok(self.visitor.visit(&model, &setup))
-        }
-    }
     let text = FileText {
         description: file.description.clone(),
         boundaries: file.boundaries.clone(),
     };
-    file_model::dispatch(compile(sc, file)?, Arc::new(text), Run { sc, visitor })?
+    let model = FileModel::new(compile(sc, file)?, Arc::new(text));
+    let n = file.n();
+    check_length("q", n, sc.initial.q.len())?;
+    check_length("v", n, sc.initial.v.len())?;
+    check_step(sc.h)?;
+    check_end_time(sc.t_end)?;
+    let q0 = DVector::from_column_slice(&sc.initial.q);
+    let v0 = DVector::from_column_slice(&sc.initial.v);
+    check_initial_named(&model, &q0, &v0)?;
+    let setup = DynRunSetup {
+        q0,
+        v0,
+        h: sc.h,
+        t_end: sc.t_end,
+        discretization: sc.discretization,
+        constraint: sc.constraint,
+    };
+    Ok(visitor.visit(&model, &setup))
 }

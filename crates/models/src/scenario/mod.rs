@@ -254,8 +254,7 @@ impl Scenario {
     ///
     /// # Errors
     /// [`ModelError::ModelFile`] naming the file, key, line and column (I/O,
-    /// TOML syntax, schema, names, lengths, expressions);
-    /// [`ModelError::UnsupportedFileSize`].
+    /// TOML syntax, schema, names, lengths, expressions).
     pub fn from_model_file(path: impl AsRef<Path>) -> Result<Scenario, ModelError> {
         Self::from_model(ModelFile::from_path(path)?)
     }
@@ -269,10 +268,14 @@ impl Scenario {
         file::scenario(file)
     }
 
-    /// Build the model from the parameters (validated), check the initial
-    /// data (lengths, finiteness, admissibility, constraints), `h > 0` and
-    /// `t_end ≥ 0` (finite), then call `visitor` with the concrete model and
-    /// its [`RunSetup`].
+    /// Build the catalogued model from the parameters (validated), check the
+    /// initial data (lengths, finiteness, admissibility, constraints),
+    /// `h > 0` and `t_end ≥ 0` (finite), then call `visitor` with the
+    /// concrete model and its [`RunSetup`] (compile-time sizes).
+    ///
+    /// A scenario read from a model file runs on the run-time-sized core
+    /// only: use [`visit_dyn`](Self::visit_dyn), which also takes every
+    /// catalogued model.
     ///
     /// # Errors
     /// [`ModelError::UnknownModel`], parameter errors,
@@ -280,29 +283,21 @@ impl Scenario {
     /// [`ModelError::InvalidEndTime`], [`ModelError::NonFiniteInitial`],
     /// [`ModelError::InitialInadmissible`],
     /// [`ModelError::InitialViolatesConstraint`],
-    /// [`ModelError::NoModelConstraint`].
+    /// [`ModelError::NoModelConstraint`]; [`ModelError::Scenario`] for a
+    /// scenario read from a model file.
     pub fn visit<V: ModelVisitor>(&self, visitor: V) -> Result<V::Output, ModelError> {
-        if let Some(file) = &self.file {
-            return file::visit(self, file, visitor);
-        }
         self.visit_catalogue(visitor)
     }
 
-    /// [`visit`](Self::visit) for a catalogued model only.
-    ///
-    /// `visit` instantiates the visitor for every catalogued model *and*
-    /// every size of [`FILE_MODEL_SIZES`](crate::FILE_MODEL_SIZES); a visitor
-    /// that runs an integrator then costs minutes of compile time per
-    /// program. Code that never sees model files (tests over the catalogue,
-    /// tools) should call this instead.
+    /// [`visit`](Self::visit) (kept as the name tests and tools use for
+    /// catalogue-only visits).
     ///
     /// # Errors
-    /// As [`visit`](Self::visit); [`ModelError::Scenario`] for a scenario
-    /// read from a model file.
+    /// As [`visit`](Self::visit).
     pub fn visit_catalogue<V: ModelVisitor>(&self, visitor: V) -> Result<V::Output, ModelError> {
         if self.file.is_some() {
             return Err(ModelError::Scenario(format!(
-                "'{}' is read from a model file: use Scenario::visit",
+                "'{}' is read from a model file: it runs on the run-time-sized core (Scenario::visit_dyn)",
                 self.model
             )));
         }
@@ -314,6 +309,51 @@ impl Scenario {
             type Output = Result<V::Output, ModelError>;
             fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(self) -> Self::Output {
                 let (model, setup) = build::<N, M, Mo>(self.scenario)?;
+                Ok(self.visitor.visit(&model, &setup))
+            }
+        }
+        dispatch_type(
+            &self.model,
+            Run {
+                scenario: self,
+                visitor,
+            },
+        )?
+    }
+
+    /// Build the model — a [`FileModel`](crate::FileModel) of any size for a
+    /// scenario read from a model file, the catalogued model wrapped in
+    /// [`Fixed`](diracvi_geometry::dynamic::Fixed) otherwise — check the
+    /// scenario as [`visit`](Self::visit) does, and call `visitor` with the
+    /// model and its [`DynRunSetup`](crate::DynRunSetup): the run-time-sized
+    /// core (docs/theory.md §11).
+    ///
+    /// # Errors
+    /// As [`visit`](Self::visit) (model files: the file's compile errors).
+    pub fn visit_dyn<V: crate::DynModelVisitor>(
+        &self,
+        visitor: V,
+    ) -> Result<V::Output, ModelError> {
+        if let Some(file) = &self.file {
+            return file::visit_dyn(self, file, visitor);
+        }
+        struct Run<'a, V> {
+            scenario: &'a Scenario,
+            visitor: V,
+        }
+        impl<V: crate::DynModelVisitor> ModelTypeVisitor for Run<'_, V> {
+            type Output = Result<V::Output, ModelError>;
+            fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(self) -> Self::Output {
+                let (model, setup) = build::<N, M, Mo>(self.scenario)?;
+                let setup = crate::DynRunSetup {
+                    q0: nalgebra::DVector::from_column_slice(setup.q0.as_slice()),
+                    v0: nalgebra::DVector::from_column_slice(setup.v0.as_slice()),
+                    h: setup.h,
+                    t_end: setup.t_end,
+                    discretization: setup.discretization,
+                    constraint: setup.constraint,
+                };
+                let model = diracvi_geometry::dynamic::Fixed::<Mo, N, M>(model);
                 Ok(self.visitor.visit(&model, &setup))
             }
         }
@@ -768,7 +808,7 @@ fn text(key: &str, v: &Value) -> Result<String, ModelError> {
     }
 }
 
-fn check_length(what: &'static str, expected: usize, got: usize) -> Result<(), ModelError> {
+pub(super) fn check_length(what: &'static str, expected: usize, got: usize) -> Result<(), ModelError> {
     if expected == got {
         Ok(())
     } else {
@@ -780,7 +820,7 @@ fn check_length(what: &'static str, expected: usize, got: usize) -> Result<(), M
     }
 }
 
-fn check_step(h: f64) -> Result<(), ModelError> {
+pub(super) fn check_step(h: f64) -> Result<(), ModelError> {
     if h.is_finite() && h > 0.0 {
         Ok(())
     } else {
@@ -788,7 +828,7 @@ fn check_step(h: f64) -> Result<(), ModelError> {
     }
 }
 
-fn check_end_time(t_end: f64) -> Result<(), ModelError> {
+pub(super) fn check_end_time(t_end: f64) -> Result<(), ModelError> {
     if t_end.is_finite() && t_end >= 0.0 {
         Ok(())
     } else {
