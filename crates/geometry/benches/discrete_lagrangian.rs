@@ -11,9 +11,11 @@
 //! `jet`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use diracvi_geometry::dynamic::{DynDiscreteLagrangian, DynLdJet, Fixed};
 use diracvi_geometry::{
     AdScalar, DiscreteLagrangian, Discretization, Orientation, SMatrix, SVector, System,
 };
+use nalgebra::DVector;
 use std::f64::consts::PI;
 use std::hint::black_box;
 
@@ -60,6 +62,28 @@ fn bench(c: &mut Criterion) {
     let reversed = ld.oriented(Orientation::Reversed);
     group.bench_function("jet_reversed", |b| {
         b.iter(|| reversed.jet(black_box(&q1), black_box(&q0), black_box(h)))
+    });
+    // The same through the run-time-sized core (docs/theory.md §11).
+    let fixed = Fixed::<_, 2, 1>(NonholonomicPendulum {
+        m: 1.0,
+        g: 9.8,
+        l: 2.0,
+    });
+    let dld = DynDiscreteLagrangian::new(&fixed, map);
+    let (a, d) = (
+        DVector::from_column_slice(q0.as_slice()),
+        DVector::from_column_slice((q1 - q0).as_slice()),
+    );
+    let mut jet = DynLdJet::zeros(2);
+    group.bench_function("jet_dyn", |b| {
+        b.iter(|| dld.jet_increment(black_box(&a), black_box(&d), black_box(h), &mut jet))
+    });
+    let mut g = DVector::zeros(2);
+    group.bench_function("d1_dyn", |b| {
+        b.iter(|| dld.d1_increment(black_box(&a), black_box(&d), black_box(h), &mut g))
+    });
+    group.bench_function("d1", |b| {
+        b.iter(|| ld.d1(black_box(&q0), black_box(&q1), black_box(h)))
     });
     group.finish();
 }

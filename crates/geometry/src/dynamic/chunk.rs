@@ -7,6 +7,10 @@
 use crate::ad::DenseConstant;
 use num_dual::{DualSVec, HyperDualSVec64};
 
+/// A scratch vector of numbers. (`SmallVec<[S; 8]>` measured slower than
+/// `Vec` here: the inline buffers of hyper-duals are large to move.)
+pub(crate) type Buf<S> = Vec<S>;
+
 /// Call `$body` with the const `$w` bound to the chunk width used for `$n`
 /// directions: `n` itself up to 4, then 6 and 8 (wider chunks are slower
 /// per evaluation than they save in evaluations).
@@ -48,7 +52,7 @@ pub(crate) fn blocks<const W: usize>(n: usize) -> impl Iterator<Item = (usize, u
 }
 
 /// `x` as constants.
-pub(crate) fn constants<T: DenseConstant>(x: &[f64]) -> Vec<T> {
+pub(crate) fn constants<T: DenseConstant>(x: &[f64]) -> Buf<T> {
     x.iter().map(|&v| T::constant(v)).collect()
 }
 
@@ -56,8 +60,8 @@ pub(crate) fn constants<T: DenseConstant>(x: &[f64]) -> Vec<T> {
 pub(crate) fn seed_block<const W: usize>(
     x: &[f64],
     (start, len): (usize, usize),
-) -> Vec<DualSVec<f64, W>> {
-    let mut out: Vec<DualSVec<f64, W>> = constants(x);
+) -> Buf<DualSVec<f64, W>> {
+    let mut out: Buf<DualSVec<f64, W>> = constants(x);
     for k in 0..len {
         if let Some(e) = out[start + k].eps.0.as_mut() {
             e[k] = 1.0;
@@ -79,8 +83,8 @@ pub(crate) fn read_block<const W: usize>(d: &DualSVec<f64, W>, len: usize, out: 
 pub(crate) fn seed_first<const A: usize, const B: usize>(
     x: &[f64],
     (start, len): (usize, usize),
-) -> Vec<HyperDualSVec64<A, B>> {
-    let mut out: Vec<HyperDualSVec64<A, B>> = constants(x);
+) -> Buf<HyperDualSVec64<A, B>> {
+    let mut out: Buf<HyperDualSVec64<A, B>> = constants(x);
     for k in 0..len {
         if let Some(e) = out[start + k].eps1.0.as_mut() {
             e[k] = 1.0;
@@ -106,8 +110,8 @@ pub(crate) fn seed_second_into<const A: usize, const B: usize>(
 pub(crate) fn seed_second<const A: usize, const B: usize>(
     x: &[f64],
     block: (usize, usize),
-) -> Vec<HyperDualSVec64<A, B>> {
-    let mut out: Vec<HyperDualSVec64<A, B>> = constants(x);
+) -> Buf<HyperDualSVec64<A, B>> {
+    let mut out: Buf<HyperDualSVec64<A, B>> = constants(x);
     seed_second_into(&mut out, block);
     out
 }

@@ -4,7 +4,7 @@
 //! itself, `R_{q0}^{-1}(q1) = q1 − q0`.
 
 use super::DynSystem;
-use super::chunk::{blocks, constants, read_block, seed_block, with_width};
+use super::chunk::{Buf, blocks, constants, read_block, seed_block, with_width};
 use crate::ad::DenseConstant;
 use crate::{AdScalar, ConstraintDiscretization, GeometryError, Orientation};
 use nalgebra::{DMatrix, DVector};
@@ -66,7 +66,7 @@ pub fn evaluate_constraint_dyn<Sy: DynSystem, S: AdScalar>(
             }
         }
         ConstraintDiscretization::Midpoint => {
-            let mid: Vec<S> = a.iter().zip(d).map(|(&x, &di)| x + di * 0.5).collect();
+            let mid: Buf<S> = a.iter().zip(d).map(|(&x, &di)| x + di * 0.5).collect();
             system.constraint_forms(&mid, &mut forms);
             forms_times(&forms, d, out);
             for o in out.iter_mut() {
@@ -107,15 +107,15 @@ pub fn constraint_jacobian_dyn<Sy: DynSystem>(
     if m == 0 {
         return Ok(());
     }
-    let b = a + d;
-    let (a, b, d) = (a.as_slice(), b.as_slice(), d.as_slice());
+    let b: Buf<f64> = a.iter().zip(d.iter()).map(|(x, y)| x + y).collect();
+    let (a, b, d) = (a.as_slice(), &b[..], d.as_slice());
     with_width!(n, W => {
-        let ad: Vec<DualSVec<f64, W>> = constants(a);
+        let ad: Buf<DualSVec<f64, W>> = constants(a);
         let mut c = vec![DualSVec::<f64, W>::constant(0.0); m];
         let mut row = [0.0; W];
         for blk in blocks::<W>(n) {
             let bd = seed_block::<W>(b, blk);
-            let dd: Vec<DualSVec<f64, W>> = ad
+            let dd: Buf<DualSVec<f64, W>> = ad
                 .iter()
                 .zip(&bd)
                 .zip(d)
@@ -155,20 +155,20 @@ pub fn constraint_residual_dyn<Sy: DynSystem>(
     if m == 0 {
         return Ok(0.0);
     }
-    let b = a + d;
+    let b: Buf<f64> = a.iter().zip(d.iter()).map(|(x, y)| x + y).collect();
     let mut c = vec![0.0; m];
     evaluate_constraint_dyn(
         cd,
         system,
         orientation,
         a.as_slice(),
-        b.as_slice(),
+        &b,
         d.as_slice(),
         h,
         &mut c,
     )?;
     let amax = c.iter().fold(0.0f64, |acc, x| acc.max(x.abs()));
-    Ok(amax * h / norm(b.as_slice()).max(1.0))
+    Ok(amax * h / norm(&b).max(1.0))
 }
 
 /// The Euclidean norm, summed in index order (deterministic for every

@@ -13,7 +13,7 @@
 
 use super::DynSystem;
 use super::chunk::{
-    blocks, constants, hyper_parts, read_block, seed_block, seed_first, seed_second,
+    Buf, blocks, constants, hyper_parts, read_block, seed_block, seed_first, seed_second,
     seed_second_into, with_width,
 };
 use crate::ad::DenseConstant;
@@ -78,7 +78,7 @@ impl<Sy> Copy for DynDiscreteLagrangian<'_, Sy> {}
 /// The increment `y − x` with its real part replaced by the exact `d` (see
 /// [`crate::ad::increment`]).
 #[inline(always)]
-fn increment<S: AdScalar>(x: &[S], y: &[S], d: &[f64]) -> Vec<S> {
+fn increment<S: AdScalar>(x: &[S], y: &[S], d: &[f64]) -> Buf<S> {
     x.iter()
         .zip(y)
         .zip(d)
@@ -87,6 +87,12 @@ fn increment<S: AdScalar>(x: &[S], y: &[S], d: &[f64]) -> Vec<S> {
             e - e.re() + di
         })
         .collect()
+}
+
+/// `a + d` on the stack (for the systems of the papers).
+#[inline(always)]
+fn sum(a: &DVector<f64>, d: &DVector<f64>) -> Buf<f64> {
+    a.iter().zip(d.iter()).map(|(x, y)| x + y).collect()
 }
 
 impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
@@ -149,11 +155,11 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
     #[inline(always)]
     fn raw<S: AdScalar>(&self, q0: &[S], d: &[S], h: S) -> S {
         let inv_h = h.recip();
-        let v: Vec<S> = d.iter().map(|&di| di * inv_h).collect();
+        let v: Buf<S> = d.iter().map(|&di| di * inv_h).collect();
         let l = match self.map {
             Discretization::Forward => self.system.lagrangian(q0, &v),
             Discretization::Midpoint => {
-                let q: Vec<S> = q0.iter().zip(d).map(|(&x, &di)| x + di * 0.5).collect();
+                let q: Buf<S> = q0.iter().zip(d).map(|(&x, &di)| x + di * 0.5).collect();
                 self.system.lagrangian(&q, &v)
             }
         } * h;
@@ -175,8 +181,8 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         Ok(match self.orientation {
             Orientation::Forward => self.raw(a, d, h),
             Orientation::Reversed => {
-                let b: Vec<S> = a.iter().zip(d).map(|(&x, &di)| x + di).collect();
-                let minus: Vec<S> = d.iter().map(|&di| -di).collect();
+                let b: Buf<S> = a.iter().zip(d).map(|(&x, &di)| x + di).collect();
+                let minus: Buf<S> = d.iter().map(|&di| -di).collect();
                 self.raw(&b, &minus, h)
             }
         })
@@ -191,7 +197,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         match self.orientation {
             Orientation::Forward => self.raw(x, &dd, h),
             Orientation::Reversed => {
-                let minus: Vec<S> = dd.iter().map(|&di| -di).collect();
+                let minus: Buf<S> = dd.iter().map(|&di| -di).collect();
                 self.raw(y, &minus, h)
             }
         }
@@ -214,16 +220,16 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
     /// carrying `d`) in this orientation, or `None` without a gyroscopic
     /// force: `f = h u c F(Ψ_d)` with the node weights `c` of the two ends.
     #[allow(clippy::type_complexity)]
-    fn forces<S: AdScalar>(&self, x: &[S], y: &[S], d: &[f64], h: S) -> Option<(Vec<S>, Vec<S>)> {
+    fn forces<S: AdScalar>(&self, x: &[S], y: &[S], d: &[f64], h: S) -> Option<(Buf<S>, Buf<S>)> {
         let dd = increment(x, y, d);
-        let (q0, step): (&[S], Vec<S>) = match self.orientation {
+        let (q0, step): (&[S], Buf<S>) = match self.orientation {
             Orientation::Forward => (x, dd),
             Orientation::Reversed => (y, dd.iter().map(|&di| -di).collect()),
         };
         let inv_h = h.recip();
-        let v: Vec<S> = step.iter().map(|&di| di * inv_h).collect();
+        let v: Buf<S> = step.iter().map(|&di| di * inv_h).collect();
         let c1 = self.node_weight();
-        let q: Vec<S> = match self.map {
+        let q: Buf<S> = match self.map {
             Discretization::Forward => q0.to_vec(),
             Discretization::Midpoint => q0.iter().zip(&step).map(|(&a, &s)| a + s * 0.5).collect(),
         };
@@ -233,8 +239,8 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         }
         let scale = h * self.unit();
         let (w0, w1) = (1.0 - c1, c1);
-        let raw0: Vec<S> = force.iter().map(|&f| f * scale * w0).collect();
-        let raw1: Vec<S> = force.iter().map(|&f| f * scale * w1).collect();
+        let raw0: Buf<S> = force.iter().map(|&f| f * scale * w0).collect();
+        let raw1: Buf<S> = force.iter().map(|&f| f * scale * w1).collect();
         Some(match self.orientation {
             Orientation::Forward => (raw0, raw1),
             Orientation::Reversed => (raw1, raw0),
@@ -259,8 +265,8 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
     ) -> Result<(), GeometryError> {
         self.check("a", a.len())?;
         self.check("d", d.len())?;
-        let b = a + d;
-        with_width!(a.len(), W => self.jet_w::<W>(a.as_slice(), b.as_slice(), d.as_slice(), h, out));
+        let b = sum(a, d);
+        with_width!(a.len(), W => self.jet_w::<W>(a.as_slice(), &b, d.as_slice(), h, out));
         Ok(())
     }
 
@@ -288,7 +294,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
             }
         }
         if self.forced(a, d) {
-            let x: Vec<DualSVec<f64, W>> = constants(a);
+            let x: Buf<DualSVec<f64, W>> = constants(a);
             let mut g = [0.0; W];
             for bj in blocks::<W>(n) {
                 let y = seed_block::<W>(b, bj);
@@ -345,7 +351,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         if let Some(e) = hd.eps1.0.as_mut() {
             e[0] = 1.0;
         }
-        let x: Vec<HyperDualSVec64<1, W>> = constants(a);
+        let x: Buf<HyperDualSVec64<1, W>> = constants(a);
         for bj in blocks::<W>(n) {
             let y = seed_second::<1, W>(b, bj);
             let l = self.value_duals(&x, &y, d, hd);
@@ -358,8 +364,8 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
             }
         }
         if self.forced(a, d) {
-            let x: Vec<Dual64> = a.iter().map(|&v| Dual64::from_re(v)).collect();
-            let y: Vec<Dual64> = b.iter().map(|&v| Dual64::from_re(v)).collect();
+            let x: Buf<Dual64> = a.iter().map(|&v| Dual64::from_re(v)).collect();
+            let y: Buf<Dual64> = b.iter().map(|&v| Dual64::from_re(v)).collect();
             if let Some((_, f_b)) = self.forces(&x, &y, d, Dual64::from_re(h).derivative()) {
                 for j in 0..n {
                     out.d2[j] += f_b[j].re;
@@ -407,18 +413,18 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
     ) -> Result<(), GeometryError> {
         self.check("a", a.len())?;
         self.check("d", d.len())?;
-        let b = a + d;
-        let (a, b, d) = (a.as_slice(), b.as_slice(), d.as_slice());
+        let b = sum(a, d);
+        let (a, b, d) = (a.as_slice(), &b[..], d.as_slice());
         let n = a.len();
         with_width!(n, W => {
             let hd = DualSVec::<f64, W>::constant(h);
             for blk in blocks::<W>(n) {
                 let l = if first {
                     let x = seed_block::<W>(a, blk);
-                    let y: Vec<DualSVec<f64, W>> = constants(b);
+                    let y: Buf<DualSVec<f64, W>> = constants(b);
                     self.value_duals(&x, &y, d, hd)
                 } else {
-                    let x: Vec<DualSVec<f64, W>> = constants(a);
+                    let x: Buf<DualSVec<f64, W>> = constants(a);
                     let y = seed_block::<W>(b, blk);
                     self.value_duals(&x, &y, d, hd)
                 };
@@ -448,8 +454,8 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
     ) -> Result<f64, GeometryError> {
         self.check("a", a.len())?;
         self.check("d", d.len())?;
-        let x: Vec<Dual64> = a.iter().map(|&v| Dual64::from_re(v)).collect();
-        let dd: Vec<Dual64> = d.iter().map(|&v| Dual64::from_re(v)).collect();
+        let x: Buf<Dual64> = a.iter().map(|&v| Dual64::from_re(v)).collect();
+        let dd: Buf<Dual64> = d.iter().map(|&v| Dual64::from_re(v)).collect();
         Ok(-self
             .value_step(&x, &dd, Dual64::from_re(h).derivative())?
             .eps)
@@ -500,7 +506,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         with_width!(n, W => {
             let hd = HyperDualSVec64::<W, W>::constant(h);
             let (seeded, other) = if first { (a, b) } else { (b, a) };
-            let fixed: Vec<HyperDualSVec64<W, W>> = constants(other);
+            let fixed: Buf<HyperDualSVec64<W, W>> = constants(other);
             for bi in blocks::<W>(n) {
                 for bj in blocks::<W>(n) {
                     let mut s = seed_first::<W, W>(seeded, bi);
@@ -524,7 +530,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
             if self.forced(a, d) {
                 let mut row = [0.0; W];
                 for blk in blocks::<W>(n) {
-                    let (x, y): (Vec<DualSVec<f64, W>>, Vec<DualSVec<f64, W>>) = if first {
+                    let (x, y): (Buf<DualSVec<f64, W>>, Buf<DualSVec<f64, W>>) = if first {
                         (seed_block::<W>(a, blk), constants(b))
                     } else {
                         (constants(a), seed_block::<W>(b, blk))
@@ -578,7 +584,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         let (d_ab, d_bc, ys) = (d_ab.as_slice(), d_bc.as_slice(), y.as_slice());
         with_width!(n, W => {
             let hd = HyperDualSVec64::<1, W>::constant(h);
-            let (ad, cd): (Vec<HyperDualSVec64<1, W>>, Vec<HyperDualSVec64<1, W>>) =
+            let (ad, cd): (Buf<HyperDualSVec64<1, W>>, Buf<HyperDualSVec64<1, W>>) =
                 (constants(a), constants(c));
             for blk in blocks::<W>(n) {
                 let mut mid = seed_second::<1, W>(b, blk);
@@ -596,7 +602,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
             }
             if self.forced(a, d_ab) {
                 let mut row = [0.0; W];
-                let (ad, cd): (Vec<DualSVec<f64, W>>, Vec<DualSVec<f64, W>>) =
+                let (ad, cd): (Buf<DualSVec<f64, W>>, Buf<DualSVec<f64, W>>) =
                     (constants(a), constants(c));
                 for blk in blocks::<W>(n) {
                     let bd = seed_block::<W>(b, blk);

@@ -12,8 +12,8 @@ use crate::{
     ConstraintDiscretization, Discretization, DynModelVisitor, DynRunSetup, ModelError,
     check_initial_named,
 };
-use nalgebra::DVector;
 use diracvi_expr::{CompiledModel, InitialState, ModelFile, RunSettings};
+use nalgebra::DVector;
 use std::sync::Arc;
 use toml::{Table, Value};
 

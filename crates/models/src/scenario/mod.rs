@@ -808,7 +808,11 @@ fn text(key: &str, v: &Value) -> Result<String, ModelError> {
     }
 }
 
-pub(super) fn check_length(what: &'static str, expected: usize, got: usize) -> Result<(), ModelError> {
+pub(super) fn check_length(
+    what: &'static str,
+    expected: usize,
+    got: usize,
+) -> Result<(), ModelError> {
     if expected == got {
         Ok(())
     } else {
