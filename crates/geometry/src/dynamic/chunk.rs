@@ -7,9 +7,57 @@
 use crate::ad::DenseConstant;
 use num_dual::{DualSVec, HyperDualSVec64};
 
-/// A scratch vector of numbers. (`SmallVec<[S; 8]>` measured slower than
-/// `Vec` here: the inline buffers of hyper-duals are large to move.)
+/// A scratch vector of numbers on the heap (outside the evaluation kernels).
 pub(crate) type Buf<S> = Vec<S>;
+
+/// A scratch vector of `n` numbers: on the stack in an array of `K` when
+/// `n ≤ K`, on the heap otherwise. The kernels take `K` = the chunk width,
+/// so a system that fits in one chunk (every system of the papers)
+/// evaluates without allocating, in arrays no larger than its size.
+#[derive(Clone)]
+pub(crate) enum Scratch<S: Copy, const K: usize> {
+    /// `n ≤ K` entries on the stack.
+    Inline([S; K], usize),
+    /// More entries.
+    Heap(Vec<S>),
+}
+
+impl<S: Copy, const K: usize> Scratch<S, K> {
+    /// The `n` values `f(0), …, f(n − 1)`.
+    #[inline(always)]
+    pub(crate) fn from_fn(n: usize, mut f: impl FnMut(usize) -> S) -> Self {
+        if n == 0 || n > K {
+            return Scratch::Heap((0..n).map(f).collect());
+        }
+        let first = f(0);
+        let mut a = [first; K];
+        for (i, x) in a.iter_mut().enumerate().take(n).skip(1) {
+            *x = f(i);
+        }
+        Scratch::Inline(a, n)
+    }
+}
+
+impl<S: Copy, const K: usize> std::ops::Deref for Scratch<S, K> {
+    type Target = [S];
+    #[inline(always)]
+    fn deref(&self) -> &[S] {
+        match self {
+            Scratch::Inline(a, n) => &a[..*n],
+            Scratch::Heap(v) => v,
+        }
+    }
+}
+
+impl<S: Copy, const K: usize> std::ops::DerefMut for Scratch<S, K> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut [S] {
+        match self {
+            Scratch::Inline(a, n) => &mut a[..*n],
+            Scratch::Heap(v) => v,
+        }
+    }
+}
 
 /// Call `$body` with the const `$w` bound to the chunk width used for `$n`
 /// directions: `n` itself up to 4, then 6 and 8 (wider chunks are slower
@@ -52,16 +100,18 @@ pub(crate) fn blocks<const W: usize>(n: usize) -> impl Iterator<Item = (usize, u
 }
 
 /// `x` as constants.
-pub(crate) fn constants<T: DenseConstant>(x: &[f64]) -> Buf<T> {
-    x.iter().map(|&v| T::constant(v)).collect()
+#[inline(always)]
+pub(crate) fn constants<T: DenseConstant, const K: usize>(x: &[f64]) -> Scratch<T, K> {
+    Scratch::from_fn(x.len(), |i| T::constant(x[i]))
 }
 
 /// `x` as first-order duals, directions `0..len` seeded on `x[start..start + len]`.
+#[inline(always)]
 pub(crate) fn seed_block<const W: usize>(
     x: &[f64],
     (start, len): (usize, usize),
-) -> Buf<DualSVec<f64, W>> {
-    let mut out: Buf<DualSVec<f64, W>> = constants(x);
+) -> Scratch<DualSVec<f64, W>, W> {
+    let mut out: Scratch<DualSVec<f64, W>, W> = constants(x);
     for k in 0..len {
         if let Some(e) = out[start + k].eps.0.as_mut() {
             e[k] = 1.0;
@@ -80,11 +130,12 @@ pub(crate) fn read_block<const W: usize>(d: &DualSVec<f64, W>, len: usize, out: 
 
 /// `x` as hyper-duals, block `(start, len)` seeded in the first (`eps1`)
 /// directions.
+#[inline(always)]
 pub(crate) fn seed_first<const A: usize, const B: usize>(
     x: &[f64],
     (start, len): (usize, usize),
-) -> Buf<HyperDualSVec64<A, B>> {
-    let mut out: Buf<HyperDualSVec64<A, B>> = constants(x);
+) -> Scratch<HyperDualSVec64<A, B>, B> {
+    let mut out: Scratch<HyperDualSVec64<A, B>, B> = constants(x);
     for k in 0..len {
         if let Some(e) = out[start + k].eps1.0.as_mut() {
             e[k] = 1.0;
@@ -107,11 +158,12 @@ pub(crate) fn seed_second_into<const A: usize, const B: usize>(
 
 /// `x` as hyper-duals, block `(start, len)` seeded in the second (`eps2`)
 /// directions.
+#[inline(always)]
 pub(crate) fn seed_second<const A: usize, const B: usize>(
     x: &[f64],
     block: (usize, usize),
-) -> Buf<HyperDualSVec64<A, B>> {
-    let mut out: Buf<HyperDualSVec64<A, B>> = constants(x);
+) -> Scratch<HyperDualSVec64<A, B>, B> {
+    let mut out: Scratch<HyperDualSVec64<A, B>, B> = constants(x);
     seed_second_into(&mut out, block);
     out
 }

@@ -4,7 +4,7 @@
 //! itself, `R_{q0}^{-1}(q1) = q1 − q0`.
 
 use super::DynSystem;
-use super::chunk::{Buf, blocks, constants, read_block, seed_block, with_width};
+use super::chunk::{Buf, Scratch, blocks, constants, read_block, seed_block, with_width};
 use crate::ad::DenseConstant;
 use crate::{AdScalar, ConstraintDiscretization, GeometryError, Orientation};
 use nalgebra::{DMatrix, DVector};
@@ -110,20 +110,15 @@ pub fn constraint_jacobian_dyn<Sy: DynSystem>(
     let b: Buf<f64> = a.iter().zip(d.iter()).map(|(x, y)| x + y).collect();
     let (a, b, d) = (a.as_slice(), &b[..], d.as_slice());
     with_width!(n, W => {
-        let ad: Buf<DualSVec<f64, W>> = constants(a);
+        let ad: Scratch<DualSVec<f64, W>, W> = constants(a);
         let mut c = vec![DualSVec::<f64, W>::constant(0.0); m];
         let mut row = [0.0; W];
         for blk in blocks::<W>(n) {
             let bd = seed_block::<W>(b, blk);
-            let dd: Buf<DualSVec<f64, W>> = ad
-                .iter()
-                .zip(&bd)
-                .zip(d)
-                .map(|((&x, &y), &di)| {
-                    let e = y - x;
-                    e - e.re + di
-                })
-                .collect();
+            let dd = Scratch::<DualSVec<f64, W>, W>::from_fn(n, |i| {
+                let e = bd[i] - ad[i];
+                e - e.re + d[i]
+            });
             evaluate_constraint_dyn(cd, system, orientation, &ad, &bd, &dd, DualSVec::constant(h), &mut c)?;
             for (i, ci) in c.iter().enumerate() {
                 value[i] = ci.re;

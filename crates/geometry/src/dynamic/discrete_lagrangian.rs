@@ -13,7 +13,7 @@
 
 use super::DynSystem;
 use super::chunk::{
-    Buf, blocks, constants, hyper_parts, read_block, seed_block, seed_first, seed_second,
+    Buf, Scratch, blocks, constants, hyper_parts, read_block, seed_block, seed_first, seed_second,
     seed_second_into, with_width,
 };
 use crate::ad::DenseConstant;
@@ -78,15 +78,11 @@ impl<Sy> Copy for DynDiscreteLagrangian<'_, Sy> {}
 /// The increment `y − x` with its real part replaced by the exact `d` (see
 /// [`crate::ad::increment`]).
 #[inline(always)]
-fn increment<S: AdScalar>(x: &[S], y: &[S], d: &[f64]) -> Buf<S> {
-    x.iter()
-        .zip(y)
-        .zip(d)
-        .map(|((&xi, &yi), &di)| {
-            let e = yi - xi;
-            e - e.re() + di
-        })
-        .collect()
+fn increment<S: AdScalar, const K: usize>(x: &[S], y: &[S], d: &[f64]) -> Scratch<S, K> {
+    Scratch::from_fn(x.len(), |i| {
+        let e = y[i] - x[i];
+        e - e.re() + d[i]
+    })
 }
 
 /// `a + d` on the stack (for the systems of the papers).
@@ -153,13 +149,13 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
 
     /// `h L(Ψ_d^h(q0, q0 + d))` (times the unit) in the raw argument order.
     #[inline(always)]
-    fn raw<S: AdScalar>(&self, q0: &[S], d: &[S], h: S) -> S {
+    fn raw<S: AdScalar, const K: usize>(&self, q0: &[S], d: &[S], h: S) -> S {
         let inv_h = h.recip();
-        let v: Buf<S> = d.iter().map(|&di| di * inv_h).collect();
+        let v = Scratch::<S, K>::from_fn(d.len(), |i| d[i] * inv_h);
         let l = match self.map {
             Discretization::Forward => self.system.lagrangian(q0, &v),
             Discretization::Midpoint => {
-                let q: Buf<S> = q0.iter().zip(d).map(|(&x, &di)| x + di * 0.5).collect();
+                let q = Scratch::<S, K>::from_fn(d.len(), |i| q0[i] + d[i] * 0.5);
                 self.system.lagrangian(&q, &v)
             }
         } * h;
@@ -179,11 +175,11 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         self.check("a", a.len())?;
         self.check("d", d.len())?;
         Ok(match self.orientation {
-            Orientation::Forward => self.raw(a, d, h),
+            Orientation::Forward => self.raw::<S, 8>(a, d, h),
             Orientation::Reversed => {
                 let b: Buf<S> = a.iter().zip(d).map(|(&x, &di)| x + di).collect();
                 let minus: Buf<S> = d.iter().map(|&di| -di).collect();
-                self.raw(&b, &minus, h)
+                self.raw::<S, 8>(&b, &minus, h)
             }
         })
     }
@@ -192,13 +188,15 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
     /// real parts are `a`, `a + d`: the increment carries the derivative
     /// parts of `y − x` and the exact real part `d`.
     #[inline(always)]
-    fn value_duals<S: AdScalar>(&self, x: &[S], y: &[S], d: &[f64], h: S) -> S {
-        let dd = increment(x, y, d);
+    fn value_duals<S: AdScalar, const K: usize>(&self, x: &[S], y: &[S], d: &[f64], h: S) -> S {
+        let mut dd = increment::<S, K>(x, y, d);
         match self.orientation {
-            Orientation::Forward => self.raw(x, &dd, h),
+            Orientation::Forward => self.raw::<S, K>(x, &dd, h),
             Orientation::Reversed => {
-                let minus: Buf<S> = dd.iter().map(|&di| -di).collect();
-                self.raw(y, &minus, h)
+                for di in dd.iter_mut() {
+                    *di = -*di;
+                }
+                self.raw::<S, K>(y, &dd, h)
             }
         }
     }
@@ -221,7 +219,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
     /// force: `f = h u c F(Ψ_d)` with the node weights `c` of the two ends.
     #[allow(clippy::type_complexity)]
     fn forces<S: AdScalar>(&self, x: &[S], y: &[S], d: &[f64], h: S) -> Option<(Buf<S>, Buf<S>)> {
-        let dd = increment(x, y, d);
+        let dd: Buf<S> = increment::<S, 0>(x, y, d).to_vec();
         let (q0, step): (&[S], Buf<S>) = match self.orientation {
             Orientation::Forward => (x, dd),
             Orientation::Reversed => (y, dd.iter().map(|&di| -di).collect()),
@@ -248,7 +246,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
     }
 
     fn forced(&self, a: &[f64], d: &[f64]) -> bool {
-        let mut f = vec![0.0; a.len()];
+        let mut f = Scratch::<f64, 8>::from_fn(a.len(), |_| 0.0);
         self.system.gyroscopic_force(a, d, &mut f)
     }
 
@@ -277,7 +275,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
             let x = seed_first::<W, W>(a, bi);
             for bj in blocks::<W>(n) {
                 let y = seed_second::<W, W>(b, bj);
-                let l = self.value_duals(&x, &y, d, hd);
+                let l = self.value_duals::<_, W>(&x, &y, d, hd);
                 let (e1, e2, e12) = hyper_parts(&l);
                 out.value = l.re;
                 if bj.0 == 0 {
@@ -294,7 +292,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
             }
         }
         if self.forced(a, d) {
-            let x: Buf<DualSVec<f64, W>> = constants(a);
+            let x: Scratch<DualSVec<f64, W>, W> = constants(a);
             let mut g = [0.0; W];
             for bj in blocks::<W>(n) {
                 let y = seed_block::<W>(b, bj);
@@ -351,10 +349,10 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         if let Some(e) = hd.eps1.0.as_mut() {
             e[0] = 1.0;
         }
-        let x: Buf<HyperDualSVec64<1, W>> = constants(a);
+        let x: Scratch<HyperDualSVec64<1, W>, W> = constants(a);
         for bj in blocks::<W>(n) {
             let y = seed_second::<1, W>(b, bj);
-            let l = self.value_duals(&x, &y, d, hd);
+            let l = self.value_duals::<_, W>(&x, &y, d, hd);
             let (e1, e2, e12) = hyper_parts(&l);
             out.value = l.re;
             out.d3 = e1[0];
@@ -421,12 +419,12 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
             for blk in blocks::<W>(n) {
                 let l = if first {
                     let x = seed_block::<W>(a, blk);
-                    let y: Buf<DualSVec<f64, W>> = constants(b);
-                    self.value_duals(&x, &y, d, hd)
+                    let y: Scratch<DualSVec<f64, W>, W> = constants(b);
+                    self.value_duals::<_, W>(&x, &y, d, hd)
                 } else {
-                    let x: Buf<DualSVec<f64, W>> = constants(a);
+                    let x: Scratch<DualSVec<f64, W>, W> = constants(a);
                     let y = seed_block::<W>(b, blk);
-                    self.value_duals(&x, &y, d, hd)
+                    self.value_duals::<_, W>(&x, &y, d, hd)
                 };
                 read_block(&l, blk.1, &mut out.as_mut_slice()[blk.0..]);
             }
@@ -506,15 +504,15 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         with_width!(n, W => {
             let hd = HyperDualSVec64::<W, W>::constant(h);
             let (seeded, other) = if first { (a, b) } else { (b, a) };
-            let fixed: Buf<HyperDualSVec64<W, W>> = constants(other);
+            let fixed: Scratch<HyperDualSVec64<W, W>, W> = constants(other);
             for bi in blocks::<W>(n) {
                 for bj in blocks::<W>(n) {
                     let mut s = seed_first::<W, W>(seeded, bi);
                     seed_second_into(&mut s, bj);
                     let l = if first {
-                        self.value_duals(&s, &fixed, d, hd)
+                        self.value_duals::<_, W>(&s, &fixed, d, hd)
                     } else {
-                        self.value_duals(&fixed, &s, d, hd)
+                        self.value_duals::<_, W>(&fixed, &s, d, hd)
                     };
                     let (e1, _, e12) = hyper_parts(&l);
                     if bj.0 == 0 {
@@ -530,7 +528,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
             if self.forced(a, d) {
                 let mut row = [0.0; W];
                 for blk in blocks::<W>(n) {
-                    let (x, y): (Buf<DualSVec<f64, W>>, Buf<DualSVec<f64, W>>) = if first {
+                    let (x, y): (Scratch<DualSVec<f64, W>, W>, Scratch<DualSVec<f64, W>, W>) = if first {
                         (seed_block::<W>(a, blk), constants(b))
                     } else {
                         (constants(a), seed_block::<W>(b, blk))
@@ -584,7 +582,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         let (d_ab, d_bc, ys) = (d_ab.as_slice(), d_bc.as_slice(), y.as_slice());
         with_width!(n, W => {
             let hd = HyperDualSVec64::<1, W>::constant(h);
-            let (ad, cd): (Buf<HyperDualSVec64<1, W>>, Buf<HyperDualSVec64<1, W>>) =
+            let (ad, cd): (Scratch<HyperDualSVec64<1, W>, W>, Scratch<HyperDualSVec64<1, W>, W>) =
                 (constants(a), constants(c));
             for blk in blocks::<W>(n) {
                 let mut mid = seed_second::<1, W>(b, blk);
@@ -593,7 +591,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
                         e[0] = *yi;
                     }
                 }
-                let s = self.value_duals(&ad, &mid, d_ab, hd) + self.value_duals(&mid, &cd, d_bc, hd);
+                let s = self.value_duals::<_, W>(&ad, &mid, d_ab, hd) + self.value_duals::<_, W>(&mid, &cd, d_bc, hd);
                 let (e1, _, e12) = hyper_parts(&s);
                 value = e1[0];
                 for k in 0..blk.1 {
@@ -602,7 +600,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
             }
             if self.forced(a, d_ab) {
                 let mut row = [0.0; W];
-                let (ad, cd): (Buf<DualSVec<f64, W>>, Buf<DualSVec<f64, W>>) =
+                let (ad, cd): (Scratch<DualSVec<f64, W>, W>, Scratch<DualSVec<f64, W>, W>) =
                     (constants(a), constants(c));
                 for blk in blocks::<W>(n) {
                     let bd = seed_block::<W>(b, blk);

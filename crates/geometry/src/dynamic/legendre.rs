@@ -3,7 +3,7 @@
 
 use super::DynSystem;
 use super::boundary::violated_piece_dyn;
-use super::chunk::{Buf, blocks, constants, hyper_parts, read_block, seed_block, with_width};
+use super::chunk::{Scratch, blocks, constants, hyper_parts, read_block, seed_block, with_width};
 use crate::{CONSTRAINT_TOLERANCE, GeometryError};
 use nalgebra::{DMatrix, DVector};
 use num_dual::{DualSVec, HyperDualSVec64};
@@ -17,7 +17,7 @@ pub fn momentum_dyn<Sy: DynSystem>(
     let n = q.len();
     let mut p = DVector::zeros(n);
     with_width!(n, W => {
-        let qd: Buf<DualSVec<f64, W>> = constants(q.as_slice());
+        let qd: Scratch<DualSVec<f64, W>, W> = constants(q.as_slice());
         for blk in blocks::<W>(n) {
             let vd = seed_block::<W>(v.as_slice(), blk);
             let l = system.lagrangian(&qd, &vd);
@@ -50,10 +50,10 @@ pub fn legendre_jet_dyn<Sy: DynSystem>(
     let mut p = DVector::zeros(n);
     let mut hess = DMatrix::zeros(n, n);
     with_width!(n, W => {
-        let qd: Buf<HyperDualSVec64<W, W>> = constants(q.as_slice());
+        let qd: Scratch<HyperDualSVec64<W, W>, W> = constants(q.as_slice());
         for bi in blocks::<W>(n) {
             for bj in blocks::<W>(n) {
-                let mut vd: Buf<HyperDualSVec64<W, W>> = super::chunk::seed_first(v.as_slice(), bi);
+                let mut vd: Scratch<HyperDualSVec64<W, W>, W> = super::chunk::seed_first(v.as_slice(), bi);
                 super::chunk::seed_second_into(&mut vd, bj);
                 let l = system.lagrangian(&qd, &vd);
                 let (e1, _, e12) = hyper_parts(&l);
