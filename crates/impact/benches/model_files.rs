@@ -1,19 +1,27 @@
 //! A model read from a file against the same model compiled from Rust: the
 //! pendulum's and the ellipse's default runs through the impact integrator,
-//! each both ways, and the ratio of their wall times (issue bar: ≤ 3×).
+//! three ways — compiled on the compile-time-sized core, compiled on the
+//! run-time-sized core (through `Fixed`), and from its file on the
+//! run-time-sized core (docs/theory.md §11) — and the ratios of their wall
+//! times (issue #27 bar: file ≤ 1.3 × compiled).
 //!
 //! `cargo bench -p diracvi-impact --bench model_files`
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, dyn_state_from_velocity, integrate_dyn};
 use diracvi_discrete_dirac::{
     Direction, LagrangeDirac, RunOptions, integrate, state_from_velocity,
 };
 use diracvi_impact::ImpactIntegrator;
-use diracvi_models::{ModelVisitor, NamedSystem, RunSetup, Scenario};
+use diracvi_impact::dynamic::DynImpactIntegrator;
+use diracvi_models::{
+    DynModelVisitor, DynRunSetup, ModelVisitor, NamedDynSystem, NamedSystem, RunSetup, Scenario,
+};
 use std::time::Instant;
 
-/// Run the scenario's default setup to `t_end`; returns the impact count.
-fn full_run<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
+/// Run the scenario's default setup to `t_end` on the compile-time-sized
+/// core; returns the impact count.
+fn static_run<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
     model: &Mo,
     setup: &RunSetup<N>,
     t_end: f64,
@@ -39,33 +47,73 @@ fn full_run<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
     .len()
 }
 
-/// Benchmark one scenario; returns the best of five timed runs (s).
-struct Bench<'a> {
+/// The same on the run-time-sized core.
+fn dyn_run<Mo: NamedDynSystem>(model: &Mo, setup: &DynRunSetup, t_end: f64) -> usize {
+    let mut integ = DynImpactIntegrator::new(DynLagrangeDirac::new(
+        model.clone(),
+        setup.discretization,
+        setup.constraint,
+        Direction::Forward,
+    ));
+    let s0 = dyn_state_from_velocity(model, 0.0, &setup.q0, &setup.v0).unwrap();
+    let steps = (t_end / setup.h).round() as usize;
+    integrate_dyn(
+        &mut integ,
+        s0,
+        setup.h,
+        RunOptions::new(steps).every(0),
+        |_| {},
+        |_| {},
+    )
+    .unwrap()
+    .events
+    .len()
+}
+
+/// Criterion's figure plus the best of five timed runs (s).
+fn time(c: &mut Criterion, label: &str, mut run: impl FnMut() -> usize) -> (f64, usize) {
+    let mut g = c.benchmark_group("model_files");
+    g.sample_size(10);
+    g.bench_function(label, |b| b.iter(&mut run));
+    g.finish();
+    let impacts = run();
+    let best = (0..5)
+        .map(|_| {
+            let t0 = Instant::now();
+            run();
+            t0.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min);
+    (best, impacts)
+}
+
+struct Static<'a> {
     c: &'a mut Criterion,
     label: String,
     t_end: f64,
 }
 
-impl ModelVisitor for Bench<'_> {
-    type Output = f64;
+impl ModelVisitor for Static<'_> {
+    type Output = (f64, usize);
     fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
         self,
         model: &Mo,
         setup: &RunSetup<N>,
-    ) -> f64 {
-        let mut g = self.c.benchmark_group("model_files");
-        g.sample_size(10);
-        g.bench_function(&self.label, |b| {
-            b.iter(|| full_run(model, setup, self.t_end))
-        });
-        g.finish();
-        (0..5)
-            .map(|_| {
-                let t0 = Instant::now();
-                full_run(model, setup, self.t_end);
-                t0.elapsed().as_secs_f64()
-            })
-            .fold(f64::INFINITY, f64::min)
+    ) -> (f64, usize) {
+        time(self.c, &self.label, || static_run(model, setup, self.t_end))
+    }
+}
+
+struct Dynamic<'a> {
+    c: &'a mut Criterion,
+    label: String,
+    t_end: f64,
+}
+
+impl DynModelVisitor for Dynamic<'_> {
+    type Output = (f64, usize);
+    fn visit<Mo: NamedDynSystem>(self, model: &Mo, setup: &DynRunSetup) -> (f64, usize) {
+        time(self.c, &self.label, || dyn_run(model, setup, self.t_end))
     }
 }
 
@@ -75,21 +123,39 @@ fn bench(c: &mut Criterion) {
         let compiled = Scenario::defaults(name).unwrap();
         let file = Scenario::from_model_file(format!("{dir}/{name}.toml")).unwrap();
         let steps = (t_end / compiled.h).round();
-        let mut time = |sc: &Scenario, how: &str| {
-            sc.visit(Bench {
+        let label = |how: &str| format!("{name}_{how}");
+        let (a, na) = compiled
+            .visit(Static {
                 c: &mut *c,
-                label: format!("{name}_{how}"),
+                label: label("compiled"),
                 t_end,
             })
-            .unwrap()
-        };
-        let a = time(&compiled, "compiled");
-        let b = time(&file, "file");
+            .unwrap();
+        let (b, nb) = compiled
+            .visit_dyn(Dynamic {
+                c: &mut *c,
+                label: label("compiled_dyn"),
+                t_end,
+            })
+            .unwrap();
+        let (f, nf) = file
+            .visit_dyn(Dynamic {
+                c: &mut *c,
+                label: label("file"),
+                t_end,
+            })
+            .unwrap();
+        assert_eq!((na, nb), (na, nf), "{name}: the three runs find the same impacts");
+        let us = |x: f64| x / steps * 1e6;
         eprintln!(
-            "{name} {t_end} s ({steps} steps): compiled {:.3} µs/step, file {:.3} µs/step, ratio {:.2} (target ≤ 3)",
-            a / steps * 1e6,
-            b / steps * 1e6,
-            b / a
+            "{name} {t_end} s ({steps} steps, {na} impacts): compiled {:.3} µs/step, \
+             compiled on the run-time core {:.3} µs/step ({:.2}×), file {:.3} µs/step \
+             ({:.2}× compiled; target ≤ 1.3)",
+            us(a),
+            us(b),
+            b / a,
+            us(f),
+            f / a
         );
     }
 }

@@ -40,6 +40,7 @@
 //! assert!((outcome.final_t - 2.0).abs() < 1e-12);
 //! ```
 
+mod dyn_runner;
 mod error;
 mod outcome;
 mod plan;

@@ -37,6 +37,9 @@ pub struct ModelSummary {
 /// # Errors
 /// Every error of [`Scenario::visit`].
 pub fn describe(scenario: &Scenario) -> Result<ModelSummary, ModelError> {
+    if scenario.file.is_some() {
+        return scenario.visit_dyn(crate::dyn_runner::DescribeDyn);
+    }
     struct Describe;
     impl ModelVisitor for Describe {
         type Output = ModelSummary;
@@ -88,6 +91,14 @@ pub fn execute_with_progress(
     sink: &mut dyn RecordSink,
     progress: &mut dyn FnMut(usize),
 ) -> Result<RunOutcome, RunError> {
+    if scenario.file.is_some() && !plan.reduce {
+        // Model files run on the run-time-sized core, whatever their size.
+        return scenario.visit_dyn(crate::dyn_runner::DynRunner {
+            plan,
+            sink,
+            progress,
+        })?;
+    }
     if plan.reduce {
         return scenario.visit_reduced(crate::reduced::ReducedRunner {
             plan,

@@ -1,0 +1,245 @@
+//! The runner on the run-time-sized core (docs/theory.md §11): a
+//! [`DynModelVisitor`] that builds the stepper and impact law a [`RunPlan`]
+//! asks for over any [`NamedDynSystem`] — a model file of any size, or a
+//! catalogued model through `Fixed` — drives it over the steps and erases
+//! the results into a [`RunOutcome`].
+
+use crate::runner::finish;
+use crate::{
+    ImpactRecord, Impacts, ModelSummary, RecordSink, RecordView, RunError, RunOutcome, RunPlan,
+    Stepper,
+};
+use diracvi_discrete_dirac::dynamic::{
+    DynComposed, DynLagrangeDirac, DynNonholonomicHamiltonian, DynOneStep, DynRecord,
+    DynTrajectory, dyn_state_from_velocity, integrate_dyn,
+};
+use diracvi_discrete_dirac::{Composition, DynState, RunOptions};
+use diracvi_geometry::dynamic::{energy_dyn, energy_scale_dyn, momentum_dyn};
+use diracvi_geometry::{ConstraintDiscretization, Discretization};
+use diracvi_impact::ImpactError;
+use diracvi_impact::dynamic::{
+    DynContinuousElasticLaw, DynHamiltonianLaw, DynImpactEvent, DynImpactIntegrator,
+    DynRejectCrossing,
+};
+use diracvi_models::{DynModelVisitor, DynRunSetup, NamedDynSystem};
+use std::time::{Duration, Instant};
+
+/// Describe a model of any size (see [`describe`](crate::describe)).
+pub(crate) struct DescribeDyn;
+
+impl DynModelVisitor for DescribeDyn {
+    type Output = ModelSummary;
+    fn visit<Mo: NamedDynSystem>(self, model: &Mo, setup: &DynRunSetup) -> ModelSummary {
+        let p0 = momentum_dyn(model, &setup.q0, &setup.v0);
+        ModelSummary {
+            coordinates: model.coordinates(),
+            boundary_names: (0..model.boundary_count())
+                .map(|j| model.piece_name(j))
+                .collect(),
+            constraints: model.constraint_count(),
+            has_hamiltonian: model
+                .hamiltonian(setup.q0.as_slice(), p0.as_slice())
+                .is_some(),
+        }
+    }
+}
+
+/// Run a model of any size as a [`RunPlan`] says.
+pub(crate) struct DynRunner<'a> {
+    pub(crate) plan: RunPlan,
+    pub(crate) sink: &'a mut dyn RecordSink,
+    pub(crate) progress: &'a mut dyn FnMut(usize),
+}
+
+impl DynModelVisitor for DynRunner<'_> {
+    type Output = Result<RunOutcome, RunError>;
+
+    fn visit<Mo: NamedDynSystem>(
+        self,
+        model: &Mo,
+        setup: &DynRunSetup,
+    ) -> Result<RunOutcome, RunError> {
+        let DynRunner {
+            plan,
+            sink,
+            progress,
+        } = self;
+        let initial = dyn_state_from_velocity(model, 0.0, &setup.q0, &setup.v0)
+            .map_err(|error| RunError::InitialState { error })?;
+        let options = RunOptions::new(plan.steps)
+            .every(plan.every)
+            .discard_records();
+        let start = Instant::now();
+        let name = model.name();
+        // A run of zero steps reports the energy of the initial data.
+        let rest_energy = (plan.steps == 0).then(|| energy_dyn(model, &setup.q0, &setup.v0));
+        let failed = |error: ImpactError| RunError::Integration {
+            model: name.to_string(),
+            error,
+        };
+        macro_rules! run {
+            ($integrator:expr) => {
+                drive_impacts(
+                    &mut $integrator,
+                    initial,
+                    setup.h,
+                    options,
+                    rest_energy,
+                    sink,
+                    progress,
+                )
+                .map_err(failed)?
+            };
+        }
+        let composition = match (plan.stepper, Composition::for_order(plan.order)) {
+            (_, Some(Composition::Single)) => None,
+            (Stepper::Lagrange, Some(c)) => Some(c),
+            (stepper, _) => {
+                return Err(RunError::UnsupportedOrder {
+                    order: plan.order,
+                    stepper: stepper.as_str(),
+                });
+            }
+        };
+        let (trajectory, impacts) = match (plan.stepper, composition) {
+            (Stepper::Lagrange, Some(composition)) => {
+                let stepper = DynComposed::lagrange_dirac(
+                    model.clone(),
+                    Discretization::Midpoint,
+                    ConstraintDiscretization::Midpoint,
+                    plan.direction,
+                    composition,
+                );
+                match plan.impacts {
+                    Impacts::Elastic => {
+                        run!(DynImpactIntegrator::with_law(
+                            stepper,
+                            DynContinuousElasticLaw
+                        ))
+                    }
+                    Impacts::Reject => {
+                        run!(DynImpactIntegrator::with_law(stepper, DynRejectCrossing))
+                    }
+                }
+            }
+            (Stepper::Lagrange, None) => {
+                let stepper = DynLagrangeDirac::new(
+                    model.clone(),
+                    setup.discretization,
+                    setup.constraint,
+                    plan.direction,
+                );
+                match plan.impacts {
+                    Impacts::Elastic => run!(DynImpactIntegrator::new(stepper)),
+                    Impacts::Reject => {
+                        run!(DynImpactIntegrator::with_law(stepper, DynRejectCrossing))
+                    }
+                }
+            }
+            (Stepper::Hamiltonian, _) => {
+                if model
+                    .hamiltonian(initial.q.as_slice(), initial.p.as_slice())
+                    .is_none()
+                {
+                    return Err(RunError::NoHamiltonian {
+                        model: name.to_string(),
+                    });
+                }
+                let stepper = DynNonholonomicHamiltonian::new(
+                    model.clone(),
+                    setup.discretization,
+                    setup.constraint,
+                    plan.direction,
+                );
+                match plan.impacts {
+                    Impacts::Elastic => {
+                        run!(DynImpactIntegrator::with_law(stepper, DynHamiltonianLaw))
+                    }
+                    Impacts::Reject => {
+                        run!(DynImpactIntegrator::with_law(stepper, DynRejectCrossing))
+                    }
+                }
+            }
+        };
+        Ok(finish(
+            trajectory,
+            impacts,
+            rest_energy,
+            energy_scale_dyn(model, &setup.q0, &setup.v0),
+            start,
+        ))
+    }
+}
+
+/// Drive an integrator with impacts, feeding every recorded step to `sink`;
+/// the summary and the impact records.
+fn drive_impacts<St>(
+    stepper: &mut St,
+    initial: DynState,
+    h: f64,
+    options: RunOptions,
+    rest_energy: Option<f64>,
+    sink: &mut dyn RecordSink,
+    progress: &mut dyn FnMut(usize),
+) -> Result<(RunOutcome, Vec<ImpactRecord>), ImpactError>
+where
+    St: DynOneStep<Event = DynImpactEvent, Error = ImpactError>,
+{
+    let t = integrate_dyn(
+        stepper,
+        initial,
+        h,
+        options,
+        |r: &DynRecord| {
+            sink.record(&RecordView {
+                k: r.k,
+                t: r.t,
+                q: r.q.as_slice(),
+                p: r.p.as_slice(),
+                energy: rest_energy.unwrap_or(r.energy),
+                constraint_residual: r.constraint_residual,
+            });
+        },
+        progress,
+    )?;
+    let impacts = t.events.iter().map(impact_record).collect();
+    Ok((erase(t), impacts))
+}
+
+/// The summary of a trajectory, without the events.
+fn erase<E>(t: DynTrajectory<E>) -> RunOutcome {
+    let s = t.summary;
+    RunOutcome {
+        steps: s.steps,
+        initial_energy: s.initial_energy,
+        final_energy: s.final_energy,
+        max_abs_energy_deviation: s.max_abs_energy_deviation,
+        energy_scale: s.initial_energy.abs(),
+        max_constraint_residual: s.max_constraint_residual,
+        final_t: s.final_state.t,
+        final_q: s.final_state.q.as_slice().to_vec(),
+        final_p: s.final_state.p.as_slice().to_vec(),
+        newton_iterations: s.newton_iterations,
+        jacobian_evaluations: s.jacobian_evaluations,
+        root_iterations: s.root_iterations,
+        post_impact_iterations: s.post_impact_iterations,
+        degenerate_steps: s.degenerate_steps,
+        impacts: Vec::new(),
+        wall_time: Duration::ZERO,
+        reduction: None,
+    }
+}
+
+fn impact_record(e: &DynImpactEvent) -> ImpactRecord {
+    ImpactRecord {
+        step: e.step,
+        alpha: e.alpha,
+        t: e.t,
+        q: e.q.as_slice().to_vec(),
+        piece: e.piece,
+        p_before: e.p_before.as_slice().to_vec(),
+        p_after: e.p_after.as_slice().to_vec(),
+        energy_before: e.energy_before,
+        energy_after: e.energy_after,
+    }
+}
