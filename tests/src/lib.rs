@@ -4,8 +4,12 @@
 use diracvi_discrete_dirac::{
     Direction, LagrangeDirac, RunOptions, Trajectory, integrate, state_from_velocity,
 };
+use diracvi_discrete_dirac::dynamic::{
+    DynLagrangeDirac, DynTrajectory, dyn_state_from_velocity, integrate_dyn,
+};
+use diracvi_impact::dynamic::{DynImpactEvent, DynImpactIntegrator};
 use diracvi_impact::{ImpactError, ImpactEvent, ImpactIntegrator};
-use diracvi_models::{NamedSystem, RunSetup};
+use diracvi_models::{DynRunSetup, NamedDynSystem, NamedSystem, RunSetup};
 
 /// Least-squares slope of `ln(err)` against `ln(h)`.
 pub fn fitted_order(hs: &[f64], errs: &[f64]) -> f64 {
@@ -46,6 +50,43 @@ pub fn run_model<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
         }
     })?;
     integrate(
+        &mut integ,
+        s0,
+        h,
+        RunOptions::new(steps).every(every),
+        |_| {},
+        |_| {},
+    )
+}
+
+/// [`run_model`] on the run-time-sized core (docs/theory.md §11), for
+/// models of any size (model files) and catalogued models through `Fixed`.
+///
+/// # Errors
+/// The integrator's error.
+pub fn run_model_dyn<Mo: NamedDynSystem>(
+    model: &Mo,
+    setup: &DynRunSetup,
+    h: f64,
+    steps: usize,
+    every: usize,
+    direction: Direction,
+) -> Result<DynTrajectory<DynImpactEvent>, ImpactError> {
+    let stepper = DynLagrangeDirac::new(
+        model.clone(),
+        setup.discretization,
+        setup.constraint,
+        direction,
+    );
+    let mut integ = DynImpactIntegrator::new(stepper);
+    let s0 = dyn_state_from_velocity(model, 0.0, &setup.q0, &setup.v0).map_err(|source| {
+        ImpactError::Geometry {
+            step: 0,
+            t: 0.0,
+            source,
+        }
+    })?;
+    integrate_dyn(
         &mut integ,
         s0,
         h,

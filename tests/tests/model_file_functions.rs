@@ -10,9 +10,15 @@
 
 use diracvi_discrete_dirac::Direction;
 use diracvi_expr::{CompiledModel, ModelFile};
-use diracvi_models::{FileModel, ModelVisitor, NamedSystem, RunSetup, Scenario, System, catalogue};
-use diracvi_tests::run_model;
-use nalgebra::SVector;
+use diracvi_geometry::dynamic::{
+    DynSystem, energy_dyn, energy_scale_dyn, momentum_dyn,
+};
+use diracvi_models::{
+    DynModelVisitor, DynRunSetup, FileModel, ModelVisitor, NamedDynSystem, NamedSystem, RunSetup,
+    Scenario, System, catalogue,
+};
+use diracvi_tests::run_model_dyn;
+use nalgebra::{DVector, SVector};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -92,6 +98,11 @@ impl SplitMix {
     fn near<const N: usize>(&mut self, center: &SVector<f64, N>, radius: f64) -> SVector<f64, N> {
         center.map(|c| c + self.uniform(-radius, radius))
     }
+
+    /// [`near`](Self::near) at run-time size.
+    fn near_dyn(&mut self, center: &DVector<f64>, radius: f64) -> DVector<f64> {
+        center.map(|c| c + self.uniform(-radius, radius))
+    }
 }
 
 /// Relative deviation, floored at magnitude 1 (an absolute deviation for
@@ -151,7 +162,8 @@ impl ModelVisitor for Twin<'_> {
             model.boundary_count(),
             "{name}: number of boundary pieces"
         );
-        let as_system = FileModel::<N, M>::new(Arc::new(file.clone()), Default::default()).unwrap();
+        let as_system = FileModel::new(Arc::new(file.clone()), Default::default());
+        let dvec = |x: &SVector<f64, N>| DVector::from_column_slice(x.as_slice());
 
         let mut rng = SplitMix(self.seed);
         let mut worst = Worst::default();
@@ -173,7 +185,7 @@ impl ModelVisitor for Twin<'_> {
             worst.lagrangian = worst.lagrangian.max(l);
 
             let p_model = model.momentum(&q, &v);
-            let p_file = as_system.momentum(&q, &v);
+            let p_file = momentum_dyn(&as_system, &dvec(&q), &dvec(&v));
             for i in 0..N {
                 let d = check(&format!("∂L/∂v_{i}"), k, p_file[i], p_model[i]);
                 worst.momentum = worst.momentum.max(d);
@@ -357,19 +369,23 @@ fn file_twins_carry_the_default_run_initial_data_and_parameters() {
 /// `(A(q0) v0)_a`.
 struct InitialData;
 
-impl ModelVisitor for InitialData {
+impl DynModelVisitor for InitialData {
     type Output = (Vec<f64>, Vec<f64>);
 
-    fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
-        self,
-        model: &Mo,
-        setup: &RunSetup<N>,
-    ) -> Self::Output {
+    fn visit<Mo: NamedDynSystem>(self, model: &Mo, setup: &DynRunSetup) -> Self::Output {
+        let q0 = setup.q0.as_slice();
         let g = (0..model.boundary_count())
-            .map(|j| model.boundary(j, &setup.q0))
+            .map(|j| model.boundary(j, q0))
             .collect();
-        let av = model.constraint_forms(&setup.q0) * setup.v0;
-        (g, av.iter().copied().collect())
+        let (n, m) = (model.coordinate_count(), model.constraint_count());
+        let mut a = vec![0.0; m * n];
+        model.constraint_forms(q0, &mut a);
+        let av = a
+            .chunks(n.max(1))
+            .take(m)
+            .map(|row| row.iter().zip(setup.v0.iter()).map(|(x, v)| x * v).sum())
+            .collect();
+        (g, av)
     }
 }
 
@@ -392,7 +408,7 @@ fn every_model_file_reads_and_starts_admissible_on_its_constraints() {
         assert!(file.initial.is_some(), "{stem}: [initial] missing");
         let (g, av) = Scenario::from_model_file(path)
             .unwrap_or_else(|e| panic!("{stem}: {e}"))
-            .visit(InitialData)
+            .visit_dyn(InitialData)
             .unwrap_or_else(|e| panic!("{stem}: {e}"));
         for (j, g) in g.iter().enumerate() {
             assert!(*g >= 0.0, "{stem}: g_{j}(q0) = {g:e} < 0");
@@ -415,29 +431,27 @@ struct Legendre {
     seed: u64,
 }
 
-impl ModelVisitor for Legendre {
+impl DynModelVisitor for Legendre {
     type Output = Option<f64>;
 
-    fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
-        self,
-        model: &Mo,
-        setup: &RunSetup<N>,
-    ) -> Option<f64> {
+    fn visit<Mo: NamedDynSystem>(self, model: &Mo, setup: &DynRunSetup) -> Option<f64> {
         let mut rng = SplitMix(self.seed);
         let mut worst: Option<f64> = None;
         for k in 0..POINTS {
-            let q = rng.near(&setup.q0, 1.0);
-            let v = rng.near(&setup.v0, 2.0);
-            let p = model.momentum(&q, &v);
-            let h = model.hamiltonian(&q, &p)?;
-            let e = model.energy(&q, &v);
-            let scale = e.abs().max(model.energy_scale(&q, &v));
+            let q = rng.near_dyn(&setup.q0, 1.0);
+            let v = rng.near_dyn(&setup.v0, 2.0);
+            let p = momentum_dyn(model, &q, &v);
+            let h = model.hamiltonian(q.as_slice(), p.as_slice())?;
+            let e = energy_dyn(model, &q, &v);
+            let scale = e.abs().max(energy_scale_dyn(model, &q, &v));
             let d = (h - e).abs() / scale;
             assert!(
                 d <= LEGENDRE_TOLERANCE,
-                "{}: at point {k} (q = {q:?}, v = {v:?}) H(q, ∂L/∂v) = {h:e} but \
+                "{}: at point {k} (q = {:?}, v = {:?}) H(q, ∂L/∂v) = {h:e} but \
                  E(q, v) = {e:e} (relative {d:e})",
-                model.name()
+                model.name(),
+                q.as_slice(),
+                v.as_slice()
             );
             worst = Some(worst.unwrap_or(0.0).max(d));
         }
@@ -451,7 +465,7 @@ fn hamiltonians_are_legendre_transforms_of_the_lagrangians() {
         let scenario = Scenario::from_model_file(path).unwrap_or_else(|e| panic!("{e}"));
         let name = scenario.model.clone();
         let worst = scenario
-            .visit(Legendre {
+            .visit_dyn(Legendre {
                 seed: 0x1E6E_0000 + index as u64,
             })
             .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -472,21 +486,17 @@ struct Outcome {
 
 struct DefaultRun;
 
-impl ModelVisitor for DefaultRun {
+impl DynModelVisitor for DefaultRun {
     type Output = Outcome;
 
-    fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
-        self,
-        model: &Mo,
-        setup: &RunSetup<N>,
-    ) -> Outcome {
+    fn visit<Mo: NamedDynSystem>(self, model: &Mo, setup: &DynRunSetup) -> Outcome {
         let steps = (setup.t_end / setup.h).round() as usize;
-        let traj = run_model(model, setup, setup.h, steps, 1, Direction::Forward)
+        let traj = run_model_dyn(model, setup, setup.h, steps, 1, Direction::Forward)
             .unwrap_or_else(|e| panic!("{}: {e}", model.name()));
         let min_g = traj
             .records
             .iter()
-            .flat_map(|r| (0..model.boundary_count()).map(|j| model.boundary(j, &r.q)))
+            .flat_map(|r| (0..model.boundary_count()).map(|j| model.boundary(j, r.q.as_slice())))
             .fold(f64::INFINITY, f64::min);
         let s = &traj.summary;
         Outcome {
@@ -505,7 +515,7 @@ impl ModelVisitor for DefaultRun {
 fn double_pendulum_hits_its_floor() {
     let out = Scenario::from_model_file(model_path("double-pendulum"))
         .unwrap()
-        .visit(DefaultRun)
+        .visit_dyn(DefaultRun)
         .unwrap();
     eprintln!("double-pendulum: {out:?}");
     assert!(out.impacts >= 5, "only {} impacts", out.impacts);

@@ -4,12 +4,16 @@
 //! a double pendulum above a floor) keep their energy, their constraints and
 //! their admissible set, and are reversible.
 
-use diracvi_discrete_dirac::{
-    Direction, LagrangeDirac, RunOptions, integrate, state_from_velocity,
+use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, dyn_state_from_velocity, integrate_dyn};
+use diracvi_discrete_dirac::{Direction, RunOptions};
+use diracvi_geometry::dynamic::{DynSystem, energy_dyn};
+use diracvi_impact::dynamic::DynImpactIntegrator;
+use diracvi_models::{
+    DynModelVisitor, DynRunSetup, ModelVisitor, NamedDynSystem, NamedSystem, RunSetup, Scenario,
+    catalogue,
 };
-use diracvi_impact::ImpactIntegrator;
-use diracvi_models::{ModelVisitor, NamedSystem, RunSetup, Scenario, catalogue};
-use diracvi_tests::run_model;
+use diracvi_tests::run_model_dyn;
+use nalgebra::{DMatrix, DVector};
 
 fn model_file(name: &str) -> String {
     format!("{}/../models/{name}.toml", env!("CARGO_MANIFEST_DIR"))
@@ -35,21 +39,17 @@ struct RunDefaults {
     t_end: Option<f64>,
 }
 
-impl ModelVisitor for RunDefaults {
+impl DynModelVisitor for RunDefaults {
     type Output = Run;
-    fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
-        self,
-        model: &Mo,
-        setup: &RunSetup<N>,
-    ) -> Run {
+    fn visit<Mo: NamedDynSystem>(self, model: &Mo, setup: &DynRunSetup) -> Run {
         let steps = (self.t_end.unwrap_or(setup.t_end) / setup.h).round() as usize;
-        let traj = run_model(model, setup, setup.h, steps, 1, Direction::Forward)
+        let traj = run_model_dyn(model, setup, setup.h, steps, 1, Direction::Forward)
             .unwrap_or_else(|e| panic!("{}: {e}", model.name()));
         let min_g = traj
             .records
             .iter()
-            .flat_map(|r| (0..model.boundary_count()).map(move |j| (r.q, j)))
-            .map(|(q, j)| model.boundary(j, &q))
+            .flat_map(|r| (0..model.boundary_count()).map(move |j| (&r.q, j)))
+            .map(|(q, j)| model.boundary(j, q.as_slice()))
             .fold(f64::INFINITY, f64::min);
         let s = &traj.summary;
         Run {
@@ -102,8 +102,8 @@ fn every_catalogue_model_is_reproduced_by_its_model_file() {
             info.name
         );
         let horizon = Some(compiled.t_end.min(HORIZON));
-        let a = compiled.visit(RunDefaults { t_end: horizon }).unwrap();
-        let b = file.visit(RunDefaults { t_end: horizon }).unwrap();
+        let a = compiled.visit_dyn(RunDefaults { t_end: horizon }).unwrap();
+        let b = file.visit_dyn(RunDefaults { t_end: horizon }).unwrap();
         assert_eq!(a.name, b.name);
         assert_eq!(
             a.impacts.len(),
@@ -135,10 +135,10 @@ fn sleigh_and_double_pendulum_files_behave() {
     for (name, min_impacts, energy_bound) in [("sleigh", 3, 1e-6), ("double-pendulum", 5, 1e-3)] {
         let sc = Scenario::from_model_file(model_file(name)).unwrap();
         assert!(matches!(
-            sc.visit_catalogue(RunDefaults { t_end: None }),
+            sc.visit_catalogue(Nothing),
             Err(diracvi_models::ModelError::Scenario(_))
         ));
-        let r = sc.visit(RunDefaults { t_end: None }).unwrap();
+        let r = sc.visit_dyn(RunDefaults { t_end: None }).unwrap();
         let rel = r.max_energy_deviation / r.energy0.abs().max(1.0);
         eprintln!(
             "{name}: {} impacts, energy deviation {rel:e}, constraint residual {:e}, min g {:e}",
@@ -157,6 +157,19 @@ fn sleigh_and_double_pendulum_files_behave() {
     }
 }
 
+/// A compile-time-sized visit that does nothing (model files refuse it).
+struct Nothing;
+
+impl ModelVisitor for Nothing {
+    type Output = ();
+    fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
+        self,
+        _model: &Mo,
+        _setup: &RunSetup<N>,
+    ) {
+    }
+}
+
 /// Forward through impacts with the (+) stepper, then back with the (−)
 /// stepper from the final state, returns to the start: `q` exactly, `p` up
 /// to the constraint co-distribution (the sleigh's `p` comes back shifted
@@ -165,24 +178,20 @@ struct RoundTrip {
     t_end: f64,
 }
 
-impl ModelVisitor for RoundTrip {
+impl DynModelVisitor for RoundTrip {
     type Output = (f64, usize, usize);
-    fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
-        self,
-        model: &Mo,
-        setup: &RunSetup<N>,
-    ) -> (f64, usize, usize) {
+    fn visit<Mo: NamedDynSystem>(self, model: &Mo, setup: &DynRunSetup) -> (f64, usize, usize) {
         let h = setup.h;
         let steps = (self.t_end / h).round() as usize;
-        let s0 = state_from_velocity(model, 0.0, &setup.q0, &setup.v0).unwrap();
+        let s0 = dyn_state_from_velocity(model, 0.0, &setup.q0, &setup.v0).unwrap();
         let run = |direction, from| {
-            let mut integrator = ImpactIntegrator::new(LagrangeDirac::new(
+            let mut integrator = DynImpactIntegrator::new(DynLagrangeDirac::new(
                 model.clone(),
                 setup.discretization,
                 setup.constraint,
                 direction,
             ));
-            integrate(
+            integrate_dyn(
                 &mut integrator,
                 from,
                 h,
@@ -192,18 +201,21 @@ impl ModelVisitor for RoundTrip {
             )
             .unwrap()
         };
-        let f = run(Direction::Forward, s0);
-        let b = run(Direction::Backward, f.summary.final_state);
+        let f = run(Direction::Forward, s0.clone());
+        let b = run(Direction::Backward, f.summary.final_state.clone());
         let end = b.summary.final_state;
         // p is defined up to A(q)ᵀμ (docs/theory.md §3.8): compare the part
         // of the momentum difference orthogonal to the rows of A(q0).
-        let mut dp = end.p - s0.p;
-        if M > 0 {
-            let a = model.constraint_forms(&s0.q);
-            let mu = (a * a.transpose()).try_inverse().unwrap() * (a * dp);
+        let mut dp = &end.p - &s0.p;
+        let (n, m) = (model.coordinate_count(), model.constraint_count());
+        if m > 0 {
+            let mut rows = vec![0.0; m * n];
+            model.constraint_forms(s0.q.as_slice(), &mut rows);
+            let a = DMatrix::from_row_slice(m, n, &rows);
+            let mu = (&a * a.transpose()).try_inverse().unwrap() * (&a * &dp);
             dp -= a.transpose() * mu;
         }
-        let err = (end.q - s0.q).amax().max(dp.amax());
+        let err = (&end.q - &s0.q).amax().max(dp.amax());
         (err, f.events.len(), b.events.len())
     }
 }
@@ -212,7 +224,7 @@ impl ModelVisitor for RoundTrip {
 fn sleigh_and_double_pendulum_files_are_reversible() {
     for (name, t_end) in [("sleigh", 8.0), ("double-pendulum", 2.0)] {
         let sc = Scenario::from_model_file(model_file(name)).unwrap();
-        let (err, forward, backward) = sc.visit(RoundTrip { t_end }).unwrap();
+        let (err, forward, backward) = sc.visit_dyn(RoundTrip { t_end }).unwrap();
         eprintln!(
             "{name}: round trip error {err:e}, impacts {forward} forward, {backward} backward"
         );
@@ -245,19 +257,15 @@ fn file_scenarios_round_trip_through_toml_with_overrides() {
     assert_ne!(moved, sc);
     // the override reaches the physics: the kinetic energy doubles with m … 2.5
     struct Energy;
-    impl ModelVisitor for Energy {
+    impl DynModelVisitor for Energy {
         type Output = f64;
-        fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
-            self,
-            model: &Mo,
-            setup: &RunSetup<N>,
-        ) -> f64 {
-            model.energy(&setup.q0, &setup.v0)
+        fn visit<Mo: NamedDynSystem>(self, model: &Mo, setup: &DynRunSetup) -> f64 {
+            energy_dyn(model, &setup.q0, &setup.v0)
         }
     }
     let mut unit = Scenario::from_model_file(model_file("sleigh")).unwrap();
     unit.set("v", "0.5, 0, 0.1").unwrap();
-    let (e1, e25) = (unit.visit(Energy).unwrap(), sc.visit(Energy).unwrap());
+    let (e1, e25) = (unit.visit_dyn(Energy).unwrap(), sc.visit_dyn(Energy).unwrap());
     // E = ½ m |v|² + ½ (I + m a²) ω² + m a ω (…) with (ẏ = 0, θ = 0): m a ω ẏ = 0
     let expect = |m: f64| 0.5 * m * 0.25 + 0.5 * (0.1 + m * 0.09) * 0.01;
     approx::assert_relative_eq!(e1, expect(1.0), max_relative = 1e-14);
