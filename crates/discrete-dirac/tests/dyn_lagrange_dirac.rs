@@ -110,6 +110,66 @@ impl<const K: usize, const M: usize> System<K, M> for Coupled<K, M> {
     }
 }
 
+/// A *nonlinear* degenerate system over two chunks of directions: five
+/// oscillators `x_j = q_{2j}` with kinetic energy, joined by springs, and
+/// five algebraic variables `y_j = q_{2j+1}` without any, each held by its
+/// hidden constraint `∂V/∂y_j = y_j + y_j³ − (x_j + x_{j+1})/2 = 0`
+/// (`x_5 = 0`); two nonholonomic rows on the oscillators. `n = 10, m = 2`.
+#[derive(Clone, Copy)]
+struct Ladder;
+
+impl Ladder {
+    /// The value `y_j` that the hidden constraint fixes: the root of
+    /// `y + y³ = c`.
+    fn slave(c: f64) -> f64 {
+        let mut y = c.cbrt().min(c);
+        for _ in 0..60 {
+            y -= (y + y * y * y - c) / (1.0 + 3.0 * y * y);
+        }
+        y
+    }
+
+    /// `y_j + y_j³ − (x_j + x_{j+1})/2` for every `j`, largest in magnitude.
+    fn hidden_violation(q: &SVector<f64, 10>) -> f64 {
+        (0..5)
+            .map(|j| {
+                let (x, y) = (q[2 * j], q[2 * j + 1]);
+                let right = if j < 4 { q[2 * j + 2] } else { 0.0 };
+                (y + y * y * y - (x + right) * 0.5).abs()
+            })
+            .fold(0.0, f64::max)
+    }
+}
+
+impl System<10, 2> for Ladder {
+    fn lagrangian<S: AdScalar>(&self, q: &SVector<S, 10>, v: &SVector<S, 10>) -> S {
+        let mut l = S::from(0.0);
+        for j in 0..5 {
+            let (x, y) = (q[2 * j], q[2 * j + 1]);
+            l += v[2 * j] * v[2 * j] * (0.5 + 0.1 * j as f64) - x * x * 0.5;
+            let coupling = if j < 4 { x + q[2 * j + 2] } else { x };
+            l -= y * y * 0.5 + y * y * y * y * 0.25 - y * coupling * 0.5;
+            if j < 4 {
+                l -= (q[2 * j + 2] - x) * (q[2 * j + 2] - x) * 0.3;
+            }
+        }
+        l
+    }
+    fn constraint_forms<S: AdScalar>(&self, q: &SVector<S, 10>) -> SMatrix<S, 2, 10> {
+        SMatrix::from_fn(|r, c| {
+            if c == 2 * r {
+                q[2 * r + 2].cos() + 1.5
+            } else if c == 2 * r + 4 {
+                q[2 * r].sin()
+            } else if c == 8 {
+                S::from(-0.5)
+            } else {
+                S::from(0.0)
+            }
+        })
+    }
+}
+
 /// A native run-time-sized system: `k` bodies on a line with nonlinear
 /// nearest-neighbour springs and one nonholonomic row
 /// `Σ_i cos(0.1 q_i) (1 + 0.01 i) q̇_i = 0`; no compile-time twin.
@@ -219,6 +279,7 @@ struct Outcome<const N: usize> {
     states: Vec<State<N>>,
     degenerate_steps: usize,
     newton_iterations: usize,
+    jacobian_evaluations: usize,
     static_time: Duration,
     dynamic_time: Duration,
     max_residual_ulps: u64,
@@ -270,6 +331,7 @@ where
         states: vec![s0],
         degenerate_steps: 0,
         newton_iterations: 0,
+        jacobian_evaluations: 0,
         static_time: Duration::ZERO,
         dynamic_time: Duration::ZERO,
         max_residual_ulps: 0,
@@ -332,13 +394,15 @@ where
         out.max_residual_ulps = out.max_residual_ulps.max(u);
         out.degenerate_steps += usize::from(stats.degenerate);
         out.newton_iterations += stats.iterations;
+        out.jacobian_evaluations += stats.jacobian_evaluations;
         s = next;
         ds = dnext;
         out.states.push(s);
     }
     eprintln!(
-        "{name}: {steps} steps bit-equal ({} Newton iterations, {} degenerate, residual measure ≤ {} ulp); µs/step static {:.1}, dynamic {:.1}",
+        "{name}: {steps} steps bit-equal ({} Newton iterations, {} Jacobians, {} degenerate, residual measure ≤ {} ulp); µs/step static {:.1}, dynamic {:.1}",
         out.newton_iterations,
+        out.jacobian_evaluations,
         out.degenerate_steps,
         out.max_residual_ulps,
         out.static_time.as_secs_f64() * 1e6 / steps as f64,
@@ -457,17 +521,69 @@ fn lc_circuit_takes_the_degenerate_path_bit_equal() {
     );
     let out = compare::<_, 4, 2>("LC circuit (degenerate)", lc, setup, lc.start(), h, 600);
     assert_eq!(out.degenerate_steps, 600, "every step is degenerate");
-    // the hidden constraints (equal capacitor voltages) hold
+    // Kirchhoff's laws and the hidden constraint (equal voltages on the
+    // parallel capacitors 1 and 3) hold
     for s in &out.states {
-        let [c1, c2, c3] = lc.c;
         let scale = s.q.amax().max(1.0);
-        assert!((s.q[1] / c1 - s.q[2] / c2).abs() <= 1e-10 * scale);
-        assert!((s.q[2] / c2 - s.q[3] / c3).abs() <= 1e-10 * scale);
+        assert!((s.q[2] - s.q[0]).abs() <= 1e-12 * scale, "KCL 1");
+        assert!((s.q[2] - s.q[1] - s.q[3]).abs() <= 1e-12 * scale, "KCL 2");
+        let (v1, v3) = (s.q[1] / lc.c[0], s.q[3] / lc.c[2]);
+        assert!((v1 - v3).abs() <= 1e-12 * scale, "voltages {v1} vs {v3}");
     }
     // the (−) stepper on the degenerate path too
     let setup = setup.backward();
     let out = compare::<_, 4, 2>("LC circuit (−)", lc, setup, lc.start(), h, 500);
     assert_eq!(out.degenerate_steps, 500);
+}
+
+#[test]
+fn nonlinear_degenerate_ladder_over_two_chunks_is_bit_equal() {
+    let xs = [0.5, -0.3, 0.8, 0.1, -0.6];
+    let q0 = SVector::<f64, 10>::from_fn(|i, _| {
+        let j = i / 2;
+        if i % 2 == 0 {
+            xs[j]
+        } else {
+            Ladder::slave((xs[j] + if j < 4 { xs[j + 1] } else { 0.0 }) * 0.5)
+        }
+    });
+    let v = SVector::<f64, 10>::from_fn(|i, _| {
+        if i % 2 == 0 {
+            0.4 * (i as f64 * 0.9 + 0.3).cos()
+        } else {
+            0.0
+        }
+    });
+    let v0 = project(&Ladder.constraint_forms(&q0), &v);
+    let s0 = state_from_velocity(&Ladder, 0.0, &q0, &v0).unwrap();
+    let setup = Setup::new(
+        Discretization::Forward,
+        ConstraintDiscretization::Retraction,
+    );
+    let out = compare::<_, 10, 2>(
+        "ladder 10×2 (degenerate, nonlinear)",
+        Ladder,
+        setup,
+        s0,
+        1e-2,
+        500,
+    );
+    assert_eq!(out.degenerate_steps, 500, "every step is degenerate");
+    assert!(
+        out.jacobian_evaluations > 1,
+        "the hidden rows' Jacobian is evaluated again"
+    );
+    assert!(
+        state_diff(&s0, out.states.last().unwrap()) > 0.1,
+        "it moves"
+    );
+    for (k, s) in out.states.iter().enumerate() {
+        let violation = Ladder::hidden_violation(&s.q);
+        assert!(
+            violation <= 1e-10,
+            "step {k}: hidden constraint violated by {violation:e}"
+        );
+    }
 }
 
 #[test]
@@ -708,7 +824,10 @@ fn a_fifty_body_chain_keeps_its_energy_and_constraint() {
         sum.max_constraint_residual,
     );
     assert!((sum.final_state.q.clone() - &s0.q).amax() > 0.1, "it moves");
-    assert!(band <= 1e-3, "energy band {band:e}");
+    // The midpoint rule does not conserve the energy of a nonholonomic
+    // system exactly, but keeps it in a band of O(h²): measured 2.5e-7
+    // relative; a drift or a wrong momentum leaves it at once.
+    assert!(band <= 1e-5, "energy band {band:e}");
     assert!(
         sum.max_constraint_residual <= 1e-12,
         "constraint residual {:e}",
