@@ -20,7 +20,7 @@ use diracvi_discrete_dirac::dynamic::{
 use diracvi_discrete_dirac::lagrange_dirac::step_measures;
 use diracvi_discrete_dirac::{
     Direction, DynState, LagrangeDirac, NewtonParams, RunOptions, State, StepError, StepStats,
-    state_from_velocity,
+    integrate, state_from_velocity,
 };
 use diracvi_geometry::dynamic::{DynSystem, Fixed};
 use diracvi_geometry::{
@@ -482,6 +482,34 @@ fn nonholonomic_pendulum_forward_map_is_bit_equal() {
         "it moves"
     );
     assert_eq!(out.degenerate_steps, 0);
+    // the trajectory drivers: the same records and summary
+    let (map, cd) = (setup.map, setup.cd);
+    let mut fixed = LagrangeDirac::plus(Pendulum::default(), map, cd);
+    let mut dynamic = DynLagrangeDirac::plus(Fixed::<Pendulum, 2, 1>(Pendulum::default()), map, cd);
+    let run = integrate(&mut fixed, s0, 1e-2, RunOptions::new(500), |_| {}, |_| {}).unwrap();
+    let drun = integrate_dyn(
+        &mut dynamic,
+        dyn_state(&s0),
+        1e-2,
+        RunOptions::new(500),
+        |_| {},
+        |_| {},
+    )
+    .unwrap();
+    assert_eq!(drun.records.len(), run.records.len());
+    for (d, s) in drun.records.iter().zip(&run.records) {
+        assert_bits("record q", d.k, d.q.as_slice(), s.q.as_slice());
+        assert_bits("record p", d.k, d.p.as_slice(), s.p.as_slice());
+        assert!(same(d.t, s.t) && same(d.energy, s.energy), "record {}", d.k);
+        assert!(ulps(d.constraint_residual, s.constraint_residual) <= 4);
+    }
+    let (ds, ss) = (&drun.summary, &run.summary);
+    assert!(same(
+        ds.max_abs_energy_deviation,
+        ss.max_abs_energy_deviation
+    ));
+    assert_eq!(ds.newton_iterations, ss.newton_iterations);
+    assert_eq!(ds.jacobian_evaluations, ss.jacobian_evaluations);
     // with polishing (the momentum is then sometimes not the cached one)
     let setup = setup.params(NewtonParams::default().with_polish(3));
     compare::<_, 2, 1>(

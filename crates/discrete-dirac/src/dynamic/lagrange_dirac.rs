@@ -458,8 +458,16 @@ where
         Ok(s)
     }
 
-    /// `a + d` with the compensated summation of the steps taken.
+    /// `a + d` with the compensated summation of the steps taken (`a`, `d`
+    /// of `n` entries; otherwise the plain sum of the common entries, with
+    /// no carry).
     pub fn add_with_carry(&mut self, a: &DVector<f64>, d: &DVector<f64>) -> DVector<f64> {
+        if a.len() != self.n || d.len() != self.n {
+            return DVector::from_iterator(
+                a.len().min(d.len()),
+                a.iter().zip(d.iter()).map(|(x, y)| x + y),
+            );
+        }
         self.carry.add(a, d)
     }
 
