@@ -799,6 +799,26 @@ fn bad_input_is_an_error_not_a_panic() {
     ));
     // still usable
     st.step(0, &good, 1e-2).unwrap();
+    // a linear solver handed in: the same steps as the default one
+    let mut own = DynLagrangeDirac::with_linear_solver(
+        system,
+        Discretization::Forward,
+        ConstraintDiscretization::Retraction,
+        Direction::Forward,
+        diracvi_discrete_dirac::DenseLu::new(3),
+    )
+    .unwrap();
+    let mut default = DynLagrangeDirac::plus(
+        system,
+        Discretization::Forward,
+        ConstraintDiscretization::Retraction,
+    );
+    let (mut a, mut b) = (good.clone(), good.clone());
+    for k in 0..20 {
+        a = own.step(k, &a, 1e-2).unwrap().0;
+        b = default.step(k, &b, 1e-2).unwrap().0;
+        assert_bits("q", k, a.q.as_slice(), b.q.as_slice());
+    }
     // a linear solver of the wrong size
     assert!(
         DynLagrangeDirac::with_linear_solver(
