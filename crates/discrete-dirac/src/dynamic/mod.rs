@@ -9,8 +9,15 @@
 //!
 //! * [`DynSubStepper`] — what the impact integrator needs from a one-step
 //!   map (the counterpart of [`SubStepper`](crate::SubStepper));
+//! * [`DynLagrangeDirac`] — the (+) and (−) discrete Lagrange–Dirac
+//!   steppers (\[DDM\] 5.3b, 5.9b), degenerate Lagrangians included;
 //! * [`DynOneStep`] and [`integrate_dyn`] — the trajectory driver
 //!   (the counterpart of [`integrate`](crate::integrate)).
+
+mod degenerate;
+mod lagrange_dirac;
+
+pub use lagrange_dirac::{DynLagrangeDirac, DynOrientedStep, dyn_step_measures};
 
 use crate::{Direction, DynState, StepError, StepStats};
 use diracvi_geometry::GeometryError;

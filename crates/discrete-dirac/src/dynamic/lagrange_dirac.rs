@@ -1,0 +1,889 @@
+//! The (+) and (−) discrete Lagrange–Dirac steppers of a run-time-sized
+//! system (\[DDM\] eqs. 5.3b, 5.9b; \[VCI\] eqs. (1), (2)): the counterpart of
+//! [`LagrangeDirac`](crate::LagrangeDirac) for a [`DynSystem`].
+//!
+//! (+), forward in time: given `(q_k, p_k)` solve for `(q_{k+1}, μ)`
+//! ```text
+//! p_k + D1 L_d(q_k, q_{k+1}, h) = A(q_k)ᵀ μ,     ω_{d+}(q_k, q_{k+1}) = 0,
+//! p_{k+1} = D2 L_d(q_k, q_{k+1}, h).
+//! ```
+//! (−), backward in time: given `(q_{k+1}, p_{k+1})` solve for `(q_k, μ)`
+//! ```text
+//! p_{k+1} − D2 L_d(q_k, q_{k+1}, h) = A(q_{k+1})ᵀ μ,   ω_{d−}(q_k, q_{k+1}) = 0,
+//! p_k = −D1 L_d(q_k, q_{k+1}, h).
+//! ```
+//! Both are one oriented solve (see [`Orientation`]):
+//! `π_a + D1 L(a, b, h) − A(a)ᵀ μ = 0`, `ω(a, b) = 0`, `π_b = D2 L(a, b, h)`.
+//!
+//! The numerics are those of the compile-time-sized stepper, operation for
+//! operation: momentum units ([`momentum_unit`](crate::momentum_unit)), the
+//! extrapolated warm start, the increment `d = b − a` as Newton's unknown,
+//! the regular path (lazy Newton from the factored first Jacobian), the
+//! degenerate path (hidden constraints from the left null space of the step
+//! Jacobian, simplified Newton with kept factors; docs/theory.md §3.9), the
+//! symmetric reaction split, the cached `D2 L_d` momentum and compensated
+//! position sums. A [`Fixed`](diracvi_geometry::dynamic::Fixed) system
+//! therefore follows the same trajectory, bit for bit. Every buffer of the
+//! Newton solve is allocated once, by the constructor.
+
+use super::degenerate::{self, HiddenConstraints, Scratch};
+use super::{
+    DynOneStep, DynPositionCarry, DynStepOutput, DynSubStep, DynSubStepper, dyn_advance,
+    dyn_step_state, validate_step_dyn,
+};
+use crate::linear::{DenseLu, LinearSolver};
+use crate::newton::{Newton, NewtonInfo, NewtonParams};
+use crate::{Direction, DynState, StepError, StepStats};
+use diracvi_geometry::dynamic::{
+    DynDiscreteLagrangian, DynLdJet, DynSystem, constraint_jacobian_dyn, constraint_residual_dyn,
+    evaluate_constraint_dyn,
+};
+use diracvi_geometry::{ConstraintDiscretization, Discretization, GeometryError, Orientation};
+use nalgebra::{DMatrix, DVector};
+
+/// Result of one oriented solve (see [`OrientedStep`](crate::OrientedStep)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DynOrientedStep {
+    /// The unknown endpoint `b = a + d` (rounded).
+    pub b: DVector<f64>,
+    /// The increment `d = b − a`, the unknown Newton solves for (exact: not
+    /// the rounded difference `b − a`).
+    pub d: DVector<f64>,
+    /// The multipliers `μ`.
+    pub mu: DVector<f64>,
+    /// The constraint reaction `A(a)ᵀ μ` (docs/theory.md §3.8).
+    pub reaction: DVector<f64>,
+    /// The oriented momentum at `b`, `π_b = D2 L(a, b, h)`.
+    pub pi_b: DVector<f64>,
+    /// Newton statistics.
+    pub info: NewtonInfo,
+    /// Whether the degenerate (hidden-constraint) path was used.
+    pub degenerate: bool,
+}
+
+/// A discrete Lagrange–Dirac stepper of a run-time-sized system, (+)
+/// (\[DDM\] 5.3b) or (−) (\[DDM\] 5.9b): [`LagrangeDirac`](crate::LagrangeDirac)
+/// for a [`DynSystem`], with the maps of `R^n` ([`Discretization`]).
+///
+/// Newton's linear algebra goes through the [`LinearSolver`] `LS`, whose
+/// Jacobian storage is dense (the residual functions write a
+/// [`DMatrix`]); by default the dense LU [`DenseLu`].
+///
+/// # Example
+/// A harmonic oscillator `L = ½ v² − ½ q²`, midpoint rule, 1 000 steps.
+/// ```
+/// use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, dyn_state_from_velocity};
+/// use diracvi_discrete_dirac::Direction;
+/// use diracvi_geometry::dynamic::DynSystem;
+/// use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization};
+/// use nalgebra::DVector;
+///
+/// struct Oscillator;
+/// impl DynSystem for Oscillator {
+///     fn coordinate_count(&self) -> usize { 1 }
+///     fn constraint_count(&self) -> usize { 0 }
+///     fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
+///         (v[0] * v[0] - q[0] * q[0]) * 0.5
+///     }
+///     fn constraint_forms<S: AdScalar>(&self, _q: &[S], _a: &mut [S]) {}
+/// }
+///
+/// let mut stepper = DynLagrangeDirac::new(
+///     Oscillator,
+///     Discretization::Midpoint,
+///     ConstraintDiscretization::Midpoint,
+///     Direction::Forward,
+/// );
+/// let q0 = DVector::from_element(1, 1.0);
+/// let v0 = DVector::zeros(1);
+/// let mut state = dyn_state_from_velocity(&Oscillator, 0.0, &q0, &v0)?;
+/// for k in 0..1000 {
+///     state = stepper.step(k, &state, 0.01)?.0;
+/// }
+/// assert!((state.q[0] - state.t.cos()).abs() < 1e-4);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct DynLagrangeDirac<Sy, LS: LinearSolver = DenseLu> {
+    system: Sy,
+    map: Discretization,
+    constraint: ConstraintDiscretization,
+    params: NewtonParams,
+    direction: Direction,
+    /// The constraint reaction split symmetrically between the two ends of
+    /// the step (docs/theory.md §9.1).
+    symmetric: bool,
+    /// `n`, `m` of the system, read once.
+    n: usize,
+    m: usize,
+    /// Buffers and warm-start state of the steps taken.
+    main: SolverContext<LS>,
+    /// The same for trial solves (event location), so that they leave the
+    /// steps' warm start untouched.
+    trial: SolverContext<LS>,
+    /// The last increment and the step it was taken with.
+    last_increment: Option<(DVector<f64>, f64)>,
+    /// The one before, for the extrapolated warm start.
+    previous_increment: Option<(DVector<f64>, f64)>,
+    carry: DynPositionCarry,
+    /// The units of the step equations ([`crate::momentum_unit`]), fixed at
+    /// the first solve.
+    unit: Option<f64>,
+}
+
+/// The data of the step equations that stay fixed during one solve.
+#[derive(Debug, Clone)]
+struct StepData {
+    /// `u π_a`.
+    pi_a: DVector<f64>,
+    /// `A(a)`, row-major `m × n`.
+    a_forms: Vec<f64>,
+}
+
+/// Newton buffers and the state a solve leaves for the next one: the kept
+/// LU factors, the hidden-constraint basis, the last multipliers.
+#[derive(Debug, Clone)]
+struct SolverContext<LS: LinearSolver> {
+    data: StepData,
+    work: Work<LS>,
+}
+
+/// The mutable part of a [`SolverContext`].
+#[derive(Debug, Clone)]
+pub(super) struct Work<LS: LinearSolver> {
+    pub(super) ws: Newton<LS>,
+    pub(super) scratch: Scratch,
+    pub(super) x: DVector<f64>,
+    pub(super) x_start: DVector<f64>,
+    pub(super) bufs: Buffers,
+    pub(super) hidden: Option<HiddenConstraints>,
+    /// The last multipliers, in the units of the step equations (`unit · μ`).
+    pub(super) last_mu: DVector<f64>,
+}
+
+/// Work vectors of the evaluations, and what they leave for later:
+/// `(d, D2 L(a, a + d, h))` of the last one that computed it.
+#[derive(Debug, Clone)]
+pub(super) struct Buffers {
+    pub(super) cache_d: DVector<f64>,
+    pub(super) cache_pi_b: DVector<f64>,
+    pub(super) d: DVector<f64>,
+    pub(super) mu: DVector<f64>,
+    pub(super) b: DVector<f64>,
+    pub(super) c: DVector<f64>,
+    pub(super) d1: DVector<f64>,
+    pub(super) d1_next: DVector<f64>,
+    pub(super) pi_b: DVector<f64>,
+    pub(super) force: DVector<f64>,
+    pub(super) omega: DVector<f64>,
+    pub(super) domega: DMatrix<f64>,
+    pub(super) forms: Vec<f64>,
+    pub(super) jet: DynLdJet,
+    pub(super) y_q: DVector<f64>,
+}
+
+impl<LS: LinearSolver<Jacobian = DMatrix<f64>>> SolverContext<LS> {
+    fn new(n: usize, m: usize, solver: LS) -> Self {
+        let size = n + m;
+        Self {
+            data: StepData {
+                pi_a: DVector::zeros(n),
+                a_forms: vec![0.0; m * n],
+            },
+            work: Work {
+                ws: Newton::with_solver(solver),
+                scratch: Scratch {
+                    full_r: DVector::zeros(size),
+                    full_jac: DMatrix::zeros(size, size),
+                    next_r: DVector::zeros(size),
+                },
+                x: DVector::zeros(size),
+                x_start: DVector::zeros(size),
+                bufs: Buffers {
+                    cache_d: DVector::from_element(n, f64::NAN),
+                    cache_pi_b: DVector::zeros(n),
+                    d: DVector::zeros(n),
+                    mu: DVector::zeros(m),
+                    b: DVector::zeros(n),
+                    c: DVector::zeros(n),
+                    d1: DVector::zeros(n),
+                    d1_next: DVector::zeros(n),
+                    pi_b: DVector::zeros(n),
+                    force: DVector::zeros(n),
+                    omega: DVector::zeros(m),
+                    domega: DMatrix::zeros(m, n),
+                    forms: vec![0.0; m * n],
+                    jet: DynLdJet::zeros(n),
+                    y_q: DVector::zeros(n),
+                },
+                hidden: None,
+                last_mu: DVector::zeros(m),
+            },
+        }
+    }
+}
+
+/// `A(q)ᵀ μ` from the row-major `m × n` forms into `out`, summed over the
+/// rows in order from the first term, as nalgebra's matrix–vector product
+/// of the compile-time-sized stepper does (zeros when `m = 0`).
+#[inline]
+pub(super) fn forms_transpose_times(forms: &[f64], mu: &DVector<f64>, out: &mut DVector<f64>) {
+    let n = out.len();
+    let m = mu.len();
+    for i in 0..n {
+        out[i] = if m == 0 {
+            0.0
+        } else {
+            (1..m).fold(forms[i] * mu[0], |s, r| s + forms[r * n + i] * mu[r])
+        };
+    }
+}
+
+impl<Sy: DynSystem> DynLagrangeDirac<Sy> {
+    /// The (+) stepper, forward in time (\[DDM\] 5.3b).
+    pub fn plus(system: Sy, map: Discretization, constraint: ConstraintDiscretization) -> Self {
+        Self::new(system, map, constraint, Direction::Forward)
+    }
+
+    /// The (−) stepper, backward in time (\[DDM\] 5.9b).
+    pub fn minus(system: Sy, map: Discretization, constraint: ConstraintDiscretization) -> Self {
+        Self::new(system, map, constraint, Direction::Backward)
+    }
+
+    /// A stepper for the given direction: (+) forward, (−) backward, with
+    /// the dense LU.
+    pub fn new(
+        system: Sy,
+        map: Discretization,
+        constraint: ConstraintDiscretization,
+        direction: Direction,
+    ) -> Self {
+        let size = system.coordinate_count() + system.constraint_count();
+        Self::build(system, map, constraint, direction, DenseLu::new(size))
+    }
+}
+
+impl<Sy, LS> DynLagrangeDirac<Sy, LS>
+where
+    Sy: DynSystem,
+    LS: LinearSolver<Jacobian = DMatrix<f64>>,
+{
+    /// A stepper whose Newton solves go through `solver` (for `n + m`
+    /// unknowns; the trial solves get a clone).
+    ///
+    /// # Errors
+    /// [`StepError::Unsupported`] when the solver's size is not `n + m`.
+    pub fn with_linear_solver(
+        system: Sy,
+        map: Discretization,
+        constraint: ConstraintDiscretization,
+        direction: Direction,
+        solver: LS,
+    ) -> Result<Self, StepError> {
+        let size = system.coordinate_count() + system.constraint_count();
+        if solver.size() != size {
+            return Err(StepError::Unsupported(format!(
+                "the linear solver is for {} unknowns, the step has n + m = {size}",
+                solver.size()
+            )));
+        }
+        Ok(Self::build(system, map, constraint, direction, solver))
+    }
+
+    fn build(
+        system: Sy,
+        map: Discretization,
+        constraint: ConstraintDiscretization,
+        direction: Direction,
+        solver: LS,
+    ) -> Self {
+        let (n, m) = (system.coordinate_count(), system.constraint_count());
+        Self {
+            system,
+            map,
+            constraint,
+            params: NewtonParams::default(),
+            direction,
+            symmetric: false,
+            n,
+            m,
+            main: SolverContext::new(n, m, solver.clone()),
+            trial: SolverContext::new(n, m, solver),
+            last_increment: None,
+            previous_increment: None,
+            carry: DynPositionCarry::new(n),
+            unit: None,
+        }
+    }
+
+    /// Replace the Newton parameters.
+    pub fn with_params(mut self, params: NewtonParams) -> Self {
+        self.params = params;
+        self
+    }
+
+    /// The symmetric (self-adjoint) variant (docs/theory.md §9.1; see
+    /// [`LagrangeDirac::symmetric`](crate::LagrangeDirac::symmetric)): the
+    /// constraint reaction is shared between the two ends of the step,
+    /// ```text
+    /// p_k + D1 L_d(q_k, q_{k+1}, h) = A(q_k)ᵀ μ,
+    /// p_{k+1} = D2 L_d(q_k, q_{k+1}, h) − A(q_{k+1})ᵀ μ,   ω_d(q_k, q_{k+1}) = 0.
+    /// ```
+    /// With the midpoint map and constraint the map is self-adjoint. Without
+    /// constraints it is the plain stepper.
+    pub fn symmetric(mut self) -> Self {
+        self.symmetric = true;
+        self
+    }
+
+    /// Whether the constraint reaction is split symmetrically
+    /// ([`symmetric`](Self::symmetric)).
+    pub fn is_symmetric(&self) -> bool {
+        self.symmetric
+    }
+
+    /// The Newton parameters.
+    pub fn params(&self) -> &NewtonParams {
+        &self.params
+    }
+
+    /// The system.
+    pub fn system(&self) -> &Sy {
+        &self.system
+    }
+
+    /// The discretization map.
+    pub fn map(&self) -> Discretization {
+        self.map
+    }
+
+    /// The discrete constraint in use.
+    pub fn constraint(&self) -> ConstraintDiscretization {
+        self.constraint
+    }
+
+    /// Direction of time: (+) forward, (−) backward.
+    pub fn direction(&self) -> Direction {
+        self.direction
+    }
+
+    /// The orientation of `L_d` this stepper solves with.
+    pub fn orientation(&self) -> Orientation {
+        self.direction.orientation()
+    }
+
+    /// The oriented discrete Lagrangian.
+    pub fn discrete_lagrangian(&self) -> DynDiscreteLagrangian<'_, Sy> {
+        DynDiscreteLagrangian::new(&self.system, self.map).oriented(self.orientation())
+    }
+
+    /// The increment `d = q_{k+1} − q_k` of the last step (exact, as solved
+    /// for), or `None` before the first step or after
+    /// [`reset_warm_start`](Self::reset_warm_start).
+    pub fn last_increment(&self) -> Option<&DVector<f64>> {
+        self.last_increment.as_ref().map(|(d, _)| d)
+    }
+
+    /// The multipliers `μ` of the last step taken.
+    pub fn last_multipliers(&self) -> DVector<f64> {
+        &self.main.work.last_mu / self.unit.unwrap_or(1.0)
+    }
+
+    /// Forget warm-start data (call after a discontinuity such as an impact).
+    pub fn reset_warm_start(&mut self) {
+        self.last_increment = None;
+        self.previous_increment = None;
+    }
+
+    /// One step from `state` with step `h`: (+) gives the state at `t + h`,
+    /// (−) the state at `t − h`. `k` is the step index for error messages.
+    /// Warm-started from the previous step's increment; positions are summed
+    /// with compensation (see [`LagrangeDirac::step`](crate::LagrangeDirac::step)).
+    ///
+    /// # Errors
+    /// [`StepError`] with the step index and time.
+    pub fn step(
+        &mut self,
+        k: usize,
+        state: &DynState,
+        h: f64,
+    ) -> Result<(DynState, StepStats), StepError> {
+        dyn_step_state(self, k, state, h)
+    }
+
+    /// The oriented step from `(a, π_a)` as a step taken: warm-started from
+    /// the last increments, and recording this one.
+    ///
+    /// # Errors
+    /// As [`solve_oriented`](Self::solve_oriented).
+    pub fn step_oriented(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        pi_a: &DVector<f64>,
+        h: f64,
+    ) -> Result<DynOrientedStep, StepError> {
+        // Warm start: the last increment extrapolated linearly, or the last
+        // one alone after a change of step.
+        let same = |h1: f64| h1.to_bits() == h.to_bits();
+        let guess = match (&self.last_increment, &self.previous_increment) {
+            (Some((last, h1)), Some((previous, h0))) if same(*h1) && same(*h0) => {
+                last * 2.0 - previous
+            }
+            (Some((last, h1)), _) => last * (h / h1),
+            (None, _) => DVector::zeros(self.n),
+        };
+        self.step_oriented_from(k, t, a, pi_a, h, &guess)
+    }
+
+    /// [`step_oriented`](Self::step_oriented) from the increment guess
+    /// `guess` (a composed method's stage extrapolation) instead of the
+    /// last increments; records this increment all the same.
+    ///
+    /// # Errors
+    /// As [`solve_oriented`](Self::solve_oriented).
+    pub fn step_oriented_from(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        pi_a: &DVector<f64>,
+        h: f64,
+        guess: &DVector<f64>,
+    ) -> Result<DynOrientedStep, StepError> {
+        let s = self.solve_oriented(k, t, a, pi_a, h, guess)?;
+        self.previous_increment = self.last_increment.take();
+        self.last_increment = Some((s.d.clone(), h));
+        Ok(s)
+    }
+
+    /// `a + d` with the compensated summation of the steps taken (`a`, `d`
+    /// of `n` entries; otherwise the plain sum of the common entries, with
+    /// no carry).
+    pub fn add_with_carry(&mut self, a: &DVector<f64>, d: &DVector<f64>) -> DVector<f64> {
+        if a.len() != self.n || d.len() != self.n {
+            return DVector::from_iterator(
+                a.len().min(d.len()),
+                a.iter().zip(d.iter()).map(|(x, y)| x + y),
+            );
+        }
+        self.carry.add(a, d)
+    }
+
+    /// Solve the oriented step equations for `b = a + d` given `(a, π_a)`,
+    /// step `h` (possibly a fraction of the grid step), from the initial
+    /// guess `guess` of the increment `d`. `k` and `t` only label errors.
+    /// Newton's unknowns are the increment `d` and the multipliers (see
+    /// [`LagrangeDirac::solve_oriented`](crate::LagrangeDirac::solve_oriented)).
+    ///
+    /// # Errors
+    /// [`StepError`] on bad `h`, input of the wrong length, non-convergence,
+    /// inconsistency or a failed geometric evaluation.
+    pub fn solve_oriented(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        pi_a: &DVector<f64>,
+        h: f64,
+        guess: &DVector<f64>,
+    ) -> Result<DynOrientedStep, StepError> {
+        self.solve_in(false, k, t, a, pi_a, h, guess)
+    }
+
+    /// [`solve_oriented`](Self::solve_oriented) in a separate context: the
+    /// warm-start state of the steps (kept factors, hidden-constraint basis,
+    /// multipliers, last increment, position carry) is left untouched, so
+    /// trial solves (locating an impact) do not change later steps.
+    ///
+    /// # Errors
+    /// As [`solve_oriented`](Self::solve_oriented).
+    pub fn solve_trial(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        pi_a: &DVector<f64>,
+        h: f64,
+        guess: &DVector<f64>,
+    ) -> Result<DynOrientedStep, StepError> {
+        self.solve_in(true, k, t, a, pi_a, h, guess)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn solve_in(
+        &mut self,
+        trial: bool,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        pi_a: &DVector<f64>,
+        h: f64,
+        guess: &DVector<f64>,
+    ) -> Result<DynOrientedStep, StepError> {
+        let orientation = self.orientation();
+        let (n, m) = (self.n, self.m);
+        let Self {
+            system,
+            map,
+            constraint,
+            params,
+            main,
+            trial: trial_context,
+            unit,
+            symmetric,
+            ..
+        } = self;
+        let symmetric = *symmetric && m > 0;
+        let (system, map, constraint, params) = (&*system, *map, *constraint, &*params);
+        let w = if trial { trial_context } else { main };
+        validate_step_dyn(k, t, h, a, pi_a)?;
+        let geo = |source| StepError::Geometry { step: k, t, source };
+        for (what, len) in [("a", a.len()), ("π_a", pi_a.len()), ("guess", guess.len())] {
+            if len != n {
+                return Err(geo(GeometryError::DimensionMismatch {
+                    what,
+                    expected: n,
+                    got: len,
+                }));
+            }
+        }
+        if n == 0 {
+            return Err(StepError::Unsupported(
+                "a system without coordinates has no step".to_owned(),
+            ));
+        }
+        let ld = DynDiscreteLagrangian::new(system, map).oriented(orientation);
+        let SolverContext { data, work } = w;
+        // The step equations are solved for `u L_d` (momenta and
+        // multipliers times `u`, a power of two): `u = 1` unless the momenta
+        // at the first solve are tiny (docs/theory.md §3.7).
+        let unit = match *unit {
+            Some(u) => u,
+            None => {
+                let d1 = &mut work.bufs.d1;
+                ld.d1_increment(a, guess, h, d1).map_err(geo)?;
+                *unit.insert(crate::momentum_unit(pi_a.amax().max(d1.amax())))
+            }
+        };
+        work.x.rows_mut(0, n).copy_from(guess);
+        work.x.rows_mut(n, m).copy_from(&work.last_mu);
+        for i in 0..n {
+            data.pi_a[i] = pi_a[i] * unit;
+        }
+        system.constraint_forms(a.as_slice(), &mut data.a_forms);
+        let eq = StepEquations {
+            ld: ld.in_units(unit),
+            cd: constraint,
+            a,
+            pi_a: &data.pi_a,
+            a_forms: &data.a_forms,
+            h,
+            n,
+            m,
+        };
+        // First evaluation decides regular vs degenerate.
+        let scale0 = eq
+            .full(
+                &work.x,
+                &mut work.ws.r,
+                Some(&mut work.ws.jac),
+                &mut work.bufs,
+            )
+            .map_err(geo)?;
+        let hidden_still_valid = degenerate::hidden_still_valid(work);
+        let degenerate = hidden_still_valid || work.ws.factor(params).is_err();
+
+        let result = if !degenerate {
+            work.hidden = None;
+            let bufs = &mut work.bufs;
+            // `factor` left the LU factors of this Jacobian in the solver.
+            work.ws
+                .solve_lazy(&mut work.x, params, Some(scale0), true, |x, r, j| {
+                    eq.full(x, r, j, bufs)
+                })
+        } else {
+            degenerate::solve(work, &eq, params, scale0, hidden_still_valid, k, t)?
+        };
+        let info = result.map_err(|f| StepError::from_newton(f, k, t, params.tolerance))?;
+        let d: DVector<f64> = work.x.rows(0, n).into_owned();
+        let b = a + &d;
+        work.last_mu.copy_from(&work.x.rows(n, m));
+        let mu = &work.last_mu / unit;
+        // `D2 L(a, b, h)` came with the last evaluation, unless polishing
+        // went back to an earlier iterate.
+        let bufs = &mut work.bufs;
+        let cached = d
+            .iter()
+            .zip(bufs.cache_d.iter())
+            .all(|(u, v)| u.to_bits() == v.to_bits());
+        let mut pi_b = if cached {
+            &bufs.cache_pi_b / unit
+        } else {
+            let mut out = DVector::zeros(n);
+            DynDiscreteLagrangian::new(system, map)
+                .oriented(orientation)
+                .d2_increment(a, &d, h, &mut out)
+                .map_err(geo)?;
+            out
+        };
+        if symmetric {
+            // The other half of the reaction impulse, at the end point:
+            // `p_{k+1} − p_k = D1 L_d + D2 L_d − (A(q_k) + A(q_{k+1}))ᵀ μ`.
+            system.constraint_forms(b.as_slice(), &mut bufs.forms);
+            forms_transpose_times(&bufs.forms, &mu, &mut bufs.force);
+            pi_b -= &bufs.force;
+        }
+        if pi_b.iter().any(|v| !v.is_finite()) {
+            return Err(StepError::NonFinite {
+                step: k,
+                t,
+                what: "momentum",
+                iterations: info.iterations,
+            });
+        }
+        let mut reaction = DVector::zeros(n);
+        forms_transpose_times(eq.a_forms, &mu, &mut reaction);
+        Ok(DynOrientedStep {
+            b,
+            d,
+            mu,
+            reaction,
+            pi_b,
+            info,
+            degenerate,
+        })
+    }
+}
+
+/// The oriented step equations at fixed `(a, π_a, h)`, unknowns `x = (d, μ)`
+/// with `b = a + d`.
+pub(super) struct StepEquations<'s, Sy> {
+    pub(super) ld: DynDiscreteLagrangian<'s, Sy>,
+    pub(super) cd: ConstraintDiscretization,
+    pub(super) a: &'s DVector<f64>,
+    /// `u π_a`.
+    pub(super) pi_a: &'s DVector<f64>,
+    /// `A(a)`, row-major `m × n`.
+    pub(super) a_forms: &'s [f64],
+    pub(super) h: f64,
+    pub(super) n: usize,
+    pub(super) m: usize,
+}
+
+impl<Sy: DynSystem> StepEquations<'_, Sy> {
+    /// Residual (and Jacobian) of the full equations at `x`; returns the
+    /// equation scale.
+    #[inline]
+    pub(super) fn full(
+        &self,
+        x: &DVector<f64>,
+        r: &mut DVector<f64>,
+        jac: Option<&mut DMatrix<f64>>,
+        bufs: &mut Buffers,
+    ) -> Result<f64, GeometryError> {
+        let (ld, a, h, n, m) = (&self.ld, self.a, self.h, self.n, self.m);
+        let system = ld.system();
+        bufs.d.copy_from(&x.rows(0, n));
+        bufs.mu.copy_from(&x.rows(n, m));
+        forms_transpose_times(self.a_forms, &bufs.mu, &mut bufs.force);
+        match jac {
+            Some(jac) => {
+                ld.jet_increment(a, &bufs.d, h, &mut bufs.jet)?;
+                bufs.cache_d.copy_from(&bufs.d);
+                bufs.cache_pi_b.copy_from(&bufs.jet.d2);
+                for i in 0..n {
+                    for j in 0..n {
+                        jac[(i, j)] = bufs.jet.d12[(i, j)];
+                    }
+                    for j in 0..m {
+                        jac[(i, n + j)] = -self.a_forms[j * n + i];
+                    }
+                }
+                if m > 0 {
+                    constraint_jacobian_dyn(
+                        self.cd,
+                        system,
+                        ld.orientation(),
+                        a,
+                        &bufs.d,
+                        h,
+                        &mut bufs.omega,
+                        &mut bufs.domega,
+                    )?;
+                    for i in 0..m {
+                        r[n + i] = bufs.omega[i];
+                        for j in 0..n {
+                            jac[(n + i, j)] = bufs.domega[(i, j)];
+                        }
+                        for j in 0..m {
+                            jac[(n + i, n + j)] = 0.0;
+                        }
+                    }
+                }
+                bufs.d1.copy_from(&bufs.jet.d1);
+            }
+            None => {
+                // The same values without second derivatives.
+                if m > 0 {
+                    for i in 0..n {
+                        bufs.b[i] = a[i] + bufs.d[i];
+                    }
+                    evaluate_constraint_dyn(
+                        self.cd,
+                        system,
+                        ld.orientation(),
+                        a.as_slice(),
+                        bufs.b.as_slice(),
+                        bufs.d.as_slice(),
+                        h,
+                        bufs.omega.as_mut_slice(),
+                    )?;
+                    for i in 0..m {
+                        r[n + i] = bufs.omega[i];
+                    }
+                }
+                ld.d1_increment(a, &bufs.d, h, &mut bufs.d1)?;
+            }
+        }
+        for i in 0..n {
+            r[i] = self.pi_a[i] + bufs.d1[i] - bufs.force[i];
+        }
+        // Equation scale: the momenta `|π_a|`, `|D1 L_d|` (and 1); see the
+        // compile-time-sized stepper for why there is no floor for `ulp(b)`.
+        Ok(self.pi_a.amax().max(bufs.d1.amax()).max(1.0))
+    }
+}
+
+/// The discrete energy `E_d(a, b, h) = −D3 L(a, b, h)` and the constraint
+/// residual `max_a |h ω^a(a, b)| / max(1, |b|)` of a step `b = a + d`
+/// (docs/theory.md §6), for the oriented discrete Lagrangian and constraint,
+/// from the exact increment `d` (see [`step_measures`](crate::lagrange_dirac::step_measures)).
+///
+/// # Errors
+/// When `L_d` or the discrete constraint cannot be evaluated (e.g. input of
+/// the wrong length).
+pub fn dyn_step_measures<Sy: DynSystem>(
+    ld: &DynDiscreteLagrangian<'_, Sy>,
+    cd: ConstraintDiscretization,
+    a: &DVector<f64>,
+    d: &DVector<f64>,
+    h: f64,
+) -> Result<(f64, f64), GeometryError> {
+    let energy = ld.energy_increment(a, d, h)?;
+    let residual = constraint_residual_dyn(cd, ld.system(), ld.orientation(), a, d, h)?;
+    Ok((energy, residual))
+}
+
+/// A step taken by `stepper` from `a`: the end point summed with the
+/// stepper's compensation (trial solves, which are not taken, do not sum).
+fn taken<Sy, LS>(
+    stepper: &mut DynLagrangeDirac<Sy, LS>,
+    a: &DVector<f64>,
+    s: DynOrientedStep,
+) -> DynSubStep
+where
+    Sy: DynSystem,
+    LS: LinearSolver<Jacobian = DMatrix<f64>>,
+{
+    DynSubStep {
+        b: stepper.add_with_carry(a, &s.d),
+        stats: StepStats::from_newton(&s.info, s.degenerate),
+        d: s.d,
+        pi_b: s.pi_b,
+        reaction: s.reaction,
+    }
+}
+
+impl<Sy, LS> DynSubStepper for DynLagrangeDirac<Sy, LS>
+where
+    Sy: DynSystem,
+    LS: LinearSolver<Jacobian = DMatrix<f64>>,
+{
+    type System = Sy;
+
+    fn system(&self) -> &Sy {
+        DynLagrangeDirac::system(self)
+    }
+
+    fn direction(&self) -> Direction {
+        DynLagrangeDirac::direction(self)
+    }
+
+    fn sub_step(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        pi_a: &DVector<f64>,
+        h: f64,
+    ) -> Result<DynSubStep, StepError> {
+        let s = self.step_oriented(k, t, a, pi_a, h)?;
+        Ok(taken(self, a, s))
+    }
+
+    fn sub_step_from(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        pi_a: &DVector<f64>,
+        h: f64,
+        guess: &DVector<f64>,
+    ) -> Result<DynSubStep, StepError> {
+        let s = self.step_oriented_from(k, t, a, pi_a, h, guess)?;
+        Ok(taken(self, a, s))
+    }
+
+    fn trial_step(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        pi_a: &DVector<f64>,
+        h: f64,
+        guess: &DVector<f64>,
+    ) -> Result<DynSubStep, StepError> {
+        let s = self.solve_trial(k, t, a, pi_a, h, guess)?;
+        Ok(DynSubStep {
+            stats: StepStats::from_newton(&s.info, s.degenerate),
+            b: s.b,
+            d: s.d,
+            pi_b: s.pi_b,
+            reaction: s.reaction,
+        })
+    }
+
+    fn reset_warm_start(&mut self) {
+        DynLagrangeDirac::reset_warm_start(self);
+    }
+
+    fn measures(
+        &self,
+        a: &DVector<f64>,
+        sub: &DynSubStep,
+        h: f64,
+    ) -> Result<(f64, f64), GeometryError> {
+        dyn_step_measures(&self.discrete_lagrangian(), self.constraint(), a, &sub.d, h)
+    }
+}
+
+impl<Sy, LS> DynOneStep for DynLagrangeDirac<Sy, LS>
+where
+    Sy: DynSystem,
+    LS: LinearSolver<Jacobian = DMatrix<f64>>,
+{
+    type Event = ();
+    type Error = StepError;
+
+    fn advance(
+        &mut self,
+        k: usize,
+        from: &DynState,
+        h: f64,
+        _events: &mut Vec<()>,
+    ) -> Result<DynStepOutput, StepError> {
+        dyn_advance(self, k, from, h)
+    }
+}
