@@ -124,12 +124,12 @@ def chain(k=50):
     xs = [f"x{i + 1}" for i in range(k)]
     kinetic = " + ".join(f"{x}_dot^2" for x in xs)
     potential = " + ".join(f"({xs[i + 1]} - {xs[i]} - l)^2" for i in range(k - 1))
-    q0 = [0.3] + [1.0 + i * 1.0 for i in range(1, k)]
+    q0 = [0.3 + i * 1.0 for i in range(k)]
     v0 = [-1.0 if i == 0 else 0.0 for i in range(k)]
     return HEADER + f"""#
 # A chain of {k} equal masses on a line joined by springs (stiffness c, rest length l),
 # the first bouncing on a wall at x = 0: n = {k}, one boundary piece x1 >= 0. The first
-# mass, pulled 0.7 m towards the wall, is thrown at it; the wave travels down the chain.
+# mass, 0.3 m from the wall, is thrown at it; the wave travels down the chain.
 # Units: SI (kg, m, s).
 
 [model]
