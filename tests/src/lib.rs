@@ -1,11 +1,11 @@
 //! Workspace-level helpers for the diracvi test suites: running a model's
 //! defaults through the impact integrator and fitting convergence orders.
 
-use diracvi_discrete_dirac::{
-    Direction, LagrangeDirac, RunOptions, Trajectory, integrate, state_from_velocity,
-};
 use diracvi_discrete_dirac::dynamic::{
     DynLagrangeDirac, DynTrajectory, dyn_state_from_velocity, integrate_dyn,
+};
+use diracvi_discrete_dirac::{
+    Direction, LagrangeDirac, RunOptions, Trajectory, integrate, state_from_velocity,
 };
 use diracvi_impact::dynamic::{DynImpactEvent, DynImpactIntegrator};
 use diracvi_impact::{ImpactError, ImpactEvent, ImpactIntegrator};

@@ -43,7 +43,12 @@ fn masses_in_a_box(k: usize) -> Scenario {
         .map(|i| format!("{:?}", 0.5 + (length - 1.0) * i as f64 / (k - 1) as f64))
         .collect();
     let v0: Vec<String> = (0..k)
-        .map(|i| format!("{:?}", (1.7 * i as f64 + 0.3).sin() * (1.0 + 0.05 * i as f64)))
+        .map(|i| {
+            format!(
+                "{:?}",
+                (1.7 * i as f64 + 0.3).sin() * (1.0 + 0.05 * i as f64)
+            )
+        })
         .collect();
     let text = format!(
         "[model]\nname = \"masses-{k}\"\ncoordinates = [{}]\nlagrangian = \"0.5*m*({})\"\n\

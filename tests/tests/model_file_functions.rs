@@ -10,9 +10,7 @@
 
 use diracvi_discrete_dirac::Direction;
 use diracvi_expr::{CompiledModel, ModelFile};
-use diracvi_geometry::dynamic::{
-    DynSystem, energy_dyn, energy_scale_dyn, momentum_dyn,
-};
+use diracvi_geometry::dynamic::{DynSystem, energy_dyn, energy_scale_dyn, momentum_dyn};
 use diracvi_models::{
     DynModelVisitor, DynRunSetup, FileModel, ModelVisitor, NamedDynSystem, NamedSystem, RunSetup,
     Scenario, System, catalogue,

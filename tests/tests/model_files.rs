@@ -265,7 +265,10 @@ fn file_scenarios_round_trip_through_toml_with_overrides() {
     }
     let mut unit = Scenario::from_model_file(model_file("sleigh")).unwrap();
     unit.set("v", "0.5, 0, 0.1").unwrap();
-    let (e1, e25) = (unit.visit_dyn(Energy).unwrap(), sc.visit_dyn(Energy).unwrap());
+    let (e1, e25) = (
+        unit.visit_dyn(Energy).unwrap(),
+        sc.visit_dyn(Energy).unwrap(),
+    );
     // E = ½ m |v|² + ½ (I + m a²) ω² + m a ω (…) with (ẏ = 0, θ = 0): m a ω ẏ = 0
     let expect = |m: f64| 0.5 * m * 0.25 + 0.5 * (0.1 + m * 0.09) * 0.01;
     approx::assert_relative_eq!(e1, expect(1.0), max_relative = 1e-14);

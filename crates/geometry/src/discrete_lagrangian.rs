@@ -134,10 +134,7 @@ where
     /// so that the equations are neither resolved below round-off nor
     /// declared solved at the first guess (docs/theory.md §3.7).
     pub fn in_units(self, unit: f64) -> Self {
-        Self {
-            unit,
-            ..self
-        }
+        Self { unit, ..self }
     }
 
     /// The factor set by [`in_units`](Self::in_units) (`1` unless set).

@@ -145,7 +145,11 @@ fn bench(c: &mut Criterion) {
                 t_end,
             })
             .unwrap();
-        assert_eq!((na, nb), (na, nf), "{name}: the three runs find the same impacts");
+        assert_eq!(
+            (na, nb),
+            (na, nf),
+            "{name}: the three runs find the same impacts"
+        );
         let us = |x: f64| x / steps * 1e6;
         eprintln!(
             "{name} {t_end} s ({steps} steps, {na} impacts): compiled {:.3} µs/step, \

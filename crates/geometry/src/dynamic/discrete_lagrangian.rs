@@ -119,10 +119,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
     /// The same multiplied by `unit`, a power of two (see
     /// [`DiscreteLagrangian::in_units`](crate::DiscreteLagrangian::in_units)).
     pub fn in_units(self, unit: f64) -> Self {
-        Self {
-            unit,
-            ..self
-        }
+        Self { unit, ..self }
     }
 
     /// The factor set by [`in_units`](Self::in_units).
