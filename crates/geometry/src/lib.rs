@@ -33,6 +33,8 @@
 //! Conventions: configurations live in a retraction-compatible chart, so `q` is
 //! a vector in `R^n`; angles are plain real coordinates (never wrapped inside
 //! the numerics). Time is in the model's time unit; `h > 0` always.
+//!
+#![doc = include_str!("../../../docs/dependent-profile.md")]
 
 pub mod ad;
 pub mod boundary;

@@ -95,6 +95,8 @@
 //! assert!((s.final_state.q[1] - (v_up * dt - 4.9 * dt * dt)).abs() < 1e-5);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+#![doc = include_str!("../../../docs/dependent-profile.md")]
 
 mod elastic;
 mod hamiltonian_law;

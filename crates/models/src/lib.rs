@@ -84,6 +84,8 @@
 //! systems; **\[INC\]** implicit nonholonomic mechanics with collisions;
 //! **\[NIC\]** nonholonomic systems with inequality constraints; **\[DDM\]**
 //! discrete Dirac mechanics.
+//!
+#![doc = include_str!("../../../docs/dependent-profile.md")]
 
 mod disk_table;
 mod disk_wall;
