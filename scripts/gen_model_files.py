@@ -47,7 +47,7 @@ L = {length!r}                                   # length of the box (m)
 
 [run]
 h = 1e-3
-t_end = 10.0
+t_end = 15.0
 discretization = "midpoint"
 
 [initial]

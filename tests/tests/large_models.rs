@@ -53,7 +53,7 @@ fn masses_in_a_box(k: usize) -> Scenario {
     let text = format!(
         "[model]\nname = \"masses-{k}\"\ncoordinates = [{}]\nlagrangian = \"0.5*m*({})\"\n\
          boundaries = [{}]\n[parameters]\nm = 1.0\nL = {length:?}\n\
-         [run]\nh = 1e-3\nt_end = 10.0\n[initial]\nq = [{}]\nv = [{}]\n",
+         [run]\nh = 1e-3\nt_end = 15.0\n[initial]\nq = [{}]\nv = [{}]\n",
         quote(&xs),
         kinetic.join(" + "),
         quote(&boundaries),

@@ -25,27 +25,27 @@ use thiserror::Error;
 /// piece at `α = 0` is probed (with `2·RESTING_PROBE`): small enough that
 /// the cubic term of `g(α)` is negligible, large enough that round-off in
 /// `g` is (about `1e-16 / 1e-6` of the scale of `g`).
-const RESTING_PROBE: f64 = 1e-6;
+pub(crate) const RESTING_PROBE: f64 = 1e-6;
 
 /// A path entering a piece at `α = 0` is resting contact when its normal
 /// velocity term `c1` (over the sub-step) is below `RESTING_RATIO` times the
 /// force term `c2`: e.g. `|v_n| < 5·10⁻⁶ · g h` for a particle on a floor.
-const RESTING_RATIO: f64 = 1e-5;
+pub(crate) const RESTING_RATIO: f64 = 1e-5;
 
 /// A sub-step whose end points are admissible is still checked along its
 /// discrete path (docs/theory.md §4.2) when `g_j(a) + g_j(b)`, the variation a
 /// dip would need, is below this many step lengths `|dg_j|·|d|`.
-const PATH_REACH: f64 = 2.0;
+pub(crate) const PATH_REACH: f64 = 2.0;
 
 /// Points of the discrete path `q̃(α)`, `α = i / PATH_SAMPLES`, sampled on a
 /// sub-step near a wall.
-const PATH_SAMPLES: usize = 8;
+pub(crate) const PATH_SAMPLES: usize = 8;
 
 /// Bisection depth of the path intervals where a dip cannot be excluded.
-const PATH_DEPTH: u32 = 4;
+pub(crate) const PATH_DEPTH: u32 = 4;
 
 /// Most extra path points sampled by bisection in one sub-step.
-const PATH_EXTRA: usize = 24;
+pub(crate) const PATH_EXTRA: usize = 24;
 
 /// Parameters of impact handling.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

@@ -98,6 +98,7 @@
 //!
 #![doc = include_str!("../../../docs/dependent-profile.md")]
 
+pub mod dynamic;
 mod elastic;
 mod hamiltonian_law;
 mod integrator;

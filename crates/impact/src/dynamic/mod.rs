@@ -1,0 +1,740 @@
+//! The impact layer on the run-time-sized core (docs/theory.md §11): the
+//! same integrator, laws and events as the compile-time-sized ones of this
+//! crate ([`ImpactIntegrator`](crate::ImpactIntegrator), docs/theory.md
+//! §4), over any [`DynSubStepper`] — event detection (end points, the
+//! Hermite estimate, the sampled discrete path near walls), the impact-time
+//! fraction `α` by argmin's `BrentRoot`, several impacts per step, forward
+//! and backward — with vectors sized at run time. On a
+//! [`Fixed`](diracvi_geometry::dynamic::Fixed) system it reproduces the
+//! compile-time-sized integrator bit for bit (`tests/dyn_impacts.rs`).
+
+mod vci;
+
+pub use vci::DynVciLaw;
+
+use crate::integrator::{
+    PATH_DEPTH, PATH_EXTRA, PATH_REACH, PATH_SAMPLES, RESTING_PROBE, RESTING_RATIO,
+};
+use crate::{ImpactError, ImpactParams};
+use argmin::core::{CostFunction, Executor, State as _, TerminationReason};
+use argmin::solver::brent::BrentRoot;
+use diracvi_discrete_dirac::dynamic::{
+    DynLagrangeDirac, DynOneStep, DynStepOutput, DynSubStep, DynSubStepper,
+};
+use diracvi_discrete_dirac::newton::NewtonParams;
+use diracvi_discrete_dirac::{Direction, DynState, StepError, StepStats};
+use diracvi_geometry::dynamic::{
+    DynBoundaryFrame, DynSystem, boundary_gradient_dyn, touch_band_slice, violated_piece_dyn,
+};
+use diracvi_geometry::{ConstraintDiscretization, Discretization, GeometryError};
+use nalgebra::DVector;
+use serde::Serialize;
+use std::cell::RefCell;
+
+/// One impact, as recorded (see [`ImpactEvent`](crate::ImpactEvent)).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DynImpactEvent {
+    /// Index `k` of the grid step containing the impact.
+    pub step: usize,
+    /// Impact time as a fraction of the grid step, from its start.
+    pub alpha: f64,
+    /// Impact time.
+    pub t: f64,
+    /// Impact point `q̃` on the boundary.
+    pub q: DVector<f64>,
+    /// Boundary piece hit.
+    pub piece: usize,
+    /// Momentum at `q̃` before the impact.
+    pub p_before: DVector<f64>,
+    /// Momentum at `q̃` after the impact, less the post-impact sub-step's
+    /// constraint reaction (comparable with `p_before`).
+    pub p_after: DVector<f64>,
+    /// The law's momentum at `q̃` after the impact, from which the rest of
+    /// the step continues (with the impulsive constraint reaction).
+    pub p_after_raw: DVector<f64>,
+    /// Discrete energy before.
+    pub energy_before: f64,
+    /// Discrete energy after.
+    pub energy_after: f64,
+    /// A grazing impact (no reflected root; the energy mismatch was
+    /// minimised instead).
+    pub grazing: bool,
+}
+
+/// Where and how an impact happens (see [`ImpactSite`](crate::ImpactSite);
+/// oriented quantities, `π = sign · p`).
+#[derive(Debug, Clone)]
+pub struct DynImpactSite<'a> {
+    /// Index of the grid step.
+    pub step: usize,
+    /// Impact time.
+    pub t: f64,
+    /// Start of the sub-step that reaches the boundary.
+    pub a: DVector<f64>,
+    /// Oriented momentum at `a`.
+    pub pi_a: DVector<f64>,
+    /// Size of the sub-step to the impact, `α h`.
+    pub h1: f64,
+    /// Size of the rest of the sub-step, `(1 − α) h`.
+    pub h2: f64,
+    /// The sub-step `a → q̃`.
+    pub before: &'a DynSubStep,
+    /// The boundary frame at `q̃`.
+    pub frame: &'a DynBoundaryFrame,
+    /// The increment from `q̃` to the end of the smooth step that crossed.
+    pub pass_through: DVector<f64>,
+    /// Newton parameters for the law's solves.
+    pub newton: NewtonParams,
+}
+
+/// The outcome of an impact (see [`Rebound`](crate::Rebound)).
+#[derive(Debug, Clone)]
+pub struct DynRebound {
+    /// The post-impact sub-step `q̃ → q_{k+1}`.
+    pub after: DynSubStep,
+    /// The oriented momentum at `q̃` after the impact that the post-impact
+    /// sub-step continues from.
+    pub pi_after_raw: DVector<f64>,
+    /// Discrete energy of the sub-step before the impact.
+    pub energy_before: f64,
+    /// Discrete energy of the post-impact sub-step.
+    pub energy_after: f64,
+    /// No reflected root: the energy mismatch was minimised instead.
+    pub grazing: bool,
+    /// Iterations of the law's solves.
+    pub iterations: usize,
+}
+
+/// An impact law for the run-time-sized steppers `St`.
+pub trait DynImpactLaw<St: DynSubStepper> {
+    /// Resolve the impact at `site`.
+    ///
+    /// # Errors
+    /// [`ImpactError`] naming the step, time and piece.
+    fn rebound(
+        &mut self,
+        stepper: &mut St,
+        site: &DynImpactSite<'_>,
+    ) -> Result<DynRebound, ImpactError>;
+}
+
+/// No impacts: any crossing is [`ImpactError::Crossing`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DynRejectCrossing;
+
+impl<St: DynSubStepper> DynImpactLaw<St> for DynRejectCrossing {
+    fn rebound(
+        &mut self,
+        _stepper: &mut St,
+        site: &DynImpactSite<'_>,
+    ) -> Result<DynRebound, ImpactError> {
+        Err(ImpactError::Crossing {
+            step: site.step,
+            t: site.t,
+            piece: site.frame.piece,
+        })
+    }
+}
+
+/// A one-step map of a run-time-sized system with elastic impacts: a
+/// [`DynSubStepper`] and the [`DynImpactLaw`] of its family.
+#[derive(Debug, Clone)]
+pub struct DynImpactIntegrator<St, L> {
+    stepper: St,
+    law: L,
+    params: ImpactParams,
+    /// `(q, g_j(q), dg_j(q))` at the end of the last sub-step, per piece.
+    grad_cache: Vec<Option<GradientAt>>,
+}
+
+type GradientAt = (DVector<f64>, f64, DVector<f64>);
+
+/// A sampled point of a sub-step's discrete path with every `g_j` there.
+#[derive(Clone)]
+struct PathPoint {
+    alpha: f64,
+    q: DVector<f64>,
+    g: Vec<f64>,
+}
+
+/// `g_j(q(α))` along the sub-step, for argmin: trial solves of size `α h`.
+struct Crossing<'a, St> {
+    stepper: &'a RefCell<&'a mut St>,
+    a: DVector<f64>,
+    pi_a: DVector<f64>,
+    h: f64,
+    increment: DVector<f64>,
+    piece: usize,
+    k: usize,
+    t: f64,
+    failure: &'a RefCell<Option<StepError>>,
+    evaluations: &'a RefCell<usize>,
+}
+
+impl<St: DynSubStepper> Crossing<'_, St> {
+    fn g(&self, alpha: f64) -> Result<f64, StepError> {
+        let mut st = self.stepper.borrow_mut();
+        if alpha <= 0.0 {
+            return Ok(st.system().boundary(self.piece, self.a.as_slice()));
+        }
+        *self.evaluations.borrow_mut() += 1;
+        let guess = &self.increment * alpha;
+        let q = st
+            .trial_step(self.k, self.t, &self.a, &self.pi_a, alpha * self.h, &guess)?
+            .b;
+        Ok(st.system().boundary(self.piece, q.as_slice()))
+    }
+}
+
+/// [`Crossing`] as an argmin cost function.
+struct CrossingCost<'a, St>(Crossing<'a, St>);
+
+impl<St: DynSubStepper> CostFunction for CrossingCost<'_, St> {
+    type Param = f64;
+    type Output = f64;
+    fn cost(&self, alpha: &f64) -> Result<f64, argmin::core::Error> {
+        self.0.g(*alpha).map_err(|e| {
+            let msg = e.to_string();
+            *self.0.failure.borrow_mut() = Some(e);
+            argmin::core::Error::msg(msg)
+        })
+    }
+}
+
+/// The Lagrange–Dirac steppers of the run-time core with \[VCI\] Theorem 3.1.
+pub type DynLagrangeDiracImpacts<Sy> = DynImpactIntegrator<DynLagrangeDirac<Sy>, DynVciLaw>;
+
+impl<Sy: DynSystem> DynLagrangeDiracImpacts<Sy> {
+    /// Wrap a Lagrange–Dirac stepper ((+) forward, (−) backward) with the
+    /// law of \[VCI\] Theorem 3.1.
+    pub fn new(stepper: DynLagrangeDirac<Sy>) -> Self {
+        Self::with_law(stepper, DynVciLaw::default())
+    }
+
+    /// Forward (+) integrator for `system`.
+    pub fn forward(system: Sy, map: Discretization, constraint: ConstraintDiscretization) -> Self {
+        Self::new(DynLagrangeDirac::plus(system, map, constraint))
+    }
+
+    /// Backward (−) integrator for `system`.
+    pub fn backward(system: Sy, map: Discretization, constraint: ConstraintDiscretization) -> Self {
+        Self::new(DynLagrangeDirac::minus(system, map, constraint))
+    }
+}
+
+impl<St, L> DynImpactIntegrator<St, L>
+where
+    St: DynSubStepper,
+    L: DynImpactLaw<St>,
+{
+    /// Wrap `stepper` with the impact law `law`.
+    pub fn with_law(stepper: St, law: L) -> Self {
+        Self {
+            stepper,
+            law,
+            params: ImpactParams::default(),
+            grad_cache: Vec::new(),
+        }
+    }
+
+    /// Replace the impact parameters.
+    pub fn with_params(mut self, params: ImpactParams) -> Self {
+        self.params = params;
+        self
+    }
+
+    /// The wrapped stepper.
+    pub fn stepper(&self) -> &St {
+        &self.stepper
+    }
+
+    /// Direction of time.
+    pub fn direction(&self) -> Direction {
+        self.stepper.direction()
+    }
+
+    /// Pieces that may be crossed on the sub-step `a → b`: negative at `b`,
+    /// or dipping below zero inside by the cubic Hermite estimate; and
+    /// whether a wall is within [`PATH_REACH`] step lengths of either end
+    /// (then the discrete path is sampled, [`path_dip`](Self::path_dip)).
+    fn suspects(
+        &mut self,
+        a: &DVector<f64>,
+        b: &DVector<f64>,
+    ) -> Result<(Vec<usize>, bool), GeometryError> {
+        let sys = self.stepper.system();
+        let mut out = Vec::new();
+        let mut near = false;
+        let d = b - a;
+        let count = sys.boundary_count();
+        if self.grad_cache.len() != count {
+            self.grad_cache = vec![None; count];
+        }
+        for j in 0..count {
+            // g and dg at a are usually those computed at the previous step's b.
+            let (g0, dg0) = match self.grad_cache[j] {
+                Some((ref q, g, ref dg)) if q == a => (g, dg.clone()),
+                _ => boundary_gradient_dyn(sys, j, a)?,
+            };
+            let (g1, dg1) = boundary_gradient_dyn(sys, j, b)?;
+            self.grad_cache[j] = Some((b.clone(), g1, dg1.clone()));
+            // Round-off level of g at b: touching to within it is not a crossing.
+            let eps_g = touch_band_slice(g1, dg1.as_slice(), b.as_slice());
+            if g1 < -eps_g {
+                out.push(j);
+                continue;
+            }
+            // A dip below 0 takes g down by g0 and back up by g1: only a
+            // path long enough can (a piece the sub-step starts on is left
+            // to §4.3's test at α → 0).
+            let reach = PATH_REACH * dg0.norm().max(dg1.norm()) * d.norm();
+            near |= g0 > touch_band_slice(g0, dg0.as_slice(), a.as_slice()) && g0 + g1 < reach;
+            let (s0, s1) = (dg0.dot(&d), dg1.dot(&d));
+            // Hermite cubic p(τ) with p(0)=g0, p(1)=g1, p'(0)=s0, p'(1)=s1.
+            if s0 < 0.0 && s1 > 0.0 {
+                let p = |t: f64| {
+                    let (t2, t3) = (t * t, t * t * t);
+                    (2.0 * t3 - 3.0 * t2 + 1.0) * g0
+                        + (t3 - 2.0 * t2 + t) * s0
+                        + (-2.0 * t3 + 3.0 * t2) * g1
+                        + (t3 - t2) * s1
+                };
+                if (1..16).any(|i| p(i as f64 / 16.0) < -eps_g) {
+                    out.push(j);
+                }
+            }
+        }
+        Ok((out, near))
+    }
+
+    /// The first point of the discrete path of the sub-step from `(a, π_a)`
+    /// of size `h` (increment `d`) found inside a piece: `(piece, α)`. Both
+    /// ends of the sub-step are admissible, but a large step can pass a wall
+    /// and come back out (tunnelling). `q̃(α)` is sampled at
+    /// `α = i / PATH_SAMPLES` (trial solves, side-effect free), and
+    /// intervals between samples where a dip cannot be excluded are
+    /// bisected ([`PATH_DEPTH`], [`PATH_EXTRA`]).
+    #[allow(clippy::too_many_arguments)]
+    fn path_dip(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        pi_a: &DVector<f64>,
+        h: f64,
+        d: &DVector<f64>,
+        stats: &mut StepStats,
+    ) -> Result<Option<(usize, f64)>, ImpactError> {
+        let count = self.stepper.system().boundary_count();
+        let geo = |source| ImpactError::Geometry { step: k, t, source };
+        // |dg_j| at the sub-step's end, to bound g_j's change along the path.
+        // and the round-off band of g_j at the start.
+        let (mut dgs, mut bands) = (Vec::with_capacity(count), Vec::with_capacity(count));
+        {
+            let sys = self.stepper.system();
+            for j in 0..count {
+                dgs.push(
+                    boundary_gradient_dyn(sys, j, &(a + d))
+                        .map_err(geo)?
+                        .1
+                        .norm(),
+                );
+                let (g, dg) = boundary_gradient_dyn(sys, j, a).map_err(geo)?;
+                bands.push(touch_band_slice(g, dg.as_slice(), a.as_slice()));
+            }
+        }
+        // `gs[i * count + j] = g_j(q̃(i / PATH_SAMPLES))`.
+        let mut gs = Vec::with_capacity((PATH_SAMPLES + 1) * count);
+        let sys = self.stepper.system();
+        for j in 0..count {
+            gs.push(boundary_gradient_dyn(sys, j, a).map_err(geo)?.0);
+        }
+        // q̃(α) and whether it is inside a piece; the values of the g_j
+        // are appended to `gs`.
+        let mut point =
+            |alpha: f64, gs: &mut Vec<f64>| -> Result<(DVector<f64>, Option<usize>), ImpactError> {
+                let b = if alpha >= 1.0 {
+                    a + d
+                } else {
+                    self.stepper
+                        .trial_step(k, t, a, pi_a, alpha * h, &(d * alpha))?
+                        .b
+                };
+                stats.root_iterations += 1;
+                let sys = self.stepper.system();
+                for j in 0..count {
+                    let (g, dg) = boundary_gradient_dyn(sys, j, &b).map_err(geo)?;
+                    if g < -touch_band_slice(g, dg.as_slice(), b.as_slice()) {
+                        return Ok((b, Some(j)));
+                    }
+                    gs.push(g);
+                }
+                Ok((b, None))
+            };
+        let mut path = vec![a.clone(); PATH_SAMPLES + 1];
+        for (i, q) in path.iter_mut().enumerate().skip(1) {
+            let alpha = i as f64 / PATH_SAMPLES as f64;
+            let (b, inside) = point(alpha, &mut gs)?;
+            if let Some(j) = inside {
+                return Ok(Some((j, alpha)));
+            }
+            *q = b;
+        }
+        // Between samples: an interval where a dip cannot be excluded is
+        // bisected, down to 1 / (PATH_SAMPLES · 2^PATH_DEPTH), at most
+        // PATH_EXTRA times.
+        // A dip below 0 between two samples takes g_j down by g_l and back
+        // up by g_r: a variation the path can only make if it is long
+        // enough, `g_l + g_r < |dg_j| · 1.5 |Δq̃|` (slack for its curvature).
+        // A piece the path starts on (an impact just reflected from it) is
+        // left to §4.3's own test at α → 0.
+        let unsafe_between = |gl: &[f64], gr: &[f64], dq: f64| {
+            (0..count).any(|j| gl[j] > bands[j] && gl[j] + gr[j] < 1.5 * dgs[j] * dq)
+        };
+        let at = |i: usize| PathPoint {
+            alpha: i as f64 / PATH_SAMPLES as f64,
+            q: path[i].clone(),
+            g: gs[i * count..(i + 1) * count].to_vec(),
+        };
+        let mut stack: Vec<(PathPoint, PathPoint, u32)> = (0..PATH_SAMPLES)
+            .rev()
+            .map(|i| (at(i), at(i + 1), 0))
+            .collect();
+        let mut extra = 0;
+        while let Some((l, r, depth)) = stack.pop() {
+            if depth >= PATH_DEPTH
+                || extra >= PATH_EXTRA
+                || !unsafe_between(&l.g, &r.g, (&r.q - &l.q).norm())
+            {
+                continue;
+            }
+            let alpha = 0.5 * (l.alpha + r.alpha);
+            let mut g = Vec::with_capacity(count);
+            extra += 1;
+            let (q, inside) = point(alpha, &mut g)?;
+            if let Some(j) = inside {
+                return Ok(Some((j, alpha)));
+            }
+            let m = PathPoint { alpha, q, g };
+            // Left half first: the first dip is the one that counts.
+            stack.push((m.clone(), r, depth + 1));
+            stack.push((l, m, depth + 1));
+        }
+        Ok(None)
+    }
+
+    /// The first crossing on the sub-step from `(a, π_a)` of size `h`:
+    /// `(α, piece)`, or `None` when no suspect piece really crosses.
+    #[allow(clippy::too_many_arguments)]
+    fn first_crossing(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        pi_a: &DVector<f64>,
+        h: f64,
+        d: &DVector<f64>,
+        suspects: &[usize],
+        just_hit: Option<usize>,
+        inside_at: Option<f64>,
+        stats: &mut StepStats,
+    ) -> Result<Option<(f64, usize)>, ImpactError> {
+        let samples = self.params.bracket_samples.max(1);
+        let failure = RefCell::new(None);
+        let evaluations = RefCell::new(0);
+        let cell = RefCell::new(&mut self.stepper);
+        let mut best: Option<(f64, usize)> = None;
+        for &piece in suspects {
+            let cr = Crossing {
+                stepper: &cell,
+                a: a.clone(),
+                pi_a: pi_a.clone(),
+                h,
+                increment: d.clone(),
+                piece,
+                k,
+                t,
+                failure: &failure,
+                evaluations: &evaluations,
+            };
+            // Search up to the first crossing found so far, or to a path
+            // point known to be inside.
+            let upper = best.map_or(inside_at.unwrap_or(1.0), |(al, _)| al);
+            // Bracket the first entry into g < 0 by sampling (0, upper]. A
+            // piece the sub-step starts on (just hit, or touching to
+            // round-off) only counts once the path has left it (g > 0).
+            let (g_a, dg_a) = boundary_gradient_dyn(cell.borrow().system(), piece, a)
+                .map_err(|source| ImpactError::Geometry { step: k, t, source })?;
+            // Round-off level of g: values within it are "on the surface".
+            let eps_g = touch_band_slice(g_a, dg_a.as_slice(), a.as_slice());
+            let starts_on = just_hit == Some(piece) || g_a <= eps_g;
+            let mut lo = if starts_on { None } else { Some(0.0) };
+            let mut bracket = None;
+            // A sub-step starting on the piece whose path is inside at the
+            // first sample with a clear sign: it enters at (or near) α = 0.
+            let mut enters_early = None;
+            for i in 1..=samples {
+                let hi = upper * i as f64 / samples as f64;
+                let g_hi = cr.g(hi)?;
+                if g_hi < -eps_g {
+                    match lo {
+                        Some(l) => bracket = Some((l, hi)),
+                        None => enters_early = Some(hi),
+                    }
+                    break;
+                } else if g_hi > eps_g {
+                    lo = Some(hi);
+                }
+            }
+            if let Some(first_inside) = enters_early {
+                // Halve towards α = 0 until the path is outside: a crossing
+                // after a short excursion; otherwise it enters at α = 0.
+                let floor = self.params.min_fraction.min(0.25);
+                let mut inside = first_inside;
+                let mut alpha = first_inside / 2.0;
+                while alpha >= floor {
+                    if cr.g(alpha)? > eps_g {
+                        bracket = Some((alpha, inside));
+                        break;
+                    }
+                    inside = alpha;
+                    alpha /= 2.0;
+                }
+                if bracket.is_none() {
+                    let resting = |normal_speed: f64| ImpactError::RestingContact {
+                        step: k,
+                        t,
+                        piece,
+                        normal_speed,
+                    };
+                    if just_hit == Some(piece) {
+                        // Reflected here, and the path goes straight back in.
+                        return Err(resting(0.0));
+                    }
+                    // g(α) ≈ c1 α + c2 α² near α = 0: c1 is the normal
+                    // velocity times the sub-step, c2 the push of the forces.
+                    // An entry carried by the forces alone is resting contact.
+                    let a1 = RESTING_PROBE.min(first_inside / 4.0);
+                    let (g1, g2) = (cr.g(a1)?, cr.g(2.0 * a1)?);
+                    let c1 = (4.0 * g1 - g2) / (2.0 * a1);
+                    let c2 = (g2 - 2.0 * g1) / (2.0 * a1 * a1);
+                    if c1 >= -RESTING_RATIO * c2.abs() {
+                        return Err(resting(c1.abs() / h.abs()));
+                    }
+                    if best.is_none_or(|(al, _)| al > 0.0) {
+                        best = Some((0.0, piece));
+                    }
+                    continue;
+                }
+            }
+            let Some((lo, hi)) = bracket else {
+                continue;
+            };
+            let solver = BrentRoot::new(lo, hi, self.params.alpha_tolerance);
+            let res = Executor::new(CrossingCost::<St>(cr), solver)
+                .configure(|s| s.max_iters(self.params.max_root_iterations))
+                .run();
+            let reason = |r: String| ImpactError::ImpactTime {
+                step: k,
+                t,
+                piece,
+                reason: r,
+            };
+            let res = match res {
+                Ok(r) => r,
+                Err(e) => {
+                    if let Some(se) = failure.borrow_mut().take() {
+                        return Err(se.into());
+                    }
+                    return Err(reason(e.to_string()));
+                }
+            };
+            let state = res.state();
+            stats.root_iterations += state.get_iter() as usize;
+            if state.get_termination_reason() != Some(&TerminationReason::SolverConverged) {
+                return Err(reason(format!(
+                    "BrentRoot stopped without converging ({:?})",
+                    state.get_termination_reason()
+                )));
+            }
+            let alpha = *state
+                .get_best_param()
+                .or(state.get_param())
+                .ok_or_else(|| reason("no root".into()))?;
+            if best.is_none_or(|(al, _)| alpha < al) {
+                best = Some((alpha, piece));
+            }
+        }
+        stats.root_iterations += *evaluations.borrow();
+        Ok(best)
+    }
+}
+
+impl<St, L> DynOneStep for DynImpactIntegrator<St, L>
+where
+    St: DynSubStepper,
+    L: DynImpactLaw<St>,
+{
+    type Event = DynImpactEvent;
+    type Error = ImpactError;
+
+    fn advance(
+        &mut self,
+        k: usize,
+        from: &DynState,
+        h: f64,
+        events: &mut Vec<DynImpactEvent>,
+    ) -> Result<DynStepOutput, ImpactError> {
+        let sign = self.stepper.direction().sign();
+        let t0 = from.t;
+        if k == 0
+            && let Some((piece, g)) =
+                violated_piece_dyn(self.stepper.system(), &from.q).map_err(|source| {
+                    ImpactError::Geometry {
+                        step: k,
+                        t: t0,
+                        source,
+                    }
+                })?
+        {
+            return Err(ImpactError::Inadmissible {
+                step: k,
+                t: t0,
+                piece,
+                g,
+            });
+        }
+        let mut a = from.q.clone();
+        let mut pi_a = &from.p * sign;
+        let mut hr = h;
+        let mut elapsed = 0.0;
+        let mut stats = StepStats::default();
+        let mut residual_max: f64 = 0.0;
+        let mut just_hit = None;
+        for impacts in 0..=self.params.max_impacts_per_step {
+            let t_sub = t0 + sign * elapsed;
+            let sub = self.stepper.sub_step(k, t_sub, &a, &pi_a, hr)?;
+            stats.absorb(&sub.stats);
+            let b = sub.b.clone();
+            let geo = |source| ImpactError::Geometry {
+                step: k,
+                t: t_sub,
+                source,
+            };
+            let (suspects, near) = self.suspects(&a, &b).map_err(geo)?;
+            let mut crossing = if suspects.is_empty() {
+                None
+            } else {
+                self.first_crossing(
+                    k, t_sub, &a, &pi_a, hr, &sub.d, &suspects, just_hit, None, &mut stats,
+                )?
+            };
+            // No crossing found, but a wall is near or the end-point estimates
+            // suspected one: sample the discrete path; a dip into a piece
+            // between admissible ends is searched before the first point
+            // found inside (docs/theory.md §4.2).
+            if crossing.is_none()
+                && (near || !suspects.is_empty())
+                && let Some((piece, alpha)) =
+                    self.path_dip(k, t_sub, &a, &pi_a, hr, &sub.d, &mut stats)?
+            {
+                crossing = self.first_crossing(
+                    k,
+                    t_sub,
+                    &a,
+                    &pi_a,
+                    hr,
+                    &sub.d,
+                    &[piece],
+                    just_hit,
+                    Some(alpha),
+                    &mut stats,
+                )?;
+                if crossing.is_none() {
+                    return Err(ImpactError::Tunnelling {
+                        step: k,
+                        t: t_sub,
+                        piece,
+                        alpha,
+                    });
+                }
+            }
+            let Some((alpha, piece)) = crossing else {
+                let (energy, res) = self.stepper.measures(&a, &sub, hr).map_err(geo)?;
+                residual_max = residual_max.max(res);
+                return Ok(DynStepOutput {
+                    to: DynState {
+                        t: t0 + sign * h,
+                        q: b,
+                        p: &sub.pi_b * sign,
+                    },
+                    energy,
+                    constraint_residual: residual_max,
+                    stats,
+                });
+            };
+            if impacts == self.params.max_impacts_per_step {
+                break;
+            }
+            // The impact point and the momentum that reaches it. An impact
+            // closer than `min_fraction` to either end of the sub-step is
+            // moved there, so that neither sub-step has an empty increment.
+            let delta = self.params.min_fraction.min(0.25);
+            let alpha = alpha.clamp(delta, 1.0 - delta);
+            let h1 = alpha * hr;
+            let h2 = (1.0 - alpha) * hr;
+            let before = self
+                .stepper
+                .trial_step(k, t_sub, &a, &pi_a, h1, &(&sub.d * alpha))?;
+            stats.absorb(&before.stats);
+            let q_imp = before.b.clone();
+            let t_imp = t_sub + sign * h1;
+            let geo = |source| ImpactError::Geometry {
+                step: k,
+                t: t_imp,
+                source,
+            };
+            let frame = DynBoundaryFrame::new(self.stepper.system(), piece, &q_imp).map_err(geo)?;
+            let (_, res1) = self.stepper.measures(&a, &before, h1).map_err(geo)?;
+            residual_max = residual_max.max(res1);
+            let site = DynImpactSite {
+                step: k,
+                t: t_imp,
+                a: a.clone(),
+                pi_a: pi_a.clone(),
+                h1,
+                h2,
+                before: &before,
+                frame: &frame,
+                pass_through: &b - &q_imp,
+                newton: self.params.newton,
+            };
+            let rebound = self.law.rebound(&mut self.stepper, &site)?;
+            stats.post_impact_iterations += rebound.iterations;
+            events.push(DynImpactEvent {
+                step: k,
+                alpha: (elapsed + h1) / h,
+                t: t_imp,
+                q: q_imp.clone(),
+                piece,
+                p_before: &before.pi_b * sign,
+                p_after: (&rebound.pi_after_raw - &rebound.after.reaction) * sign,
+                p_after_raw: &rebound.pi_after_raw * sign,
+                energy_before: rebound.energy_before,
+                energy_after: rebound.energy_after,
+                grazing: rebound.grazing,
+            });
+            self.stepper.reset_warm_start();
+            a = q_imp;
+            pi_a = rebound.pi_after_raw.clone();
+            elapsed += h1;
+            hr = h2;
+            just_hit = Some(piece);
+        }
+        Err(ImpactError::TooManyImpacts {
+            step: k,
+            t: t0,
+            max: self.params.max_impacts_per_step,
+        })
+    }
+}
