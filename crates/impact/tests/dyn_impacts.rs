@@ -5,15 +5,16 @@
 //! the collisions.
 
 use diracvi_discrete_dirac::dynamic::{
-    DynLagrangeDirac, DynTrajectory, dyn_state_from_velocity, integrate_dyn,
+    DynLagrangeDirac, DynNonholonomicHamiltonian, DynTrajectory, dyn_state_from_velocity,
+    integrate_dyn,
 };
 use diracvi_discrete_dirac::{
     Direction, LagrangeDirac, RunOptions, Trajectory, integrate, state_from_velocity,
 };
 use diracvi_geometry::AdScalar;
 use diracvi_geometry::dynamic::DynSystem;
-use diracvi_impact::dynamic::{DynImpactEvent, DynImpactIntegrator};
-use diracvi_impact::{ImpactEvent, ImpactIntegrator};
+use diracvi_impact::dynamic::{DynHamiltonianLaw, DynImpactEvent, DynImpactIntegrator};
+use diracvi_impact::{HamiltonianImpacts, ImpactEvent, ImpactIntegrator};
 use diracvi_models::{
     DynModelVisitor, DynRunSetup, ModelVisitor, NamedDynSystem, NamedSystem, RunSetup, Scenario,
     catalogue,
@@ -97,6 +98,7 @@ fn from_dyn(t: &DynTrajectory<DynImpactEvent>) -> Run {
 struct Static {
     t_end: f64,
     direction: Direction,
+    hamiltonian: bool,
 }
 
 impl ModelVisitor for Static {
@@ -106,22 +108,26 @@ impl ModelVisitor for Static {
         model: &Mo,
         setup: &RunSetup<N>,
     ) -> Run {
-        let mut integ = ImpactIntegrator::new(LagrangeDirac::new(
-            model.clone(),
-            setup.discretization,
-            setup.constraint,
-            self.direction,
-        ));
         let s0 = state_from_velocity(model, 0.0, &setup.q0, &setup.v0).unwrap();
         let steps = (self.t_end / setup.h).round() as usize;
-        let t = integrate(
-            &mut integ,
-            s0,
-            setup.h,
-            RunOptions::new(steps).every(0),
-            |_| {},
-            |_| {},
-        )
+        let options = RunOptions::new(steps).every(0);
+        let t = if self.hamiltonian {
+            let mut integ = HamiltonianImpacts::symplectic_euler(
+                model.clone(),
+                setup.discretization,
+                setup.constraint,
+                self.direction,
+            );
+            integrate(&mut integ, s0, setup.h, options, |_| {}, |_| {})
+        } else {
+            let mut integ = ImpactIntegrator::new(LagrangeDirac::new(
+                model.clone(),
+                setup.discretization,
+                setup.constraint,
+                self.direction,
+            ));
+            integrate(&mut integ, s0, setup.h, options, |_| {}, |_| {})
+        }
         .unwrap_or_else(|e| panic!("{}: {e}", model.name()));
         from_static(&t)
     }
@@ -130,27 +136,35 @@ impl ModelVisitor for Static {
 struct Dynamic {
     t_end: f64,
     direction: Direction,
+    hamiltonian: bool,
 }
 
 impl DynModelVisitor for Dynamic {
     type Output = Run;
     fn visit<Mo: NamedDynSystem>(self, model: &Mo, setup: &DynRunSetup) -> Run {
-        let mut integ = DynImpactIntegrator::new(DynLagrangeDirac::new(
-            model.clone(),
-            setup.discretization,
-            setup.constraint,
-            self.direction,
-        ));
         let s0 = dyn_state_from_velocity(model, 0.0, &setup.q0, &setup.v0).unwrap();
         let steps = (self.t_end / setup.h).round() as usize;
-        let t = integrate_dyn(
-            &mut integ,
-            s0,
-            setup.h,
-            RunOptions::new(steps).every(0),
-            |_| {},
-            |_| {},
-        )
+        let options = RunOptions::new(steps).every(0);
+        let t = if self.hamiltonian {
+            let mut integ = DynImpactIntegrator::with_law(
+                DynNonholonomicHamiltonian::new(
+                    model.clone(),
+                    setup.discretization,
+                    setup.constraint,
+                    self.direction,
+                ),
+                DynHamiltonianLaw,
+            );
+            integrate_dyn(&mut integ, s0, setup.h, options, |_| {}, |_| {})
+        } else {
+            let mut integ = DynImpactIntegrator::new(DynLagrangeDirac::new(
+                model.clone(),
+                setup.discretization,
+                setup.constraint,
+                self.direction,
+            ));
+            integrate_dyn(&mut integ, s0, setup.h, options, |_| {}, |_| {})
+        }
         .unwrap_or_else(|e| panic!("{}: {e}", model.name()));
         from_dyn(&t)
     }
@@ -189,7 +203,9 @@ fn compare(a: &Run, b: &Run) -> (bool, f64) {
 }
 
 /// Every catalogued model: the run-time core through `Fixed` against the
-/// compile-time core, forward over 5 s (or the default run) and backward.
+/// compile-time core, forward over 5 s (or the default run) and backward,
+/// with the Lagrange–Dirac stepper and (models with a Hamiltonian) the
+/// Hamiltonian one.
 #[test]
 fn catalogue_runs_equal_the_static_core() {
     let mut bit_equal = 0;
@@ -197,13 +213,35 @@ fn catalogue_runs_equal_the_static_core() {
     for info in catalogue() {
         let sc = Scenario::defaults(info.name).unwrap();
         let t_end = sc.t_end.min(5.0);
-        for direction in [Direction::Forward, Direction::Backward] {
-            let a = sc.visit_catalogue(Static { t_end, direction }).unwrap();
-            let b = sc.visit_dyn(Dynamic { t_end, direction }).unwrap();
+        let with_h = diracvi_run_has_hamiltonian(&sc);
+        for (direction, hamiltonian) in [
+            (Direction::Forward, false),
+            (Direction::Backward, false),
+            (Direction::Forward, true),
+            (Direction::Backward, true),
+        ] {
+            if hamiltonian && !with_h {
+                continue;
+            }
+            let a = sc
+                .visit_catalogue(Static {
+                    t_end,
+                    direction,
+                    hamiltonian,
+                })
+                .unwrap();
+            let b = sc
+                .visit_dyn(Dynamic {
+                    t_end,
+                    direction,
+                    hamiltonian,
+                })
+                .unwrap();
             let (same, worst) = compare(&a, &b);
             eprintln!(
-                "{} {direction:?}: {} impacts, largest relative difference {worst:e}",
+                "{} {direction:?}{}: {} impacts, largest relative difference {worst:e}",
                 info.name,
+                if hamiltonian { " (Hamiltonian)" } else { "" },
                 a.events.len()
             );
             assert!(same, "{}: impact sequences differ", info.name);
@@ -213,6 +251,21 @@ fn catalogue_runs_equal_the_static_core() {
         }
     }
     eprintln!("{bit_equal} of {runs} runs bit-equal");
+}
+
+/// Whether the scenario's model has a Hamiltonian at its initial data.
+fn diracvi_run_has_hamiltonian(sc: &Scenario) -> bool {
+    struct HasH;
+    impl DynModelVisitor for HasH {
+        type Output = bool;
+        fn visit<Mo: NamedDynSystem>(self, model: &Mo, setup: &DynRunSetup) -> bool {
+            let p = diracvi_geometry::dynamic::momentum_dyn(model, &setup.q0, &setup.v0);
+            model
+                .hamiltonian(setup.q0.as_slice(), p.as_slice())
+                .is_some()
+        }
+    }
+    sc.visit_dyn(HasH).unwrap()
 }
 
 /// `k` equal unit masses in the box `[0, k]`, no forces (n = k, k + 1

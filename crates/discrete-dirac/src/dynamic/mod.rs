@@ -15,8 +15,10 @@
 //!   (the counterpart of [`integrate`](crate::integrate)).
 
 mod degenerate;
+mod hamiltonian;
 mod lagrange_dirac;
 
+pub use hamiltonian::DynNonholonomicHamiltonian;
 pub use lagrange_dirac::{DynLagrangeDirac, DynOrientedStep, dyn_step_measures};
 
 use crate::{Direction, DynState, StepError, StepStats};

@@ -28,6 +28,7 @@ mod boundary;
 mod chunk;
 mod constraint;
 pub mod discrete_lagrangian;
+mod hamiltonian;
 mod legendre;
 
 pub use boundary::{
@@ -35,6 +36,10 @@ pub use boundary::{
 };
 pub use constraint::{constraint_jacobian_dyn, constraint_residual_dyn, evaluate_constraint_dyn};
 pub use discrete_lagrangian::{DynDiscreteLagrangian, DynLdJet, DynLdTimeJet};
+pub use hamiltonian::{
+    DynHamiltonianJet, hamiltonian_jet_dyn, hamiltonian_momentum_gradient_dyn,
+    hamiltonian_position_gradient_dyn,
+};
 pub use legendre::{
     check_initial_dyn, energy_dyn, energy_scale_dyn, legendre_jet_dyn, momentum_dyn,
     velocity_from_momentum_dyn,

@@ -8,8 +8,10 @@
 //! [`Fixed`](diracvi_geometry::dynamic::Fixed) system it reproduces the
 //! compile-time-sized integrator bit for bit (`tests/dyn_impacts.rs`).
 
+mod hamiltonian_law;
 mod vci;
 
+pub use hamiltonian_law::DynHamiltonianLaw;
 pub use vci::DynVciLaw;
 
 use crate::integrator::{
