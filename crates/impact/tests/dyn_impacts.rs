@@ -350,3 +350,70 @@ fn twelve_masses_in_a_box_keep_their_speeds() {
     assert!(impacts >= 20, "{impacts} impacts");
     assert!(speeds <= 1e-9 && energy <= 1e-12);
 }
+
+/// The composed methods (orders 4 and 6) with the continuous elastic law:
+/// the run-time core through `Fixed` against the compile-time one.
+#[test]
+fn composed_runs_equal_the_static_core() {
+    use diracvi_discrete_dirac::Composition;
+    use diracvi_discrete_dirac::dynamic::DynComposed;
+    use diracvi_geometry::{ConstraintDiscretization, Discretization};
+    use diracvi_impact::ComposedImpacts;
+    use diracvi_impact::dynamic::DynContinuousElasticLaw;
+
+    struct S(Composition, Direction);
+    impl ModelVisitor for S {
+        type Output = Run;
+        fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
+            self,
+            model: &Mo,
+            setup: &RunSetup<N>,
+        ) -> Run {
+            let mut integ = ComposedImpacts::composed(
+                model.clone(),
+                Discretization::Midpoint,
+                ConstraintDiscretization::Midpoint,
+                self.1,
+                self.0,
+            );
+            let s0 = state_from_velocity(model, 0.0, &setup.q0, &setup.v0).unwrap();
+            let options = RunOptions::new((2.0 / setup.h).round() as usize).every(0);
+            from_static(&integrate(&mut integ, s0, setup.h, options, |_| {}, |_| {}).unwrap())
+        }
+    }
+    struct D(Composition, Direction);
+    impl DynModelVisitor for D {
+        type Output = Run;
+        fn visit<Mo: NamedDynSystem>(self, model: &Mo, setup: &DynRunSetup) -> Run {
+            let mut integ = DynImpactIntegrator::with_law(
+                DynComposed::lagrange_dirac(
+                    model.clone(),
+                    Discretization::Midpoint,
+                    ConstraintDiscretization::Midpoint,
+                    self.1,
+                    self.0,
+                ),
+                DynContinuousElasticLaw,
+            );
+            let s0 = dyn_state_from_velocity(model, 0.0, &setup.q0, &setup.v0).unwrap();
+            let options = RunOptions::new((2.0 / setup.h).round() as usize).every(0);
+            from_dyn(&integrate_dyn(&mut integ, s0, setup.h, options, |_| {}, |_| {}).unwrap())
+        }
+    }
+    for name in ["particle", "ellipse", "pendulum", "disk-table"] {
+        let sc = Scenario::defaults(name).unwrap();
+        for scheme in [Composition::TripleJump, Composition::KahanLi6] {
+            for direction in [Direction::Forward, Direction::Backward] {
+                let a = sc.visit_catalogue(S(scheme, direction)).unwrap();
+                let b = sc.visit_dyn(D(scheme, direction)).unwrap();
+                let (same, worst) = compare(&a, &b);
+                eprintln!(
+                    "{name} {scheme} {direction:?}: {} impacts, largest relative difference {worst:e}",
+                    a.events.len()
+                );
+                assert!(same, "{name} {scheme}: impact sequences differ");
+                assert!(worst <= 1e-12, "{name} {scheme}: {worst:e}");
+            }
+        }
+    }
+}

@@ -14,10 +14,12 @@
 //! * [`DynOneStep`] and [`integrate_dyn`] — the trajectory driver
 //!   (the counterpart of [`integrate`](crate::integrate)).
 
+mod composition;
 mod degenerate;
 mod hamiltonian;
 mod lagrange_dirac;
 
+pub use composition::{DynComposed, dyn_constrained_velocity, dyn_continuous_measures};
 pub use hamiltonian::DynNonholonomicHamiltonian;
 pub use lagrange_dirac::{DynLagrangeDirac, DynOrientedStep, dyn_step_measures};
 

@@ -8,9 +8,11 @@
 //! [`Fixed`](diracvi_geometry::dynamic::Fixed) system it reproduces the
 //! compile-time-sized integrator bit for bit (`tests/dyn_impacts.rs`).
 
+mod elastic;
 mod hamiltonian_law;
 mod vci;
 
+pub use elastic::DynContinuousElasticLaw;
 pub use hamiltonian_law::DynHamiltonianLaw;
 pub use vci::DynVciLaw;
 

@@ -1,0 +1,367 @@
+//! Symmetric composition of the symmetric Lagrange–Dirac step on the
+//! run-time-sized core (docs/theory.md §9; the counterpart of
+//! [`Composed`](crate::Composed)): orders 4 and 6 through the same
+//! [`Composition`] coefficients, stage warm starts extrapolated from the
+//! earlier stages' mean velocities.
+
+use super::{
+    DynLagrangeDirac, DynOneStep, DynPositionCarry, DynStepOutput, DynSubStep, DynSubStepper,
+};
+use crate::{Composition, Direction, DynState, StepError, StepStats};
+use diracvi_geometry::dynamic::{
+    DynSystem, energy_dyn, legendre_jet_dyn, velocity_from_momentum_dyn,
+};
+use diracvi_geometry::{ConstraintDiscretization, Discretization, GeometryError};
+use nalgebra::{DMatrix, DVector};
+
+/// A symmetric composition of a self-adjoint stepper: `forward` takes the
+/// stages with `γ_i > 0`, `adjoint` (the same map in the other direction of
+/// time, i.e. its inverse) those with `γ_i < 0`.
+#[derive(Debug, Clone)]
+pub struct DynComposed<St> {
+    forward: St,
+    adjoint: St,
+    scheme: Composition,
+    carry: DynPositionCarry,
+    history: StageHistory,
+}
+
+/// The mean velocities `d/τ` of the last two stages taken, with the times
+/// of their midpoints (`τ` the stage's signed duration in time): the warm
+/// start of the next stage (docs/theory.md §9.4).
+#[derive(Debug, Clone, Default)]
+struct StageHistory {
+    last: Option<(DVector<f64>, f64)>,
+    before: Option<(DVector<f64>, f64)>,
+}
+
+/// Largest ratio of the extrapolation distance to the distance between the
+/// two stages it extrapolates from; beyond it the last velocity alone.
+const MAX_EXTRAPOLATION: f64 = 4.0;
+
+impl StageHistory {
+    /// The increment guess of a stage of signed duration `tau` whose
+    /// midpoint is at time `mid`: the last two mean velocities extrapolated
+    /// linearly to `mid` (error `O(h²)` in the velocity, `O(h³)` in the
+    /// increment on a smooth trajectory), times `tau`.
+    fn guess(&self, mid: f64, tau: f64) -> Option<DVector<f64>> {
+        let (u1, m1) = self.last.as_ref()?;
+        let m1 = *m1;
+        let u = match &self.before {
+            Some((u0, m0)) if (m1 - *m0).abs() > 0.0 => {
+                let r = (mid - m1) / (m1 - *m0);
+                if r.abs() <= MAX_EXTRAPOLATION {
+                    u1 + (u1 - u0) * r
+                } else {
+                    u1.clone()
+                }
+            }
+            _ => u1.clone(),
+        };
+        Some(u * tau)
+    }
+
+    /// Record a stage taken: increment `d` over the signed duration `tau`
+    /// with midpoint `mid`.
+    fn push(&mut self, d: &DVector<f64>, mid: f64, tau: f64) {
+        self.before = self.last.take();
+        self.last = Some((d / tau, mid));
+    }
+}
+
+impl<Sy: DynSystem + Clone> DynComposed<DynLagrangeDirac<Sy>> {
+    /// The composition `scheme` of the symmetric Lagrange–Dirac step
+    /// ([`LagrangeDirac::symmetric`]) with the discrete Lagrangian `map` and
+    /// the discrete constraint `constraint`, integrating in `direction`.
+    /// The order is raised only if the basic step is self-adjoint: a
+    /// symmetric `L_d` (midpoint) and a symmetric constraint (midpoint).
+    pub fn lagrange_dirac(
+        system: Sy,
+        map: Discretization,
+        constraint: ConstraintDiscretization,
+        direction: Direction,
+        scheme: Composition,
+    ) -> Self {
+        let other = match direction {
+            Direction::Forward => Direction::Backward,
+            Direction::Backward => Direction::Forward,
+        };
+        let forward = DynLagrangeDirac::new(system.clone(), map, constraint, direction).symmetric();
+        let adjoint = DynLagrangeDirac::new(system, map, constraint, other).symmetric();
+        Self::new(forward, adjoint, scheme)
+    }
+}
+
+impl<St: DynSubStepper> DynComposed<St> {
+    /// Compose `forward` (the direction of time of the composition) with its
+    /// `adjoint` (the same symmetric map in the other direction).
+    ///
+    /// # Panics
+    /// When the two steppers run in the same direction (a programming error).
+    #[track_caller]
+    pub fn new(forward: St, adjoint: St, scheme: Composition) -> Self {
+        assert!(
+            forward.direction() != adjoint.direction(),
+            "Composed::new: the adjoint stepper must run in the other direction of time"
+        );
+        let n = forward.system().coordinate_count();
+        Self {
+            forward,
+            adjoint,
+            scheme,
+            carry: DynPositionCarry::new(n),
+            history: StageHistory::default(),
+        }
+    }
+
+    /// The scheme.
+    pub fn scheme(&self) -> Composition {
+        self.scheme
+    }
+
+    /// The stepper taking the forward stages.
+    pub fn forward_stepper(&self) -> &St {
+        &self.forward
+    }
+
+    /// One composed sub-step; `trial` selects side-effect-free inner solves
+    /// (and a local copy of the position carry).
+    #[allow(clippy::too_many_arguments)]
+    fn compose(
+        &mut self,
+        trial: bool,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        pi_a: &DVector<f64>,
+        h: f64,
+        guess: Option<&DVector<f64>>,
+    ) -> Result<DynSubStep, StepError> {
+        super::validate_step_dyn(k, t, h, a, pi_a)?;
+        let sign = self.forward.direction().sign();
+        let mut local_carry = self.carry.clone();
+        let carry = if trial {
+            &mut local_carry
+        } else {
+            &mut self.carry
+        };
+        let n = a.len();
+        let mut x = a.clone();
+        let mut pi = pi_a.clone();
+        let mut total = DVector::<f64>::zeros(n);
+        let mut stats = StepStats::default();
+        let mut reaction = None;
+        let mut elapsed = 0.0;
+        for &g in self.scheme.coefficients() {
+            let hi = g.abs() * h;
+            let ti = t + sign * elapsed;
+            // The stage's signed duration in time and its midpoint: the
+            // warm start extrapolates the earlier stages' mean velocities
+            // (the stages differ in size and alternate direction, so the
+            // steppers' own warm starts, their last increment rescaled, are
+            // only O(h²) guesses; docs/theory.md §9.4).
+            let tau = sign * g * h;
+            let mid = ti + 0.5 * tau;
+            let extrapolated = self.history.guess(mid, tau);
+            let s = if g > 0.0 {
+                match (trial, extrapolated, guess) {
+                    (false, Some(e), _) => self.forward.sub_step_from(k, ti, &x, &pi, hi, &e)?,
+                    (false, None, _) => self.forward.sub_step(k, ti, &x, &pi, hi)?,
+                    (true, Some(e), _) => self.forward.trial_step(k, ti, &x, &pi, hi, &e)?,
+                    (true, None, Some(d)) => {
+                        self.forward.trial_step(k, ti, &x, &pi, hi, &(d * g))?
+                    }
+                    (true, None, None) => {
+                        self.forward
+                            .trial_step(k, ti, &x, &pi, hi, &DVector::zeros(n))?
+                    }
+                }
+            } else {
+                let back = -&pi;
+                let mut s = match (trial, extrapolated, guess) {
+                    (false, Some(e), _) => self.adjoint.sub_step_from(k, ti, &x, &back, hi, &e)?,
+                    (false, None, _) => self.adjoint.sub_step(k, ti, &x, &back, hi)?,
+                    (true, Some(e), _) => self.adjoint.trial_step(k, ti, &x, &back, hi, &e)?,
+                    (true, None, Some(d)) => {
+                        self.adjoint.trial_step(k, ti, &x, &back, hi, &(d * g))?
+                    }
+                    (true, None, None) => {
+                        self.adjoint
+                            .trial_step(k, ti, &x, &back, hi, &DVector::zeros(n))?
+                    }
+                };
+                s.pi_b = -&s.pi_b;
+                s.reaction = -&s.reaction;
+                s
+            };
+            if !trial {
+                self.history.push(&s.d, mid, tau);
+            }
+            elapsed += g * h;
+            stats.absorb(&s.stats);
+            total += &s.d;
+            x = carry.add(&x, &s.d);
+            reaction.get_or_insert(s.reaction);
+            pi = s.pi_b;
+        }
+        Ok(DynSubStep {
+            b: x,
+            d: total,
+            pi_b: pi,
+            reaction: reaction.unwrap_or_else(|| DVector::zeros(n)),
+            stats,
+        })
+    }
+}
+
+/// The velocity of the momentum `p` on the constraint distribution (see
+/// [`constrained_velocity`](crate::constrained_velocity)): `v` with
+/// `∂L/∂v(q, v) = p + A(q)ᵀ ν`, `A(q) v = 0`. Returns `(v, ν)`.
+///
+/// # Errors
+/// [`GeometryError::LegendreNotInvertible`] when the KKT matrix is
+/// singular or Newton does not converge in 30 iterations.
+pub fn dyn_constrained_velocity<Sy: DynSystem + ?Sized>(
+    system: &Sy,
+    q: &DVector<f64>,
+    p: &DVector<f64>,
+) -> Result<(DVector<f64>, DVector<f64>), GeometryError> {
+    let (n, m) = (system.coordinate_count(), system.constraint_count());
+    if m == 0 {
+        return Ok((
+            velocity_from_momentum_dyn(&system, q, p, &DVector::zeros(n))?,
+            DVector::zeros(0),
+        ));
+    }
+    diracvi_geometry::ensure_finite("p", p.as_slice())?;
+    let mut rows = vec![0.0; m * n];
+    system.constraint_forms(q.as_slice(), &mut rows);
+    let forms = DMatrix::from_row_slice(m, n, &rows);
+    let (mut v, mut nu) = (DVector::<f64>::zeros(n), DVector::<f64>::zeros(m));
+    let size = n + m;
+    let scale = p.amax().max(1.0);
+    let mut residual = f64::INFINITY;
+    for iterations in 0..30 {
+        let (pv, hess) = legendre_jet_dyn(&system, q, &v);
+        let r1 = pv - p - forms.transpose() * &nu;
+        let r2 = &forms * &v;
+        residual = r1.amax() / scale;
+        let kkt = DMatrix::from_fn(size, size, |i, j| match (i < n, j < n) {
+            (true, true) => hess[(i, j)],
+            (true, false) => -forms[(j - n, i)],
+            (false, true) => forms[(i - n, j)],
+            (false, false) => 0.0,
+        });
+        let rhs = DVector::from_fn(size, |i, _| if i < n { r1[i] } else { r2[i - n] });
+        let Some(dx) = kkt.lu().solve(&rhs) else {
+            break;
+        };
+        if !dx.iter().all(|x| x.is_finite()) {
+            break;
+        }
+        let dv = dx.rows(0, n).into_owned();
+        v -= &dv;
+        nu -= dx.rows(n, m);
+        if dv.amax() <= 1e-14 * v.amax().max(1.0) && iterations > 0 {
+            return Ok((v, nu));
+        }
+    }
+    Err(GeometryError::LegendreNotInvertible {
+        q: q.as_slice().to_vec(),
+        residual,
+        iterations: 30,
+    })
+}
+
+/// The continuous energy `E(q, v)` at `(q, p)` with `v` from
+/// [`dyn_constrained_velocity`], and the constraint residual
+/// `max_a |h (A(q) v)_a| / max(1, |q|)` (see
+/// [`continuous_measures`](crate::continuous_measures)).
+///
+/// # Errors
+/// When the constrained Legendre map cannot be inverted.
+pub fn dyn_continuous_measures<Sy: DynSystem + ?Sized>(
+    system: &Sy,
+    q: &DVector<f64>,
+    p: &DVector<f64>,
+    h: f64,
+) -> Result<(f64, f64), GeometryError> {
+    let (n, m) = (system.coordinate_count(), system.constraint_count());
+    let (v, _) = dyn_constrained_velocity(system, q, p)?;
+    let energy = energy_dyn(&system, q, &v);
+    let residual = if m == 0 {
+        0.0
+    } else {
+        let mut rows = vec![0.0; m * n];
+        system.constraint_forms(q.as_slice(), &mut rows);
+        let forms = DMatrix::from_row_slice(m, n, &rows);
+        (forms * v).amax() * h.abs() / q.norm().max(1.0)
+    };
+    Ok((energy, residual))
+}
+
+impl<St: DynSubStepper> DynSubStepper for DynComposed<St> {
+    type System = St::System;
+
+    fn system(&self) -> &St::System {
+        self.forward.system()
+    }
+
+    fn direction(&self) -> Direction {
+        self.forward.direction()
+    }
+
+    fn sub_step(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        pi_a: &DVector<f64>,
+        h: f64,
+    ) -> Result<DynSubStep, StepError> {
+        self.compose(false, k, t, a, pi_a, h, None)
+    }
+
+    fn trial_step(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        pi_a: &DVector<f64>,
+        h: f64,
+        guess: &DVector<f64>,
+    ) -> Result<DynSubStep, StepError> {
+        self.compose(true, k, t, a, pi_a, h, Some(guess))
+    }
+
+    fn reset_warm_start(&mut self) {
+        self.forward.reset_warm_start();
+        self.adjoint.reset_warm_start();
+        self.history = StageHistory::default();
+    }
+
+    fn measures(
+        &self,
+        _sub_start: &DVector<f64>,
+        sub: &DynSubStep,
+        h: f64,
+    ) -> Result<(f64, f64), GeometryError> {
+        let p = &sub.pi_b * self.forward.direction().sign();
+        dyn_continuous_measures(self.forward.system(), &sub.b, &p, h)
+    }
+}
+
+impl<St: DynSubStepper> DynOneStep for DynComposed<St> {
+    type Event = ();
+    type Error = StepError;
+
+    fn advance(
+        &mut self,
+        k: usize,
+        from: &DynState,
+        h: f64,
+        _events: &mut Vec<()>,
+    ) -> Result<DynStepOutput, StepError> {
+        super::dyn_advance(self, k, from, h)
+    }
+}
