@@ -10,10 +10,10 @@
 
 use diracvi_discrete_dirac::Direction;
 use diracvi_expr::{CompiledModel, ModelFile};
-use diracvi_geometry::dynamic::{DynSystem, energy_dyn, energy_scale_dyn, momentum_dyn};
+use diracvi_geometry::dynamic::{energy_dyn, energy_scale_dyn, momentum_dyn};
 use diracvi_models::{
     DynModelVisitor, DynRunSetup, FileModel, ModelVisitor, NamedDynSystem, NamedSystem, RunSetup,
-    Scenario, System, catalogue,
+    Scenario, catalogue,
 };
 use diracvi_tests::run_model_dyn;
 use nalgebra::{DVector, SVector};

@@ -6,14 +6,14 @@
 
 use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, dyn_state_from_velocity, integrate_dyn};
 use diracvi_discrete_dirac::{Direction, RunOptions};
-use diracvi_geometry::dynamic::{DynSystem, energy_dyn};
+use diracvi_geometry::dynamic::energy_dyn;
 use diracvi_impact::dynamic::DynImpactIntegrator;
 use diracvi_models::{
     DynModelVisitor, DynRunSetup, ModelVisitor, NamedDynSystem, NamedSystem, RunSetup, Scenario,
     catalogue,
 };
 use diracvi_tests::run_model_dyn;
-use nalgebra::{DMatrix, DVector};
+use nalgebra::DMatrix;
 
 fn model_file(name: &str) -> String {
     format!("{}/../models/{name}.toml", env!("CARGO_MANIFEST_DIR"))
