@@ -1439,4 +1439,10 @@ fn run_reduce_names_the_reduction_and_agrees_with_the_full_run() {
         &["run", "ellipse", "--reduce"],
         &["ellipse", "no symmetry"],
     );
+    // refused, not relabelled: the reduced run is second order
+    fails(
+        2,
+        &["run", "pendulum", "--reduce", "--order", "4"],
+        &["second order", "order 4 and 6"],
+    );
 }

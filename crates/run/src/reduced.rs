@@ -45,6 +45,11 @@ impl ReducedModelVisitor for ReducedRunner<'_> {
                 "reduced runs integrate forward in time only (the reconstruction follows the (+) steps)",
             ));
         }
+        if plan.order != 2 {
+            return Err(unsupported(
+                "reduced runs are second order (the scenario's discretization on shape space): the composed methods of order 4 and 6 do not run on the reduced system",
+            ));
+        }
         if plan.stepper == Stepper::Hamiltonian {
             return Err(unsupported(
                 "the reduced system is a Lagrangian on shape space without a Hamiltonian: use the Lagrange–Dirac stepper",

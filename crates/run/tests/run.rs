@@ -227,6 +227,9 @@ fn reduced_runs_reconstruct_the_full_records() {
     for plan in [
         RunPlan::new(10).reduce(true).direction(Direction::Backward),
         RunPlan::new(10).reduce(true).stepper(Stepper::Hamiltonian),
+        // the reduced run is second order: order 4 would be a relabel
+        RunPlan::new(10).reduce(true).order(4),
+        RunPlan::new(10).reduce(true).order(6),
     ] {
         let err = execute(&sc, plan, &mut Discard).unwrap_err();
         assert!(
