@@ -8,7 +8,6 @@
 //! integrators per model type — runs both.
 
 use crate::{ModelError, NamedSystem};
-use diracvi_geometry::GeometryError;
 use diracvi_geometry::dynamic::{DynSystem, Fixed, check_initial_dyn};
 use diracvi_geometry::{ConstraintDiscretization, Discretization};
 use nalgebra::DVector;
@@ -80,36 +79,6 @@ pub fn check_initial_named<Mo: NamedDynSystem>(
     q0: &DVector<f64>,
     v0: &DVector<f64>,
 ) -> Result<(), ModelError> {
-    use GeometryError as G;
-    check_initial_dyn(model, q0, v0).map_err(|e| match e {
-        G::InitialInadmissible { piece, g } => ModelError::InitialInadmissible {
-            piece,
-            name: model.piece_name(piece),
-            g,
-        },
-        G::InitialViolatesConstraint {
-            row,
-            residual,
-            tolerance,
-        } => ModelError::InitialViolatesConstraint {
-            index: row,
-            residual,
-            tolerance,
-        },
-        G::NonFinite { what, index, value } => ModelError::NonFiniteInitial {
-            what: if what.starts_with('q') { "q" } else { "v" },
-            index,
-            value,
-        },
-        G::DimensionMismatch {
-            what,
-            expected,
-            got,
-        } => ModelError::WrongLength {
-            what: if what.starts_with('q') { "q" } else { "v" },
-            expected,
-            got,
-        },
-        other => ModelError::Scenario(other.to_string()),
-    })
+    check_initial_dyn(model, q0, v0)
+        .map_err(|e| crate::initial_error(e, |piece| model.piece_name(piece)))
 }

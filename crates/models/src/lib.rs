@@ -368,11 +368,21 @@ pub fn check_initial<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
     q0: &SVector<f64, N>,
     v0: &SVector<f64, N>,
 ) -> Result<(), ModelError> {
+    diracvi_geometry::check_initial(model, q0, v0)
+        .map_err(|e| initial_error(e, |piece| model.piece_name(piece)))
+}
+
+/// A [`GeometryError`](diracvi_geometry::GeometryError) of an initial-data
+/// check as the [`ModelError`] naming the violated piece (`piece_name`).
+pub(crate) fn initial_error(
+    e: diracvi_geometry::GeometryError,
+    piece_name: impl Fn(usize) -> String,
+) -> ModelError {
     use diracvi_geometry::GeometryError as G;
-    diracvi_geometry::check_initial(model, q0, v0).map_err(|e| match e {
+    match e {
         G::InitialInadmissible { piece, g } => ModelError::InitialInadmissible {
             piece,
-            name: model.piece_name(piece),
+            name: piece_name(piece),
             g,
         },
         G::InitialViolatesConstraint {
@@ -389,8 +399,17 @@ pub fn check_initial<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
             index,
             value,
         },
+        G::DimensionMismatch {
+            what,
+            expected,
+            got,
+        } => ModelError::WrongLength {
+            what: if what.starts_with('q') { "q" } else { "v" },
+            expected,
+            got,
+        },
         other => ModelError::Scenario(other.to_string()),
-    })
+    }
 }
 
 /// Parameter checks shared by the models' constructors.

@@ -10,7 +10,7 @@
 //! ```
 //! with `K(a, π) = H(a, π)` forward and `H(a, −π)` backward (π = −p).
 
-use super::{DynOneStep, DynPositionCarry, DynStepOutput, DynSubStep, DynSubStepper};
+use super::{DynOneStep, DynPositionCarry, DynStepOutput, DynSubStep, DynSubStepper, dot};
 use crate::newton::{Newton, NewtonParams};
 use crate::{Direction, DynState, StepError, StepStats};
 use diracvi_geometry::dynamic::{
@@ -35,15 +35,6 @@ pub struct DynNonholonomicHamiltonian<Sy> {
     carry: DynPositionCarry,
     unit: Option<f64>,
     forms: DMatrix<f64>,
-}
-
-/// `Σ_i x_i y_i` in index order.
-fn dot(x: impl Iterator<Item = f64>, y: impl Iterator<Item = f64>) -> f64 {
-    let mut it = x.zip(y);
-    let Some((a, b)) = it.next() else {
-        return 0.0;
-    };
-    it.fold(a * b, |acc, (a, b)| acc + a * b)
 }
 
 fn no_hamiltonian() -> GeometryError {

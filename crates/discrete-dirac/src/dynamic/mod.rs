@@ -29,6 +29,17 @@ use diracvi_geometry::dynamic::{DynSystem, check_initial_dyn, momentum_dyn};
 use nalgebra::DVector;
 use serde::Serialize;
 
+/// `Σ_i x_i y_i` summed in index order, as nalgebra's products of small
+/// fixed-size matrices do (the run-time core keeps their order of
+/// operations, so that it reproduces the compile-time core bit for bit).
+pub fn dot(x: impl Iterator<Item = f64>, y: impl Iterator<Item = f64>) -> f64 {
+    let mut it = x.zip(y);
+    let Some((a, b)) = it.next() else {
+        return 0.0;
+    };
+    it.fold(a * b, |acc, (a, b)| acc + a * b)
+}
+
 /// One oriented sub-step `a → b = a + d` (see [`SubStep`](crate::SubStep)).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DynSubStep {

@@ -16,7 +16,7 @@ use super::{DynImpactLaw, DynImpactSite, DynRebound};
 use crate::ImpactError;
 use argmin::core::{CostFunction, Executor, State as _};
 use argmin::solver::brent::BrentOpt;
-use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, DynSubStep};
+use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, DynSubStep, dot};
 use diracvi_discrete_dirac::newton::{Newton, NewtonFailure};
 use diracvi_discrete_dirac::{StepStats, momentum_unit};
 use diracvi_geometry::dynamic::{
@@ -31,15 +31,6 @@ use std::cell::RefCell;
 #[derive(Debug, Clone, Default)]
 pub struct DynVciLaw {
     ws: Option<Newton>,
-}
-
-/// `Σ_i x_i y_i` in index order.
-fn dot(x: impl Iterator<Item = f64>, y: impl Iterator<Item = f64>) -> f64 {
-    let mut it = x.zip(y);
-    let Some((a, b)) = it.next() else {
-        return 0.0;
-    };
-    it.fold(a * b, |acc, (a, b)| acc + a * b)
 }
 
 impl<Sy: DynSystem> DynImpactLaw<DynLagrangeDirac<Sy>> for DynVciLaw {
