@@ -71,7 +71,7 @@ impl StageHistory {
 
 impl<Sy: DynSystem + Clone> DynComposed<DynLagrangeDirac<Sy>> {
     /// The composition `scheme` of the symmetric Lagrange–Dirac step
-    /// ([`LagrangeDirac::symmetric`]) with the discrete Lagrangian `map` and
+    /// ([`DynLagrangeDirac::symmetric`]) with the discrete Lagrangian `map` and
     /// the discrete constraint `constraint`, integrating in `direction`.
     /// The order is raised only if the basic step is self-adjoint: a
     /// symmetric `L_d` (midpoint) and a symmetric constraint (midpoint).
@@ -102,7 +102,7 @@ impl<St: DynSubStepper> DynComposed<St> {
     pub fn new(forward: St, adjoint: St, scheme: Composition) -> Self {
         assert!(
             forward.direction() != adjoint.direction(),
-            "Composed::new: the adjoint stepper must run in the other direction of time"
+            "DynComposed::new: the adjoint stepper must run in the other direction of time"
         );
         let n = forward.system().coordinate_count();
         Self {
