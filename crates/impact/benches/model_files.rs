@@ -1,9 +1,9 @@
 //! A model read from a file against the same model compiled from Rust: the
 //! pendulum's and the ellipse's default runs through the impact integrator,
-//! three ways — compiled on the compile-time-sized core, compiled on the
-//! run-time-sized core (through `Fixed`), and from its file on the
-//! run-time-sized core (docs/theory.md §11) — and the ratios of their wall
-//! times (issue #27 bar: file ≤ 1.3 × compiled).
+//! four ways — compiled and from its file on the compile-time-sized core
+//! (what the runner takes for these sizes), and both on the run-time-sized
+//! core (docs/theory.md §11) — and the ratios of their wall times (issue #27
+//! bar: file ≤ 1.3 × compiled).
 //!
 //! `cargo bench -p diracvi-impact --bench model_files`
 

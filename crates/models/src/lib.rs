@@ -78,7 +78,9 @@
 //! evaluating the compiled expressions — and a catalogued model wrapped in
 //! [`Fixed`](diracvi_geometry::dynamic::Fixed), so the same visitor runs
 //! catalogued and file models on the core for every size (docs/theory.md §11).
-//! [`Scenario::visit`] (compile-time sizes) serves the catalogue only.
+//! [`Scenario::visit`] (compile-time sizes) serves the catalogue and the
+//! small model files ([`FAST_FILE_SIZES`], as [`SizedFileModel`]), the
+//! faster path the runner prefers where it exists.
 //!
 //! Papers: **\[VCI\]** variational collision integrators for nonholonomic
 //! systems; **\[INC\]** implicit nonholonomic mechanics with collisions;
@@ -99,6 +101,7 @@ mod particle;
 mod pendulum;
 pub mod reference;
 mod scenario;
+mod sized_file_model;
 mod star;
 mod symmetric;
 
@@ -113,6 +116,7 @@ pub use lc::{Lc, LcParams};
 pub use particle::{Particle, ParticleParams};
 pub use pendulum::{Pendulum, PendulumParams};
 pub use scenario::{InitialData, Scenario};
+pub use sized_file_model::{FAST_FILE_SIZES, SizedFileModel};
 pub use star::{Star, StarParams};
 pub use symmetric::{ReducedModelVisitor, SYMMETRIC_MODELS, Symmetric};
 

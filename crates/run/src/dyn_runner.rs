@@ -1,8 +1,9 @@
 //! The runner on the run-time-sized core (docs/theory.md §11): a
 //! [`DynModelVisitor`] that builds the stepper and impact law a [`RunPlan`]
-//! asks for over any [`NamedDynSystem`] — a model file of any size, or a
-//! catalogued model through `Fixed` — drives it over the steps and erases
-//! the results into a [`RunOutcome`].
+//! asks for over any [`NamedDynSystem`] — a model file of a size the
+//! compile-time-sized core has no instantiation for (the others take that
+//! faster path) — drives it over the steps and erases the results into a
+//! [`RunOutcome`].
 
 use crate::runner::finish;
 use crate::{

@@ -37,7 +37,7 @@ pub struct ModelSummary {
 /// # Errors
 /// Every error of [`Scenario::visit`].
 pub fn describe(scenario: &Scenario) -> Result<ModelSummary, ModelError> {
-    if scenario.file.is_some() {
+    if !scenario.fits_compile_time_core() {
         return scenario.visit_dyn(crate::dyn_runner::DescribeDyn);
     }
     struct Describe;
@@ -91,8 +91,10 @@ pub fn execute_with_progress(
     sink: &mut dyn RecordSink,
     progress: &mut dyn FnMut(usize),
 ) -> Result<RunOutcome, RunError> {
-    if scenario.file.is_some() && !plan.reduce {
-        // Model files run on the run-time-sized core, whatever their size.
+    if !scenario.fits_compile_time_core() && !plan.reduce {
+        // Model files of any size run on the run-time-sized core; the small
+        // ones (and the catalogue) take the compile-time-sized core, which
+        // is faster for them (docs/theory.md §11.3).
         return scenario.visit_dyn(crate::dyn_runner::DynRunner {
             plan,
             sink,

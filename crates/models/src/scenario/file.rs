@@ -5,12 +5,13 @@
 
 use super::{
     InitialData, RUN_KEYS, Scenario, check_end_time, check_length, check_step, parse_constraint,
-    parse_discretization, parse_number, set_run_key,
+    parse_discretization, parse_number, run_setup, set_run_key,
 };
 use crate::file_model::{FileModel, FileText};
+use crate::sized_file_model::{self, FileModelVisitor, SizedFileModel};
 use crate::{
     ConstraintDiscretization, Discretization, DynModelVisitor, DynRunSetup, ModelError,
-    check_initial_named,
+    ModelVisitor, check_initial_named,
 };
 use diracvi_expr::{CompiledModel, InitialState, ModelFile, RunSettings};
 use nalgebra::DVector;
@@ -171,4 +172,34 @@ pub(super) fn visit_dyn<V: DynModelVisitor>(
         constraint: sc.constraint,
     };
     Ok(visitor.visit(&model, &setup))
+}
+
+/// [`Scenario::visit`] for a model file of one of the sizes of
+/// [`FAST_FILE_SIZES`](crate::FAST_FILE_SIZES): compile with the scenario's
+/// parameters, check the setup, visit the [`SizedFileModel`]; `None` for
+/// another size (it runs on the run-time-sized core only).
+pub(super) fn visit<V: ModelVisitor>(
+    sc: &Scenario,
+    file: &ModelFile,
+    visitor: V,
+) -> Result<Option<V::Output>, ModelError> {
+    struct Run<'a, V> {
+        sc: &'a Scenario,
+        visitor: V,
+    }
+    impl<V: ModelVisitor> FileModelVisitor for Run<'_, V> {
+        type Output = Result<V::Output, ModelError>;
+        fn visit<const N: usize, const M: usize>(
+            self,
+            model: SizedFileModel<N, M>,
+        ) -> Self::Output {
+            let setup = run_setup(&model, self.sc)?;
+            Ok(self.visitor.visit(&model, &setup))
+        }
+    }
+    let text = FileText {
+        description: file.description.clone(),
+        boundaries: file.boundaries.clone(),
+    };
+    sized_file_model::dispatch(compile(sc, file)?, Arc::new(text), Run { sc, visitor })?.transpose()
 }

@@ -268,14 +268,16 @@ impl Scenario {
         file::scenario(file)
     }
 
-    /// Build the catalogued model from the parameters (validated), check the
-    /// initial data (lengths, finiteness, admissibility, constraints),
-    /// `h > 0` and `t_end ≥ 0` (finite), then call `visitor` with the
-    /// concrete model and its [`RunSetup`] (compile-time sizes).
+    /// Build the model from the parameters (validated), check the initial
+    /// data (lengths, finiteness, admissibility, constraints), `h > 0` and
+    /// `t_end ≥ 0` (finite), then call `visitor` with the concrete model and
+    /// its [`RunSetup`] (compile-time sizes): a catalogued model, or a model
+    /// file of one of the sizes of [`FAST_FILE_SIZES`](crate::FAST_FILE_SIZES)
+    /// as a [`SizedFileModel`](crate::SizedFileModel).
     ///
-    /// A scenario read from a model file runs on the run-time-sized core
-    /// only: use [`visit_dyn`](Self::visit_dyn), which also takes every
-    /// catalogued model.
+    /// Every scenario, of any size, runs on the run-time-sized core through
+    /// [`visit_dyn`](Self::visit_dyn); [`fits_compile_time_core`](Self::fits_compile_time_core)
+    /// says whether this faster path exists.
     ///
     /// # Errors
     /// [`ModelError::UnknownModel`], parameter errors,
@@ -284,20 +286,43 @@ impl Scenario {
     /// [`ModelError::InitialInadmissible`],
     /// [`ModelError::InitialViolatesConstraint`],
     /// [`ModelError::NoModelConstraint`]; [`ModelError::Scenario`] for a
-    /// scenario read from a model file.
+    /// model file of another size.
     pub fn visit<V: ModelVisitor>(&self, visitor: V) -> Result<V::Output, ModelError> {
+        if let Some(file) = &self.file {
+            return file::visit(self, file, visitor)?.ok_or_else(|| {
+                ModelError::Scenario(format!(
+                    "model file '{}' ({} coordinates, {} constraint rows) runs on the run-time-sized core only (Scenario::visit_dyn)",
+                    self.model,
+                    file.n(),
+                    file.constraints.len()
+                ))
+            });
+        }
         self.visit_catalogue(visitor)
     }
 
-    /// [`visit`](Self::visit) (kept as the name tests and tools use for
-    /// catalogue-only visits).
+    /// Whether [`visit`](Self::visit) can run this scenario on the
+    /// compile-time-sized core: a catalogued model, or a model file of one
+    /// of the sizes of [`FAST_FILE_SIZES`](crate::FAST_FILE_SIZES).
+    pub fn fits_compile_time_core(&self) -> bool {
+        match &self.file {
+            None => true,
+            Some(file) => crate::FAST_FILE_SIZES.contains(&(file.n(), file.constraints.len())),
+        }
+    }
+
+    /// [`visit`](Self::visit) for a catalogued model only: a visitor that
+    /// runs an integrator is then instantiated for the catalogue alone, not
+    /// for every size of [`FAST_FILE_SIZES`](crate::FAST_FILE_SIZES) too
+    /// (minutes of compile time per program).
     ///
     /// # Errors
-    /// As [`visit`](Self::visit).
+    /// As [`visit`](Self::visit); [`ModelError::Scenario`] for a scenario
+    /// read from a model file.
     pub fn visit_catalogue<V: ModelVisitor>(&self, visitor: V) -> Result<V::Output, ModelError> {
         if self.file.is_some() {
             return Err(ModelError::Scenario(format!(
-                "'{}' is read from a model file: it runs on the run-time-sized core (Scenario::visit_dyn)",
+                "'{}' is read from a model file: use Scenario::visit or Scenario::visit_dyn",
                 self.model
             )));
         }
