@@ -24,7 +24,7 @@ use std::sync::Arc;
 ///
 /// Built by [`Scenario::visit`](crate::Scenario::visit) for a scenario read
 /// with [`Scenario::from_model_file`](crate::Scenario::from_model_file);
-/// [`FileModel::new`] builds one directly.
+/// [`SizedFileModel::new`] builds one directly.
 #[derive(Debug, Clone)]
 pub struct SizedFileModel<const N: usize, const M: usize> {
     compiled: Arc<CompiledModel>,
