@@ -10,7 +10,8 @@
 //! ```
 //! with `K(a, π) = H(a, π)` forward and `H(a, −π)` backward (π = −p).
 
-use super::{DynOneStep, DynPositionCarry, DynStepOutput, DynSubStep, DynSubStepper, dot};
+use super::lagrange_dirac::forms_transpose_times;
+use super::{DynOneStep, DynPositionCarry, DynStepOutput, DynSubStep, DynSubStepper};
 use crate::newton::{Newton, NewtonParams};
 use crate::{Direction, DynState, StepError, StepStats};
 use diracvi_geometry::dynamic::{
@@ -34,7 +35,8 @@ pub struct DynNonholonomicHamiltonian<Sy> {
     x: DVector<f64>,
     carry: DynPositionCarry,
     unit: Option<f64>,
-    forms: DMatrix<f64>,
+    /// `A(a)` row-major (`m × n`), refilled at each solve.
+    forms: Vec<f64>,
 }
 
 fn no_hamiltonian() -> GeometryError {
@@ -68,7 +70,7 @@ impl<Sy: DynSystem> DynNonholonomicHamiltonian<Sy> {
             x: DVector::zeros(size),
             carry: DynPositionCarry::new(n),
             unit: None,
-            forms: DMatrix::zeros(m, n),
+            forms: vec![0.0; m * n],
         }
     }
 
@@ -174,9 +176,7 @@ impl<Sy: DynSystem> DynNonholonomicHamiltonian<Sy> {
         self.x.rows_mut(0, n).copy_from(d0);
         self.x.rows_mut(n, n).copy_from(&(p0 * unit));
         self.x.rows_mut(2 * n, m).fill(0.0);
-        let mut rows = vec![0.0; m * n];
-        self.system.constraint_forms(a.as_slice(), &mut rows);
-        self.forms = DMatrix::from_row_slice(m, n, &rows);
+        self.system.constraint_forms(a.as_slice(), &mut self.forms);
         let eq = Equations {
             system: &self.system,
             cd: self.constraint,
@@ -199,9 +199,8 @@ impl<Sy: DynSystem> DynNonholonomicHamiltonian<Sy> {
             .map_err(|f| StepError::from_newton(f, k, t, self.params.tolerance))?;
         let d = self.x.rows(0, n).into_owned();
         let mu = self.x.rows(2 * n, m) / unit;
-        let reaction = DVector::from_fn(n, |i, _| {
-            dot(self.forms.column(i).iter().copied(), mu.iter().copied())
-        });
+        let mut reaction = DVector::zeros(n);
+        forms_transpose_times(&self.forms, &mu, &mut reaction);
         Ok(DynSubStep {
             b: a + &d,
             d,
@@ -271,7 +270,7 @@ struct Equations<'s, Sy> {
     orientation: Orientation,
     a: &'s DVector<f64>,
     pi_a: &'s DVector<f64>,
-    forms: &'s DMatrix<f64>,
+    forms: &'s [f64],
     h: f64,
     unit: f64,
     n: usize,
@@ -294,21 +293,22 @@ impl<Sy: DynSystem> Equations<'_, Sy> {
             hamiltonian_jet_dyn(self.system, reversed, self.a, &pi_b).ok_or_else(no_hamiltonian)?;
         let n2 = 2 * n;
         let inv_h = h.recip();
+        let mut force = DVector::zeros(n);
+        forms_transpose_times(self.forms, &mu, &mut force);
         jac.fill(0.0);
         for i in 0..n {
-            let force = dot(self.forms.column(i).iter().copied(), mu.iter().copied());
             r[i] = d[i] * inv_h - jet.k_pi[i];
             jac[(i, i)] = inv_h;
             for j in 0..n {
                 jac[(i, n + j)] = -jet.k_pipi[(i, j)] / unit;
             }
-            r[n + i] = self.pi_a[i] * unit - x[n + i] - h * jet.k_a[i] * unit - force;
+            r[n + i] = self.pi_a[i] * unit - x[n + i] - h * jet.k_a[i] * unit - force[i];
             jac[(n + i, n + i)] = -1.0;
             for j in 0..n {
                 jac[(n + i, n + j)] -= h * jet.k_api[(i, j)];
             }
             for j in 0..m {
-                jac[(n + i, n2 + j)] = -self.forms[(j, i)];
+                jac[(n + i, n2 + j)] = -self.forms[j * n + i];
             }
         }
         if m > 0 {
