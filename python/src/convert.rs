@@ -3,11 +3,11 @@
 //! (wrapped in the result classes of `diracvi._results`).
 
 use diracvi_models::Scenario;
-use diracvi_run::{Direction, ImpactRecord, ModelSummary, RecordBuffer, RunOutcome, RunPlan};
+use diracvi_run::{ImpactRecord, ModelSummary, RecordBuffer, RunOutcome, Summary};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 
 /// A float as `Scenario::set` reads it back exactly (`{:?}` is the shortest
 /// representation that round-trips).
@@ -125,58 +125,19 @@ pub fn impact_table<'py>(
     make(py, "ImpactTable", &d)
 }
 
-fn direction_name(d: Direction) -> &'static str {
-    match d {
-        Direction::Forward => "forward",
-        Direction::Backward => "backward",
-    }
-}
-
-/// The run summary as a dict, with the keys and nesting of the CLI's
-/// `--summary json` (less `out`, `plot` and the duplicated top-level
-/// statistics).
+/// The run summary as a dict: the CLI's `--summary json` less `out`,
+/// `plot` and `animate` (both serialize `diracvi_run::Summary`, and the
+/// shortest round-trip float text reads back to the same bits).
 pub fn summary<'py>(
     py: Python<'py>,
     sc: &Scenario,
     info: &ModelSummary,
-    plan: &RunPlan,
     o: &RunOutcome,
-) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("model", &sc.model)?;
-    d.set_item("coordinates", &info.coordinates)?;
-    d.set_item("discretization", sc.discretization.to_string())?;
-    d.set_item("constraint", sc.constraint.to_string())?;
-    d.set_item("stepper", plan.stepper.as_str())?;
-    d.set_item("order", plan.order)?;
-    d.set_item("direction", direction_name(plan.direction))?;
-    d.set_item("h", sc.h)?;
-    d.set_item("steps", o.steps)?;
-    d.set_item("t_end", plan.direction.sign() * plan.steps as f64 * sc.h)?;
-    d.set_item("impacts", o.impacts.len())?;
-    d.set_item("impact_times", o.impact_times())?;
-    let energy = PyDict::new(py);
-    energy.set_item("initial", o.initial_energy)?;
-    energy.set_item("final", o.final_energy)?;
-    energy.set_item("max_abs_deviation", o.max_abs_energy_deviation)?;
-    energy.set_item("scale", o.energy_scale)?;
-    energy.set_item("max_relative_deviation", o.max_relative_energy_deviation())?;
-    d.set_item("energy", energy)?;
-    d.set_item("constraint_residual_max", o.max_constraint_residual)?;
-    let fin = PyDict::new(py);
-    fin.set_item("t", o.final_t)?;
-    fin.set_item("q", PyList::new(py, &o.final_q)?)?;
-    fin.set_item("p", PyList::new(py, &o.final_p)?)?;
-    d.set_item("final_state", fin)?;
-    let stats = PyDict::new(py);
-    stats.set_item("newton_iterations", o.newton_iterations)?;
-    stats.set_item("jacobian_evaluations", o.jacobian_evaluations)?;
-    stats.set_item("root_iterations", o.root_iterations)?;
-    stats.set_item("post_impact_iterations", o.post_impact_iterations)?;
-    stats.set_item("degenerate_steps", o.degenerate_steps)?;
-    d.set_item("statistics", stats)?;
-    d.set_item("wall_time_s", o.wall_time.as_secs_f64())?;
-    Ok(d)
+    energy_tolerance: f64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let text = serde_json::to_string(&Summary::new(sc, info, o, energy_tolerance))
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
+    py.import("json")?.call_method1("loads", (text,))
 }
 
 /// A full run as a `diracvi.RunResult`: the recorded steps as arrays, the
@@ -185,9 +146,9 @@ pub fn run_result<'py>(
     py: Python<'py>,
     sc: &Scenario,
     info: &ModelSummary,
-    plan: &RunPlan,
     records: RecordBuffer,
     outcome: &RunOutcome,
+    energy_tolerance: f64,
 ) -> PyResult<Bound<'py, PyAny>> {
     let n = info.coordinates.len();
     let d = PyDict::new(py);
@@ -206,6 +167,6 @@ pub fn run_result<'py>(
         "impacts",
         impact_table(py, &outcome.impacts, &info.coordinates)?,
     )?;
-    d.set_item("summary", summary(py, sc, info, plan, outcome)?)?;
+    d.set_item("summary", summary(py, sc, info, outcome, energy_tolerance)?)?;
     make(py, "RunResult", &d)
 }

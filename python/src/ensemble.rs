@@ -6,8 +6,8 @@ use crate::errors::{model_error, run_error};
 use crate::scenario::{PyScenario, RunChoice};
 use diracvi_models::Scenario;
 use diracvi_run::{
-    Discard, ImpactRecord, ModelSummary, RecordBuffer, RecordSink, RunError, RunOutcome, RunPlan,
-    describe, execute,
+    Discard, ImpactRecord, ModelSummary, RecordBuffer, RecordSink, RunError, RunOutcome, describe,
+    execute,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -65,7 +65,6 @@ impl Keep {
 /// What one run of an ensemble produced (only what `Keep` asked for).
 struct Kept {
     scenario: Option<Scenario>,
-    plan: RunPlan,
     records: Option<RecordBuffer>,
     outcome: RunOutcome,
 }
@@ -103,7 +102,6 @@ fn run_one(
     }
     let kept = Kept {
         scenario: (keep.summary || keep.trajectory).then_some(scenario),
-        plan,
         records: keep.trajectory.then_some(buffer),
         outcome,
     };
@@ -114,7 +112,7 @@ fn run_one(
 /// parallel, GIL released; returns the fields of a ``diracvi.EnsembleResult``
 /// as a dict. Called by ``diracvi.ensemble``, which documents it.
 #[pyfunction]
-#[pyo3(signature = (scenario, overrides, *, keep=None, threads=None, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1, order=2))]
+#[pyo3(signature = (scenario, overrides, *, keep=None, threads=None, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1, order=2, reduce=false, energy_tolerance=0.01))]
 #[allow(clippy::too_many_arguments)]
 pub fn ensemble<'py>(
     py: Python<'py>,
@@ -128,6 +126,8 @@ pub fn ensemble<'py>(
     steps: Option<i64>,
     every: i64,
     order: i64,
+    reduce: bool,
+    energy_tolerance: f64,
 ) -> PyResult<Bound<'py, PyDict>> {
     let keep = match keep {
         Some(k) => Keep::parse(k)?,
@@ -138,7 +138,16 @@ pub fn ensemble<'py>(
             ..Keep::default()
         },
     };
-    let choice = RunChoice::parse(stepper, impacts, backward, steps, every, order)?;
+    let choice = RunChoice::parse(
+        stepper,
+        impacts,
+        backward,
+        steps,
+        every,
+        order,
+        reduce,
+        energy_tolerance,
+    )?;
     let threads = threads
         .map(|n| {
             usize::try_from(n)
@@ -284,7 +293,7 @@ pub fn ensemble<'py>(
         let list = PyList::empty(py);
         for (k, info) in &runs {
             if let Some(sc) = &k.scenario {
-                list.append(summary(py, sc, info, &k.plan, &k.outcome)?)?;
+                list.append(summary(py, sc, info, &k.outcome, choice.energy_tolerance)?)?;
             }
         }
         d.set_item("summaries", list)?;
@@ -293,7 +302,14 @@ pub fn ensemble<'py>(
         let list = PyList::empty(py);
         for (k, info) in runs {
             if let (Some(sc), Some(records)) = (&k.scenario, k.records) {
-                list.append(run_result(py, sc, &info, &k.plan, records, &k.outcome)?)?;
+                list.append(run_result(
+                    py,
+                    sc,
+                    &info,
+                    records,
+                    &k.outcome,
+                    choice.energy_tolerance,
+                )?)?;
             }
         }
         d.set_item("results", list)?;

@@ -4,7 +4,8 @@ use crate::convert::{run_result, set_text};
 use crate::errors::{choice_error, model_error, run_error};
 use diracvi_models::{Scenario, catalogue};
 use diracvi_run::{
-    Direction, Impacts, RecordBuffer, RunError, RunPlan, Stepper, describe, execute, step_count,
+    Direction, Impacts, Order, RecordBuffer, RunError, RunPlan, Stepper, describe, execute,
+    step_count,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -38,11 +39,16 @@ pub struct RunChoice {
     pub every: usize,
     /// Order of the method: 2 (the scenario's own scheme), 4 or 6 (the
     /// compositions of docs/theory.md §9).
-    pub order: u32,
+    pub order: Order,
+    /// Run reduced by the model's declared symmetry (docs/theory.md §7).
+    pub reduce: bool,
+    /// Relative energy drift above which the summary warns.
+    pub energy_tolerance: f64,
 }
 
 impl RunChoice {
     /// Parse the keyword arguments shared by `Scenario.run` and `ensemble`.
+    #[allow(clippy::too_many_arguments)]
     pub fn parse(
         stepper: &str,
         impacts: &str,
@@ -50,6 +56,8 @@ impl RunChoice {
         steps: Option<i64>,
         every: i64,
         order: i64,
+        reduce: bool,
+        energy_tolerance: f64,
     ) -> PyResult<Self> {
         let steps = steps
             .map(|n| {
@@ -59,14 +67,13 @@ impl RunChoice {
             .transpose()?;
         let every = usize::try_from(every)
             .map_err(|_| PyValueError::new_err(format!("every must be >= 0, got {every}")))?;
-        let order = match order {
-            2 | 4 | 6 => order as u32,
-            _ => {
-                return Err(PyValueError::new_err(format!(
-                    "order must be 2, 4 or 6, got {order}"
-                )));
-            }
-        };
+        let order = Order::try_from(order)
+            .map_err(|_| PyValueError::new_err(format!("order must be 2, 4 or 6, got {order}")))?;
+        if !(energy_tolerance.is_finite() && energy_tolerance >= 0.0) {
+            return Err(PyValueError::new_err(format!(
+                "energy_tolerance must be finite and >= 0, got {energy_tolerance}"
+            )));
+        }
         Ok(Self {
             stepper: stepper.parse().map_err(choice_error)?,
             impacts: impacts.parse().map_err(choice_error)?,
@@ -78,6 +85,8 @@ impl RunChoice {
             steps,
             every,
             order,
+            reduce,
+            energy_tolerance,
         })
     }
 
@@ -88,6 +97,7 @@ impl RunChoice {
             .impacts(self.impacts)
             .direction(self.direction)
             .every(self.every)
+            .reduce(self.reduce)
             .order(self.order))
     }
 }
@@ -391,7 +401,7 @@ impl PyScenario {
             .map_err(|e| model_error(py, e))
     }
 
-    /// run(*, stepper="lagrange", impacts="elastic", backward=False, steps=None, every=1, order=2)
+    /// run(*, stepper="lagrange", impacts="elastic", backward=False, steps=None, every=1, order=2, reduce=False, energy_tolerance=0.01)
     ///
     /// Integrate from t = 0 with the GIL released and return a
     /// ``RunResult`` (numpy arrays ``k, t, q, p, energy,
@@ -406,14 +416,19 @@ impl PyScenario {
     /// round(t_end / h); ``every=0`` records nothing; ``order``: 2 (the
     /// scenario's own discretization), 4 or 6 (the triple jump or Kahan–Li
     /// composition of the symmetric midpoint step with the continuous
-    /// elastic law, ``diracvi run --order``; lagrange stepper only).
+    /// elastic law, ``diracvi run --order``; lagrange stepper only);
+    /// ``reduce``: integrate the reduced system of the model's declared
+    /// symmetry and reconstruct the full states (``diracvi run --reduce``);
+    /// ``energy_tolerance``: the summary's ``warnings`` name an energy
+    /// drift above this fraction of the energy scale
+    /// (``--energy-tolerance``).
     ///
     /// Raises ``ModelError`` (invalid scenario, no Hamiltonian, too many
     /// steps), ``StepError`` / ``ImpactError`` (a failed step, with ``step``
     /// and ``t``), ``ValueError`` (bad ``stepper``, ``impacts``, ``steps``,
     /// ``every``, ``order``); ``ModelError`` with kind ``UnsupportedOrder``
     /// for order 4 or 6 with the hamiltonian stepper.
-    #[pyo3(signature = (*, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1, order=2))]
+    #[pyo3(signature = (*, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1, order=2, reduce=false, energy_tolerance=0.01))]
     #[allow(clippy::too_many_arguments)]
     fn run<'py>(
         &self,
@@ -424,8 +439,19 @@ impl PyScenario {
         steps: Option<i64>,
         every: i64,
         order: i64,
+        reduce: bool,
+        energy_tolerance: f64,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let choice = RunChoice::parse(stepper, impacts, backward, steps, every, order)?;
+        let choice = RunChoice::parse(
+            stepper,
+            impacts,
+            backward,
+            steps,
+            every,
+            order,
+            reduce,
+            energy_tolerance,
+        )?;
         let scenario = self.inner.clone();
         let done = py.detach(move || {
             let info = describe(&scenario)?;
@@ -435,10 +461,17 @@ impl PyScenario {
             let mut records =
                 RecordBuffer::with_capacity(expected.min(1 << 20), info.coordinates.len());
             let outcome = execute(&scenario, plan, &mut records)?;
-            Ok::<_, RunError>((scenario, info, plan, records, outcome))
+            Ok::<_, RunError>((scenario, info, records, outcome))
         });
-        let (scenario, info, plan, records, outcome) = done.map_err(|e| run_error(py, &e, None))?;
-        run_result(py, &scenario, &info, &plan, records, &outcome)
+        let (scenario, info, records, outcome) = done.map_err(|e| run_error(py, &e, None))?;
+        run_result(
+            py,
+            &scenario,
+            &info,
+            records,
+            &outcome,
+            choice.energy_tolerance,
+        )
     }
 }
 

@@ -1,6 +1,7 @@
 //! Command-line arguments (clap derive).
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use diracvi_run::Order;
 use std::path::PathBuf;
 
 /// Discrete Dirac mechanics and variational collision integrators.
@@ -96,8 +97,8 @@ pub struct RunArgs {
     /// Theorem 3.1 at impacts), 4 (triple jump) or 6 (Kahan–Li) of the
     /// symmetric midpoint Lagrange–Dirac step with the continuous elastic
     /// law at impacts (docs/theory.md §9; with --stepper lagrange).
-    #[arg(long, value_name = "2|4|6", default_value_t = 2, value_parser = parse_order)]
-    pub order: u32,
+    #[arg(long, value_name = "2|4|6", default_value_t = Order::Two)]
+    pub order: Order,
     /// What happens at a wall: the elastic impact law of the stepper's
     /// family, or an error at the first crossing.
     #[arg(long, value_enum, default_value_t = ImpactsArg::Elastic)]
@@ -161,23 +162,11 @@ pub struct ConvergenceArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
     /// Order of the method, as for `run` (2, 4 or 6).
-    #[arg(long, value_name = "2|4|6", default_value_t = 2, value_parser = parse_order)]
-    pub order: u32,
+    #[arg(long, value_name = "2|4|6", default_value_t = Order::Two)]
+    pub order: Order,
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = SummaryFormat::Text)]
     pub summary: SummaryFormat,
-}
-
-/// `--order`: 2, 4 or 6.
-fn parse_order(s: &str) -> Result<u32, String> {
-    match s.trim() {
-        "2" => Ok(2),
-        "4" => Ok(4),
-        "6" => Ok(6),
-        other => Err(format!(
-            "'{other}' is not an order of the methods (2, 4 or 6)"
-        )),
-    }
 }
 
 /// `--discretization`.

@@ -11,7 +11,6 @@ use diracvi_models::reference::{
     BouncingParticle, LcCircuit, NonholonomicPendulumReference, PendulumReferenceParams,
     PendulumSolution,
 };
-use diracvi_run::Composition;
 use diracvi_run::RunPlan;
 use serde::Serialize;
 use std::f64::consts::TAU;
@@ -256,6 +255,7 @@ pub fn convergence(args: &ConvergenceArgs) -> Result<()> {
         }
     };
     let mut errors = Vec::with_capacity(h_list.len());
+    let mut ran = None;
     for (&h, &n) in h_list.iter().zip(&steps) {
         scenario.set("h", &h.to_string()).context("--h-list")?;
         let mut sink = ErrorSink {
@@ -269,7 +269,7 @@ pub fn convergence(args: &ConvergenceArgs) -> Result<()> {
                 Measure::Final => n,
                 Measure::Max => 1,
             });
-        execute(&scenario, plan, true, &mut sink)?;
+        ran = Some(execute(&scenario, plan, true, &mut sink)?.method);
         errors.push(sink.error);
     }
     let order = fitted_order(&h_list, &errors);
@@ -280,13 +280,15 @@ pub fn convergence(args: &ConvergenceArgs) -> Result<()> {
             shown.join(", ")
         ))));
     }
-    let method = match Composition::for_order(args.order) {
-        Some(Composition::Single) | None => format!("{} discretization", scenario.discretization),
-        Some(c) => format!(
+    // What ran (the runs all ran the same method).
+    let ran = ran.ok_or_else(|| anyhow::anyhow!("--h-list is empty"))?;
+    let method = if ran.order.is_composed() {
+        format!(
             "order {}: {} composition of the symmetric midpoint step",
-            args.order,
-            c.as_str()
-        ),
+            ran.order, ran.composition
+        )
+    } else {
+        format!("{} discretization", ran.discretization)
     };
     match args.summary {
         SummaryFormat::Json => {
@@ -297,7 +299,7 @@ pub fn convergence(args: &ConvergenceArgs) -> Result<()> {
                 h: &h_list,
                 steps: &steps,
                 error: &errors,
-                method_order: args.order,
+                method_order: ran.order.get(),
                 method: &method,
                 order,
             };

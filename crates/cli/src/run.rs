@@ -12,7 +12,7 @@ use crate::signals;
 use anyhow::{Context, Result, anyhow, bail};
 use diracvi_models::{Scenario, catalogue};
 use diracvi_run::{
-    Composition, Direction, ModelSummary, ReductionSummary, RunError, RunOutcome, RunPlan,
+    Direction, ModelSummary, ReductionSummary, RunError, RunOutcome, RunPlan, Stepper, Summary,
 };
 use serde::Serialize;
 use std::io::Read;
@@ -255,31 +255,6 @@ fn bytes(b: f64) -> String {
     }
 }
 
-/// The warnings of a finished run: the discrete energy moved by more than
-/// `tolerance` of the run's energy scale (a sign that `h` is too large). A
-/// scale of 0 (a system at rest with `L = 0`) has no relative measure: any
-/// change of the energy is then reported.
-fn warnings(o: &RunOutcome, tolerance: f64, h: f64) -> Vec<String> {
-    let dev = o.max_abs_energy_deviation;
-    let scale = o.energy_scale;
-    let mut out = Vec::new();
-    if scale > 0.0 {
-        let rel = dev / scale;
-        if rel > tolerance {
-            out.push(format!(
-                "the discrete energy moved by {:.3} % of the energy scale {scale:.3e} (max |E − E0| = {dev:.3e}), more than --energy-tolerance {tolerance} ({:.3} %): the step h = {h} is probably too large, try a smaller --h",
-                100.0 * rel,
-                100.0 * tolerance
-            ));
-        }
-    } else if dev > 0.0 {
-        out.push(format!(
-            "the discrete energy moved by {dev:.3e} from a state of zero energy scale (no relative measure): check the step h = {h}"
-        ));
-    }
-    out
-}
-
 /// A run whose summary would hold a non-finite number is a numerical
 /// failure, not a result.
 fn check_finite(o: &RunOutcome) -> Result<()> {
@@ -425,73 +400,20 @@ pub fn run(args: &RunArgs) -> Result<()> {
         staged.push(animate::render(a, &scenario, &outcome.impacts, file)?);
     }
 
-    let t_end = direction.sign() * steps as f64 * scenario.h;
-    let warnings = warnings(&outcome, args.energy_tolerance, scenario.h);
+    let summary_data = Summary::new(&scenario, &info, &outcome, args.energy_tolerance);
     let summary = match args.summary {
         SummaryFormat::Json => {
             let json = SummaryJson {
-                model: &scenario.model,
-                coordinates: &info.coordinates,
-                // The composed methods (orders 4, 6) always compose the
-                // midpoint step with the midpoint constraint (docs/theory.md §9).
-                discretization: if args.order > 2 {
-                    "midpoint".to_string()
-                } else {
-                    scenario.discretization.to_string()
-                },
-                constraint: if args.order > 2 {
-                    "midpoint".to_string()
-                } else {
-                    scenario.constraint.to_string()
-                },
-                stepper: args.stepper.as_str(),
-                order: args.order,
-                reduction: outcome.reduction.as_ref().map(|r| ReductionJson {
-                    kind: r.kind,
-                    cyclic: &r.cyclic,
-                    momentum: &r.momentum,
-                    curvature_force: r.curvature_force,
-                }),
-                direction: if args.backward { "backward" } else { "forward" },
-                h: scenario.h,
-                steps: outcome.steps,
-                t_end,
-                impacts: outcome.impacts.len(),
-                impact_times: &impact_times,
-                energy: EnergyJson {
-                    initial: outcome.initial_energy,
-                    final_: outcome.final_energy,
-                    max_abs_deviation: outcome.max_abs_energy_deviation,
-                    scale: outcome.energy_scale,
-                    max_relative_deviation: outcome.max_relative_energy_deviation(),
-                },
-                energy_tolerance: args.energy_tolerance,
-                warnings: &warnings,
-                constraint_residual_max: outcome.max_constraint_residual,
-                final_state: FinalStateJson {
-                    t: outcome.final_t,
-                    q: &outcome.final_q,
-                    p: &outcome.final_p,
-                },
-                newton_iterations: outcome.newton_iterations,
-                degenerate_steps: outcome.degenerate_steps,
-                statistics: StatisticsJson {
-                    newton_iterations: outcome.newton_iterations,
-                    jacobian_evaluations: outcome.jacobian_evaluations,
-                    root_iterations: outcome.root_iterations,
-                    post_impact_iterations: outcome.post_impact_iterations,
-                    degenerate_steps: outcome.degenerate_steps,
-                },
-                wall_time_s: outcome.wall_time.as_secs_f64(),
+                summary: &summary_data,
                 out: args.out.as_ref().map(|p| p.display().to_string()),
                 plot: args.plot.as_ref().map(|p| p.display().to_string()),
                 animate: args.animate.as_ref().map(|p| p.display().to_string()),
             };
             Some(format!("{}\n", serde_json::to_string(&json)?))
         }
-        SummaryFormat::Text if !args.quiet => Some(text_summary(
-            &scenario, &info, args, steps, t_end, &outcome, &warnings,
-        )),
+        SummaryFormat::Text if !args.quiet => {
+            Some(text_summary(&info, args, &outcome, &summary_data))
+        }
         SummaryFormat::Text => None,
     };
 
@@ -511,35 +433,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-/// `--summary json`.
+/// `--summary json`: the run's [`Summary`] (docs/summary.schema.json) and
+/// the files written.
 #[derive(Debug, Serialize)]
 struct SummaryJson<'a> {
-    model: &'a str,
-    coordinates: &'a [String],
-    discretization: String,
-    constraint: String,
-    stepper: &'a str,
-    /// The method's order (`--order`: 2, 4 or 6).
-    order: u32,
-    /// `--reduce`: what the run was reduced by (`null` for a full run).
-    reduction: Option<ReductionJson<'a>>,
-    direction: &'a str,
-    h: f64,
-    steps: usize,
-    t_end: f64,
-    impacts: usize,
-    impact_times: &'a [f64],
-    energy: EnergyJson,
-    /// `--energy-tolerance`.
-    energy_tolerance: f64,
-    /// What the run should be looked at for (energy drift).
-    warnings: &'a [String],
-    constraint_residual_max: f64,
-    final_state: FinalStateJson<'a>,
-    newton_iterations: usize,
-    degenerate_steps: usize,
-    statistics: StatisticsJson,
-    wall_time_s: f64,
+    #[serde(flatten)]
+    summary: &'a Summary,
     out: Option<String>,
     plot: Option<String>,
     animate: Option<String>,
@@ -562,87 +461,47 @@ fn reduction_line(r: &ReductionSummary) -> String {
     line
 }
 
-/// [`ReductionSummary`] in the JSON summary.
-#[derive(Debug, Serialize)]
-struct ReductionJson<'a> {
-    kind: &'a str,
-    cyclic: &'a [String],
-    momentum: &'a [f64],
-    curvature_force: bool,
-}
-
-/// Solver statistics over the run.
-#[derive(Debug, Serialize)]
-struct StatisticsJson {
-    newton_iterations: usize,
-    jacobian_evaluations: usize,
-    root_iterations: usize,
-    post_impact_iterations: usize,
-    degenerate_steps: usize,
-}
-
-#[derive(Debug, Serialize)]
-struct EnergyJson {
-    initial: f64,
-    #[serde(rename = "final")]
-    final_: f64,
-    max_abs_deviation: f64,
-    /// `max(|E_0|, |⟨∂L/∂v, v⟩| + |L|)` at the initial state.
-    scale: f64,
-    /// `max_abs_deviation / scale`.
-    max_relative_deviation: f64,
-}
-
-#[derive(Debug, Serialize)]
-struct FinalStateJson<'a> {
-    t: f64,
-    q: &'a [f64],
-    p: &'a [f64],
-}
-
 fn vector(xs: &[f64]) -> String {
     let parts: Vec<String> = xs.iter().map(|x| format!("{x:.10}")).collect();
     format!("[{}]", parts.join(", "))
 }
 
-fn text_summary(
-    scenario: &Scenario,
-    info: &ModelSummary,
-    args: &RunArgs,
-    steps: usize,
-    t_end: f64,
-    o: &RunOutcome,
-    warnings: &[String],
-) -> String {
+fn text_summary(info: &ModelSummary, args: &RunArgs, o: &RunOutcome, summary: &Summary) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
-    let sign = if args.backward { "(−)" } else { "(+)" };
-    let stepper = match args.stepper {
-        StepperArg::Lagrange if info.boundary_names.is_empty() => {
+    let m = &o.method;
+    let sign = match m.direction {
+        Direction::Forward => "(+)",
+        Direction::Backward => "(−)",
+    };
+    let stepper = match m.stepper {
+        Stepper::Lagrange if info.boundary_names.is_empty() => {
             format!("{sign} Lagrange–Dirac stepper")
         }
-        StepperArg::Lagrange => format!("{sign} Lagrange–Dirac stepper with impacts"),
-        StepperArg::Hamiltonian => {
+        Stepper::Lagrange => format!("{sign} Lagrange–Dirac stepper with impacts"),
+        Stepper::Hamiltonian => {
             format!("{sign} nonholonomic Hamiltonian stepper (symplectic Euler)")
         }
     };
     let constraint = if info.constraints > 0 {
-        format!(", {} discrete constraint", scenario.constraint)
+        format!(", {} discrete constraint", m.constraint)
     } else {
         String::new()
     };
-    if let Some(scheme) = Composition::for_order(args.order).filter(|_| args.order != 2) {
+    let (model, steps, h, t_end) = (&summary.model, o.steps, summary.h, summary.t_end);
+    if m.order.is_composed() {
         // docs/theory.md §9: the composed methods use the symmetric midpoint step.
         let _ = writeln!(
             s,
-            "{}: {steps} steps of h = {} from t = 0 to t = {t_end} (order {}: {scheme} of the symmetric midpoint step, {stepper}, continuous elastic law)",
-            scenario.model, scenario.h, args.order
+            "{model}: {steps} steps of h = {h} from t = 0 to t = {t_end} (order {}: {} of the symmetric midpoint step, {stepper}, continuous elastic law)",
+            m.order, m.composition
         );
     } else {
         let _ = writeln!(
             s,
-            "{}: {steps} steps of h = {} from t = 0 to t = {t_end} ({} discretization{constraint}, {stepper})",
-            scenario.model, scenario.h, scenario.discretization
+            "{model}: {steps} steps of h = {h} from t = 0 to t = {t_end} (order {}: {} discretization{constraint}, {stepper})",
+            m.order_of_accuracy(),
+            m.discretization
         );
     }
     if let Some(r) = &o.reduction {
@@ -677,7 +536,7 @@ fn text_summary(
         "energy: initial {:.12}, final {:.12}, max |E − E0| = {:.3e} (relative {:.3e} of the energy scale {:.3e})",
         o.initial_energy, o.final_energy, o.max_abs_energy_deviation, rel, o.energy_scale
     );
-    for w in warnings {
+    for w in &summary.warnings {
         let _ = writeln!(s, "warning: {w}");
     }
     if info.constraints > 0 {

@@ -28,13 +28,20 @@ pub enum ConstraintDiscretization {
     Model,
 }
 
-impl fmt::Display for ConstraintDiscretization {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl ConstraintDiscretization {
+    /// The name used in files, on the command line and in summaries.
+    pub fn as_str(self) -> &'static str {
+        match self {
             ConstraintDiscretization::Retraction => "retraction",
             ConstraintDiscretization::Midpoint => "midpoint",
             ConstraintDiscretization::Model => "model",
-        })
+        }
+    }
+}
+
+impl fmt::Display for ConstraintDiscretization {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

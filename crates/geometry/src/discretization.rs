@@ -96,14 +96,19 @@ pub enum Discretization {
 impl Discretization {
     /// Both choices, for listings.
     pub const ALL: [Discretization; 2] = [Discretization::Forward, Discretization::Midpoint];
+
+    /// The name used in files, on the command line and in summaries.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Discretization::Forward => "forward",
+            Discretization::Midpoint => "midpoint",
+        }
+    }
 }
 
 impl fmt::Display for Discretization {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Discretization::Forward => "forward",
-            Discretization::Midpoint => "midpoint",
-        })
+        f.write_str(self.as_str())
     }
 }
 

@@ -7,16 +7,15 @@
 
 use crate::runner::finish;
 use crate::{
-    ImpactRecord, Impacts, ModelSummary, RecordSink, RecordView, RunError, RunOutcome, RunPlan,
-    Stepper,
+    Core, ImpactRecord, Impacts, Method, ModelSummary, RecordSink, RecordView, RunError,
+    RunOutcome, RunPlan, Stepper,
 };
 use diracvi_discrete_dirac::dynamic::{
     DynComposed, DynLagrangeDirac, DynNonholonomicHamiltonian, DynOneStep, DynRecord,
     DynTrajectory, dyn_state_from_velocity, integrate_dyn,
 };
-use diracvi_discrete_dirac::{Composition, DynState, RunOptions};
+use diracvi_discrete_dirac::{DynState, RunOptions};
 use diracvi_geometry::dynamic::{energy_dyn, energy_scale_dyn, momentum_dyn};
-use diracvi_geometry::{ConstraintDiscretization, Discretization};
 use diracvi_impact::ImpactError;
 use diracvi_impact::dynamic::{
     DynContinuousElasticLaw, DynHamiltonianLaw, DynImpactEvent, DynImpactIntegrator,
@@ -78,6 +77,14 @@ impl DynModelVisitor for DynRunner<'_> {
             model: name.to_string(),
             error,
         };
+        let method = Method::planned(
+            &plan,
+            setup.discretization,
+            setup.constraint,
+            model.constraint_count() > 0,
+            Core::RunTime,
+        );
+        method.check()?;
         macro_rules! run {
             ($integrator:expr) => {
                 drive_impacts(
@@ -86,30 +93,21 @@ impl DynModelVisitor for DynRunner<'_> {
                     setup.h,
                     options,
                     rest_energy,
+                    method,
                     sink,
                     progress,
                 )
                 .map_err(failed)?
             };
         }
-        let composition = match (plan.stepper, Composition::for_order(plan.order)) {
-            (_, Some(Composition::Single)) => None,
-            (Stepper::Lagrange, Some(c)) => Some(c),
-            (stepper, _) => {
-                return Err(RunError::UnsupportedOrder {
-                    order: plan.order,
-                    stepper: stepper.as_str(),
-                });
-            }
-        };
-        let (trajectory, impacts) = match (plan.stepper, composition) {
-            (Stepper::Lagrange, Some(composition)) => {
+        let (trajectory, impacts) = match method.stepper {
+            Stepper::Lagrange if method.order.is_composed() => {
                 let stepper = DynComposed::lagrange_dirac(
                     model.clone(),
-                    Discretization::Midpoint,
-                    ConstraintDiscretization::Midpoint,
-                    plan.direction,
-                    composition,
+                    method.discretization,
+                    method.constraint,
+                    method.direction,
+                    method.composition,
                 );
                 match plan.impacts {
                     Impacts::Elastic => {
@@ -123,12 +121,12 @@ impl DynModelVisitor for DynRunner<'_> {
                     }
                 }
             }
-            (Stepper::Lagrange, None) => {
+            Stepper::Lagrange => {
                 let stepper = DynLagrangeDirac::new(
                     model.clone(),
-                    setup.discretization,
-                    setup.constraint,
-                    plan.direction,
+                    method.discretization,
+                    method.constraint,
+                    method.direction,
                 );
                 match plan.impacts {
                     Impacts::Elastic => run!(DynImpactIntegrator::new(stepper)),
@@ -137,7 +135,7 @@ impl DynModelVisitor for DynRunner<'_> {
                     }
                 }
             }
-            (Stepper::Hamiltonian, _) => {
+            Stepper::Hamiltonian => {
                 if model
                     .hamiltonian(initial.q.as_slice(), initial.p.as_slice())
                     .is_none()
@@ -148,9 +146,9 @@ impl DynModelVisitor for DynRunner<'_> {
                 }
                 let stepper = DynNonholonomicHamiltonian::new(
                     model.clone(),
-                    setup.discretization,
-                    setup.constraint,
-                    plan.direction,
+                    method.discretization,
+                    method.constraint,
+                    method.direction,
                 );
                 match plan.impacts {
                     Impacts::Elastic => {
@@ -173,13 +171,15 @@ impl DynModelVisitor for DynRunner<'_> {
 }
 
 /// Drive an integrator with impacts, feeding every recorded step to `sink`;
-/// the summary and the impact records.
+/// the summary (of `method`) and the impact records.
+#[allow(clippy::too_many_arguments)]
 fn drive_impacts<St>(
     stepper: &mut St,
     initial: DynState,
     h: f64,
     options: RunOptions,
     rest_energy: Option<f64>,
+    method: Method,
     sink: &mut dyn RecordSink,
     progress: &mut dyn FnMut(usize),
 ) -> Result<(RunOutcome, Vec<ImpactRecord>), ImpactError>
@@ -204,11 +204,11 @@ where
         progress,
     )?;
     let impacts = t.events.iter().map(impact_record).collect();
-    Ok((erase(t), impacts))
+    Ok((erase(t, method), impacts))
 }
 
-/// The summary of a trajectory, without the events.
-fn erase<E>(t: DynTrajectory<E>) -> RunOutcome {
+/// The summary of a trajectory of `method`, without the events.
+fn erase<E>(t: DynTrajectory<E>, method: Method) -> RunOutcome {
     let s = t.summary;
     RunOutcome {
         steps: s.steps,
@@ -228,6 +228,7 @@ fn erase<E>(t: DynTrajectory<E>) -> RunOutcome {
         impacts: Vec::new(),
         wall_time: Duration::ZERO,
         reduction: None,
+        method,
     }
 }
 

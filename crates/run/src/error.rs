@@ -70,14 +70,14 @@ pub enum RunError {
         /// What is not supported.
         reason: &'static str,
     },
-    /// An order other than 2, 4 or 6, or a higher order asked of a stepper
-    /// that is not composed (docs/theory.md §9).
+    /// A higher order asked of a stepper that is not composed
+    /// (docs/theory.md §9).
     #[error(
         "order {order} is not available with the {stepper} stepper (orders: 2 with either stepper; 4 and 6 with the lagrange stepper)"
     )]
     UnsupportedOrder {
         /// The order asked for.
-        order: u32,
+        order: crate::Order,
         /// The stepper's name.
         stepper: &'static str,
     },

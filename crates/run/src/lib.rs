@@ -47,14 +47,21 @@ mod plan;
 mod reduced;
 mod runner;
 mod sink;
+mod summary;
 
 pub use diracvi_discrete_dirac::{Composition, Direction, StepError};
 pub use diracvi_impact::ImpactError;
 pub use error::RunError;
-pub use outcome::{ImpactRecord, ReductionSummary, RunOutcome};
-pub use plan::{Impacts, MAX_STEPS, RunPlan, Stepper, UnknownChoice, step_count};
+pub use outcome::{Core, ImpactLaw, ImpactRecord, Method, ReductionSummary, RunOutcome};
+pub use plan::{
+    Impacts, MAX_STEPS, NotAnOrder, Order, RunPlan, Stepper, UnknownChoice, step_count,
+};
 pub use runner::{ModelSummary, describe, execute, execute_with_progress};
 pub use sink::{Discard, RecordBuffer, RecordSink, RecordView};
+pub use summary::{
+    DEFAULT_ENERGY_TOLERANCE, EnergyJson, FinalStateJson, MethodJson, ReductionJson,
+    StatisticsJson, Summary, warnings,
+};
 
 #[doc(no_inline)]
 pub use diracvi_models::Scenario;

@@ -1,7 +1,203 @@
 //! What a finished run reports: the summary over every step and the impacts.
 
+use crate::{Impacts, Order, RunError, RunPlan, Stepper};
+use diracvi_discrete_dirac::{Composition, Direction};
+use diracvi_geometry::{ConstraintDiscretization, Discretization};
 use serde::Serialize;
+use std::fmt;
 use std::time::Duration;
+
+/// The law applied where the path crosses the boundary (docs/theory.md §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ImpactLaw {
+    /// The discrete elastic-impact conditions of \[VCI\] Theorem 3.1 for the
+    /// Lagrange–Dirac step (impact-time fraction α, discrete energy balance).
+    DiscreteElastic,
+    /// The normal momentum jump balancing the discrete energy of the
+    /// Hamiltonian stepper.
+    HamiltonianElastic,
+    /// The continuous elastic law (reflection of the momentum in the
+    /// kinetic metric) at the impact point located inside a composed step.
+    ContinuousElastic,
+    /// No impact law: the run fails at the first crossing.
+    Reject,
+}
+
+impl ImpactLaw {
+    /// The name in summaries.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ImpactLaw::DiscreteElastic => "discrete-elastic",
+            ImpactLaw::HamiltonianElastic => "hamiltonian-elastic",
+            ImpactLaw::ContinuousElastic => "continuous-elastic",
+            ImpactLaw::Reject => "reject",
+        }
+    }
+}
+
+/// Which implementation of the core ran the steps (docs/theory.md §11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Core {
+    /// Sizes known at compile time: the catalogue and small model files.
+    CompileTime,
+    /// Sizes known at run time (dense): model files of any size.
+    RunTime,
+}
+
+impl Core {
+    /// The name in summaries.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Core::CompileTime => "compile-time",
+            Core::RunTime => "run-time",
+        }
+    }
+}
+
+/// The method a run actually ran: built by the runner before the stepper,
+/// which is then constructed from these values, so the record the summary
+/// prints is the method whose steps were taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Method {
+    /// The one-step map.
+    pub stepper: Stepper,
+    /// The order asked for (`--order`): the scheme, whose order of accuracy
+    /// is [`order_of_accuracy`](Self::order_of_accuracy).
+    pub order: Order,
+    /// The composition scheme ([`Composition::Single`] at order 2).
+    pub composition: Composition,
+    /// The discretization map of the discrete Lagrangian (always midpoint
+    /// for the composed orders).
+    pub discretization: Discretization,
+    /// The discrete constraint (always midpoint for the composed orders).
+    pub constraint: ConstraintDiscretization,
+    /// The impact law.
+    pub impact_law: ImpactLaw,
+    /// The direction of time.
+    pub direction: Direction,
+    /// The core that ran it.
+    pub core: Core,
+    /// Whether the system has constraint forms (the discrete constraint is
+    /// then part of the scheme).
+    pub constrained: bool,
+}
+
+impl Method {
+    /// The method `plan` asks for with the scenario's `discretization` and
+    /// `constraint`: order 2 runs them with the stepper's own elastic law;
+    /// orders 4 and 6 compose the symmetric midpoint step (midpoint `L_d`,
+    /// midpoint constraint) and resolve impacts with the continuous elastic
+    /// law (docs/theory.md §9).
+    pub fn planned(
+        plan: &RunPlan,
+        discretization: Discretization,
+        constraint: ConstraintDiscretization,
+        constrained: bool,
+        core: Core,
+    ) -> Method {
+        let composed = plan.order.is_composed();
+        let impact_law = match (plan.impacts, plan.stepper, composed) {
+            (Impacts::Reject, _, _) => ImpactLaw::Reject,
+            (Impacts::Elastic, _, true) => ImpactLaw::ContinuousElastic,
+            (Impacts::Elastic, Stepper::Lagrange, false) => ImpactLaw::DiscreteElastic,
+            (Impacts::Elastic, Stepper::Hamiltonian, false) => ImpactLaw::HamiltonianElastic,
+        };
+        Method {
+            stepper: plan.stepper,
+            order: plan.order,
+            composition: plan.order.composition(),
+            discretization: if composed {
+                Discretization::Midpoint
+            } else {
+                discretization
+            },
+            constraint: if composed {
+                ConstraintDiscretization::Midpoint
+            } else {
+                constraint
+            },
+            impact_law,
+            direction: plan.direction,
+            core,
+            constrained,
+        }
+    }
+
+    /// The order of accuracy of the method: 4 and 6 for the compositions;
+    /// otherwise 2 for the symmetric scheme (midpoint `L_d`, and the midpoint
+    /// discrete constraint when the system is constrained), 1 for the
+    /// forward map, the retraction constraint or the symplectic-Euler
+    /// Hamiltonian step (docs/theory.md §3, §9; measured per combination in
+    /// `crates/run/tests/method.rs`). It is the order of the configuration
+    /// (and velocity); the momentum of a constrained system is defined up to
+    /// the constraint reaction `A(q)ᵀμ`, and the order-2 (±) steps carry the
+    /// whole reaction at one end of the step, so their `p` agrees with the
+    /// continuous momentum at first order only.
+    pub fn order_of_accuracy(&self) -> u32 {
+        if self.order.is_composed() {
+            return self.order.get();
+        }
+        let symmetric = self.discretization == Discretization::Midpoint
+            && (!self.constrained || self.constraint == ConstraintDiscretization::Midpoint);
+        if self.stepper == Stepper::Lagrange && symmetric {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Refuse a combination the runners cannot run: orders 4 and 6 compose
+    /// the Lagrange–Dirac step only.
+    ///
+    /// # Errors
+    /// [`RunError::UnsupportedOrder`].
+    pub fn check(&self) -> Result<(), RunError> {
+        if self.order.is_composed() && self.stepper != Stepper::Lagrange {
+            return Err(RunError::UnsupportedOrder {
+                order: self.order,
+                stepper: self.stepper.as_str(),
+            });
+        }
+        Ok(())
+    }
+
+    /// `"forward"` or `"backward"`.
+    pub fn direction_str(&self) -> &'static str {
+        match self.direction {
+            Direction::Forward => "forward",
+            Direction::Backward => "backward",
+        }
+    }
+}
+
+impl fmt::Display for Method {
+    /// One line, e.g. `(+) lagrange stepper, order 4 (triple-jump of the
+    /// symmetric midpoint step), midpoint constraint, continuous-elastic
+    /// impact law`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sign = match self.direction {
+            Direction::Forward => "(+)",
+            Direction::Backward => "(−)",
+        };
+        write!(
+            f,
+            "{sign} {} stepper, order {}",
+            self.stepper,
+            self.order_of_accuracy()
+        )?;
+        if self.order.is_composed() {
+            write!(f, " ({} of the symmetric midpoint step)", self.composition)?;
+        } else {
+            write!(f, " ({} discretization)", self.discretization)?;
+        }
+        write!(
+            f,
+            ", {} constraint, {} impact law",
+            self.constraint,
+            self.impact_law.as_str()
+        )
+    }
+}
 
 /// One impact, dimension-erased (from `diracvi_impact::ImpactEvent`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -67,6 +263,8 @@ pub struct RunOutcome {
     /// The reduction of a reduced run ([`RunPlan::reduce`](crate::RunPlan::reduce)),
     /// `None` for a full run.
     pub reduction: Option<ReductionSummary>,
+    /// The method that ran.
+    pub method: Method,
 }
 
 /// What a reduced run reduced by (docs/theory.md §7).

@@ -2,7 +2,7 @@
 //! recording interval.
 
 use crate::RunError;
-use diracvi_discrete_dirac::Direction;
+use diracvi_discrete_dirac::{Composition, Direction};
 use diracvi_models::Scenario;
 use std::fmt;
 use std::str::FromStr;
@@ -51,6 +51,84 @@ impl Impacts {
             Impacts::Elastic => "elastic",
             Impacts::Reject => "reject",
         }
+    }
+}
+
+/// The order of the method (docs/theory.md §9): the scenario's own
+/// second-order discretization, or a symmetric composition of the midpoint
+/// step of order 4 or 6. Parsed once, from the command line (`--order`) or
+/// Python (`order=`), and carried as this type from there on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub enum Order {
+    /// Order 2: the scenario's discretization alone.
+    #[default]
+    Two,
+    /// Order 4: the triple jump of the symmetric midpoint step.
+    Four,
+    /// Order 6: Kahan and Li's nine-stage composition of the midpoint step.
+    Six,
+}
+
+impl Order {
+    /// Every order, ascending.
+    pub const ALL: [Order; 3] = [Order::Two, Order::Four, Order::Six];
+
+    /// The order as a number (2, 4 or 6).
+    pub fn get(self) -> u32 {
+        match self {
+            Order::Two => 2,
+            Order::Four => 4,
+            Order::Six => 6,
+        }
+    }
+
+    /// The composition scheme that gives this order
+    /// ([`Composition::Single`] for order 2).
+    pub fn composition(self) -> Composition {
+        match self {
+            Order::Two => Composition::Single,
+            Order::Four => Composition::TripleJump,
+            Order::Six => Composition::KahanLi6,
+        }
+    }
+
+    /// Whether this order composes the midpoint step (4 and 6).
+    pub fn is_composed(self) -> bool {
+        self != Order::Two
+    }
+}
+
+/// A number that is not an order of the methods (2, 4 or 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[error("{0} is not an order of the methods (2, 4 or 6)")]
+pub struct NotAnOrder(pub i64);
+
+impl TryFrom<i64> for Order {
+    type Error = NotAnOrder;
+    fn try_from(order: i64) -> Result<Self, NotAnOrder> {
+        match order {
+            2 => Ok(Order::Two),
+            4 => Ok(Order::Four),
+            6 => Ok(Order::Six),
+            other => Err(NotAnOrder(other)),
+        }
+    }
+}
+
+impl FromStr for Order {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        s.parse::<i64>()
+            .ok()
+            .and_then(|n| Order::try_from(n).ok())
+            .ok_or_else(|| format!("'{s}' is not an order of the methods (2, 4 or 6)"))
+    }
+}
+
+impl fmt::Display for Order {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.get())
     }
 }
 
@@ -131,7 +209,7 @@ pub struct RunPlan {
     /// and 6 (Kahan–Li) compose the symmetric midpoint Lagrange–Dirac step
     /// (midpoint `L_d` and midpoint constraint, whatever the scenario's
     /// discretization) and resolve impacts with the continuous elastic law.
-    pub order: u32,
+    pub order: Order,
 }
 
 impl RunPlan {
@@ -145,13 +223,14 @@ impl RunPlan {
             steps,
             every: 0,
             reduce: false,
-            order: 2,
+            order: Order::Two,
         }
     }
 
-    /// Integrate with a method of order `order` (2, 4 or 6; others are
-    /// rejected by the runner with [`RunError::UnsupportedOrder`]).
-    pub fn order(mut self, order: u32) -> Self {
+    /// Integrate with a method of order `order` (4 and 6 only with the
+    /// Lagrange–Dirac stepper; the runner rejects other combinations with
+    /// [`RunError::UnsupportedOrder`]).
+    pub fn order(mut self, order: Order) -> Self {
         self.order = order;
         self
     }
@@ -228,6 +307,16 @@ mod tests {
         for i in [Impacts::Elastic, Impacts::Reject] {
             assert_eq!(i.to_string().parse::<Impacts>(), Ok(i));
         }
+        for o in Order::ALL {
+            assert_eq!(o.to_string().parse::<Order>(), Ok(o));
+            assert_eq!(Order::try_from(i64::from(o.get())), Ok(o));
+            assert_eq!(o.composition().order(), o.get());
+        }
+        assert_eq!(
+            "3".parse::<Order>().unwrap_err(),
+            "'3' is not an order of the methods (2, 4 or 6)"
+        );
+        assert_eq!(Order::try_from(8), Err(NotAnOrder(8)));
         let e = "euler".parse::<Stepper>().unwrap_err();
         assert_eq!(
             e.to_string(),

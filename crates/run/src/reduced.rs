@@ -5,7 +5,9 @@
 //! have the full system's shape.
 
 use crate::runner::{drive_impacts, finish};
-use crate::{Impacts, RecordSink, ReductionSummary, RunError, RunOutcome, RunPlan, Stepper};
+use crate::{
+    Core, Impacts, Method, RecordSink, ReductionSummary, RunError, RunOutcome, RunPlan, Stepper,
+};
 use diracvi_discrete_dirac::{Direction, LagrangeDirac, RunOptions, state_from_velocity};
 use diracvi_geometry::{CyclicSymmetry, Reduced, ReductionKind};
 use diracvi_impact::{ImpactError, ImpactIntegrator, Reconstructing, RejectCrossing};
@@ -45,7 +47,7 @@ impl ReducedModelVisitor for ReducedRunner<'_> {
                 "reduced runs integrate forward in time only (the reconstruction follows the (+) steps)",
             ));
         }
-        if plan.order != 2 {
+        if plan.order.is_composed() {
             return Err(unsupported(
                 "reduced runs are second order (the scenario's discretization on shape space): the composed methods of order 4 and 6 do not run on the reduced system",
             ));
@@ -76,11 +78,18 @@ impl ReducedModelVisitor for ReducedRunner<'_> {
             model: name.to_string(),
             error,
         };
-        let stepper = LagrangeDirac::new(
-            reduced.clone(),
+        let method = Method::planned(
+            &plan,
             setup.discretization,
             setup.constraint,
-            Direction::Forward,
+            M > 0,
+            Core::CompileTime,
+        );
+        let stepper = LagrangeDirac::new(
+            reduced.clone(),
+            method.discretization,
+            method.constraint,
+            method.direction,
         );
         macro_rules! run {
             ($integrator:expr) => {
@@ -95,6 +104,7 @@ impl ReducedModelVisitor for ReducedRunner<'_> {
                     setup.h,
                     options,
                     rest_energy,
+                    method,
                     sink,
                     progress,
                 )

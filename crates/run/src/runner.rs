@@ -3,13 +3,13 @@
 //! erases the dimension from the results.
 
 use crate::{
-    ImpactRecord, Impacts, RecordSink, RecordView, RunError, RunOutcome, RunPlan, Stepper,
+    Core, ImpactRecord, Impacts, Method, RecordSink, RecordView, RunError, RunOutcome, RunPlan,
+    Stepper,
 };
 use diracvi_discrete_dirac::{
-    Composed, Composition, LagrangeDirac, NonholonomicHamiltonian, OneStep, Record, RunOptions,
-    State, SymplecticEuler, Trajectory, integrate, state_from_velocity,
+    Composed, LagrangeDirac, NonholonomicHamiltonian, OneStep, Record, RunOptions, State,
+    SymplecticEuler, Trajectory, integrate, state_from_velocity,
 };
-use diracvi_geometry::{ConstraintDiscretization, Discretization};
 use diracvi_impact::{
     ContinuousElasticLaw, HamiltonianImpacts, ImpactError, ImpactEvent, ImpactIntegrator,
     RejectCrossing,
@@ -150,6 +150,14 @@ impl ModelVisitor for Runner<'_> {
             model: name.to_string(),
             error,
         };
+        let method = Method::planned(
+            &plan,
+            setup.discretization,
+            setup.constraint,
+            M > 0,
+            Core::CompileTime,
+        );
+        method.check()?;
         // One integrator type per (stepper, impact law) pair.
         macro_rules! run {
             ($integrator:expr) => {
@@ -159,30 +167,21 @@ impl ModelVisitor for Runner<'_> {
                     setup.h,
                     options,
                     rest_energy,
+                    method,
                     sink,
                     progress,
                 )
                 .map_err(failed)?
             };
         }
-        let composition = match (plan.stepper, Composition::for_order(plan.order)) {
-            (_, Some(Composition::Single)) => None,
-            (Stepper::Lagrange, Some(c)) => Some(c),
-            (stepper, _) => {
-                return Err(RunError::UnsupportedOrder {
-                    order: plan.order,
-                    stepper: stepper.as_str(),
-                });
-            }
-        };
-        let (trajectory, impacts) = match plan.stepper {
-            Stepper::Lagrange if composition.is_some() => {
+        let (trajectory, impacts) = match method.stepper {
+            Stepper::Lagrange if method.order.is_composed() => {
                 let stepper = Composed::lagrange_dirac(
                     model.clone(),
-                    Discretization::Midpoint,
-                    ConstraintDiscretization::Midpoint,
-                    plan.direction,
-                    composition.unwrap_or_default(),
+                    method.discretization,
+                    method.constraint,
+                    method.direction,
+                    method.composition,
                 );
                 match plan.impacts {
                     Impacts::Elastic => {
@@ -194,9 +193,9 @@ impl ModelVisitor for Runner<'_> {
             Stepper::Lagrange => {
                 let stepper = LagrangeDirac::new(
                     model.clone(),
-                    setup.discretization,
-                    setup.constraint,
-                    plan.direction,
+                    method.discretization,
+                    method.constraint,
+                    method.direction,
                 );
                 match plan.impacts {
                     Impacts::Elastic => run!(ImpactIntegrator::new(stepper)),
@@ -211,10 +210,10 @@ impl ModelVisitor for Runner<'_> {
                 }
                 let stepper = NonholonomicHamiltonian::new(
                     model.clone(),
-                    setup.discretization,
-                    setup.constraint,
+                    method.discretization,
+                    method.constraint,
                     SymplecticEuler,
-                    plan.direction,
+                    method.direction,
                 );
                 match plan.impacts {
                     Impacts::Elastic => run!(HamiltonianImpacts::hamiltonian(stepper)),
@@ -257,13 +256,16 @@ pub(crate) fn finish(
     }
 }
 
-/// [`drive`] an integrator with impacts; the summary and the impact records.
+/// [`drive`] an integrator with impacts; the summary (of `method`) and the
+/// impact records.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn drive_impacts<St, const N: usize>(
     stepper: &mut St,
     initial: State<N>,
     h: f64,
     options: RunOptions,
     rest_energy: Option<f64>,
+    method: Method,
     sink: &mut dyn RecordSink,
     progress: &mut dyn FnMut(usize),
 ) -> Result<(RunOutcome, Vec<ImpactRecord>), ImpactError>
@@ -272,7 +274,7 @@ where
 {
     let t = drive(stepper, initial, h, options, rest_energy, sink, progress)?;
     let impacts = t.events.iter().map(impact_record).collect();
-    Ok((erase(t), impacts))
+    Ok((erase(t, method), impacts))
 }
 
 /// Run `integrate`, feeding every recorded step to `sink`; `rest_energy`
@@ -306,8 +308,8 @@ fn drive<St: OneStep<N>, const N: usize>(
     )
 }
 
-/// The summary of a trajectory, without the events.
-fn erase<const N: usize, E>(t: Trajectory<N, E>) -> RunOutcome {
+/// The summary of a trajectory of `method`, without the events.
+fn erase<const N: usize, E>(t: Trajectory<N, E>, method: Method) -> RunOutcome {
     let s = t.summary;
     RunOutcome {
         steps: s.steps,
@@ -327,6 +329,7 @@ fn erase<const N: usize, E>(t: Trajectory<N, E>) -> RunOutcome {
         impacts: Vec::new(),
         wall_time: Duration::ZERO,
         reduction: None,
+        method,
     }
 }
 

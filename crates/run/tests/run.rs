@@ -3,8 +3,8 @@
 
 use diracvi_impact::ImpactError;
 use diracvi_run::{
-    Direction, Discard, Impacts, RecordBuffer, RunError, RunPlan, Scenario, Stepper, describe,
-    execute, execute_with_progress, step_count,
+    Direction, Discard, Impacts, Order, RecordBuffer, RunError, RunPlan, Scenario, Stepper,
+    describe, execute, execute_with_progress, step_count,
 };
 
 fn scenario(model: &str, sets: &[(&str, &str)]) -> Scenario {
@@ -228,8 +228,8 @@ fn reduced_runs_reconstruct_the_full_records() {
         RunPlan::new(10).reduce(true).direction(Direction::Backward),
         RunPlan::new(10).reduce(true).stepper(Stepper::Hamiltonian),
         // the reduced run is second order: order 4 would be a relabel
-        RunPlan::new(10).reduce(true).order(4),
-        RunPlan::new(10).reduce(true).order(6),
+        RunPlan::new(10).reduce(true).order(Order::Four),
+        RunPlan::new(10).reduce(true).order(Order::Six),
     ] {
         let err = execute(&sc, plan, &mut Discard).unwrap_err();
         assert!(

@@ -1,0 +1,189 @@
+//! Every run kind's `--summary json` validates against
+//! `docs/summary.schema.json`: catalogue models, model files on both cores,
+//! reduced, composed, Hamiltonian and backward runs, zero-step runs and
+//! circuits. The validator below implements the part of JSON Schema the
+//! schema uses (`type`, `enum`, `required`, `properties`,
+//! `additionalProperties: false`, `items`, `oneOf`) and fails on any other
+//! keyword, so the schema cannot grow past what is checked.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+fn schema() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/summary.schema.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn type_matches(ty: &str, v: &Value) -> bool {
+    match ty {
+        "object" => v.is_object(),
+        "array" => v.is_array(),
+        "string" => v.is_string(),
+        "boolean" => v.is_boolean(),
+        "null" => v.is_null(),
+        "number" => v.is_number(),
+        "integer" => v.is_u64() || v.is_i64(),
+        other => panic!("schema type '{other}' is not checked"),
+    }
+}
+
+/// The violations of `v` against `s`, with their JSON paths.
+fn validate(s: &Value, v: &Value, path: &str, errors: &mut Vec<String>) {
+    let s = s.as_object().expect("a schema is an object");
+    for key in s.keys() {
+        let known = [
+            "$schema",
+            "title",
+            "description",
+            "type",
+            "enum",
+            "required",
+            "properties",
+            "additionalProperties",
+            "items",
+            "oneOf",
+        ];
+        assert!(known.contains(&key.as_str()), "unchecked keyword '{key}'");
+    }
+    if let Some(ty) = s.get("type") {
+        let ok = match ty {
+            Value::String(t) => type_matches(t, v),
+            Value::Array(ts) => ts.iter().any(|t| type_matches(t.as_str().unwrap(), v)),
+            _ => panic!("bad type"),
+        };
+        if !ok {
+            errors.push(format!("{path}: {v} is not of type {ty}"));
+            return;
+        }
+    }
+    if let Some(Value::Array(choices)) = s.get("enum")
+        && !choices.contains(v)
+    {
+        errors.push(format!("{path}: {v} is not one of {choices:?}"));
+    }
+    if let Some(Value::Array(options)) = s.get("oneOf") {
+        let matching = options
+            .iter()
+            .filter(|o| {
+                let mut e = Vec::new();
+                validate(o, v, path, &mut e);
+                e.is_empty()
+            })
+            .count();
+        if matching != 1 {
+            errors.push(format!("{path}: {v} matches {matching} of oneOf"));
+        }
+    }
+    if let Some(obj) = v.as_object() {
+        if let Some(Value::Array(required)) = s.get("required") {
+            for r in required {
+                if !obj.contains_key(r.as_str().unwrap()) {
+                    errors.push(format!("{path}: missing '{r}'"));
+                }
+            }
+        }
+        let props = s.get("properties").and_then(Value::as_object);
+        for (k, x) in obj {
+            match props.and_then(|p| p.get(k)) {
+                Some(sub) => validate(sub, x, &format!("{path}.{k}"), errors),
+                None if s.get("additionalProperties") == Some(&Value::Bool(false)) => {
+                    errors.push(format!("{path}: unexpected key '{k}'"));
+                }
+                None => {}
+            }
+        }
+    }
+    if let (Some(items), Some(xs)) = (s.get("items"), v.as_array()) {
+        for (i, x) in xs.iter().enumerate() {
+            validate(items, x, &format!("{path}[{i}]"), errors);
+        }
+    }
+}
+
+fn summary(args: &[&str]) -> Value {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = Command::new(env!("CARGO_BIN_EXE_diracvi"))
+        .current_dir(root)
+        .args(args)
+        .args(["--summary", "json", "-q"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn the_validator_rejects_what_the_schema_forbids() {
+    let schema = schema();
+    let good = summary(&["run", "particle", "--t-end", "0.5"]);
+    let mut errors = Vec::new();
+    validate(&schema, &good, "$", &mut errors);
+    assert!(errors.is_empty(), "{errors:#?}");
+    let mut bad = good.clone();
+    bad["energy"]["initial"] = Value::from("x");
+    bad["extra"] = Value::from(1);
+    bad.as_object_mut().unwrap().remove("warnings");
+    bad["method"]["core"] = Value::from("quantum");
+    let mut errors = Vec::new();
+    validate(&schema, &bad, "$", &mut errors);
+    assert_eq!(errors.len(), 4, "{errors:#?}");
+}
+
+#[test]
+fn every_run_kind_validates() {
+    let schema = schema();
+    let kinds: &[&[&str]] = &[
+        &["run", "particle"],
+        &["run", "pendulum", "--t-end", "1"],
+        &["run", "pendulum", "--t-end", "1", "--backward"],
+        &["run", "pendulum", "--t-end", "1", "--order", "4"],
+        &["run", "pendulum", "--t-end", "1", "--order", "6"],
+        &["run", "pendulum", "--t-end", "1", "--reduce"],
+        &["run", "ellipse", "--t-end", "1", "--stepper", "hamiltonian"],
+        &["run", "lc", "--steps", "0"],
+        &[
+            "run",
+            "--model-file",
+            "models/pendulum.toml",
+            "--t-end",
+            "1",
+        ],
+        &[
+            "run",
+            "--model-file",
+            "models/masses-in-a-box.toml",
+            "--t-end",
+            "0.5",
+        ],
+        &[
+            "run",
+            "--model-file",
+            "models/three-sleighs.toml",
+            "--t-end",
+            "0.2",
+            "--order",
+            "4",
+        ],
+    ];
+    for args in kinds {
+        let s = summary(args);
+        let mut errors = Vec::new();
+        validate(&schema, &s, "$", &mut errors);
+        assert!(errors.is_empty(), "{args:?}: {errors:#?}");
+        // The top-level method keys repeat the method record.
+        for key in [
+            "stepper",
+            "order",
+            "discretization",
+            "constraint",
+            "direction",
+        ] {
+            assert_eq!(s[key], s["method"][key], "{args:?}: {key}");
+        }
+    }
+}

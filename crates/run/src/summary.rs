@@ -1,0 +1,228 @@
+//! The summary of a run as data: one structure with the keys of the
+//! command line's `--summary json` and of Python's `RunResult.summary`
+//! (both serialize this, so the two agree key for key), written down in
+//! `docs/summary.schema.json`.
+
+use crate::{ModelSummary, RunOutcome};
+use diracvi_models::Scenario;
+use serde::Serialize;
+
+/// The default `--energy-tolerance`: a warning when the discrete energy
+/// moves by more than 1 % of the energy scale.
+pub const DEFAULT_ENERGY_TOLERANCE: f64 = 0.01;
+
+/// The summary of a finished run (docs/summary.schema.json).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    /// The model's name.
+    pub model: String,
+    /// Coordinate names, in order.
+    pub coordinates: Vec<String>,
+    /// The discretization that ran (`method.discretization`).
+    pub discretization: &'static str,
+    /// The discrete constraint that ran (`method.constraint`).
+    pub constraint: &'static str,
+    /// The stepper that ran (`method.stepper`).
+    pub stepper: &'static str,
+    /// The order of accuracy of the method that ran
+    /// ([`Method::order_of_accuracy`](crate::Method::order_of_accuracy)).
+    pub order: u32,
+    /// The method that ran, whole.
+    pub method: MethodJson,
+    /// What a reduced run was reduced by; `None` for a full run.
+    pub reduction: Option<ReductionJson>,
+    /// `"forward"` or `"backward"`.
+    pub direction: &'static str,
+    /// The step (s), positive.
+    pub h: f64,
+    /// Steps taken.
+    pub steps: usize,
+    /// Signed end time: `± steps · h`.
+    pub t_end: f64,
+    /// Number of impacts.
+    pub impacts: usize,
+    /// Impact times, in order.
+    pub impact_times: Vec<f64>,
+    /// Discrete energy over the run.
+    pub energy: EnergyJson,
+    /// The relative energy drift above which a warning is given.
+    pub energy_tolerance: f64,
+    /// What the run should be looked at for.
+    pub warnings: Vec<String>,
+    /// Largest constraint residual over the run.
+    pub constraint_residual_max: f64,
+    /// The last state.
+    pub final_state: FinalStateJson,
+    /// Solver statistics over the run.
+    pub statistics: StatisticsJson,
+    /// Wall time of the integration (s).
+    pub wall_time_s: f64,
+}
+
+/// [`Method`](crate::Method) in the summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MethodJson {
+    /// `"lagrange"` or `"hamiltonian"`.
+    pub stepper: &'static str,
+    /// The order of accuracy: 1, 2, 4 or 6.
+    pub order: u32,
+    /// `"single"`, `"triple-jump"`, `"kahan-li6"`.
+    pub composition: &'static str,
+    /// `"forward"` or `"midpoint"`.
+    pub discretization: &'static str,
+    /// `"retraction"`, `"midpoint"` or `"model"`.
+    pub constraint: &'static str,
+    /// `"discrete-elastic"`, `"hamiltonian-elastic"`,
+    /// `"continuous-elastic"` or `"reject"`.
+    pub impact_law: &'static str,
+    /// `"forward"` or `"backward"`.
+    pub direction: &'static str,
+    /// `"compile-time"` or `"run-time"`.
+    pub core: &'static str,
+}
+
+/// [`ReductionSummary`](crate::ReductionSummary) in the summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReductionJson {
+    /// `"Routh"` or `"Chaplygin"`.
+    pub kind: &'static str,
+    /// The cyclic coordinates.
+    pub cyclic: Vec<String>,
+    /// The conserved momenta of a Routh reduction.
+    pub momentum: Vec<f64>,
+    /// Whether the curvature enters as a gyroscopic force.
+    pub curvature_force: bool,
+}
+
+/// The discrete energy over the run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EnergyJson {
+    /// Energy of the first step.
+    pub initial: f64,
+    /// Energy of the last step.
+    #[serde(rename = "final")]
+    pub final_: f64,
+    /// `max_k |E_k − E_0|`.
+    pub max_abs_deviation: f64,
+    /// `max(|E_0|, |⟨∂L/∂v, v⟩| + |L|)` at the initial state.
+    pub scale: f64,
+    /// `max_abs_deviation / scale`.
+    pub max_relative_deviation: f64,
+}
+
+/// The last state.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FinalStateJson {
+    /// Time.
+    pub t: f64,
+    /// Configuration.
+    pub q: Vec<f64>,
+    /// Momentum.
+    pub p: Vec<f64>,
+}
+
+/// Solver statistics over the run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StatisticsJson {
+    /// Newton iterations.
+    pub newton_iterations: usize,
+    /// Jacobian evaluations.
+    pub jacobian_evaluations: usize,
+    /// Root-finder iterations locating impact times.
+    pub root_iterations: usize,
+    /// Iterations of the post-impact solves.
+    pub post_impact_iterations: usize,
+    /// Steps that took the degenerate path.
+    pub degenerate_steps: usize,
+}
+
+impl Summary {
+    /// The summary of `outcome`, a run of `scenario` (whose model `info`
+    /// describes), with warnings for an energy drift above
+    /// `energy_tolerance` (relative to the energy scale).
+    pub fn new(
+        scenario: &Scenario,
+        info: &ModelSummary,
+        outcome: &RunOutcome,
+        energy_tolerance: f64,
+    ) -> Summary {
+        let m = &outcome.method;
+        let o = outcome;
+        Summary {
+            model: scenario.model.clone(),
+            coordinates: info.coordinates.clone(),
+            discretization: m.discretization.as_str(),
+            constraint: m.constraint.as_str(),
+            stepper: m.stepper.as_str(),
+            order: m.order_of_accuracy(),
+            method: MethodJson {
+                stepper: m.stepper.as_str(),
+                order: m.order_of_accuracy(),
+                composition: m.composition.as_str(),
+                discretization: m.discretization.as_str(),
+                constraint: m.constraint.as_str(),
+                impact_law: m.impact_law.as_str(),
+                direction: m.direction_str(),
+                core: m.core.as_str(),
+            },
+            reduction: o.reduction.as_ref().map(|r| ReductionJson {
+                kind: r.kind,
+                cyclic: r.cyclic.clone(),
+                momentum: r.momentum.clone(),
+                curvature_force: r.curvature_force,
+            }),
+            direction: m.direction_str(),
+            h: scenario.h,
+            steps: o.steps,
+            t_end: m.direction.sign() * o.steps as f64 * scenario.h,
+            impacts: o.impacts.len(),
+            impact_times: o.impact_times(),
+            energy: EnergyJson {
+                initial: o.initial_energy,
+                final_: o.final_energy,
+                max_abs_deviation: o.max_abs_energy_deviation,
+                scale: o.energy_scale,
+                max_relative_deviation: o.max_relative_energy_deviation(),
+            },
+            energy_tolerance,
+            warnings: warnings(o, energy_tolerance, scenario.h),
+            constraint_residual_max: o.max_constraint_residual,
+            final_state: FinalStateJson {
+                t: o.final_t,
+                q: o.final_q.clone(),
+                p: o.final_p.clone(),
+            },
+            statistics: StatisticsJson {
+                newton_iterations: o.newton_iterations,
+                jacobian_evaluations: o.jacobian_evaluations,
+                root_iterations: o.root_iterations,
+                post_impact_iterations: o.post_impact_iterations,
+                degenerate_steps: o.degenerate_steps,
+            },
+            wall_time_s: o.wall_time.as_secs_f64(),
+        }
+    }
+}
+
+/// The warnings of a run: a discrete energy that moved by more than
+/// `tolerance` of the energy scale (step `h`).
+pub fn warnings(o: &RunOutcome, tolerance: f64, h: f64) -> Vec<String> {
+    let dev = o.max_abs_energy_deviation;
+    let scale = o.energy_scale;
+    let mut out = Vec::new();
+    if scale > 0.0 {
+        let rel = dev / scale;
+        if rel > tolerance {
+            out.push(format!(
+                "the discrete energy moved by {:.3} % of the energy scale {scale:.3e} (max |E − E0| = {dev:.3e}), more than --energy-tolerance {tolerance} ({:.3} %): the step h = {h} is probably too large, try a smaller --h",
+                100.0 * rel,
+                100.0 * tolerance
+            ));
+        }
+    } else if dev > 0.0 {
+        out.push(format!(
+            "the discrete energy moved by {dev:.3e} from a state of zero energy scale (no relative measure): check the step h = {h}"
+        ));
+    }
+    out
+}
