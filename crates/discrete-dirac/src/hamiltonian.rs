@@ -27,6 +27,7 @@
 //! same scheme (nonholonomic symplectic Euler).
 
 use crate::newton::{Newton, NewtonParams};
+use crate::substep::{SubStep, SubStepper};
 use crate::trajectory::StepOutput;
 use crate::{Direction, OneStep, State, StepError, StepStats};
 use diracvi_geometry::ad::{
@@ -490,5 +491,61 @@ where
         _events: &mut Vec<()>,
     ) -> Result<StepOutput<N>, StepError> {
         crate::substep::advance(self, k, from, h)
+    }
+}
+
+// The impact integrator's view of this stepper (crate::substep).
+impl<Sy, Dm, Hd, const N: usize, const M: usize> SubStepper<N, M>
+    for NonholonomicHamiltonian<Sy, Dm, Hd, N, M>
+where
+    Sy: System<N, M>,
+    Dm: DiscretizationMap<N>,
+    Hd: DiscreteHamiltonian<Sy, N, M>,
+{
+    type System = Sy;
+
+    fn system(&self) -> &Sy {
+        NonholonomicHamiltonian::system(self)
+    }
+
+    fn direction(&self) -> Direction {
+        NonholonomicHamiltonian::direction(self)
+    }
+
+    fn sub_step(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &SVector<f64, N>,
+        pi_a: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<SubStep<N>, StepError> {
+        let mut s = self.solve_oriented(false, k, t, a, pi_a, h, None)?;
+        s.b = self.add_with_carry(a, &s.d);
+        Ok(s)
+    }
+
+    fn trial_step(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &SVector<f64, N>,
+        pi_a: &SVector<f64, N>,
+        h: f64,
+        guess: &SVector<f64, N>,
+    ) -> Result<SubStep<N>, StepError> {
+        self.solve_oriented(true, k, t, a, pi_a, h, Some((guess, pi_a)))
+    }
+
+    fn reset_warm_start(&mut self) {}
+
+    fn measures(
+        &self,
+        a: &SVector<f64, N>,
+        sub: &SubStep<N>,
+        h: f64,
+    ) -> Result<(f64, f64), GeometryError> {
+        let (energy, _) = self.discrete_energy(a, &sub.pi_b, h)?;
+        Ok((energy, self.constraint_residual(a, &sub.d, h)?))
     }
 }

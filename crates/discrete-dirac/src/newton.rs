@@ -510,6 +510,47 @@ enum Factors {
     Kept,
 }
 
+/// Statistics of one step, for the trajectory driver (sums over the
+/// sub-steps and solves of a step with impacts).
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct StepStats {
+    /// Newton iterations.
+    pub iterations: usize,
+    /// Jacobian evaluations.
+    pub jacobian_evaluations: usize,
+    /// Final scaled residual (the largest over the step's solves).
+    pub residual: f64,
+    /// Whether the degenerate path was used.
+    pub degenerate: bool,
+    /// Iterations of the root finder locating impact times.
+    pub root_iterations: usize,
+    /// Newton iterations of the post-impact solves.
+    pub post_impact_iterations: usize,
+}
+
+impl StepStats {
+    /// The statistics of one Newton solve.
+    pub fn from_newton(info: &NewtonInfo, degenerate: bool) -> Self {
+        Self {
+            iterations: info.iterations,
+            jacobian_evaluations: info.jacobian_evaluations,
+            residual: info.residual,
+            degenerate,
+            ..Self::default()
+        }
+    }
+
+    /// Add the statistics of another solve of the same step.
+    pub fn absorb(&mut self, other: &StepStats) {
+        self.iterations += other.iterations;
+        self.jacobian_evaluations += other.jacobian_evaluations;
+        self.residual = self.residual.max(other.residual);
+        self.degenerate |= other.degenerate;
+        self.root_iterations += other.root_iterations;
+        self.post_impact_iterations += other.post_impact_iterations;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

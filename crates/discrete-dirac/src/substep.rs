@@ -6,12 +6,14 @@
 //! Orientation: a (−) stepper is solved as the (+) equations of the reversed
 //! discrete Lagrangian (or generating function) with the momentum negated,
 //! `π = sign · p` (docs/theory.md §3.4); every momentum here is oriented.
+//!
+//! The steppers implement the trait next to their equations
+//! (`lagrange_dirac`, `hamiltonian`, `composition`); this module knows none
+//! of them.
 
-use crate::hamiltonian::{DiscreteHamiltonian, NonholonomicHamiltonian};
-use crate::lagrange_dirac::{LagrangeDirac, OrientedStep, step_measures};
 use crate::trajectory::StepOutput;
 use crate::{Direction, State, StepError, StepStats};
-use diracvi_geometry::{DiscretizationMap, GeometryError, System};
+use diracvi_geometry::{GeometryError, System};
 use nalgebra::SVector;
 
 /// One oriented sub-step `a → b = a + d`.
@@ -107,154 +109,6 @@ pub trait SubStepper<const N: usize, const M: usize> {
         sub: &SubStep<N>,
         h: f64,
     ) -> Result<(f64, f64), GeometryError>;
-}
-
-/// A step taken by `stepper` from `a`: the end point summed with the
-/// stepper's compensation (trial solves, which are not taken, do not sum).
-fn taken<Sy, Dm, const N: usize, const M: usize>(
-    stepper: &mut LagrangeDirac<Sy, Dm, N, M>,
-    a: &SVector<f64, N>,
-    s: OrientedStep<N, M>,
-) -> SubStep<N>
-where
-    Sy: System<N, M>,
-    Dm: DiscretizationMap<N>,
-{
-    SubStep {
-        b: stepper.add_with_carry(a, &s.d),
-        d: s.d,
-        pi_b: s.pi_b,
-        reaction: s.reaction,
-        stats: StepStats::from_newton(&s.info, s.degenerate),
-    }
-}
-
-impl<Sy, Dm, const N: usize, const M: usize> SubStepper<N, M> for LagrangeDirac<Sy, Dm, N, M>
-where
-    Sy: System<N, M>,
-    Dm: DiscretizationMap<N>,
-{
-    type System = Sy;
-
-    fn system(&self) -> &Sy {
-        LagrangeDirac::system(self)
-    }
-
-    fn direction(&self) -> Direction {
-        LagrangeDirac::direction(self)
-    }
-
-    fn sub_step(
-        &mut self,
-        k: usize,
-        t: f64,
-        a: &SVector<f64, N>,
-        pi_a: &SVector<f64, N>,
-        h: f64,
-    ) -> Result<SubStep<N>, StepError> {
-        let s = self.step_oriented(k, t, a, pi_a, h)?;
-        Ok(taken(self, a, s))
-    }
-
-    fn sub_step_from(
-        &mut self,
-        k: usize,
-        t: f64,
-        a: &SVector<f64, N>,
-        pi_a: &SVector<f64, N>,
-        h: f64,
-        guess: &SVector<f64, N>,
-    ) -> Result<SubStep<N>, StepError> {
-        let s = self.step_oriented_from(k, t, a, pi_a, h, guess)?;
-        Ok(taken(self, a, s))
-    }
-
-    fn trial_step(
-        &mut self,
-        k: usize,
-        t: f64,
-        a: &SVector<f64, N>,
-        pi_a: &SVector<f64, N>,
-        h: f64,
-        guess: &SVector<f64, N>,
-    ) -> Result<SubStep<N>, StepError> {
-        let s = self.solve_trial(k, t, a, pi_a, h, guess)?;
-        Ok(SubStep {
-            b: s.b,
-            d: s.d,
-            pi_b: s.pi_b,
-            reaction: s.reaction,
-            stats: StepStats::from_newton(&s.info, s.degenerate),
-        })
-    }
-
-    fn reset_warm_start(&mut self) {
-        LagrangeDirac::reset_warm_start(self);
-    }
-
-    fn measures(
-        &self,
-        a: &SVector<f64, N>,
-        sub: &SubStep<N>,
-        h: f64,
-    ) -> Result<(f64, f64), GeometryError> {
-        step_measures(&self.discrete_lagrangian(), self.constraint(), a, &sub.d, h)
-    }
-}
-
-impl<Sy, Dm, Hd, const N: usize, const M: usize> SubStepper<N, M>
-    for NonholonomicHamiltonian<Sy, Dm, Hd, N, M>
-where
-    Sy: System<N, M>,
-    Dm: DiscretizationMap<N>,
-    Hd: DiscreteHamiltonian<Sy, N, M>,
-{
-    type System = Sy;
-
-    fn system(&self) -> &Sy {
-        NonholonomicHamiltonian::system(self)
-    }
-
-    fn direction(&self) -> Direction {
-        NonholonomicHamiltonian::direction(self)
-    }
-
-    fn sub_step(
-        &mut self,
-        k: usize,
-        t: f64,
-        a: &SVector<f64, N>,
-        pi_a: &SVector<f64, N>,
-        h: f64,
-    ) -> Result<SubStep<N>, StepError> {
-        let mut s = self.solve_oriented(false, k, t, a, pi_a, h, None)?;
-        s.b = self.add_with_carry(a, &s.d);
-        Ok(s)
-    }
-
-    fn trial_step(
-        &mut self,
-        k: usize,
-        t: f64,
-        a: &SVector<f64, N>,
-        pi_a: &SVector<f64, N>,
-        h: f64,
-        guess: &SVector<f64, N>,
-    ) -> Result<SubStep<N>, StepError> {
-        self.solve_oriented(true, k, t, a, pi_a, h, Some((guess, pi_a)))
-    }
-
-    fn reset_warm_start(&mut self) {}
-
-    fn measures(
-        &self,
-        a: &SVector<f64, N>,
-        sub: &SubStep<N>,
-        h: f64,
-    ) -> Result<(f64, f64), GeometryError> {
-        let (energy, _) = self.discrete_energy(a, &sub.pi_b, h)?;
-        Ok((energy, self.constraint_residual(a, &sub.d, h)?))
-    }
 }
 
 /// One step taken from a physical state (`p`, not `π`): the state at

@@ -18,7 +18,9 @@
 // Blocks of derivative directions are indexed by their offsets.
 #![allow(clippy::needless_range_loop)]
 
-use super::lagrange_dirac::{Buffers, StepEquations, Work, forms_transpose_times};
+use super::equations::{
+    Buffers, HiddenConstraints, Scratch, StepEquations, Work, forms_transpose_times,
+};
 use crate::StepError;
 use crate::linear::{LinearSolver, SvdSplit};
 use crate::newton::{NewtonFailure, NewtonInfo, NewtonParams};
@@ -59,21 +61,6 @@ macro_rules! with_width {
             }
         }
     };
-}
-
-#[derive(Debug, Clone)]
-pub(super) struct HiddenConstraints {
-    pub(super) range: DMatrix<f64>,
-    pub(super) left_null: DMatrix<f64>,
-}
-
-/// Buffers for the degenerate path: the full equations and the next step's
-/// residual.
-#[derive(Debug, Clone)]
-pub(super) struct Scratch {
-    pub(super) full_r: DVector<f64>,
-    pub(super) full_jac: DMatrix<f64>,
-    pub(super) next_r: DVector<f64>,
 }
 
 /// Whether the hidden-constraint basis kept from an earlier step still

@@ -10,7 +10,7 @@
 //! ```
 //! with `K(a, π) = H(a, π)` forward and `H(a, −π)` backward (π = −p).
 
-use super::lagrange_dirac::forms_transpose_times;
+use super::equations::forms_transpose_times;
 use super::{DynOneStep, DynPositionCarry, DynStepOutput, DynSubStep, DynSubStepper};
 use crate::newton::{Newton, NewtonParams};
 use crate::{Direction, DynState, StepError, StepStats};

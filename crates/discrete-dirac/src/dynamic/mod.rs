@@ -16,6 +16,7 @@
 
 mod composition;
 mod degenerate;
+mod equations;
 mod hamiltonian;
 mod lagrange_dirac;
 

@@ -42,7 +42,8 @@
 mod degenerate;
 
 use crate::newton::{Newton, NewtonInfo, NewtonParams};
-use crate::{Direction, State, StepError};
+use crate::substep::{SubStep, SubStepper};
+use crate::{Direction, State, StepError, StepStats};
 use degenerate::{HiddenConstraints, Scratch};
 use diracvi_geometry::{
     ConstraintDiscretization, DiscreteLagrangian, DiscretizationMap, GeometryError, Orientation,
@@ -68,47 +69,6 @@ pub struct OrientedStep<const N: usize, const M: usize> {
     pub info: NewtonInfo,
     /// Whether the degenerate (hidden-constraint) path was used.
     pub degenerate: bool,
-}
-
-/// Statistics of one step, for the trajectory driver (sums over the
-/// sub-steps and solves of a step with impacts).
-#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
-pub struct StepStats {
-    /// Newton iterations.
-    pub iterations: usize,
-    /// Jacobian evaluations.
-    pub jacobian_evaluations: usize,
-    /// Final scaled residual (the largest over the step's solves).
-    pub residual: f64,
-    /// Whether the degenerate path was used.
-    pub degenerate: bool,
-    /// Iterations of the root finder locating impact times.
-    pub root_iterations: usize,
-    /// Newton iterations of the post-impact solves.
-    pub post_impact_iterations: usize,
-}
-
-impl StepStats {
-    /// The statistics of one Newton solve.
-    pub fn from_newton(info: &NewtonInfo, degenerate: bool) -> Self {
-        Self {
-            iterations: info.iterations,
-            jacobian_evaluations: info.jacobian_evaluations,
-            residual: info.residual,
-            degenerate,
-            ..Self::default()
-        }
-    }
-
-    /// Add the statistics of another solve of the same step.
-    pub fn absorb(&mut self, other: &StepStats) {
-        self.iterations += other.iterations;
-        self.jacobian_evaluations += other.jacobian_evaluations;
-        self.residual = self.residual.max(other.residual);
-        self.degenerate |= other.degenerate;
-        self.root_iterations += other.root_iterations;
-        self.post_impact_iterations += other.post_impact_iterations;
-    }
 }
 
 /// A discrete Lagrange–Dirac stepper, (+) or (−).
@@ -661,5 +621,99 @@ where
         _events: &mut Vec<()>,
     ) -> Result<crate::trajectory::StepOutput<N>, StepError> {
         crate::substep::advance(self, k, from, h)
+    }
+}
+
+// The impact integrator's view of this stepper (crate::substep).
+/// A step taken by `stepper` from `a`: the end point summed with the
+/// stepper's compensation (trial solves, which are not taken, do not sum).
+fn taken<Sy, Dm, const N: usize, const M: usize>(
+    stepper: &mut LagrangeDirac<Sy, Dm, N, M>,
+    a: &SVector<f64, N>,
+    s: OrientedStep<N, M>,
+) -> SubStep<N>
+where
+    Sy: System<N, M>,
+    Dm: DiscretizationMap<N>,
+{
+    SubStep {
+        b: stepper.add_with_carry(a, &s.d),
+        d: s.d,
+        pi_b: s.pi_b,
+        reaction: s.reaction,
+        stats: StepStats::from_newton(&s.info, s.degenerate),
+    }
+}
+
+impl<Sy, Dm, const N: usize, const M: usize> SubStepper<N, M> for LagrangeDirac<Sy, Dm, N, M>
+where
+    Sy: System<N, M>,
+    Dm: DiscretizationMap<N>,
+{
+    type System = Sy;
+
+    fn system(&self) -> &Sy {
+        LagrangeDirac::system(self)
+    }
+
+    fn direction(&self) -> Direction {
+        LagrangeDirac::direction(self)
+    }
+
+    fn sub_step(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &SVector<f64, N>,
+        pi_a: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<SubStep<N>, StepError> {
+        let s = self.step_oriented(k, t, a, pi_a, h)?;
+        Ok(taken(self, a, s))
+    }
+
+    fn sub_step_from(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &SVector<f64, N>,
+        pi_a: &SVector<f64, N>,
+        h: f64,
+        guess: &SVector<f64, N>,
+    ) -> Result<SubStep<N>, StepError> {
+        let s = self.step_oriented_from(k, t, a, pi_a, h, guess)?;
+        Ok(taken(self, a, s))
+    }
+
+    fn trial_step(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &SVector<f64, N>,
+        pi_a: &SVector<f64, N>,
+        h: f64,
+        guess: &SVector<f64, N>,
+    ) -> Result<SubStep<N>, StepError> {
+        let s = self.solve_trial(k, t, a, pi_a, h, guess)?;
+        Ok(SubStep {
+            b: s.b,
+            d: s.d,
+            pi_b: s.pi_b,
+            reaction: s.reaction,
+            stats: StepStats::from_newton(&s.info, s.degenerate),
+        })
+    }
+
+    fn reset_warm_start(&mut self) {
+        LagrangeDirac::reset_warm_start(self);
+    }
+
+    fn measures(
+        &self,
+        a: &SVector<f64, N>,
+        sub: &SubStep<N>,
+        h: f64,
+    ) -> Result<(f64, f64), GeometryError> {
+        step_measures(&self.discrete_lagrangian(), self.constraint(), a, &sub.d, h)
     }
 }
