@@ -77,6 +77,30 @@ class Scenario:
     @staticmethod
     def from_file(path: Union[str, PathLike[str]]) -> Scenario:
         """Read a scenario file. Raises OSError or ModelError."""
+    @staticmethod
+    def from_netlist(
+        path: Union[str, PathLike[str]],
+        *,
+        h: float,
+        t_end: float,
+        discretization: str = "forward",
+    ) -> Scenario:
+        """A circuit from a SPICE-subset netlist file (``diracvi run
+        --netlist``), run on the sparse stepper. Raises ModelError (kind
+        ``Circuit``, with the line number)."""
+    @staticmethod
+    def from_netlist_text(
+        text: str,
+        *,
+        h: float,
+        t_end: float,
+        name: str = "netlist",
+        discretization: str = "forward",
+    ) -> Scenario:
+        """``from_netlist`` for a netlist given as text."""
+    @property
+    def is_circuit(self) -> bool:
+        """Whether the scenario is a circuit (a netlist or ``lc-ladder``)."""
     def to_toml(self) -> str:
         """The scenario as commented TOML; ``from_toml`` reads it back
         exactly."""

@@ -234,6 +234,61 @@ impl PyScenario {
         Self::from_toml(py, &text)
     }
 
+    /// from_netlist(path, *, h, t_end, discretization="forward")
+    ///
+    /// A circuit from a SPICE-subset netlist file (``diracvi run --netlist``;
+    /// README "Circuits"), named after the file's stem, run on the sparse
+    /// Lagrange–Dirac stepper through the same ``run``/``ensemble`` as every
+    /// model. A general circuit has no default step: ``h`` and ``t_end`` are
+    /// required. Initial conditions are the netlist's ``IC=`` values. Raises
+    /// ``ModelError`` (kind ``Circuit``, with the netlist's line number) for
+    /// a file that cannot be read, a malformed or unsolvable netlist, or an
+    /// invalid ``h``/``t_end``.
+    #[staticmethod]
+    #[pyo3(signature = (path, *, h, t_end, discretization="forward"))]
+    fn from_netlist(
+        py: Python<'_>,
+        path: PathBuf,
+        h: f64,
+        t_end: f64,
+        discretization: &str,
+    ) -> PyResult<Self> {
+        let mut inner =
+            Scenario::from_netlist_file(&path, h, t_end).map_err(|e| model_error(py, e))?;
+        inner
+            .set("discretization", discretization)
+            .map_err(|e| model_error(py, e))?;
+        Ok(Self { inner })
+    }
+
+    /// from_netlist_text(text, *, h, t_end, name="netlist", discretization="forward")
+    ///
+    /// ``from_netlist`` for a netlist given as text, named ``name``.
+    #[staticmethod]
+    #[pyo3(signature = (text, *, h, t_end, name="netlist", discretization="forward"))]
+    fn from_netlist_text(
+        py: Python<'_>,
+        text: &str,
+        h: f64,
+        t_end: f64,
+        name: &str,
+        discretization: &str,
+    ) -> PyResult<Self> {
+        let mut inner =
+            Scenario::from_netlist(name, text, h, t_end).map_err(|e| model_error(py, e))?;
+        inner
+            .set("discretization", discretization)
+            .map_err(|e| model_error(py, e))?;
+        Ok(Self { inner })
+    }
+
+    /// Whether the scenario is a circuit (a netlist or ``lc-ladder``): it
+    /// runs on the sparse stepper.
+    #[getter]
+    fn is_circuit(&self) -> bool {
+        self.inner.circuit.is_some()
+    }
+
     /// The scenario as commented TOML (a scenario file for
     /// ``diracvi run --scenario``); ``Scenario.from_toml`` reads it back to
     /// an equal scenario, bit for bit.

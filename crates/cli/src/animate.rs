@@ -67,6 +67,9 @@ impl ModelVisitor for HasPicture {
 /// # Errors
 /// A usage error naming the model and the models that can be animated.
 pub fn check_drawable(scenario: &Scenario) -> Result<()> {
+    if scenario.circuit.is_some() {
+        return Err(no_circuits());
+    }
     // Model files carry no drawing (they run on the run-time-sized core).
     if scenario.file.is_none() && scenario.visit(HasPicture)? {
         return Ok(());
@@ -586,6 +589,6 @@ fn svg(model: &str, times: &[f64], scene: &Scene) -> Result<String> {
 }
 
 /// The error of `--animate` with a circuit.
-pub fn no_circuits() -> anyhow::Error {
+fn no_circuits() -> anyhow::Error {
     anyhow!("--animate is not available for circuits (a circuit has no planar drawing)")
 }

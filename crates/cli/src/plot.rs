@@ -11,6 +11,10 @@ use std::path::Path;
 
 /// Points per curve above which the records are decimated.
 const MAX_POINTS: usize = 4000;
+/// Most coordinate curves drawn: a larger system (a chain, a ladder of a
+/// million cells) shows this many, evenly spread over its coordinates, and
+/// the caption says so.
+const MAX_CURVES: usize = COLORS.len();
 /// Curve colours (the tableau palette without its red, which marks impacts).
 const COLORS: [RGBColor; 9] = [
     RGBColor(31, 119, 180),
@@ -33,6 +37,10 @@ const SIZE: (u32, u32) = (1200, 900);
 #[derive(Debug)]
 pub struct PlotCollector {
     stride: usize,
+    /// Indices of the coordinates drawn.
+    shown: Vec<usize>,
+    /// Number of coordinates of the system.
+    total: usize,
     count: usize,
     t: Vec<f64>,
     q: Vec<Vec<f64>>,
@@ -70,10 +78,13 @@ impl Bucket {
 }
 
 impl PlotCollector {
-    /// A collector expecting about `expected` records.
-    pub fn new(expected: usize) -> Self {
+    /// A collector expecting about `expected` records of `coordinates`
+    /// coordinates.
+    pub fn new(expected: usize, coordinates: usize) -> Self {
         Self {
             stride: expected.div_ceil(MAX_POINTS).max(1),
+            shown: shown_coordinates(coordinates),
+            total: coordinates,
             count: 0,
             t: Vec::new(),
             q: Vec::new(),
@@ -111,21 +122,32 @@ impl PlotCollector {
     }
 }
 
+/// The coordinates drawn of `n`: all up to [`MAX_CURVES`], else that many
+/// evenly spread, first and last included.
+fn shown_coordinates(n: usize) -> Vec<usize> {
+    if n <= MAX_CURVES {
+        return (0..n).collect();
+    }
+    (0..MAX_CURVES)
+        .map(|i| i * (n - 1) / (MAX_CURVES - 1))
+        .collect()
+}
+
 impl RecordSink for PlotCollector {
     fn record(&mut self, r: &RecordView<'_>) {
         if self.q.is_empty() {
-            self.q = vec![Vec::new(); r.q.len()];
+            self.q = vec![Vec::new(); self.shown.len()];
         }
         if self.count.is_multiple_of(self.stride) {
             self.t.push(r.t);
-            for (c, &x) in self.q.iter_mut().zip(r.q) {
-                c.push(x);
+            for (c, &i) in self.q.iter_mut().zip(&self.shown) {
+                c.push(r.q[i]);
             }
             self.last = None;
         } else {
             self.last = Some(r.t);
             self.last_q.clear();
-            self.last_q.extend_from_slice(r.q);
+            self.last_q.extend(self.shown.iter().map(|&i| r.q[i]));
         }
         self.bucket.push((r.t, r.energy));
         if self.bucket.len == self.stride {
@@ -273,8 +295,17 @@ pub fn render(
 
         // Coordinates.
         let (q_range, q_clamped) = padded_range(collector.q.iter().flatten().copied());
+        let caption = if collector.shown.len() < collector.total {
+            format!(
+                "configuration q(t): {} of {} coordinates, evenly spread",
+                collector.shown.len(),
+                collector.total
+            )
+        } else {
+            "configuration q(t)".to_string()
+        };
         let mut chart = ChartBuilder::on(&lower)
-            .caption("configuration q(t)", ("sans-serif", 20))
+            .caption(caption, ("sans-serif", 20))
             .margin(12)
             .x_label_area_size(35)
             .y_label_area_size(95)
@@ -287,8 +318,8 @@ pub fn render(
             .draw()
             .map_err(plot_error)?;
         draw_impacts(&mut chart, info.impact_times, &t_range, &q_range)?;
-        for (i, coordinate) in collector.q.iter().enumerate() {
-            let color = COLORS[i % COLORS.len()].to_rgba();
+        for (k, (coordinate, &i)) in collector.q.iter().zip(&collector.shown).enumerate() {
+            let color = COLORS[k % COLORS.len()].to_rgba();
             let name = info
                 .coordinates
                 .get(i)

@@ -25,7 +25,7 @@ const MAX_SCENARIO_BYTES: u64 = 1 << 20;
 /// `diracvi list`.
 pub fn list() -> Result<()> {
     let models = catalogue();
-    let (ladder, ladder_description) = crate::circuit::LADDER_LINE;
+    let (ladder, ladder_description) = (diracvi_models::LADDER, diracvi_models::LADDER_DESCRIPTION);
     let width = models
         .iter()
         .map(|m| m.name.len())
@@ -44,9 +44,6 @@ pub fn list() -> Result<()> {
 pub fn show(model: Option<&str>, model_file: Option<&Path>) -> Result<()> {
     let scenario = match (model, model_file) {
         (_, Some(path)) => Scenario::from_model_file(path)?,
-        (Some(name), None) if name == crate::circuit::LADDER_LINE.0 => {
-            return crate::emit(&crate::circuit::show_ladder());
-        }
         (Some(name), None) => Scenario::defaults(name)?,
         (None, None) => {
             bail!("no model given: name one (see `diracvi list`) or pass --model-file FILE.toml")
@@ -288,12 +285,6 @@ fn check_finite(o: &RunOutcome) -> Result<()> {
 
 /// `diracvi run`.
 pub fn run(args: &RunArgs) -> Result<()> {
-    if crate::circuit::handles(args) {
-        if args.animate.is_some() {
-            return Err(animate::no_circuits());
-        }
-        return crate::circuit::run(args);
-    }
     if args.every == 0 {
         bail!("--every must be at least 1");
     }
@@ -309,9 +300,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let plot_target = args.plot.as_deref().map(plot::check).transpose()?;
     let animate_target = args.animate.as_deref().map(animate::check).transpose()?;
 
-    let mut scenario = match &args.model_file {
-        Some(path) => apply_sets(Scenario::from_model_file(path)?, &args.sets)?,
-        None => resolve_scenario(args.model.as_deref(), args.scenario.as_deref(), &args.sets)?,
+    let mut scenario = match (crate::circuit::netlist_scenario(args)?, &args.model_file) {
+        (Some(netlist), _) => apply_sets(netlist, &args.sets)?,
+        (None, Some(path)) => apply_sets(Scenario::from_model_file(path)?, &args.sets)?,
+        (None, None) => {
+            resolve_scenario(args.model.as_deref(), args.scenario.as_deref(), &args.sets)?
+        }
     };
     if let Some(h) = args.h {
         scenario.set("h", &h.to_string()).context("--h")?;
@@ -352,7 +346,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let plot_file = plot_target.as_ref().map(Staged::create).transpose()?;
     let mut collector = plot_file
         .as_ref()
-        .map(|_| PlotCollector::new(steps / args.every + 2));
+        .map(|_| PlotCollector::new(steps / args.every + 2, info.coordinates.len()));
     let animation_file = animate_target.as_ref().map(Staged::create).transpose()?;
     let mut animation = animation_file
         .as_ref()
@@ -461,9 +455,27 @@ fn reduction_line(r: &ReductionSummary) -> String {
     line
 }
 
+/// Most components the text summary prints of a vector; a longer one shows
+/// its first and last ones and its length (`--summary json` has them all).
+const MAX_SHOWN_COMPONENTS: usize = 12;
+
 fn vector(xs: &[f64]) -> String {
-    let parts: Vec<String> = xs.iter().map(|x| format!("{x:.10}")).collect();
-    format!("[{}]", parts.join(", "))
+    let show = |xs: &[f64]| -> String {
+        xs.iter()
+            .map(|x| format!("{x:.10}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if xs.len() <= MAX_SHOWN_COMPONENTS {
+        return format!("[{}]", show(xs));
+    }
+    let head = MAX_SHOWN_COMPONENTS - 2;
+    format!(
+        "[{}, …, {}] ({} components; all in --summary json)",
+        show(&xs[..head]),
+        show(&xs[xs.len() - 2..]),
+        xs.len()
+    )
 }
 
 fn text_summary(info: &ModelSummary, args: &RunArgs, o: &RunOutcome, summary: &Summary) -> String {
@@ -493,13 +505,13 @@ fn text_summary(info: &ModelSummary, args: &RunArgs, o: &RunOutcome, summary: &S
         // docs/theory.md §9: the composed methods use the symmetric midpoint step.
         let _ = writeln!(
             s,
-            "{model}: {steps} steps of h = {h} from t = 0 to t = {t_end} (order {}: {} of the symmetric midpoint step, {stepper}, continuous elastic law)",
+            "{model}: {steps} steps of h = {h:?} from t = 0 to t = {t_end:?} (order {}: {} of the symmetric midpoint step, {stepper}, continuous elastic law)",
             m.order, m.composition
         );
     } else {
         let _ = writeln!(
             s,
-            "{model}: {steps} steps of h = {h} from t = 0 to t = {t_end} (order {}: {} discretization{constraint}, {stepper})",
+            "{model}: {steps} steps of h = {h:?} from t = 0 to t = {t_end:?} (order {}: {} discretization{constraint}, {stepper})",
             m.order_of_accuracy(),
             m.discretization
         );

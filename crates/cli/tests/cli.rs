@@ -129,10 +129,13 @@ fn netlists_and_lc_ladder() {
         "json",
     ]))
     .unwrap();
-    assert_eq!(json["coordinates"], 4);
-    assert_eq!(json["capacitor_loops"], 1);
-    assert!(json["max_kirchhoff_residual"].as_f64().unwrap() <= 1e-14);
-    assert!((json["energy_initial"].as_f64().unwrap() - 37.5).abs() <= 1e-12);
+    // The common summary (docs/summary.schema.json): branch charges as
+    // coordinates, the sparse core, Kirchhoff residual as the constraint one.
+    assert_eq!(json["coordinates"].as_array().unwrap().len(), 4);
+    assert_eq!(json["model"], "ddm-lc");
+    assert_eq!(json["method"]["core"], "sparse");
+    assert!(json["constraint_residual_max"].as_f64().unwrap() <= 1e-14);
+    assert!((json["energy"]["initial"].as_f64().unwrap() - 37.5).abs() <= 1e-12);
     let json: Value = serde_json::from_str(&ok(&[
         "run",
         "lc-ladder",
@@ -144,7 +147,7 @@ fn netlists_and_lc_ladder() {
         "json",
     ]))
     .unwrap();
-    assert_eq!(json["coordinates"], 61);
+    assert_eq!(json["coordinates"].as_array().unwrap().len(), 61);
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.cir");
     std::fs::write(&bad, "* ok\nL1 1 0 1\n\nC1 1 0 one\n").unwrap();
@@ -170,6 +173,49 @@ fn netlists_and_lc_ladder() {
         &["line 2", "floating"],
     );
     check_failure(&diracvi(&["run", "--netlist", ddm]), 2, &["--h"]);
+    // Zero steps (an end time below half a step, or a huge step): the
+    // energy of the initial data, c v0² (N + 1) / 4 = 2.75, one record, a
+    // warning that says no step was taken.
+    for extra in [["--t-end", "1e-308"], ["--h", "1e308"]] {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("z.csv");
+        let json: Value = serde_json::from_str(&ok(&[
+            "run",
+            "lc-ladder",
+            extra[0],
+            extra[1],
+            "--out",
+            csv.to_str().unwrap(),
+            "--summary",
+            "json",
+        ]))
+        .unwrap();
+        assert_eq!(json["steps"], 0);
+        assert!((json["energy"]["initial"].as_f64().unwrap() - 2.75).abs() <= 1e-12);
+        let warnings = json["warnings"].to_string();
+        assert!(warnings.contains("zero steps"), "{warnings}");
+        let text = std::fs::read_to_string(&csv).unwrap();
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert!(text.lines().nth(1).unwrap().starts_with("0,0.0,"), "{text}");
+    }
+    // Refused, never relabelled: composed orders, the Hamiltonian stepper.
+    check_failure(
+        &diracvi(&["run", "lc-ladder", "--steps", "3", "--order", "4"]),
+        2,
+        &["lc-ladder", "not available for circuits", "orders 4 and 6"],
+    );
+    check_failure(
+        &diracvi(&[
+            "run",
+            "lc-ladder",
+            "--steps",
+            "3",
+            "--stepper",
+            "hamiltonian",
+        ]),
+        2,
+        &["no Hamiltonian"],
+    );
     check_failure(
         &diracvi(&["run", "lc-ladder", "--set", "cells=0"]),
         2,
@@ -1316,19 +1362,45 @@ fn show_lc_ladder_prints_its_parameters() {
     for key in ["l", "c", "v0"] {
         assert_eq!(value(key), "1.0", "{key}");
     }
-    assert!(
-        out.contains("[parameters]") && out.contains("[run]"),
-        "{out}"
-    );
+    assert!(out.contains("[parameters]"), "{out}");
     // The run defaults are those `run lc-ladder` uses: 40 steps per period
     // of the fastest mode, 2000 steps.
-    let h: f64 = value("h").parse().unwrap();
+    let number = |key: &str| -> f64 {
+        let v = value(key);
+        v.split('#').next().unwrap().trim().parse().unwrap()
+    };
+    let h = number("h");
     assert!((h - std::f64::consts::PI / 40.0).abs() <= 1e-15, "{h}");
-    assert_eq!(value("steps"), "2000");
+    assert!((number("t_end") / h - 2000.0).abs() <= 1e-9);
     let json: Value =
         serde_json::from_str(&ok(&["run", "lc-ladder", "--summary", "json"])).unwrap();
     assert_eq!(json["steps"], 2000);
     assert!((json["h"].as_f64().unwrap() - h).abs() <= 1e-15);
+    // What `show` prints is a scenario file: it runs to the same result,
+    // and a changed parameter in it is taken.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ladder.toml");
+    std::fs::write(&path, out.replace("cells = 10", "cells = 12")).unwrap();
+    let from_file: Value = serde_json::from_str(&ok(&[
+        "run",
+        "--scenario",
+        path.to_str().unwrap(),
+        "--summary",
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(from_file["coordinates"].as_array().unwrap().len(), 25);
+    let by_set: Value = serde_json::from_str(&ok(&[
+        "run",
+        "lc-ladder",
+        "--set",
+        "cells=12",
+        "--summary",
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(from_file["final_state"], by_set["final_state"]);
+    assert_eq!(from_file["energy"], by_set["energy"]);
 }
 
 /// Netlist errors through the CLI: exit 2 with the line number (and, for
@@ -1378,7 +1450,7 @@ fn netlist_error_paths_and_nonlinear_capacitor() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let json: Value = serde_json::from_str(&out.stdout).unwrap();
     // U′(q) = q + q³/2 = 1.5 at q = 1: U(1) = 5/8.
-    let e0 = json["energy_initial"].as_f64().unwrap();
+    let e0 = json["energy"]["initial"].as_f64().unwrap();
     assert!((e0 - 0.625).abs() < 0.02, "{e0}");
 }
 

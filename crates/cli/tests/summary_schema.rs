@@ -169,6 +169,28 @@ fn every_run_kind_validates() {
             "--order",
             "4",
         ],
+        // Circuits: a netlist, the ladder (forward and backward, midpoint
+        // map), and a run of zero steps.
+        &[
+            "run",
+            "--netlist",
+            "circuits/ddm-lc.cir",
+            "--h",
+            "0.05",
+            "--steps",
+            "40",
+        ],
+        &["run", "lc-ladder", "--set", "cells=40", "--steps", "30"],
+        &[
+            "run",
+            "lc-ladder",
+            "--steps",
+            "30",
+            "--backward",
+            "--discretization",
+            "midpoint",
+        ],
+        &["run", "lc-ladder", "--steps", "0"],
     ];
     for args in kinds {
         let s = summary(args);

@@ -129,6 +129,25 @@ pub enum ModelError {
         /// The model's name.
         model: String,
     },
+    /// A netlist could not be read or analysed (line numbers, nodes and
+    /// sources named by the circuit error).
+    #[error("netlist '{source_name}': {error}")]
+    Circuit {
+        /// The netlist's file or name.
+        source_name: String,
+        /// What is wrong.
+        error: diracvi_circuit::CircuitError,
+    },
+    /// A key that a circuit scenario does not take.
+    #[error("{model}: {key} cannot be set for a circuit ({hint})")]
+    CircuitKey {
+        /// The circuit's name.
+        model: String,
+        /// The key given.
+        key: String,
+        /// What to do instead.
+        hint: String,
+    },
     /// A scenario file could not be read (TOML syntax, missing `model`,
     /// unknown top-level key, wrong table shape, …).
     #[error("scenario: {0}")]

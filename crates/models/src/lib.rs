@@ -115,7 +115,7 @@ pub use file_model::{FileModel, FileText};
 pub use lc::{Lc, LcParams};
 pub use particle::{Particle, ParticleParams};
 pub use pendulum::{Pendulum, PendulumParams};
-pub use scenario::{InitialData, Scenario};
+pub use scenario::{CircuitSource, InitialData, LADDER, LADDER_DESCRIPTION, Scenario};
 pub use sized_file_model::{FAST_FILE_SIZES, SizedFileModel};
 pub use star::{Star, StarParams};
 pub use symmetric::{ReducedModelVisitor, SYMMETRIC_MODELS, Symmetric};

@@ -5,7 +5,7 @@
 //! faster path) — drives it over the steps and erases the results into a
 //! [`RunOutcome`].
 
-use crate::runner::finish;
+use crate::drive::finish;
 use crate::{
     Core, ImpactRecord, Impacts, Method, ModelSummary, RecordSink, RecordView, RunError,
     RunOutcome, RunPlan, Stepper,

@@ -81,6 +81,15 @@ pub enum RunError {
         /// The stepper's name.
         stepper: &'static str,
     },
+    /// A circuit run was asked for with something the sparse stepper does
+    /// not have.
+    #[error("{model}: not available for circuits: {what}")]
+    CircuitUnsupported {
+        /// The circuit's name.
+        model: String,
+        /// What was asked for and why it is refused.
+        what: &'static str,
+    },
     /// A step failed during the integration.
     #[error("{model}: {error}")]
     Integration {

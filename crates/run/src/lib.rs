@@ -40,6 +40,8 @@
 //! assert!((outcome.final_t - 2.0).abs() < 1e-12);
 //! ```
 
+mod circuit;
+mod drive;
 mod dyn_runner;
 mod error;
 mod outcome;

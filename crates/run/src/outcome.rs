@@ -42,6 +42,8 @@ pub enum Core {
     CompileTime,
     /// Sizes known at run time (dense): model files of any size.
     RunTime,
+    /// The sparse element-sum stepper of circuits (docs/theory.md §8).
+    Sparse,
 }
 
 impl Core {
@@ -50,6 +52,7 @@ impl Core {
         match self {
             Core::CompileTime => "compile-time",
             Core::RunTime => "run-time",
+            Core::Sparse => "sparse",
         }
     }
 }

@@ -4,7 +4,7 @@
 //! states are reconstructed step by step, so records, impacts and summaries
 //! have the full system's shape.
 
-use crate::runner::{drive_impacts, finish};
+use crate::drive::{drive_impacts, finish};
 use crate::{
     Core, Impacts, Method, RecordSink, ReductionSummary, RunError, RunOutcome, RunPlan, Stepper,
 };

@@ -2,20 +2,17 @@
 //! and impact law a [`RunPlan`] asks for, drives it over the steps and
 //! erases the dimension from the results.
 
-use crate::{
-    Core, ImpactRecord, Impacts, Method, RecordSink, RecordView, RunError, RunOutcome, RunPlan,
-    Stepper,
-};
+use crate::drive::{drive_impacts, finish};
+use crate::{Core, Impacts, Method, RecordSink, RunError, RunOutcome, RunPlan, Stepper};
 use diracvi_discrete_dirac::{
-    Composed, LagrangeDirac, NonholonomicHamiltonian, OneStep, Record, RunOptions, State,
-    SymplecticEuler, Trajectory, integrate, state_from_velocity,
+    Composed, LagrangeDirac, NonholonomicHamiltonian, RunOptions, SymplecticEuler,
+    state_from_velocity,
 };
 use diracvi_impact::{
-    ContinuousElasticLaw, HamiltonianImpacts, ImpactError, ImpactEvent, ImpactIntegrator,
-    RejectCrossing,
+    ContinuousElasticLaw, HamiltonianImpacts, ImpactError, ImpactIntegrator, RejectCrossing,
 };
 use diracvi_models::{ModelError, ModelVisitor, NamedSystem, RunSetup, Scenario};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// What a caller needs to know about a scenario's model before running it.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,6 +34,9 @@ pub struct ModelSummary {
 /// # Errors
 /// Every error of [`Scenario::visit`].
 pub fn describe(scenario: &Scenario) -> Result<ModelSummary, ModelError> {
+    if let Some(circuit) = scenario.circuit() {
+        return Ok(crate::circuit::describe(&circuit?));
+    }
     if !scenario.fits_compile_time_core() {
         return scenario.visit_dyn(crate::dyn_runner::DescribeDyn);
     }
@@ -91,6 +91,9 @@ pub fn execute_with_progress(
     sink: &mut dyn RecordSink,
     progress: &mut dyn FnMut(usize),
 ) -> Result<RunOutcome, RunError> {
+    if let Some(circuit) = scenario.circuit() {
+        return crate::circuit::execute(scenario, &circuit?, plan, sink, progress);
+    }
     if !scenario.fits_compile_time_core() && !plan.reduce {
         // Model files of any size run on the run-time-sized core; the small
         // ones (and the catalogue) take the compile-time-sized core, which
@@ -228,121 +231,5 @@ impl ModelVisitor for Runner<'_> {
             model.energy_scale(&setup.q0, &setup.v0),
             start,
         ))
-    }
-}
-
-/// The outcome of a run: the impact records joined, the energy of a run of
-/// no steps (`rest_energy`) taken as its initial and final energy, the energy
-/// scale at least the model's at the initial state, the wall time since
-/// `start`.
-pub(crate) fn finish(
-    mut trajectory: RunOutcome,
-    impacts: Vec<ImpactRecord>,
-    rest_energy: Option<f64>,
-    model_scale: f64,
-    start: Instant,
-) -> RunOutcome {
-    if let Some(e) = rest_energy {
-        trajectory.initial_energy = e;
-        trajectory.final_energy = e;
-        trajectory.energy_scale = e.abs();
-    }
-    let energy_scale = trajectory.energy_scale.max(model_scale);
-    RunOutcome {
-        impacts,
-        wall_time: start.elapsed(),
-        energy_scale,
-        ..trajectory
-    }
-}
-
-/// [`drive`] an integrator with impacts; the summary (of `method`) and the
-/// impact records.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn drive_impacts<St, const N: usize>(
-    stepper: &mut St,
-    initial: State<N>,
-    h: f64,
-    options: RunOptions,
-    rest_energy: Option<f64>,
-    method: Method,
-    sink: &mut dyn RecordSink,
-    progress: &mut dyn FnMut(usize),
-) -> Result<(RunOutcome, Vec<ImpactRecord>), ImpactError>
-where
-    St: OneStep<N, Event = ImpactEvent<N>, Error = ImpactError>,
-{
-    let t = drive(stepper, initial, h, options, rest_energy, sink, progress)?;
-    let impacts = t.events.iter().map(impact_record).collect();
-    Ok((erase(t, method), impacts))
-}
-
-/// Run `integrate`, feeding every recorded step to `sink`; `rest_energy`
-/// (runs of zero steps) stands in for the energy of the one record, which
-/// has no step to take it from.
-fn drive<St: OneStep<N>, const N: usize>(
-    stepper: &mut St,
-    initial: State<N>,
-    h: f64,
-    options: RunOptions,
-    rest_energy: Option<f64>,
-    sink: &mut dyn RecordSink,
-    progress: &mut dyn FnMut(usize),
-) -> Result<Trajectory<N, St::Event>, St::Error> {
-    integrate(
-        stepper,
-        initial,
-        h,
-        options,
-        |r: &Record<N>| {
-            sink.record(&RecordView {
-                k: r.k,
-                t: r.t,
-                q: r.q.as_slice(),
-                p: r.p.as_slice(),
-                energy: rest_energy.unwrap_or(r.energy),
-                constraint_residual: r.constraint_residual,
-            });
-        },
-        progress,
-    )
-}
-
-/// The summary of a trajectory of `method`, without the events.
-fn erase<const N: usize, E>(t: Trajectory<N, E>, method: Method) -> RunOutcome {
-    let s = t.summary;
-    RunOutcome {
-        steps: s.steps,
-        initial_energy: s.initial_energy,
-        final_energy: s.final_energy,
-        max_abs_energy_deviation: s.max_abs_energy_deviation,
-        energy_scale: s.initial_energy.abs(),
-        max_constraint_residual: s.max_constraint_residual,
-        final_t: s.final_state.t,
-        final_q: s.final_state.q.as_slice().to_vec(),
-        final_p: s.final_state.p.as_slice().to_vec(),
-        newton_iterations: s.newton_iterations,
-        jacobian_evaluations: s.jacobian_evaluations,
-        root_iterations: s.root_iterations,
-        post_impact_iterations: s.post_impact_iterations,
-        degenerate_steps: s.degenerate_steps,
-        impacts: Vec::new(),
-        wall_time: Duration::ZERO,
-        reduction: None,
-        method,
-    }
-}
-
-fn impact_record<const N: usize>(e: &ImpactEvent<N>) -> ImpactRecord {
-    ImpactRecord {
-        step: e.step,
-        alpha: e.alpha,
-        t: e.t,
-        q: e.q.as_slice().to_vec(),
-        piece: e.piece,
-        p_before: e.p_before.as_slice().to_vec(),
-        p_after: e.p_after.as_slice().to_vec(),
-        energy_before: e.energy_before,
-        energy_after: e.energy_after,
     }
 }

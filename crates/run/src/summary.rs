@@ -185,7 +185,7 @@ impl Summary {
                 max_relative_deviation: o.max_relative_energy_deviation(),
             },
             energy_tolerance,
-            warnings: warnings(o, energy_tolerance, scenario.h),
+            warnings: warnings(o, energy_tolerance, scenario.h, scenario.t_end),
             constraint_residual_max: o.max_constraint_residual,
             final_state: FinalStateJson {
                 t: o.final_t,
@@ -205,11 +205,17 @@ impl Summary {
 }
 
 /// The warnings of a run: a discrete energy that moved by more than
-/// `tolerance` of the energy scale (step `h`).
-pub fn warnings(o: &RunOutcome, tolerance: f64, h: f64) -> Vec<String> {
+/// `tolerance` of the energy scale (step `h`); an end time `t_end` below
+/// half a step, so that the run took no step at all.
+pub fn warnings(o: &RunOutcome, tolerance: f64, h: f64, t_end: f64) -> Vec<String> {
     let dev = o.max_abs_energy_deviation;
     let scale = o.energy_scale;
     let mut out = Vec::new();
+    if o.steps == 0 && t_end > 0.0 && t_end < 0.5 * h {
+        out.push(format!(
+            "t_end = {t_end:?} is less than half the step h = {h:?}: the run took zero steps and reports the initial data; give a smaller --h or a larger --t-end"
+        ));
+    }
     if scale > 0.0 {
         let rel = dev / scale;
         if rel > tolerance {

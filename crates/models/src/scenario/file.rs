@@ -62,6 +62,7 @@ pub(super) fn scenario(file: ModelFile) -> Result<Scenario, ModelError> {
             .collect::<Table>(),
         initial,
         file: Some(Arc::new(file)),
+        circuit: None,
     })
 }
 

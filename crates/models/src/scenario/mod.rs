@@ -25,7 +25,10 @@ use crate::{
     ConstraintDiscretization, Discretization, Model, ModelError, ModelTypeVisitor, ModelVisitor,
     NamedSystem, ParameterInfo, ParameterKind, RunSetup, check_initial, dispatch_type,
 };
+mod circuit;
 mod file;
+
+pub use circuit::{CircuitSource, LADDER, LADDER_DESCRIPTION};
 
 use diracvi_expr::ModelFile;
 use nalgebra::SVector;
@@ -89,6 +92,10 @@ pub struct Scenario {
     /// form of a file scenario.
     #[serde(skip)]
     pub file: Option<Arc<ModelFile>>,
+    /// The circuit, for a netlist or `lc-ladder` scenario
+    /// ([`from_netlist`](Self::from_netlist)); `None` otherwise.
+    #[serde(skip)]
+    pub circuit: Option<Arc<CircuitSource>>,
 }
 
 impl PartialEq for Scenario {
@@ -99,6 +106,7 @@ impl PartialEq for Scenario {
             _ => false,
         };
         same_file
+            && self.circuit == other.circuit
             && self.model == other.model
             && self.h.to_bits() == other.h.to_bits()
             && self.t_end.to_bits() == other.t_end.to_bits()
@@ -137,6 +145,13 @@ impl Scenario {
         let doc: Table = s
             .parse()
             .map_err(|e: toml::de::Error| ModelError::Scenario(e.to_string().trim().to_string()))?;
+        if doc.contains_key("netlist") {
+            let model = match doc.get("model") {
+                Some(Value::String(name)) => name.clone(),
+                _ => "netlist".to_string(),
+            };
+            return circuit::netlist_document(&doc, &model);
+        }
         let model = match doc.get("model") {
             Some(Value::String(name)) => name.clone(),
             Some(Value::Table(_)) => {
@@ -161,6 +176,9 @@ impl Scenario {
     /// Write the scenario as commented TOML (what `diracvi show` prints). It
     /// parses back with [`from_toml`](Self::from_toml) to an equal scenario.
     pub fn to_toml(&self) -> String {
+        if let Some(c) = &self.circuit {
+            return circuit::to_toml(self, c);
+        }
         if let Some(file) = &self.file {
             return file::to_model_file(self, file).to_toml_string();
         }
@@ -195,6 +213,10 @@ impl Scenario {
     /// [`ModelError::WrongLength`], [`ModelError::InvalidStep`],
     /// [`ModelError::InvalidEndTime`], [`ModelError::UnknownModel`].
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ModelError> {
+        if let Some(c) = &self.circuit {
+            *self = circuit::set_key(self, c, key.trim(), value)?;
+            return Ok(());
+        }
         if let Some(file) = &self.file {
             let updated = file::set_key(self, file, key.trim(), value)?;
             *self = updated;
@@ -229,6 +251,9 @@ impl Scenario {
     /// # Errors
     /// [`ModelError::UnknownModel`].
     pub fn settable_keys(model: &str) -> Result<Vec<String>, ModelError> {
+        if model == LADDER {
+            return Ok(circuit::keys(&CircuitSource::Ladder));
+        }
         Ok(crate::parameters(model)?
             .iter()
             .map(|p| p.name)
@@ -241,6 +266,9 @@ impl Scenario {
     /// (catalogued or read from a file): its parameters, then `h`, `t_end`,
     /// `discretization`, `constraint`, `q`, `v`.
     pub fn keys(&self) -> Vec<String> {
+        if let Some(c) = &self.circuit {
+            return circuit::keys(c);
+        }
         match &self.file {
             Some(file) => file::keys(file),
             None => Self::settable_keys(&self.model).unwrap_or_default(),
@@ -288,6 +316,7 @@ impl Scenario {
     /// [`ModelError::NoModelConstraint`]; [`ModelError::Scenario`] for a
     /// model file of another size.
     pub fn visit<V: ModelVisitor>(&self, visitor: V) -> Result<V::Output, ModelError> {
+        self.not_a_circuit()?;
         if let Some(file) = &self.file {
             return file::visit(self, file, visitor)?.ok_or_else(|| {
                 ModelError::Scenario(format!(
@@ -305,6 +334,9 @@ impl Scenario {
     /// compile-time-sized core: a catalogued model, or a model file of one
     /// of the sizes of [`FAST_FILE_SIZES`](crate::FAST_FILE_SIZES).
     pub fn fits_compile_time_core(&self) -> bool {
+        if self.circuit.is_some() {
+            return false;
+        }
         match &self.file {
             None => true,
             Some(file) => crate::FAST_FILE_SIZES.contains(&(file.n(), file.constraints.len())),
@@ -320,6 +352,7 @@ impl Scenario {
     /// As [`visit`](Self::visit); [`ModelError::Scenario`] for a scenario
     /// read from a model file.
     pub fn visit_catalogue<V: ModelVisitor>(&self, visitor: V) -> Result<V::Output, ModelError> {
+        self.not_a_circuit()?;
         if self.file.is_some() {
             return Err(ModelError::Scenario(format!(
                 "'{}' is read from a model file: use Scenario::visit or Scenario::visit_dyn",
@@ -359,6 +392,7 @@ impl Scenario {
         &self,
         visitor: V,
     ) -> Result<V::Output, ModelError> {
+        self.not_a_circuit()?;
         if let Some(file) = &self.file {
             return file::visit_dyn(self, file, visitor);
         }
@@ -391,8 +425,94 @@ impl Scenario {
         )?
     }
 
+    /// A circuit read from a SPICE-subset netlist (README "Circuits"),
+    /// named `name`, with step `h` and end time `t_end` (a general circuit
+    /// has no default step). The initial conditions are the netlist's
+    /// `IC=` values; the discretization defaults to forward.
+    ///
+    /// # Errors
+    /// [`ModelError::Circuit`] (with line numbers) for a malformed or
+    /// unsolvable netlist; [`ModelError::InvalidStep`],
+    /// [`ModelError::InvalidEndTime`].
+    pub fn from_netlist(
+        name: &str,
+        text: &str,
+        h: f64,
+        t_end: f64,
+    ) -> Result<Scenario, ModelError> {
+        circuit::netlist_scenario(name, text, h, t_end)
+    }
+
+    /// [`from_netlist`](Self::from_netlist) for a file (at most 64 MiB of
+    /// UTF-8 text), named after the file's stem.
+    ///
+    /// # Errors
+    /// As [`from_netlist`](Self::from_netlist); [`ModelError::Circuit`] with
+    /// an I/O message for a file that cannot be read.
+    pub fn from_netlist_file(
+        path: impl AsRef<Path>,
+        h: f64,
+        t_end: f64,
+    ) -> Result<Scenario, ModelError> {
+        use std::io::Read;
+        const MAX_NETLIST_BYTES: u64 = 64 << 20;
+        let path = path.as_ref();
+        let shown = path.display().to_string();
+        let io = |message: String| ModelError::Circuit {
+            source_name: shown.clone(),
+            error: diracvi_circuit::CircuitError::Malformed { line: 0, message },
+        };
+        let file = std::fs::File::open(path).map_err(|e| io(e.to_string()))?;
+        if file.metadata().map(|m| m.is_dir()).unwrap_or(false) {
+            return Err(io("it is a directory".into()));
+        }
+        let mut bytes = Vec::new();
+        file.take(MAX_NETLIST_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| io(e.to_string()))?;
+        if bytes.len() as u64 > MAX_NETLIST_BYTES {
+            return Err(io(format!("larger than {MAX_NETLIST_BYTES} bytes")));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| io("not UTF-8 text".into()))?;
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| shown.clone());
+        circuit::netlist_scenario(&name, &text, h, t_end).map_err(|e| match e {
+            ModelError::Circuit { error, .. } => ModelError::Circuit {
+                source_name: shown.clone(),
+                error,
+            },
+            other => other,
+        })
+    }
+
+    /// The circuit of a netlist or `lc-ladder` scenario (built and
+    /// analysed), `None` for a mechanical one.
+    ///
+    /// # Errors
+    /// [`ModelError::Circuit`], parameter errors of the ladder,
+    /// [`ModelError::InvalidStep`], [`ModelError::InvalidEndTime`].
+    pub fn circuit(&self) -> Option<Result<diracvi_circuit::Circuit, ModelError>> {
+        self.circuit.as_ref().map(|c| circuit::build(self, c))
+    }
+
+    /// A circuit scenario has no mechanical model to visit.
+    fn not_a_circuit(&self) -> Result<(), ModelError> {
+        match self.circuit {
+            Some(_) => Err(ModelError::Scenario(format!(
+                "'{}' is a circuit: it runs on the sparse stepper (Scenario::circuit)",
+                self.model
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// Resolve the model name and build a scenario from a parsed document.
     fn from_document(model: &str, doc: &Table) -> Result<Scenario, ModelError> {
+        if model == LADDER {
+            return circuit::ladder_scenario(doc);
+        }
         struct FromDoc<'a>(&'a Table);
         impl ModelTypeVisitor for FromDoc<'_> {
             type Output = Result<Scenario, ModelError>;
@@ -500,6 +620,7 @@ fn scenario_from_document<const N: usize, const M: usize, Mo: Model<N, M>>(
 
     Ok(Scenario {
         file: None,
+        circuit: None,
         model: Mo::NAME.to_string(),
         h,
         t_end,

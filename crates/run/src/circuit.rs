@@ -1,0 +1,154 @@
+//! Circuits (a netlist or `lc-ladder`) through the runner: the sparse (±)
+//! Lagrange–Dirac stepper of `diracvi-circuit` (docs/theory.md §8) driven
+//! step by step, records into the same [`RecordSink`], the same
+//! [`RunOutcome`] and summary as every model.
+//!
+//! What the sparse stepper does not have is refused, never relabelled: the
+//! Hamiltonian stepper (a circuit's Lagrangian is degenerate), the composed
+//! orders 4 and 6, reduction.
+
+use crate::{
+    Core, Method, ModelSummary, RecordSink, RecordView, RunError, RunOutcome, RunPlan, Stepper,
+};
+use diracvi_circuit::Circuit;
+use diracvi_discrete_dirac::StepError;
+use diracvi_geometry::ConstraintDiscretization;
+use diracvi_impact::ImpactError;
+use diracvi_models::Scenario;
+use nalgebra::DVector;
+use std::time::Instant;
+
+/// Describe a circuit: its branch-charge coordinates, no boundary, its
+/// Kirchhoff rows; no Hamiltonian (the Lagrangian is degenerate).
+pub(crate) fn describe(circuit: &Circuit) -> ModelSummary {
+    ModelSummary {
+        coordinates: circuit.coordinate_names(),
+        boundary_names: Vec::new(),
+        constraints: circuit.node_count(),
+        has_hamiltonian: false,
+    }
+}
+
+/// Run a circuit scenario as `plan` says.
+pub(crate) fn execute(
+    scenario: &Scenario,
+    circuit: &Circuit,
+    plan: RunPlan,
+    sink: &mut dyn RecordSink,
+    progress: &mut dyn FnMut(usize),
+) -> Result<RunOutcome, RunError> {
+    let name = &scenario.model;
+    let unsupported = |what: &'static str| RunError::CircuitUnsupported {
+        model: name.clone(),
+        what,
+    };
+    if plan.stepper == Stepper::Hamiltonian {
+        return Err(RunError::NoHamiltonian {
+            model: name.clone(),
+        });
+    }
+    if plan.reduce {
+        return Err(unsupported(
+            "--reduce: a circuit declares no symmetry to reduce by",
+        ));
+    }
+    // Kirchhoff's law is linear in the currents: every discrete constraint
+    // is `A (q1 − q0) = 0`, which is the midpoint one.
+    let method = Method::planned(
+        &plan,
+        scenario.discretization,
+        ConstraintDiscretization::Midpoint,
+        true,
+        Core::Sparse,
+    );
+    method.check()?;
+    if method.order.is_composed() {
+        return Err(unsupported(
+            "orders 4 and 6: the composed methods do not run on the sparse stepper yet (use order 2)",
+        ));
+    }
+    let failed = |error: StepError| RunError::Integration {
+        model: name.clone(),
+        error: ImpactError::Step(error),
+    };
+    let mut stepper = circuit
+        .stepper(method.discretization, method.direction)
+        .map_err(|error| {
+            RunError::Model(diracvi_models::ModelError::Circuit {
+                source_name: name.clone(),
+                error,
+            })
+        })?;
+    let mut state = circuit.initial_state();
+    let mut next = state.clone();
+    let h = scenario.h;
+    let start = Instant::now();
+    let v0 = DVector::from_column_slice(&scenario.initial.v);
+    // A run of zero steps reports the energy of the initial data.
+    let rest_energy = circuit
+        .system(method.discretization)
+        .map(|s| s.energy(&state.q, &v0, state.t))
+        .unwrap_or(f64::NAN);
+    let mut o = RunOutcome {
+        steps: plan.steps,
+        initial_energy: rest_energy,
+        final_energy: rest_energy,
+        max_abs_energy_deviation: 0.0,
+        energy_scale: rest_energy.abs(),
+        max_constraint_residual: 0.0,
+        final_t: state.t,
+        final_q: Vec::new(),
+        final_p: Vec::new(),
+        newton_iterations: 0,
+        jacobian_evaluations: 0,
+        root_iterations: 0,
+        post_impact_iterations: 0,
+        degenerate_steps: 0,
+        impacts: Vec::new(),
+        wall_time: Default::default(),
+        reduction: None,
+        method,
+    };
+    let record = |sink: &mut dyn RecordSink, k, s: &diracvi_discrete_dirac::DynState, e, r| {
+        sink.record(&RecordView {
+            k,
+            t: s.t,
+            q: s.q.as_slice(),
+            p: s.p.as_slice(),
+            energy: e,
+            constraint_residual: r,
+        })
+    };
+    let every = plan.every;
+    if plan.steps == 0 && every > 0 {
+        record(sink, 0, &state, rest_energy, 0.0);
+    }
+    for k in 0..plan.steps {
+        let info = stepper.step_into(k, &state, h, &mut next).map_err(failed)?;
+        if k == 0 {
+            o.initial_energy = info.energy;
+            o.energy_scale = info.energy.abs();
+            if every > 0 {
+                record(sink, 0, &state, info.energy, 0.0);
+            }
+        }
+        std::mem::swap(&mut state, &mut next);
+        o.final_energy = info.energy;
+        o.max_abs_energy_deviation = o
+            .max_abs_energy_deviation
+            .max((info.energy - o.initial_energy).abs());
+        let residual = info.constraint_residual / state.q.amax().max(1.0);
+        o.max_constraint_residual = o.max_constraint_residual.max(residual);
+        o.newton_iterations += info.stats.iterations;
+        o.jacobian_evaluations += info.stats.jacobian_evaluations;
+        if every > 0 && ((k + 1) % every == 0 || k + 1 == plan.steps) {
+            record(sink, k + 1, &state, info.energy, residual);
+        }
+        progress(k + 1);
+    }
+    o.final_t = state.t;
+    o.final_q = state.q.as_slice().to_vec();
+    o.final_p = state.p.as_slice().to_vec();
+    o.wall_time = start.elapsed();
+    Ok(o)
+}

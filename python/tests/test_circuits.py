@@ -1,0 +1,82 @@
+"""Circuits from Python: a netlist and `lc-ladder` are scenarios like every
+model (same `run`, `ensemble`, summary and errors as the CLI)."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import diracvi
+from diracvi import ModelError
+
+ROOT = Path(__file__).resolve().parents[2]
+DDM = ROOT / "circuits" / "ddm-lc.cir"
+
+
+def test_netlist_runs_like_the_built_in_lc():
+    lc = diracvi.scenario("lc")
+    net = diracvi.Scenario.from_netlist(DDM, h=lc.h, t_end=lc.t_end)
+    assert net.is_circuit and not lc.is_circuit
+    assert net.model == "ddm-lc"
+    assert net.coordinates == ["q_L1", "q_C1", "q_C2", "q_C3"]
+    a = lc.run(steps=200, every=50)
+    b = net.run(steps=200, every=50)
+    assert b.summary["method"]["core"] == "sparse"
+    np.testing.assert_allclose(b.q, a.q, rtol=0, atol=1e-11 * np.abs(a.q).max())
+    assert b.summary["energy"]["initial"] == pytest.approx(37.5, abs=1e-12)
+    assert b.summary["constraint_residual_max"] <= 1e-14
+
+
+def test_netlist_summary_equals_the_cli(cli):
+    net = diracvi.Scenario.from_netlist(DDM, h=0.05, t_end=2.0)
+    r = net.run(every=0)
+    out = subprocess.run(
+        [str(cli), "run", "--netlist", str(DDM), "--h", "0.05", "--t-end", "2",
+         "--summary", "json", "-q"],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    want = json.loads(out)
+    for key in ("out", "plot", "animate", "wall_time_s"):
+        want.pop(key, None)
+    got = dict(r.summary)
+    got.pop("wall_time_s", None)
+    # The CLI names the circuit after the file's stem, as from_netlist does.
+    assert got == want
+
+
+def test_ladder_scenario_ensemble_and_pickle():
+    base = diracvi.scenario("lc-ladder", params={"cells": 20}, t_end=5.0)
+    assert base.is_circuit
+    assert len(base.coordinates) == 41
+    overrides = [{"mode": m} for m in (1, 2, 3)]
+    ens = diracvi.ensemble(base, overrides, keep=("final_state", "summary"))
+    assert ens.final_q.shape == (3, 41)
+    for i, o in enumerate(overrides):
+        one = base.replace(params=o).run(every=0)
+        np.testing.assert_array_equal(ens.final_q[i], one.final_state["q"])
+    # Zero steps: the energy of the initial data, c v0² (N + 1) / 4.
+    r = base.run(steps=0)
+    assert r.summary["energy"]["initial"] == pytest.approx(21 / 4, rel=1e-12)
+    # Pickled through its TOML, a netlist scenario included.
+    assert pickle.loads(pickle.dumps(base)) == base
+    net = diracvi.Scenario.from_netlist(DDM, h=0.1, t_end=1.0)
+    assert pickle.loads(pickle.dumps(net)) == net
+
+
+def test_circuit_errors_are_typed():
+    with pytest.raises(ModelError, match="line 2") as e:
+        diracvi.Scenario.from_netlist_text("L1 1 0 1\nC1 1 0 one\n", h=0.1, t_end=1.0)
+    assert e.value.kind == "Circuit"
+    with pytest.raises(ModelError, match="no Hamiltonian"):
+        diracvi.scenario("lc-ladder").run(steps=3, stepper="hamiltonian")
+    with pytest.raises(ModelError, match="orders 4 and 6"):
+        diracvi.scenario("lc-ladder").run(steps=3, order=4)
+    with pytest.raises(ModelError, match="cells"):
+        diracvi.scenario("lc-ladder", params={"cells": 0})
+    with pytest.raises(ModelError, match="no-such.cir"):
+        diracvi.Scenario.from_netlist(ROOT / "no-such.cir", h=0.1, t_end=1.0)
