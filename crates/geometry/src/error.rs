@@ -18,6 +18,15 @@ pub enum GeometryError {
         /// Actual length.
         got: usize,
     },
+    /// A stencil of [`LagrangianTerms`](crate::dynamic::LagrangianTerms)
+    /// is malformed.
+    #[error("Lagrangian term {term}: bad stencil, {reason}")]
+    BadStencil {
+        /// The term.
+        term: usize,
+        /// What is wrong.
+        reason: String,
+    },
     /// An input or an intermediate value was NaN or infinite.
     #[error("non-finite value in {what} (component {index}: {value})")]
     NonFinite {

@@ -8,9 +8,9 @@ mod common;
 
 use common::*;
 use diracvi_geometry::dynamic::{
-    DynBoundaryFrame, DynDiscreteLagrangian, DynLdJet, DynSystem, Fixed, boundary_gradient_dyn,
-    check_initial_dyn, constraint_jacobian_dyn, constraint_residual_dyn, legendre_jet_dyn,
-    momentum_dyn, velocity_from_momentum_dyn,
+    DynBoundaryFrame, DynDiscreteLagrangian, DynLdJet, DynSystem, Fixed, LagrangianTerms,
+    boundary_gradient_dyn, check_initial_dyn, constraint_jacobian_dyn, constraint_residual_dyn,
+    legendre_jet_dyn, momentum_dyn, velocity_from_momentum_dyn,
 };
 use diracvi_geometry::{
     AdScalar, BoundaryFrame, ConstraintDiscretization, DiscreteLagrangian, Discretization,
@@ -352,6 +352,152 @@ impl DynSystem for Chain {
     fn boundary<S: AdScalar>(&self, _j: usize, q: &[S]) -> S {
         q[self.k - 1] * (-1.0) + self.k as f64 + 5.0
     }
+}
+
+/// [`Chain`] plus a wide coupling of its first 12 bodies and a constant,
+/// declared as a sum of terms: kinetic + spring `{i, i+1}`, the last body's
+/// kinetic term `{k-1}`, the wide term over 12 coordinates (more than one
+/// chunk) and the constant (empty stencil).
+struct TermChain {
+    chain: Chain,
+    terms: LagrangianTerms,
+}
+
+impl TermChain {
+    fn new(k: usize) -> Self {
+        let mut stencils: Vec<Vec<usize>> = (0..k - 1).map(|i| vec![i, i + 1]).collect();
+        stencils.push(vec![k - 1]);
+        stencils.push((0..12).collect());
+        stencils.push(vec![]);
+        Self {
+            chain: Chain { k },
+            terms: LagrangianTerms::new(k, stencils).unwrap(),
+        }
+    }
+    fn kinetic<S: AdScalar>(i: usize, v: S) -> S {
+        v * v * (1.0 + 0.01 * i as f64) * 0.5
+    }
+    fn spring<S: AdScalar>(q0: S, q1: S) -> S {
+        let s = q1 - q0 - 1.0;
+        s * s * 0.5 + s.powi(4) * 0.25
+    }
+    fn wide<S: AdScalar>(q: &[S], v: &[S]) -> S {
+        (0..12).fold(S::from(0.0), |acc, i| acc + (q[i] * 0.3).cos() * v[i]) * 0.01
+    }
+}
+
+impl DynSystem for TermChain {
+    fn coordinate_count(&self) -> usize {
+        self.chain.k
+    }
+    fn constraint_count(&self) -> usize {
+        1
+    }
+    fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
+        self.chain.lagrangian(q, v) + Self::wide(q, v) + 3.0
+    }
+    fn constraint_forms<S: AdScalar>(&self, q: &[S], a: &mut [S]) {
+        self.chain.constraint_forms(q, a)
+    }
+    fn lagrangian_terms(&self) -> Option<&LagrangianTerms> {
+        Some(&self.terms)
+    }
+    fn lagrangian_term<S: AdScalar>(&self, e: usize, q: &[S], v: &[S]) -> S {
+        let k = self.chain.k;
+        if e < k - 1 {
+            Self::kinetic(e, v[0]) - Self::spring(q[0], q[1])
+        } else if e == k - 1 {
+            Self::kinetic(e, v[0])
+        } else if e == k {
+            Self::wide(q, v)
+        } else {
+            S::from(3.0)
+        }
+    }
+}
+
+#[test]
+fn term_by_term_derivatives_equal_the_whole_lagrangians() {
+    // The same system differentiated term by term and as a whole (the
+    // terms hidden behind a wrapper that declares none): equal to round-off.
+    struct Whole<'a>(&'a TermChain);
+    impl DynSystem for Whole<'_> {
+        fn coordinate_count(&self) -> usize {
+            self.0.coordinate_count()
+        }
+        fn constraint_count(&self) -> usize {
+            1
+        }
+        fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
+            self.0.lagrangian(q, v)
+        }
+        fn constraint_forms<S: AdScalar>(&self, q: &[S], a: &mut [S]) {
+            self.0.constraint_forms(q, a)
+        }
+    }
+    let system = TermChain::new(40);
+    let n = 40;
+    assert_eq!(system.terms.len(), 42);
+    assert_eq!(system.terms.max_stencil(), 12);
+    // 40 diagonal + 2·39 neighbour entries + the 12×12 block's new ones.
+    assert_eq!(system.terms.pattern().count(), 40 + 78 + (144 - 12 - 22));
+    let a = DVector::from_fn(n, |i, _| i as f64 + 0.1 * (i as f64).sin());
+    let d = DVector::from_fn(n, |i, _| 0.01 * (0.3 * i as f64).cos());
+    let h = 0.01;
+    for map in Discretization::ALL {
+        for orientation in [Orientation::Forward, Orientation::Reversed] {
+            let by_terms = DynDiscreteLagrangian::new(&system, map)
+                .oriented(orientation)
+                .in_units(0.25);
+            let whole_system = Whole(&system);
+            let whole = DynDiscreteLagrangian::new(&whole_system, map)
+                .oriented(orientation)
+                .in_units(0.25);
+            let (mut jt, mut jw) = (DynLdJet::zeros(n), DynLdJet::zeros(n));
+            by_terms.jet_increment(&a, &d, h, &mut jt).unwrap();
+            whole.jet_increment(&a, &d, h, &mut jw).unwrap();
+            let close = |what: &str, x: &[f64], y: &[f64]| {
+                let scale = y.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+                for (i, (u, w)) in x.iter().zip(y).enumerate() {
+                    assert!(
+                        (u - w).abs() <= 1e-13 * scale,
+                        "{map} {orientation:?} {what}[{i}]: {u} vs {w}"
+                    );
+                }
+            };
+            close("value", &[jt.value], &[jw.value]);
+            close("D1", jt.d1.as_slice(), jw.d1.as_slice());
+            close("D2", jt.d2.as_slice(), jw.d2.as_slice());
+            close("D12", jt.d12.as_slice(), jw.d12.as_slice());
+            for (i, j) in (0..n).flat_map(|i| (0..n).map(move |j| (i, j))) {
+                if jw.d12[(i, j)] != 0.0 {
+                    assert!(system.terms.pattern().any(|e| e == (i, j)), "({i}, {j})");
+                }
+            }
+            let (mut gt, mut gw) = (DVector::zeros(n), DVector::zeros(n));
+            by_terms.d1_increment(&a, &d, h, &mut gt).unwrap();
+            whole.d1_increment(&a, &d, h, &mut gw).unwrap();
+            close("d1_increment", gt.as_slice(), gw.as_slice());
+            by_terms.d2_increment(&a, &d, h, &mut gt).unwrap();
+            whole.d2_increment(&a, &d, h, &mut gw).unwrap();
+            close("d2_increment", gt.as_slice(), gw.as_slice());
+        }
+    }
+}
+
+#[test]
+fn malformed_stencils_are_refused() {
+    let err = LagrangianTerms::new(3, [vec![0, 3]]).unwrap_err();
+    assert!(
+        matches!(err, GeometryError::BadStencil { term: 0, .. }),
+        "{err}"
+    );
+    let err = LagrangianTerms::new(3, [vec![0], vec![2, 1]]).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("term 1: bad stencil, coordinates must be strictly increasing"),
+        "{err}"
+    );
 }
 
 #[test]

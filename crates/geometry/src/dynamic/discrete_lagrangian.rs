@@ -11,11 +11,11 @@
 //! with every direction gives: a [`Fixed`](super::Fixed) system here
 //! reproduces the compile-time-sized core exactly.
 
-use super::DynSystem;
 use super::chunk::{
     Buf, Scratch, blocks, constants, hyper_parts, read_block, seed_block, seed_first, seed_second,
     seed_second_into, with_width,
 };
+use super::{DynSystem, LagrangianTerms, Term};
 use crate::ad::DenseConstant;
 use crate::{AdScalar, Discretization, GeometryError, Orientation};
 use nalgebra::{DMatrix, DVector};
@@ -268,33 +268,17 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         self.check("a", a.len())?;
         self.check("d", d.len())?;
         let b = sum(a, d);
+        if let Some(terms) = self.termwise(a.as_slice(), d.as_slice()) {
+            self.jet_terms(terms, a.as_slice(), &b, d.as_slice(), h, out);
+            return Ok(());
+        }
         with_width!(a.len(), W => self.jet_w::<W>(a.as_slice(), &b, d.as_slice(), h, out));
         Ok(())
     }
 
     fn jet_w<const W: usize>(&self, a: &[f64], b: &[f64], d: &[f64], h: f64, out: &mut DynLdJet) {
         let n = a.len();
-        let hd = HyperDualSVec64::<W, W>::constant(h);
-        for bi in blocks::<W>(n) {
-            let x = seed_first::<W, W>(a, bi);
-            for bj in blocks::<W>(n) {
-                let y = seed_second::<W, W>(b, bj);
-                let l = self.value_duals::<_, W>(&x, &y, d, hd);
-                let (e1, e2, e12) = hyper_parts(&l);
-                out.value = l.re;
-                if bj.0 == 0 {
-                    out.d1.as_mut_slice()[bi.0..bi.0 + bi.1].copy_from_slice(&e1[..bi.1]);
-                }
-                if bi.0 == 0 {
-                    out.d2.as_mut_slice()[bj.0..bj.0 + bj.1].copy_from_slice(&e2[..bj.1]);
-                }
-                for k in 0..bi.1 {
-                    for l in 0..bj.1 {
-                        out.d12[(bi.0 + k, bj.0 + l)] = e12[k][l];
-                    }
-                }
-            }
-        }
+        self.jet_blocks::<W, _>(a, b, d, h, out);
         if self.forced(a, d) {
             let x: Scratch<DualSVec<f64, W>, W> = constants(a);
             let mut g = [0.0; W];
@@ -313,6 +297,99 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
                     }
                 }
             }
+        }
+    }
+
+    /// The blocks of `L_d, D1, D2, D12` (without forces) into `sink`.
+    #[inline(always)]
+    fn jet_blocks<const W: usize, K: JetSink>(
+        &self,
+        a: &[f64],
+        b: &[f64],
+        d: &[f64],
+        h: f64,
+        sink: &mut K,
+    ) {
+        let n = a.len();
+        let hd = HyperDualSVec64::<W, W>::constant(h);
+        for bi in blocks::<W>(n) {
+            let x = seed_first::<W, W>(a, bi);
+            for bj in blocks::<W>(n) {
+                let y = seed_second::<W, W>(b, bj);
+                let l = self.value_duals::<_, W>(&x, &y, d, hd);
+                let (e1, e2, e12) = hyper_parts(&l);
+                if bi.0 == 0 && bj.0 == 0 {
+                    sink.value(l.re);
+                }
+                if bj.0 == 0 {
+                    for k in 0..bi.1 {
+                        sink.d1(bi.0 + k, e1[k]);
+                    }
+                }
+                if bi.0 == 0 {
+                    for l in 0..bj.1 {
+                        sink.d2(bj.0 + l, e2[l]);
+                    }
+                }
+                for k in 0..bi.1 {
+                    for l in 0..bj.1 {
+                        sink.d12(bi.0 + k, bj.0 + l, e12[k][l]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The stencils to differentiate term by term at `(a, a + d)`, or
+    /// `None` for the whole `L` at once: terms are used for systems of more
+    /// than [`TERMWISE_ABOVE`] coordinates that declare them and have no
+    /// gyroscopic force (docs/theory.md §11.4).
+    fn termwise(&self, a: &[f64], d: &[f64]) -> Option<&'a LagrangianTerms> {
+        let terms = self.system.lagrangian_terms()?;
+        (a.len() > TERMWISE_ABOVE && terms.coordinate_count() == a.len() && !self.forced(a, d))
+            .then_some(terms)
+    }
+
+    /// Term `e`'s discrete Lagrangian (same map, orientation and unit).
+    fn term<'t>(&self, term: &'t Term<'a, Sy>) -> DynDiscreteLagrangian<'t, Term<'a, Sy>> {
+        DynDiscreteLagrangian {
+            system: term,
+            map: self.map,
+            orientation: self.orientation,
+            unit: self.unit,
+        }
+    }
+
+    /// [`jet_increment`](Self::jet_increment) summed term by term.
+    fn jet_terms(
+        &self,
+        terms: &LagrangianTerms,
+        a: &[f64],
+        b: &[f64],
+        d: &[f64],
+        h: f64,
+        out: &mut DynLdJet,
+    ) {
+        out.value = 0.0;
+        out.d1.fill(0.0);
+        out.d2.fill(0.0);
+        out.d12.fill(0.0);
+        for e in 0..terms.len() {
+            let s = terms.stencil(e);
+            let term = Term {
+                system: self.system,
+                e,
+                k: s.len(),
+            };
+            let ld = self.term(&term);
+            if s.is_empty() {
+                out.value += ld.raw::<f64, 1>(&[], &[], h);
+                continue;
+            }
+            let gather = |x: &[f64]| Scratch::<f64, 8>::from_fn(s.len(), |i| x[s[i]]);
+            let (ae, be, de) = (gather(a), gather(b), gather(d));
+            let mut sink = TermSink { jet: out, s };
+            with_width!(s.len(), W => ld.jet_blocks::<W, _>(&ae, &be, &de, h, &mut sink));
         }
     }
 
@@ -418,21 +495,26 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         let b = sum(a, d);
         let (a, b, d) = (a.as_slice(), &b[..], d.as_slice());
         let n = a.len();
-        with_width!(n, W => {
-            let hd = DualSVec::<f64, W>::constant(h);
-            for blk in blocks::<W>(n) {
-                let l = if first {
-                    let x = seed_block::<W>(a, blk);
-                    let y: Scratch<DualSVec<f64, W>, W> = constants(b);
-                    self.value_duals::<_, W>(&x, &y, d, hd)
-                } else {
-                    let x: Scratch<DualSVec<f64, W>, W> = constants(a);
-                    let y = seed_block::<W>(b, blk);
-                    self.value_duals::<_, W>(&x, &y, d, hd)
+        if let Some(terms) = self.termwise(a, d) {
+            out.fill(0.0);
+            for e in 0..terms.len() {
+                let s = terms.stencil(e);
+                if s.is_empty() {
+                    continue;
+                }
+                let term = Term {
+                    system: self.system,
+                    e,
+                    k: s.len(),
                 };
-                read_block(&l, blk.1, &mut out.as_mut_slice()[blk.0..]);
+                let gather = |x: &[f64]| Scratch::<f64, 8>::from_fn(s.len(), |i| x[s[i]]);
+                let (ae, be, de) = (gather(a), gather(b), gather(d));
+                with_width!(s.len(), W => self.term(&term).gradient_blocks::<W>(
+                    &ae, &be, &de, h, first, |i, v| out[s[i]] += v));
             }
-        });
+            return Ok(());
+        }
+        with_width!(n, W => self.gradient_blocks::<W>(a, b, d, h, first, |i, v| out[i] = v));
         if self.forced(a, d)
             && let Some((f_a, f_b)) = self.forces(a, b, d, h)
         {
@@ -442,6 +524,38 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
             }
         }
         Ok(())
+    }
+
+    /// The blocks of `D1 L_d` (`first`) or `D2 L_d` (without forces), each
+    /// entry handed to `put(index, value)`.
+    #[inline(always)]
+    fn gradient_blocks<const W: usize>(
+        &self,
+        a: &[f64],
+        b: &[f64],
+        d: &[f64],
+        h: f64,
+        first: bool,
+        mut put: impl FnMut(usize, f64),
+    ) {
+        let n = a.len();
+        let hd = DualSVec::<f64, W>::constant(h);
+        let mut part = [0.0; W];
+        for blk in blocks::<W>(n) {
+            let l = if first {
+                let x = seed_block::<W>(a, blk);
+                let y: Scratch<DualSVec<f64, W>, W> = constants(b);
+                self.value_duals::<_, W>(&x, &y, d, hd)
+            } else {
+                let x: Scratch<DualSVec<f64, W>, W> = constants(a);
+                let y = seed_block::<W>(b, blk);
+                self.value_duals::<_, W>(&x, &y, d, hd)
+            };
+            read_block(&l, blk.1, &mut part);
+            for k in 0..blk.1 {
+                put(blk.0 + k, part[k]);
+            }
+        }
     }
 
     /// The discrete energy `E_d(a, a + d, h) = −D3 L_d`.
@@ -627,5 +741,64 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
             }
         });
         Ok((value, gradient))
+    }
+}
+
+/// Systems of at most this many coordinates are differentiated as a whole
+/// even when they declare [`LagrangianTerms`]: one chunk of directions
+/// already covers them, and the result stays bit for bit that of the
+/// compile-time-sized core.
+pub const TERMWISE_ABOVE: usize = 8;
+
+/// Where the blocks of a jet go.
+trait JetSink {
+    fn value(&mut self, v: f64);
+    fn d1(&mut self, i: usize, v: f64);
+    fn d2(&mut self, j: usize, v: f64);
+    fn d12(&mut self, i: usize, j: usize, v: f64);
+}
+
+/// The whole jet: each entry written once.
+impl JetSink for DynLdJet {
+    #[inline(always)]
+    fn value(&mut self, v: f64) {
+        self.value = v;
+    }
+    #[inline(always)]
+    fn d1(&mut self, i: usize, v: f64) {
+        self.d1[i] = v;
+    }
+    #[inline(always)]
+    fn d2(&mut self, j: usize, v: f64) {
+        self.d2[j] = v;
+    }
+    #[inline(always)]
+    fn d12(&mut self, i: usize, j: usize, v: f64) {
+        self.d12[(i, j)] = v;
+    }
+}
+
+/// One term's block, added into the whole jet at its stencil.
+struct TermSink<'j> {
+    jet: &'j mut DynLdJet,
+    s: &'j [usize],
+}
+
+impl JetSink for TermSink<'_> {
+    #[inline(always)]
+    fn value(&mut self, v: f64) {
+        self.jet.value += v;
+    }
+    #[inline(always)]
+    fn d1(&mut self, i: usize, v: f64) {
+        self.jet.d1[self.s[i]] += v;
+    }
+    #[inline(always)]
+    fn d2(&mut self, j: usize, v: f64) {
+        self.jet.d2[self.s[j]] += v;
+    }
+    #[inline(always)]
+    fn d12(&mut self, i: usize, j: usize, v: f64) {
+        self.jet.d12[(self.s[i], self.s[j])] += v;
     }
 }

@@ -30,6 +30,7 @@ mod constraint;
 pub mod discrete_lagrangian;
 mod hamiltonian;
 mod legendre;
+mod terms;
 
 pub use boundary::{
     DynBoundaryFrame, boundary_gradient_dyn, min_boundary_dyn, touch_band_slice, violated_piece_dyn,
@@ -44,9 +45,11 @@ pub use legendre::{
     check_initial_dyn, energy_dyn, energy_scale_dyn, legendre_jet_dyn, momentum_dyn,
     velocity_from_momentum_dyn,
 };
+pub use terms::LagrangianTerms;
 
 use crate::{AdScalar, System};
 use nalgebra::{SMatrix, SVector};
+pub(crate) use terms::Term;
 
 /// A mechanical or electrical system of `n` coordinates and `m` constraint
 /// one-forms, both known at run time.
@@ -128,6 +131,27 @@ pub trait DynSystem {
         let _ = (q0, q1, h, c);
         false
     }
+
+    /// The Lagrangian as a sum of terms over few coordinates,
+    /// `L = Σ_e L_e(q_{S_e}, v_{S_e})` (docs/theory.md §11.4), or `None`
+    /// (the default: one term over every coordinate). When given, the
+    /// derivatives of `L_d` are taken term by term
+    /// ([`lagrangian_term`](Self::lagrangian_term)) for systems of more
+    /// than 8 coordinates, and the step Jacobian gets the sparse pattern of
+    /// the stencils; [`lagrangian`](Self::lagrangian) must still return the
+    /// whole sum (energies and impacts use it).
+    fn lagrangian_terms(&self) -> Option<&LagrangianTerms> {
+        None
+    }
+
+    /// Term `e` of [`lagrangian_terms`](Self::lagrangian_terms), evaluated
+    /// on the values of its stencil's coordinates (`q`, `v` of length
+    /// `|S_e|`, in the stencil's order). The default, for a system without
+    /// terms, is the whole Lagrangian.
+    fn lagrangian_term<S: AdScalar>(&self, e: usize, q: &[S], v: &[S]) -> S {
+        let _ = e;
+        self.lagrangian(q, v)
+    }
 }
 
 impl<T: DynSystem + ?Sized> DynSystem for &T {
@@ -160,6 +184,13 @@ impl<T: DynSystem + ?Sized> DynSystem for &T {
     }
     fn discrete_constraint<S: AdScalar>(&self, q0: &[S], q1: &[S], h: S, c: &mut [S]) -> bool {
         (**self).discrete_constraint(q0, q1, h, c)
+    }
+    fn lagrangian_terms(&self) -> Option<&LagrangianTerms> {
+        (**self).lagrangian_terms()
+    }
+    #[inline(always)]
+    fn lagrangian_term<S: AdScalar>(&self, e: usize, q: &[S], v: &[S]) -> S {
+        (**self).lagrangian_term(e, q, v)
     }
 }
 
