@@ -9,7 +9,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use diracvi_discrete_dirac::dynamic::DynLagrangeDirac;
 use diracvi_discrete_dirac::{Direction, DynState};
-use diracvi_geometry::dynamic::{DynSystem, momentum_dyn};
+use diracvi_geometry::dynamic::{DynSystem, LagrangianTerms, momentum_dyn};
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization};
 use nalgebra::DVector;
 use std::time::Instant;
@@ -39,9 +39,30 @@ impl DynSystem for Dense {
     fn constraint_forms<S: AdScalar>(&self, _q: &[S], _a: &mut [S]) {}
 }
 
-/// `L = Σ ½ v_i² − Σ ½ (q_{i+1} − q_i − 1)² − ¼ (…)⁴`: nearest neighbours.
+/// `L = Σ ½ v_i² − Σ ½ (q_{i+1} − q_i − 1)² − ¼ (…)⁴`: nearest neighbours,
+/// declared term by term (term `i < n − 1`: `½ v_i²` and the spring
+/// `(i, i + 1)`; the last term `½ v_{n−1}²`), so that the derivatives and
+/// the linear solve follow the sparse coupling.
 struct Chain {
     n: usize,
+    terms: LagrangianTerms,
+}
+
+impl Chain {
+    fn new(n: usize) -> Self {
+        let stencils = (0..n).map(|i| if i + 1 < n { vec![i, i + 1] } else { vec![i] });
+        let terms = LagrangianTerms::new(n, stencils).expect("valid stencils");
+        Chain { n, terms }
+    }
+
+    fn term<S: AdScalar>(last: bool, q: &[S], v: &[S]) -> S {
+        let mut l = v[0] * v[0] * 0.5;
+        if !last {
+            let s = q[1] - q[0] - 1.0;
+            l -= s * s * 0.5 + s.powi(4) * 0.25;
+        }
+        l
+    }
 }
 
 impl DynSystem for Chain {
@@ -54,15 +75,19 @@ impl DynSystem for Chain {
     fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
         let mut l = S::from(0.0);
         for i in 0..self.n {
-            l += v[i] * v[i] * 0.5;
-            if i + 1 < self.n {
-                let s = q[i + 1] - q[i] - 1.0;
-                l -= s * s * 0.5 + s.powi(4) * 0.25;
-            }
+            let last = i + 1 == self.n;
+            let k = if last { 1 } else { 2 };
+            l += Self::term(last, &q[i..i + k], &v[i..i + k]);
         }
         l
     }
     fn constraint_forms<S: AdScalar>(&self, _q: &[S], _a: &mut [S]) {}
+    fn lagrangian_terms(&self) -> Option<&LagrangianTerms> {
+        Some(&self.terms)
+    }
+    fn lagrangian_term<S: AdScalar>(&self, e: usize, q: &[S], v: &[S]) -> S {
+        Self::term(e + 1 == self.n, q, v)
+    }
 }
 
 /// Seconds per warm step, best of 3 runs of `steps` steps.
@@ -106,7 +131,7 @@ impl Clone for Dense {
 }
 impl Clone for Chain {
     fn clone(&self) -> Self {
-        Chain { n: self.n }
+        Chain::new(self.n)
     }
 }
 
@@ -131,7 +156,7 @@ fn bench(c: &mut Criterion) {
     for n in [10, 100] {
         let q = DVector::from_fn(n, |i, _| i as f64 + 0.05 * (i as f64).sin());
         let v = DVector::from_fn(n, |i, _| 0.1 * (i as f64).cos());
-        let t = per_step(Chain { n }, q, v, if n > 20 { 20 } else { 200 });
+        let t = per_step(Chain::new(n), q, v, if n > 20 { 20 } else { 200 });
         eprintln!("sizes: chain of {n}: {:.1} µs/step", t * 1e6);
         chain.push(t);
     }

@@ -70,6 +70,7 @@ pub mod linear;
 pub mod newton;
 pub mod sparse;
 pub mod sparse_lu;
+pub mod structured_lu;
 pub mod substep;
 pub mod trajectory;
 
@@ -81,6 +82,7 @@ pub use linear::{DenseLu, LinearSolver};
 pub use newton::{Newton, NewtonInfo, NewtonParams, StepStats};
 pub use sparse::{DynState, ElementSystem, SparseLagrangeDirac};
 pub use sparse_lu::{SparseJacobian, SparseLu, SparsePattern};
+pub use structured_lu::{Structure, StructuredLu};
 pub use substep::{SubStep, SubStepper};
 pub use trajectory::{OneStep, Record, RunOptions, Summary, Trajectory, integrate, simulate};
 

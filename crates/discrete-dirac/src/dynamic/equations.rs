@@ -48,11 +48,10 @@ impl<Sy: DynSystem> StepEquations<'_, Sy> {
                 ld.jet_increment(a, &bufs.d, h, &mut bufs.jet)?;
                 bufs.cache_d.copy_from(&bufs.d);
                 bufs.cache_pi_b.copy_from(&bufs.jet.d2);
-                for i in 0..n {
-                    for j in 0..n {
-                        jac[(i, j)] = bufs.jet.d12[(i, j)];
-                    }
-                    for j in 0..m {
+                // column by column (the storage order of both)
+                jac.view_mut((0, 0), (n, n)).copy_from(&bufs.jet.d12);
+                for j in 0..m {
+                    for i in 0..n {
                         jac[(i, n + j)] = -self.a_forms[j * n + i];
                     }
                 }

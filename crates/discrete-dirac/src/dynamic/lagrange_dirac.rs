@@ -32,8 +32,9 @@ use super::{
     DynOneStep, DynPositionCarry, DynStepOutput, DynSubStep, DynSubStepper, dyn_advance,
     dyn_step_state, validate_step_dyn,
 };
-use crate::linear::{DenseLu, LinearSolver};
+use crate::linear::LinearSolver;
 use crate::newton::{Newton, NewtonInfo, NewtonParams};
+use crate::structured_lu::StructuredLu;
 use crate::{Direction, DynState, StepError, StepStats};
 use diracvi_geometry::dynamic::{
     DynDiscreteLagrangian, DynLdJet, DynSystem, constraint_residual_dyn,
@@ -67,7 +68,10 @@ pub struct DynOrientedStep {
 ///
 /// Newton's linear algebra goes through the [`LinearSolver`] `LS`, whose
 /// Jacobian storage is dense (the residual functions write a
-/// [`DMatrix`]); by default the dense LU [`DenseLu`].
+/// [`DMatrix`]); by default [`StructuredLu`], the dense LU or — for a
+/// system that declares its Lagrangian term by term with sparse couplings —
+/// the sparse LU over the step Jacobian's pattern
+/// ([`StructuredLu::for_system`]).
 ///
 /// # Example
 /// A harmonic oscillator `L = ½ v² − ½ q²`, midpoint rule, 1 000 steps.
@@ -104,7 +108,7 @@ pub struct DynOrientedStep {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone)]
-pub struct DynLagrangeDirac<Sy, LS: LinearSolver = DenseLu> {
+pub struct DynLagrangeDirac<Sy, LS: LinearSolver = StructuredLu> {
     system: Sy,
     map: Discretization,
     constraint: ConstraintDiscretization,
@@ -201,15 +205,16 @@ impl<Sy: DynSystem> DynLagrangeDirac<Sy> {
     }
 
     /// A stepper for the given direction: (+) forward, (−) backward, with
-    /// the dense LU.
+    /// the linear solver chosen by the step Jacobian's structure
+    /// ([`StructuredLu::for_system`]).
     pub fn new(
         system: Sy,
         map: Discretization,
         constraint: ConstraintDiscretization,
         direction: Direction,
     ) -> Self {
-        let size = system.coordinate_count() + system.constraint_count();
-        Self::build(system, map, constraint, direction, DenseLu::new(size))
+        let solver = StructuredLu::for_system(&system);
+        Self::build(system, map, constraint, direction, solver)
     }
 }
 

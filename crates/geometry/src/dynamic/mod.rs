@@ -36,7 +36,7 @@ pub use boundary::{
     DynBoundaryFrame, boundary_gradient_dyn, min_boundary_dyn, touch_band_slice, violated_piece_dyn,
 };
 pub use constraint::{constraint_jacobian_dyn, constraint_residual_dyn, evaluate_constraint_dyn};
-pub use discrete_lagrangian::{DynDiscreteLagrangian, DynLdJet, DynLdTimeJet};
+pub use discrete_lagrangian::{DynDiscreteLagrangian, DynLdJet, DynLdTimeJet, TERMWISE_ABOVE};
 pub use hamiltonian::{
     DynHamiltonianJet, hamiltonian_jet_dyn, hamiltonian_momentum_gradient_dyn,
     hamiltonian_position_gradient_dyn,
