@@ -151,3 +151,56 @@ fn a_fifty_body_chain_runs() {
     assert!(!out.impacts.is_empty(), "the first mass hits the wall");
     assert!(rel <= 1e-3, "energy deviation {rel:e}");
 }
+
+/// The chain's Lagrangian from the file is split into its 49 springs (the
+/// kinetic energies joined to them), so its derivatives are taken term by
+/// term and its steps factor with the sparse LU (docs/theory.md §11.4);
+/// the run follows, to round-off, the one of the same Lagrangian written so
+/// that it cannot be split (`(L)*(1 + 0*x1)`: equal values and
+/// derivatives, whole-Lagrangian derivatives and the dense LU).
+#[test]
+fn a_chain_from_a_file_is_split_into_terms_and_follows_the_whole_lagrangian() {
+    use diracvi_discrete_dirac::{Structure, StructuredLu};
+    use diracvi_models::FileModel;
+    use std::sync::Arc;
+
+    let file = ModelFile::from_path(model_file("chain-50")).unwrap();
+    let compiled = Arc::new(file.compile(&[]).unwrap());
+    let terms = compiled.lagrangian_terms().expect("split into terms");
+    assert_eq!(terms.len(), 49);
+    assert_eq!(terms.max_stencil(), 2);
+    let model = FileModel::new(compiled, Arc::default());
+    assert_eq!(
+        StructuredLu::for_system(&model).structure(),
+        Structure::Sparse
+    );
+
+    let mut whole = file.clone();
+    whole.lagrangian = format!("({})*(1 + 0*x1)", whole.lagrangian);
+    assert!(whole.compile(&[]).unwrap().lagrangian_terms().is_none());
+    let split = Scenario::from_model(file).unwrap();
+    let whole = Scenario::from_model(whole).unwrap();
+    let steps = step_count(&split, None).unwrap();
+    let (a, _) = run(&split, RunPlan::new(steps));
+    let (b, _) = run(&whole, RunPlan::new(steps));
+    assert_eq!(a.impacts.len(), b.impacts.len());
+    let dq = a
+        .final_q
+        .iter()
+        .zip(&b.final_q)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max);
+    let dp = a
+        .final_p
+        .iter()
+        .zip(&b.final_p)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max);
+    eprintln!(
+        "chain of 50, terms + sparse LU against whole L + dense LU: |Δq| {dq:.1e}, |Δp| {dp:.1e}; {:.1} against {:.1} µs/step",
+        a.wall_time.as_secs_f64() / a.steps as f64 * 1e6,
+        b.wall_time.as_secs_f64() / b.steps as f64 * 1e6
+    );
+    // the two differ by the rounding of sums taken in another order only
+    assert!(dq <= 1e-11 && dp <= 1e-11, "|Δq| {dq:e}, |Δp| {dp:e}");
+}

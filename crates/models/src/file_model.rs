@@ -10,7 +10,7 @@
 use crate::NamedDynSystem;
 use diracvi_expr::CompiledModel;
 use diracvi_geometry::AdScalar;
-use diracvi_geometry::dynamic::DynSystem;
+use diracvi_geometry::dynamic::{DynSystem, LagrangianTerms};
 use std::sync::Arc;
 
 /// A model read from a file: a [`DynSystem`] whose Lagrangian, constraint
@@ -60,6 +60,15 @@ impl DynSystem for FileModel {
     #[inline]
     fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
         self.compiled.lagrangian(q, v)
+    }
+
+    fn lagrangian_terms(&self) -> Option<&LagrangianTerms> {
+        self.compiled.lagrangian_terms()
+    }
+
+    #[inline]
+    fn lagrangian_term<S: AdScalar>(&self, e: usize, q: &[S], v: &[S]) -> S {
+        self.compiled.lagrangian_term(e, q, v)
     }
 
     #[inline]

@@ -20,8 +20,10 @@ mod error;
 mod eval;
 mod lower;
 mod parse;
+mod terms;
 
 pub use error::{ExprError, ExprErrorKind, ScopeError};
+pub use terms::SplitSum;
 
 use diracvi_geometry::AdScalar;
 use eval::{One, Op, Two};

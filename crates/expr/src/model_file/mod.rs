@@ -42,6 +42,7 @@ pub use position::Position;
 
 use crate::expr::{Expr, ExprError, Scope, ScopeError};
 use diracvi_geometry::AdScalar;
+use diracvi_geometry::dynamic::LagrangianTerms;
 use std::collections::HashMap;
 use std::io::Read;
 use std::ops::Range;
@@ -302,6 +303,7 @@ impl ModelFile {
         };
 
         let lagrangian = compile("model.lagrangian".into(), &self.lagrangian, &qv_scope)?;
+        let terms = lagrangian_terms(&self.lagrangian, &qv_scope, n);
         let mut constraints = Vec::with_capacity(self.constraints.len());
         for (i, row) in self.constraints.iter().enumerate() {
             if row.len() != n {
@@ -339,11 +341,28 @@ impl ModelFile {
             coordinates: self.coordinates.clone(),
             parameters,
             lagrangian,
+            terms,
             constraints,
             boundaries,
             hamiltonian,
         })
     }
+}
+
+/// The Lagrangian's terms over coordinate stencils (docs/theory.md §11.4),
+/// when declaring them pays: more than
+/// [`TERMWISE_ABOVE`](diracvi_geometry::dynamic::TERMWISE_ABOVE)
+/// coordinates and blocks covering at most half of `n²`.
+fn lagrangian_terms(source: &str, scope: &Scope, n: usize) -> Option<(LagrangianTerms, Vec<Expr>)> {
+    if n <= diracvi_geometry::dynamic::TERMWISE_ABOVE {
+        return None;
+    }
+    let split = Expr::split_terms(source, scope, n).ok()?;
+    if split.stencils.len() < 2 || 2 * split.block_entries() > n * n {
+        return None;
+    }
+    let terms = LagrangianTerms::new(n, split.stencils).ok()?;
+    Some((terms, split.exprs))
 }
 
 /// A model with every expression compiled: `n` coordinates, `m` constraint
@@ -355,6 +374,8 @@ pub struct CompiledModel {
     coordinates: Vec<String>,
     parameters: Vec<(String, f64)>,
     lagrangian: Expr,
+    /// `L` as a sum of terms over coordinate stencils, when that pays.
+    terms: Option<(LagrangianTerms, Vec<Expr>)>,
     constraints: Vec<Vec<Expr>>,
     boundaries: Vec<Expr>,
     hamiltonian: Option<Expr>,
@@ -430,6 +451,25 @@ impl CompiledModel {
     pub fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
         assert_eq!(q.len(), self.n(), "q must have n entries");
         self.lagrangian.eval_split(q, v)
+    }
+
+    /// The stencils of `L`'s terms, when the Lagrangian is evaluated term
+    /// by term (more than 8 coordinates and a sparse coupling;
+    /// docs/theory.md §11.4).
+    pub fn lagrangian_terms(&self) -> Option<&LagrangianTerms> {
+        self.terms.as_ref().map(|(t, _)| t)
+    }
+
+    /// Term `e` of `L` at the values of its stencil's coordinates.
+    ///
+    /// # Panics
+    /// Without terms, for `e` out of range, or when `q`, `v` do not have
+    /// the stencil's length.
+    #[inline]
+    #[track_caller]
+    pub fn lagrangian_term<S: AdScalar>(&self, e: usize, q: &[S], v: &[S]) -> S {
+        let (_, exprs) = self.terms.as_ref().expect("the Lagrangian has terms");
+        exprs[e].eval_split(q, v)
     }
 
     /// `A(q)[row][col]`.
