@@ -32,7 +32,8 @@ impl SplitSum {
 impl Expr {
     /// Split `source`, a function over the slots `[q_0 … q_{n−1}, v_0 …
     /// v_{n−1}]` of `scope` (`2n` variables), into terms over coordinate
-    /// stencils (see the [module documentation](self)). The sum of the
+    /// stencils (docs/theory.md §11.4: opened at sums, grouped by stencil,
+    /// one tape per group). The sum of the
     /// terms equals the whole expression up to the rounding of the
     /// different summation order (constant factors are distributed over
     /// sums: `½ m (a + b) = ½ m a + ½ m b`).

@@ -1,0 +1,451 @@
+//! A netlist analysed into branch coordinates, Kirchhoff rows and the
+//! loops of capacitors and voltage sources, and its runs.
+
+use crate::element::{CircuitElement, CircuitStepper, SourceCharge};
+use crate::error::CircuitError;
+use crate::netlist::{self, Kind, NetElement, Netlist, Value, is_ground};
+use diracvi_discrete_dirac::Direction;
+use diracvi_discrete_dirac::sparse::{
+    DynState, ElementSystem, HiddenConstraint, SparseLagrangeDirac,
+};
+use diracvi_geometry::Discretization;
+use nalgebra::DVector;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// A netlist analysed: branch coordinates, node rows, capacitor/voltage
+/// loops.
+#[derive(Debug, Clone)]
+pub struct Circuit {
+    netlist: Netlist,
+    /// Netlist index of each coordinate's element.
+    coords: Vec<usize>,
+    /// Non-ground nodes in order of first appearance.
+    nodes: Vec<String>,
+    /// KCL rows.
+    rows: Vec<Vec<(usize, f64)>>,
+    drives: Vec<(usize, f64, SourceCharge)>,
+    /// Capacitor/voltage-source loops as signed coordinates, with the
+    /// chord's coordinate.
+    loops: Vec<(usize, Vec<(usize, f64)>)>,
+    /// Initial charge of each coordinate (capacitors with `IC=`; zero
+    /// otherwise).
+    charges: Vec<f64>,
+}
+
+/// Union–find with path halving.
+fn find(parent: &mut [usize], mut i: usize) -> usize {
+    while parent[i] != i {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    i
+}
+
+impl Circuit {
+    /// Analyse a netlist.
+    ///
+    /// # Errors
+    /// [`CircuitError::Shorted`], [`CircuitError::FloatingNode`],
+    /// [`CircuitError::CurrentSourceCutSet`],
+    /// [`CircuitError::VoltageSourceLoop`].
+    pub fn new(netlist: Netlist) -> Result<Self, CircuitError> {
+        // Nodes: ground is index 0.
+        let mut index: HashMap<String, usize> = HashMap::new();
+        let mut names = vec!["0".to_string()];
+        let mut first_line = vec![0usize];
+        let mut ends = Vec::with_capacity(netlist.elements.len());
+        for e in &netlist.elements {
+            let mut id = |node: &str| -> usize {
+                if is_ground(node) {
+                    return 0;
+                }
+                *index.entry(node.to_string()).or_insert_with(|| {
+                    names.push(node.to_string());
+                    first_line.push(e.line);
+                    names.len() - 1
+                })
+            };
+            let (a, b) = (id(&e.n1), id(&e.n2));
+            if a == b {
+                return Err(CircuitError::Shorted {
+                    line: e.line,
+                    name: e.name.clone(),
+                    node: e.n1.clone(),
+                });
+            }
+            ends.push((a, b));
+        }
+        let nn = names.len();
+        // Connectivity to ground: through all elements, and without the
+        // current sources.
+        let mut all: Vec<usize> = (0..nn).collect();
+        let mut no_i: Vec<usize> = (0..nn).collect();
+        for (e, &(a, b)) in netlist.elements.iter().zip(&ends) {
+            let (ra, rb) = (find(&mut all, a), find(&mut all, b));
+            all[ra] = rb;
+            if e.kind != Kind::CurrentSource {
+                let (ra, rb) = (find(&mut no_i, a), find(&mut no_i, b));
+                no_i[ra] = rb;
+            }
+        }
+        for node in 1..nn {
+            if find(&mut all, node) != find(&mut all, 0) {
+                return Err(CircuitError::FloatingNode {
+                    node: names[node].clone(),
+                    line: first_line[node],
+                });
+            }
+            if find(&mut no_i, node) != find(&mut no_i, 0) {
+                return Err(CircuitError::CurrentSourceCutSet {
+                    node: names[node].clone(),
+                    line: first_line[node],
+                });
+            }
+        }
+        // Coordinates and KCL rows (+1 into a node, −1 out of it).
+        let mut coords = Vec::new();
+        let mut coord_of = vec![usize::MAX; netlist.elements.len()];
+        let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); nn - 1];
+        let mut drives = Vec::new();
+        for (k, (e, &(a, b))) in netlist.elements.iter().zip(&ends).enumerate() {
+            if e.kind == Kind::CurrentSource {
+                let Value::Source(w) = e.value.clone() else {
+                    unreachable!("sources carry waveforms")
+                };
+                if a != 0 {
+                    drives.push((a - 1, -1.0, SourceCharge(w)));
+                }
+                if b != 0 {
+                    drives.push((b - 1, 1.0, SourceCharge(w)));
+                }
+                continue;
+            }
+            let c = coords.len();
+            coords.push(k);
+            coord_of[k] = c;
+            if a != 0 {
+                rows[a - 1].push((c, -1.0));
+            }
+            if b != 0 {
+                rows[b - 1].push((c, 1.0));
+            }
+        }
+        // Loops of capacitors and voltage sources: fundamental cycles of a
+        // spanning forest of their subgraph.
+        let mut parent: Vec<usize> = (0..nn).collect();
+        let mut adjacency: Vec<Vec<(usize, usize)>> = vec![Vec::new(); nn];
+        let mut loops = Vec::new();
+        for (k, (e, &(a, b))) in netlist.elements.iter().zip(&ends).enumerate() {
+            if !matches!(e.kind, Kind::Capacitor | Kind::VoltageSource) {
+                continue;
+            }
+            let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
+            if ra != rb {
+                parent[ra] = rb;
+                adjacency[a].push((b, k));
+                adjacency[b].push((a, k));
+                continue;
+            }
+            // Tree path from b back to a; the chord runs a → b.
+            let path = tree_path(&adjacency, b, a);
+            let mut cycle = vec![(coord_of[k], 1.0)];
+            let mut only_sources = e.kind == Kind::VoltageSource;
+            let mut at = b;
+            for &k2 in &path {
+                let (x, y) = ends[k2];
+                let (sign, next) = if x == at { (1.0, y) } else { (-1.0, x) };
+                cycle.push((coord_of[k2], sign));
+                only_sources &= netlist.elements[k2].kind == Kind::VoltageSource;
+                at = next;
+            }
+            if only_sources {
+                let mut names: Vec<String> = path
+                    .iter()
+                    .map(|&k2| netlist.elements[k2].name.clone())
+                    .collect();
+                names.push(e.name.clone());
+                return Err(CircuitError::VoltageSourceLoop {
+                    names,
+                    line: e.line,
+                });
+            }
+            loops.push((coord_of[k], cycle));
+        }
+        // Initial charges: `c · v0`, or `U′(q) = v0` solved.
+        let mut charges = vec![0.0; coords.len()];
+        for (q, &k) in charges.iter_mut().zip(&coords) {
+            let e = &netlist.elements[k];
+            match (&e.value, e.ic) {
+                (Value::Number(c), Some(v0)) if e.kind == Kind::Capacitor => *q = c * v0,
+                (Value::Energy(law), Some(v0)) => {
+                    *q = law
+                        .charge_for_voltage(v0)
+                        .ok_or_else(|| CircuitError::InitialCharge {
+                            line: e.line,
+                            name: e.name.clone(),
+                            voltage: v0,
+                        })?;
+                }
+                _ => {}
+            }
+        }
+        Ok(Self {
+            netlist,
+            coords,
+            nodes: names[1..].to_vec(),
+            rows,
+            drives,
+            loops,
+            charges,
+        })
+    }
+
+    /// Parse and analyse netlist text.
+    ///
+    /// # Errors
+    /// As [`netlist::parse`] and [`Circuit::new`].
+    pub fn parse(text: &str) -> Result<Self, CircuitError> {
+        Self::new(netlist::parse(text)?)
+    }
+
+    /// The netlist.
+    pub fn netlist(&self) -> &Netlist {
+        &self.netlist
+    }
+
+    /// Number of coordinates (branch charges).
+    pub fn coordinates(&self) -> usize {
+        self.coords.len()
+    }
+
+    /// Number of Kirchhoff rows (non-ground nodes).
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Number of independent capacitor/voltage-source loops.
+    pub fn loop_count(&self) -> usize {
+        self.loops.len()
+    }
+
+    /// Coordinate names `q_<element>`.
+    pub fn coordinate_names(&self) -> Vec<String> {
+        self.coords
+            .iter()
+            .map(|&k| format!("q_{}", self.netlist.elements[k].name))
+            .collect()
+    }
+
+    /// The element of coordinate `i`.
+    pub fn element_of(&self, i: usize) -> &NetElement {
+        &self.netlist.elements[self.coords[i]]
+    }
+
+    /// The Kirchhoff rows `A` (each as `(coordinate, ±1)`).
+    pub fn kirchhoff_rows(&self) -> &[Vec<(usize, f64)>] {
+        &self.rows
+    }
+
+    /// The element-sum system for `discretization`: hidden constraints (the
+    /// capacitor/voltage-source loops) with the forward map, where the step
+    /// Jacobian is singular on them; none with the midpoint map, where it is
+    /// regular (docs/theory.md §8).
+    ///
+    /// # Errors
+    /// [`CircuitError::System`] (not expected for an analysed circuit).
+    pub fn system(
+        &self,
+        discretization: Discretization,
+    ) -> Result<ElementSystem<CircuitElement, SourceCharge, 1>, CircuitError> {
+        let elements = self
+            .coords
+            .iter()
+            .enumerate()
+            .map(|(coord, &k)| {
+                let e = &self.netlist.elements[k];
+                match (e.kind, &e.value) {
+                    (Kind::Inductor, &Value::Number(l)) => CircuitElement::Inductor { coord, l },
+                    (Kind::Capacitor, &Value::Number(c)) => CircuitElement::Capacitor { coord, c },
+                    (Kind::Capacitor, Value::Energy(law)) => CircuitElement::NonlinearCapacitor {
+                        coord,
+                        energy: law.clone(),
+                    },
+                    (Kind::VoltageSource, &Value::Source(waveform)) => {
+                        CircuitElement::VoltageSource { coord, waveform }
+                    }
+                    _ => unreachable!("the parser pairs kinds and values"),
+                }
+            })
+            .collect();
+        let hidden = match discretization {
+            Discretization::Forward => self
+                .loops
+                .iter()
+                .map(|(chord, cycle)| HiddenConstraint {
+                    replaces: *chord,
+                    q: cycle.clone(),
+                    mu: Vec::new(),
+                })
+                .collect(),
+            Discretization::Midpoint => Vec::new(),
+        };
+        Ok(ElementSystem::new(
+            self.coords.len(),
+            elements,
+            self.rows.clone(),
+            self.drives.clone(),
+            hidden,
+        )?)
+    }
+
+    /// A stepper for the circuit: (+) forward, (−) backward in time.
+    ///
+    /// # Errors
+    /// [`CircuitError::System`].
+    pub fn stepper(
+        &self,
+        discretization: Discretization,
+        direction: Direction,
+    ) -> Result<CircuitStepper, CircuitError> {
+        Ok(SparseLagrangeDirac::new(
+            self.system(discretization)?,
+            discretization,
+            direction,
+        )?)
+    }
+
+    /// The initial state at `t = 0` from the `IC=` values: capacitor charges
+    /// `c · v0` (nonlinear: `U′(q) = v0`), inductor momenta `ℓ · i0` (flux
+    /// linkages); the rest zero.
+    pub fn initial_state(&self) -> DynState {
+        let n = self.coords.len();
+        let q = DVector::from_column_slice(&self.charges);
+        let mut p = DVector::zeros(n);
+        for (i, &k) in self.coords.iter().enumerate() {
+            let e = &self.netlist.elements[k];
+            if let (Kind::Inductor, &Value::Number(l), Some(i0)) = (e.kind, &e.value, e.ic) {
+                p[i] = l * i0;
+            }
+        }
+        DynState { t: 0.0, q, p }
+    }
+
+    /// Run `steps` steps of `h` forward from [`initial_state`](Self::initial_state)
+    /// with the (+) stepper, calling `observe(state)` every `every` steps
+    /// (`0`: never; the initial state is observed first).
+    ///
+    /// # Errors
+    /// [`CircuitError::Step`] with the step index and time.
+    pub fn simulate(
+        &self,
+        discretization: Discretization,
+        h: f64,
+        steps: usize,
+        every: usize,
+        mut observe: impl FnMut(&DynState),
+    ) -> Result<CircuitRun, CircuitError> {
+        let setup = Instant::now();
+        let mut stepper = self.stepper(discretization, Direction::Forward)?;
+        let setup_time = setup.elapsed();
+        let mut state = self.initial_state();
+        let mut next = state.clone();
+        if every > 0 {
+            observe(&state);
+        }
+        let start = Instant::now();
+        let mut run = CircuitRun {
+            steps,
+            h,
+            energy_initial: f64::NAN,
+            energy_min: f64::INFINITY,
+            energy_max: f64::NEG_INFINITY,
+            energy_final: f64::NAN,
+            max_kirchhoff_residual: 0.0,
+            newton_iterations: 0,
+            jacobian_evaluations: 0,
+            setup_time,
+            solve_time: Duration::ZERO,
+            final_state: state.clone(),
+        };
+        for k in 0..steps {
+            let info = stepper.step_into(k, &state, h, &mut next)?;
+            std::mem::swap(&mut state, &mut next);
+            if k == 0 {
+                run.energy_initial = info.energy;
+            }
+            run.energy_min = run.energy_min.min(info.energy);
+            run.energy_max = run.energy_max.max(info.energy);
+            run.energy_final = info.energy;
+            let scale = state.q.amax().max(1.0);
+            run.max_kirchhoff_residual = run
+                .max_kirchhoff_residual
+                .max(info.constraint_residual / scale);
+            run.newton_iterations += info.stats.iterations;
+            run.jacobian_evaluations += info.stats.jacobian_evaluations;
+            if every > 0 && (k + 1) % every == 0 {
+                observe(&state);
+            }
+        }
+        run.solve_time = start.elapsed();
+        run.final_state = state;
+        Ok(run)
+    }
+}
+
+/// Summary of [`Circuit::simulate`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CircuitRun {
+    /// Steps taken.
+    pub steps: usize,
+    /// Step size.
+    pub h: f64,
+    /// Discrete energy of the first step.
+    pub energy_initial: f64,
+    /// Smallest discrete energy.
+    pub energy_min: f64,
+    /// Largest discrete energy.
+    pub energy_max: f64,
+    /// Discrete energy of the last step.
+    pub energy_final: f64,
+    /// Largest Kirchhoff residual `max |A Δq + Δg| / max(1, |q|)`.
+    pub max_kirchhoff_residual: f64,
+    /// Newton iterations in all.
+    pub newton_iterations: usize,
+    /// Jacobian evaluations in all.
+    pub jacobian_evaluations: usize,
+    /// Building the stepper (pattern, ordering).
+    pub setup_time: Duration,
+    /// The steps.
+    pub solve_time: Duration,
+    /// The last state.
+    pub final_state: DynState,
+}
+
+/// The element indices of the forest path from `from` to `to` (BFS).
+fn tree_path(adjacency: &[Vec<(usize, usize)>], from: usize, to: usize) -> Vec<usize> {
+    let mut came: Vec<Option<(usize, usize)>> = vec![None; adjacency.len()];
+    let mut queue = std::collections::VecDeque::from([from]);
+    let mut seen = vec![false; adjacency.len()];
+    seen[from] = true;
+    while let Some(u) = queue.pop_front() {
+        if u == to {
+            break;
+        }
+        for &(w, k) in &adjacency[u] {
+            if !seen[w] {
+                seen[w] = true;
+                came[w] = Some((u, k));
+                queue.push_back(w);
+            }
+        }
+    }
+    let mut path = Vec::new();
+    let mut at = to;
+    while let Some((u, k)) = came[at] {
+        path.push(k);
+        at = u;
+    }
+    path.reverse();
+    path
+}
