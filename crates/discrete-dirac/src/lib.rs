@@ -1,7 +1,7 @@
 //! # diracvi-discrete-dirac
 //!
 //! One-step maps of discrete Dirac mechanics (\[DDM\] Leok & Ohsawa) for any
-//! [`System`]:
+//! [`System`](diracvi_geometry::System):
 //!
 //! * [`LagrangeDirac`] — the (+) discrete Lagrange–Dirac stepper forward in
 //!   time (\[DDM\] 5.3b) and the (−) stepper backward in time (\[DDM\] 5.9b), with
