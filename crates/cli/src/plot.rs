@@ -333,15 +333,19 @@ impl RecordSink for PlotCollector {
         if res > self.residual_max || res.is_nan() {
             self.residual_max = res;
         }
-        let q: Vec<f64> = self.tracked.iter().map(|&i| r.q[i]).collect();
-        let p: Vec<f64> = if self.momenta {
-            self.tracked.iter().map(|&i| r.p[i]).collect()
-        } else {
-            Vec::new()
+        // The held-back record's buffers, reused (no allocation per step).
+        let (mut q, mut p) = match self.last.take() {
+            Some((_, q, p)) => (q, p),
+            None => (Vec::new(), Vec::new()),
         };
+        q.clear();
+        q.extend(self.tracked.iter().map(|&i| r.q[i]));
+        p.clear();
+        if self.momenta {
+            p.extend(self.tracked.iter().map(|&i| r.p[i]));
+        }
         if self.count.is_multiple_of(self.stride) {
             self.push(r.t, &q, &p);
-            self.last = None;
         } else {
             self.last = Some((r.t, q, p));
         }
@@ -768,7 +772,9 @@ fn energy_panel(
         zero_half: 1e-3 * scale,
     };
     let (y, clamped) = axis_range(dev.iter().map(|p| p.1), flat);
-    let caption = if max_dev <= 1e-10 * scale {
+    let caption = if max_dev == 0.0 {
+        "energy deviation E − E₀: 0 throughout".to_string()
+    } else if max_dev <= 1e-10 * scale {
         format!("energy deviation E − E₀: max {max_dev:.1e}, round-off")
     } else {
         format!("energy deviation E − E₀ (E₀ = {})", significant(info.e0))
@@ -870,8 +876,8 @@ fn draw_impacts(
 enum Walls {
     /// The model's drawing.
     Shapes(Vec<Shape>),
-    /// Segments of the zero sets of a model file's boundary pieces.
-    Segments(Vec<[(f64, f64); 2]>),
+    /// Polylines along the zero sets of a model file's boundary pieces.
+    Curves(Vec<Vec<(f64, f64)>>),
 }
 
 /// The walls of a catalogued model (its drawing).
@@ -898,7 +904,7 @@ struct ContourWalls {
 }
 
 impl DynModelVisitor for ContourWalls {
-    type Output = Vec<[(f64, f64); 2]>;
+    type Output = Vec<Vec<(f64, f64)>>;
     fn visit<Mo: NamedDynSystem>(self, model: &Mo, setup: &DynRunSetup) -> Self::Output {
         let q0: Vec<f64> = setup.q0.iter().copied().collect();
         let n = CONTOUR_CELLS;
@@ -940,8 +946,64 @@ impl DynModelVisitor for ContourWalls {
                 .collect();
             marching_squares(&values, &gx, &gy, &mut segments);
         }
-        segments
+        chain(segments)
     }
+}
+
+/// Join segments sharing end points (to `1e-9` of their length scale) into
+/// polylines.
+fn chain(segments: Vec<[(f64, f64); 2]>) -> Vec<Vec<(f64, f64)>> {
+    use std::collections::HashMap;
+    let scale = segments
+        .iter()
+        .flatten()
+        .map(|p| p.0.abs().max(p.1.abs()))
+        .fold(0.0, f64::max)
+        .max(f64::MIN_POSITIVE);
+    let key = |p: (f64, f64)| {
+        let q = scale * 1e-9;
+        ((p.0 / q).round() as i64, (p.1 / q).round() as i64)
+    };
+    // End point → segments ending there.
+    let mut ends: HashMap<(i64, i64), Vec<usize>> = HashMap::new();
+    for (k, s) in segments.iter().enumerate() {
+        for &p in s {
+            ends.entry(key(p)).or_default().push(k);
+        }
+    }
+    let mut used = vec![false; segments.len()];
+    let mut out = Vec::new();
+    for start in 0..segments.len() {
+        if used[start] {
+            continue;
+        }
+        used[start] = true;
+        let mut line = vec![segments[start][0], segments[start][1]];
+        // Grow forward from the last point, then backward from the first.
+        for forward in [true, false] {
+            loop {
+                let tip = if forward {
+                    line[line.len() - 1]
+                } else {
+                    line[0]
+                };
+                let next = ends
+                    .get(&key(tip))
+                    .and_then(|ks| ks.iter().copied().find(|&k| !used[k]));
+                let Some(k) = next else { break };
+                used[k] = true;
+                let [a, b] = segments[k];
+                let other = if key(a) == key(tip) { b } else { a };
+                if forward {
+                    line.push(other);
+                } else {
+                    line.insert(0, other);
+                }
+            }
+        }
+        out.push(line);
+    }
+    out
 }
 
 /// The segments of the zero set of the grid values `v[j][i]` at
@@ -1097,7 +1159,7 @@ fn xy_panel(
         // Sample the pieces over the path's box widened by half its size.
         let side = (bx.end - bx.start).max(by.end - by.start).max(1e-9);
         let grow = |r: &Range<f64>| (r.start - 0.5 * side)..(r.end + 0.5 * side);
-        let segments = info
+        let curves = info
             .scenario
             .visit_dyn(ContourWalls {
                 x: ix,
@@ -1106,11 +1168,11 @@ fn xy_panel(
                 by: grow(&by),
             })
             .unwrap_or_default();
-        (!segments.is_empty()).then_some(Walls::Segments(segments))
+        (!curves.is_empty()).then_some(Walls::Curves(curves))
     };
     let wall_view: Vec<(f64, f64)> = match &walls {
         Some(Walls::Shapes(shapes)) => shapes.iter().flat_map(|s| wall_points(s, centre)).collect(),
-        Some(Walls::Segments(segs)) => segs.iter().flatten().copied().collect(),
+        Some(Walls::Curves(curves)) => curves.iter().flatten().copied().collect(),
         None => Vec::new(),
     };
     let (vx, vy) = bounding_box(path.iter().chain(&hits).chain(&wall_view).copied())
@@ -1130,11 +1192,12 @@ fn xy_panel(
                 draw_wall(&mut chart, shape, &x, &y)?;
             }
         }
-        Some(Walls::Segments(segs)) => {
+        Some(Walls::Curves(curves)) => {
             chart
                 .draw_series(
-                    segs.iter()
-                        .map(|s| PathElement::new(vec![s[0], s[1]], WALL.stroke_width(3))),
+                    curves
+                        .iter()
+                        .map(|c| PathElement::new(c.clone(), WALL.stroke_width(3))),
                 )
                 .map_err(plot_error)?;
         }

@@ -158,6 +158,11 @@ impl Plot {
     }
 }
 
+/// The extent (px) of a polyline along one axis.
+fn span(line: &[(i64, i64)], f: fn(&(i64, i64)) -> i64) -> i64 {
+    line.iter().map(f).max().unwrap() - line.iter().map(f).min().unwrap()
+}
+
 #[test]
 fn particle_has_a_panel_per_coordinate_and_the_floor_in_the_xy_panel() {
     let p = plot(&["particle", "--t-end", "3", "-q"]);
@@ -206,10 +211,7 @@ fn ellipse_and_disk_table_panels_and_walls() {
     assert_eq!(walls.len(), 1);
     let rim = &walls[0];
     assert!(rim.len() > 100);
-    let span = |f: fn(&(i64, i64)) -> i64| {
-        rim.iter().map(f).max().unwrap() - rim.iter().map(f).min().unwrap()
-    };
-    let (w, h) = (span(|p| p.0), span(|p| p.1));
+    let (w, h) = (span(rim, |p| p.0), span(rim, |p| p.1));
     assert!(w > 50 && (w - h).abs() <= 2, "rim {w} × {h} px");
 }
 
@@ -247,10 +249,19 @@ fn a_model_file_sleigh_draws_its_arena_and_the_optional_panels() {
     assert!(p.impacts() >= 1, "the sleigh reaches the rim");
     p.assert_impact_lines();
     p.assert_clean_ticks();
-    // The arena's rim R² − x² − y² = 0, sampled: many short segments.
+    // The arena's rim R² − x² − y² = 0, sampled into one closed curve,
+    // round on screen (equal scales).
     let walls = p.polylines(WALL);
-    assert!(walls.len() > 20, "{} wall segments", walls.len());
-    assert!(walls.iter().all(|w| w.len() == 2));
+    assert_eq!(walls.len(), 1, "one rim");
+    let rim = &walls[0];
+    assert!(rim.len() > 100, "{} points", rim.len());
+    let (first, last) = (rim[0], rim[rim.len() - 1]);
+    assert!(
+        (first.0 - last.0).abs() <= 1 && (first.1 - last.1).abs() <= 1,
+        "closed: {first:?} … {last:?}"
+    );
+    let (w, h) = (span(rim, |p| p.0), span(rim, |p| p.1));
+    assert!(w > 50 && (w - h).abs() <= 2, "rim {w} × {h} px");
 
     let all = plot(&[
         "--model-file",
@@ -280,6 +291,40 @@ fn a_model_file_sleigh_draws_its_arena_and_the_optional_panels() {
     assert_eq!(all.count_text("phase portrait (theta, p_theta)"), 1);
     assert!(all.polylines(WALL).is_empty(), "no xy panel asked for");
     all.assert_clean_ticks();
+}
+
+#[test]
+fn a_model_file_draws_only_the_walls_of_x_and_y() {
+    // particle.toml: g = y, the floor, found as one horizontal polyline.
+    let p = plot(&[
+        "--model-file",
+        model_file("particle.toml").to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(p.y_labels(), ["E − E₀", "x", "y", "y"]);
+    let walls = p.polylines(WALL);
+    assert_eq!(walls.len(), 1, "{walls:?}");
+    assert!(walls[0].iter().all(|q| q.1 == walls[0][0].1), "horizontal");
+    assert!(span(&walls[0], |q| q.0) > 200, "across the panel");
+    p.assert_impact_lines();
+    // ellipse.toml: g depends on theta too — no wall is drawn in the x–y
+    // plane, the path still is.
+    let e = plot(&[
+        "--model-file",
+        model_file("ellipse.toml").to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(e.y_labels(), ["E − E₀", "theta", "x", "y", "y"]);
+    assert!(e.polylines(WALL).is_empty());
+    assert_eq!(e.count_text("path in the x–y plane"), 1);
+}
+
+#[test]
+fn a_run_without_steps_plots_flat_curves() {
+    let p = plot(&["particle", "--steps", "0", "-q"]);
+    assert_eq!(p.y_labels(), ["E − E₀", "x", "y", "y"]);
+    assert_eq!(p.count_text("energy deviation E − E₀: 0 throughout"), 1);
+    p.assert_clean_ticks();
 }
 
 #[test]
