@@ -279,7 +279,7 @@ pub enum PlotPanel {
     Energy,
     /// One panel per coordinate against time.
     Coords,
-    /// One panel per momentum p_<coordinate> against time.
+    /// One panel per momentum (p_x, p_theta, …) against time.
     Momenta,
     /// log₁₀ of the constraint residual against time (constrained models).
     Residual,
