@@ -259,6 +259,11 @@ class RunResult:
         """``{"t", "q", "p"}`` after the last step."""
     def to_pandas(self) -> Any:
         """A pandas DataFrame, one row per record (needs pandas)."""
+    def plot(
+        self, panels: Optional[Sequence[str]] = None, *, file: Optional[str] = None
+    ) -> Any:
+        """The CLI's --plot panels as a matplotlib Figure (needs matplotlib;
+        ImportError otherwise). Raises ValueError for a bad panel."""
 
 @dataclass(frozen=True, eq=False)
 class EnsembleResult:

@@ -69,6 +69,49 @@ class ImpactTable:
         return pd.DataFrame(cols)
 
 
+_PANELS = ("energy", "coords", "momenta", "residual", "xy", "phase")
+_MAX_COORDINATES = 9
+
+
+def _figure_class():
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as e:
+        raise ImportError(
+            "RunResult.plot() needs matplotlib, which is not installed: "
+            "pip install matplotlib"
+        ) from e
+    return Figure
+
+
+def _shown(n: int) -> List[int]:
+    """The coordinates drawn of n: all up to 9, else 9 evenly spread (first
+    and last included), as the CLI's --plot."""
+    if n <= _MAX_COORDINATES:
+        return list(range(n))
+    return [i * (n - 1) // (_MAX_COORDINATES - 1) for i in range(_MAX_COORDINATES)]
+
+
+def _limits(values: np.ndarray, reference: float, zero_half: float):
+    """The CLI's axis range: the finite values padded by 5 %; a series
+    varying by less than 1e-9 of max(|values|, reference) is flat, drawn in
+    a symmetric range of half-width max(0.1 |middle|, zero_half) about its
+    middle (0 within 1e-9 reference)."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return (-zero_half, zero_half)
+    lo, hi = float(v.min()), float(v.max())
+    span = hi - lo
+    if span > 1e-9 * max(abs(lo), abs(hi), reference):
+        return (lo - 0.05 * span, hi + 0.05 * span)
+    mid = 0.5 * (lo + hi)
+    if abs(mid) <= 1e-9 * reference:
+        mid = 0.0
+    half = max(0.1 * abs(mid), zero_half)
+    return (mid - half, mid + half)
+
+
 def _names(coordinates: Sequence[str], n: int) -> List[str]:
     if len(coordinates) == n:
         return list(coordinates)
@@ -129,6 +172,133 @@ class RunResult:
         cols["energy"] = self.energy
         cols["constraint_residual"] = self.constraint_residual
         return pd.DataFrame(cols)
+
+
+    def plot(self, panels: Optional[Sequence[str]] = None, *, file: Optional[str] = None):
+        """The panels of the CLI's ``--plot`` as a matplotlib ``Figure``
+        (needs matplotlib; raises ImportError naming it otherwise).
+
+        ``panels``: any of ``"energy"`` (E − E₀ against time), ``"coords"``
+        (one panel per coordinate), ``"momenta"`` (one per momentum),
+        ``"residual"`` (log10 of the constraint residual), ``"xy"`` (the
+        path of the coordinates named x and y, impact points marked, equal
+        scales; the walls are not drawn here, the CLI draws them) and
+        ``"phase"`` (one (q, p) portrait per coordinate), drawn in that
+        order; default ``("energy", "coords", "xy")``, ``"xy"`` only when
+        the model has coordinates x and y. At most 9 coordinates are drawn,
+        evenly spread. Impacts are red vertical lines in the time panels.
+        ``file``: also save the figure there (format from the extension).
+        Raises ValueError for an unknown panel, or ``"xy"`` asked for a
+        model without x and y.
+        """
+        Figure = _figure_class()
+        names = _names(self.coordinates, self.q.shape[1])
+        xy = ("x" in names and "y" in names) or None
+        if panels is None:
+            wanted = [p for p in ("energy", "coords", "xy") if p != "xy" or xy]
+        else:
+            if isinstance(panels, str):
+                panels = [panels]
+            for p in panels:
+                if p not in _PANELS:
+                    raise ValueError(f"unknown panel {p!r}: expected some of {', '.join(_PANELS)}")
+            if "xy" in panels and not xy:
+                raise ValueError(
+                    f"panel 'xy': model {self.model!r} has no coordinates named x and y "
+                    f"(its coordinates: {', '.join(names)})"
+                )
+            wanted = [p for p in _PANELS if p in panels]
+        shown = _shown(len(names))
+        impact_t = np.asarray(self.impacts.t, dtype=float)
+        e0 = float(self.summary["energy"]["initial"])
+        scale = float(self.summary["energy"].get("scale") or 0.0)
+        scale = scale if np.isfinite(scale) and scale > 0 else 1.0
+
+        # (kind, argument) per panel.
+        layout = []
+        for p in wanted:
+            if p in ("coords", "momenta", "phase"):
+                layout.extend((p, i) for i in shown)
+            else:
+                layout.append((p, None))
+        n = len(layout)
+        cols = 1 if n <= 1 else 2 if n <= 6 else 3
+        rows = max(1, -(-n // cols))
+        fig = Figure(figsize=(4.2 * cols, 3.0 * rows + 0.6), layout="constrained")
+        title = f"{self.model}: {self.summary['steps']} steps"
+        if len(impact_t):
+            title += f", {len(impact_t)} impact{'s' if len(impact_t) > 1 else ''} (red lines)"
+        if len(shown) < len(names) and any(p in wanted for p in ("coords", "momenta", "phase")):
+            title += (
+                f"\ncoordinates drawn: {len(shown)} of {len(names)} "
+                f"({', '.join(names[i] for i in shown)}), evenly spread"
+            )
+        fig.suptitle(title)
+        axes = fig.subplots(rows, cols, squeeze=False).ravel()
+        for ax in axes[n:]:
+            ax.set_visible(False)
+
+        finite_t = self.t[np.isfinite(self.t)]
+        t_span = (float(finite_t.min()), float(finite_t.max())) if finite_t.size else None
+
+        def impacts(ax):
+            for t in impact_t:
+                ax.axvline(t, color="#D62728", alpha=0.6, linewidth=1)
+            if t_span is not None and t_span[0] < t_span[1]:
+                ax.set_xlim(*t_span)
+
+        def against_time(ax, values, label, caption, reference=1e-3, zero_half=1.0):
+            ax.plot(self.t, values, color="#1F77B4")
+            ax.set_ylim(*_limits(values, reference, zero_half))
+            ax.set_xlabel("t (s)")
+            ax.set_ylabel(label)
+            ax.set_title(caption)
+            impacts(ax)
+
+        for ax, (kind, i) in zip(axes, layout):
+            if kind == "energy":
+                dev = self.energy - e0
+                worst = float(np.nanmax(np.abs(dev))) if dev.size else 0.0
+                if worst == 0.0:
+                    caption = "energy deviation E − E₀: 0 throughout"
+                elif worst <= 1e-10 * scale:
+                    caption = f"energy deviation E − E₀: max {worst:.1e}, round-off"
+                else:
+                    caption = f"energy deviation E − E₀ (E₀ = {e0:.8g})"
+                against_time(ax, dev, "E − E₀", caption, 0.1 * scale, 1e-3 * scale)
+            elif kind == "coords":
+                against_time(ax, self.q[:, i], names[i], f"coordinate {names[i]}")
+            elif kind == "momenta":
+                against_time(ax, self.p[:, i], f"p_{names[i]}", f"momentum p_{names[i]}")
+            elif kind == "residual":
+                r = np.abs(self.constraint_residual)
+                ok = r > 0
+                ax.plot(self.t[ok], np.log10(r[ok]), color="#1F77B4")
+                ax.set_xlabel("t (s)")
+                ax.set_ylabel("log₁₀ |residual|")
+                ax.set_title("constraint residual" + ("" if ok.any() else ": 0 throughout"))
+                impacts(ax)
+            elif kind == "xy":
+                ix, iy = names.index("x"), names.index("y")
+                ax.plot(self.q[:, ix], self.q[:, iy], color="#1F77B4")
+                ax.plot(self.q[:1, ix], self.q[:1, iy], "o", color="#2CA02C")
+                if len(impact_t):
+                    ax.plot(self.impacts.q[:, ix], self.impacts.q[:, iy], "o", color="#D62728")
+                ax.set_aspect("equal", adjustable="datalim")
+                ax.set_xlabel("x")
+                ax.set_ylabel("y")
+                ax.set_title("path in the x–y plane")
+            else:  # phase
+                ax.plot(self.q[:, i], self.p[:, i], color="#1F77B4")
+                ax.plot(self.q[:1, i], self.p[:1, i], "o", color="#2CA02C")
+                ax.set_xlim(*_limits(self.q[:, i], 1e-3, 1.0))
+                ax.set_ylim(*_limits(self.p[:, i], 1e-3, 1.0))
+                ax.set_xlabel(names[i])
+                ax.set_ylabel(f"p_{names[i]}")
+                ax.set_title(f"phase portrait ({names[i]}, p_{names[i]})")
+        if file is not None:
+            fig.savefig(file)
+        return fig
 
 
 @dataclass(frozen=True, eq=False)

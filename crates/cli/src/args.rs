@@ -114,9 +114,24 @@ pub struct RunArgs {
     /// Record every K-th step (and always the last).
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub every: usize,
-    /// Plot energy deviation and coordinates against time (SVG).
+    /// Plot the run (SVG): a grid of panels, chosen with --plot-panels
+    /// (default: energy deviation, one panel per coordinate, and the x–y
+    /// path with the walls for a model with coordinates x and y); impacts
+    /// are red lines in every time panel.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Panels of --plot, comma-separated, drawn in the order energy,
+    /// coords, momenta, residual, xy, phase (default: energy,coords,xy —
+    /// xy only when the model has coordinates x and y). At most 9
+    /// coordinates are drawn, evenly spread over a larger system.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        value_name = "PANEL,...",
+        requires = "plot"
+    )]
+    pub plot_panels: Option<Vec<PlotPanel>>,
     /// Animate the motion (an SVG a browser plays, looping): the walls, the
     /// body moving through at most 600 recorded frames and the impact
     /// points; planar models only (those with a drawing). One loop lasts
@@ -255,6 +270,23 @@ impl StepperArg {
             StepperArg::Hamiltonian => "hamiltonian",
         }
     }
+}
+
+/// A panel kind of `--plot-panels`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlotPanel {
+    /// The energy deviation E − E₀ against time.
+    Energy,
+    /// One panel per coordinate against time.
+    Coords,
+    /// One panel per momentum (p_x, p_theta, …) against time.
+    Momenta,
+    /// log₁₀ of the constraint residual against time (constrained models).
+    Residual,
+    /// The path in the plane of the coordinates x and y, with the walls.
+    Xy,
+    /// One phase portrait (q, p) per coordinate.
+    Phase,
 }
 
 /// `--summary`.

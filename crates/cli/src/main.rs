@@ -12,6 +12,7 @@
 //!             [--scenario FILE.toml] [--discretization forward|midpoint]
 //!             [--constraint retraction|midpoint|model] [--stepper lagrange|hamiltonian]
 //!             [--backward] [--out FILE.csv|FILE.json] [--every K] [--plot FILE.svg]
+//!             [--plot-panels energy,coords,momenta,residual,xy,phase]
 //!             [--animate FILE.svg]
 //!             [--summary json|text] [--energy-tolerance FRACTION] [--quiet]
 //! diracvi convergence <model> [--h-list H1,H2,...] [--t-end T] [--summary json|text]
@@ -151,6 +152,14 @@ pub fn error_line(message: &str) {
     use std::io::Write;
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "error: {message}");
+    let _ = err.flush();
+}
+
+/// Write a line (a note about the outputs) on stderr, best effort.
+pub fn note_line(message: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{message}");
     let _ = err.flush();
 }
 

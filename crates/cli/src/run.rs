@@ -6,7 +6,7 @@ use crate::NumericalFailure;
 use crate::animate::{self, AnimationCollector};
 use crate::args::{RunArgs, StepperArg, SummaryFormat};
 use crate::output::{self, OutTargets, RecordSink, Staged, TrajectoryWriter};
-use crate::plot::{self, PlotCollector, PlotInfo};
+use crate::plot::{self, PlotCollector, PlotInfo, PlotSpec};
 use crate::progress::Progress;
 use crate::signals;
 use anyhow::{Context, Result, anyhow, bail};
@@ -331,6 +331,10 @@ pub fn run(args: &RunArgs) -> Result<()> {
     if animate_target.is_some() {
         animate::check_drawable(&scenario)?;
     }
+    let plot_spec = plot_target
+        .as_ref()
+        .map(|_| PlotSpec::resolve(args.plot_panels.as_deref(), &scenario.model, &info))
+        .transpose()?;
     let direction = if args.backward {
         Direction::Backward
     } else {
@@ -344,9 +348,10 @@ pub fn run(args: &RunArgs) -> Result<()> {
         .map(|t| TrajectoryWriter::create(t, &scenario.model, &info.coordinates))
         .transpose()?;
     let plot_file = plot_target.as_ref().map(Staged::create).transpose()?;
-    let mut collector = plot_file
+    let mut collector = plot_spec
         .as_ref()
-        .map(|_| PlotCollector::new(steps / args.every + 2, info.coordinates.len()));
+        .filter(|_| plot_file.is_some())
+        .map(|spec| PlotCollector::new(steps / args.every + 2, spec));
     let animation_file = animate_target.as_ref().map(Staged::create).transpose()?;
     let mut animation = animation_file
         .as_ref()
@@ -373,22 +378,29 @@ pub fn run(args: &RunArgs) -> Result<()> {
     check_finite(&outcome)?;
     signals::exit_if_interrupted();
 
-    let impact_times = outcome.impact_times();
     let mut staged = match writer {
         Some(w) => w.finish(&outcome.impacts)?,
         None => Vec::new(),
     };
-    if let (Some(c), Some(file)) = (collector, plot_file) {
+    if let (Some(c), Some(spec), Some(file)) = (collector, &plot_spec, plot_file) {
         staged.push(plot::render(
             c,
+            spec,
             &PlotInfo {
-                model: &scenario.model,
+                scenario: &scenario,
                 coordinates: &info.coordinates,
-                impact_times: &impact_times,
+                impacts: &outcome.impacts,
                 e0: outcome.initial_energy,
+                energy_scale: outcome.energy_scale,
+                steps: outcome.steps,
             },
             file,
         )?);
+        if !args.quiet
+            && let Some(note) = spec.note(&info.coordinates)
+        {
+            crate::note_line(&note);
+        }
     }
     if let (Some(a), Some(file)) = (animation, animation_file) {
         staged.push(animate::render(a, &scenario, &outcome.impacts, file)?);

@@ -782,7 +782,12 @@ fn run_plot_writes_an_svg() {
     let svg = std::fs::read_to_string(&path).unwrap();
     assert!(svg.starts_with("<svg"));
     assert!(svg.trim_end().ends_with("</svg>"));
-    for text in ["energy deviation", "theta", "impacts (", "configuration"] {
+    for text in [
+        "energy deviation",
+        "coordinate theta",
+        "impacts (red lines)",
+        "t (s)",
+    ] {
         assert!(svg.contains(text), "the plot shows {text:?}");
     }
     // Plot and output together, decimated.
