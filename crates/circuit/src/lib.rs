@@ -31,6 +31,7 @@
 //! assert!((run.final_state.q[0] - 0.0).abs() < 0.05);
 //! assert!((run.energy_initial - 0.5).abs() < 0.01);
 //! ```
+#![doc = include_str!("../../../docs/dependent-profile.md")]
 
 mod circuit;
 mod element;

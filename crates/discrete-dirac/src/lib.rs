@@ -60,6 +60,7 @@
 //! assert_eq!(run.records.len(), steps + 1); // k = 0, 1, …, 1000
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+#![doc = include_str!("../../../docs/dependent-profile.md")]
 
 pub mod composition;
 pub mod dynamic;

@@ -75,6 +75,7 @@
 //! * `cargo bench -p diracvi-expr --bench eval` compares the sleigh
 //!   Lagrangian from a model file with the same function written in Rust,
 //!   over `f64` and `HyperDualSVec64<3, 3>`.
+#![doc = include_str!("../../../docs/dependent-profile.md")]
 
 pub mod expr;
 pub mod model_file;

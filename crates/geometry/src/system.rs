@@ -7,8 +7,25 @@ use num_dual::{DualNum, DualSVec};
 /// itself or any num-dual number over `f64` (nested ones included).
 ///
 /// Write model functions once, generic over `S: AdScalar`; every derivative
-/// the integrators need is then exact. Arithmetic with plain `f64` works on
-/// the right (`x * 0.5`, `x + 1.0`); build constants with `S::from(c)`.
+/// the integrators need is then exact.
+///
+/// # Constants: on the right
+///
+/// Arithmetic with plain `f64` works with the constant **on the right**:
+/// `x * 0.5`, `x + 1.0`, `x / m`, `x.powi(2)`. Rust cannot offer `0.5 * x`
+/// for a generic `S` (the impl of `Mul<S> for f64` would have to live in
+/// the crate of `f64` or of `S`), so `0.5 * x` does not compile: write
+/// `x * 0.5`, `-(x * c)` for `-c * x`, and `S::from(c) - x` (or `-x + c`)
+/// for `c - x`. A constant standing alone is `S::from(c)`.
+///
+/// ```
+/// use diracvi_geometry::AdScalar;
+/// /// `½ m v² − m g y`, generic over the AD scalar.
+/// fn energy_like<S: AdScalar>(v: S, y: S, m: f64, g: f64) -> S {
+///     v * v * (0.5 * m) - y * (m * g) // the f64 factors are multiplied first
+/// }
+/// assert_eq!(energy_like(2.0, 1.0, 1.0, 9.8), 2.0 - 9.8);
+/// ```
 pub trait AdScalar: DualNum<Primitive = f64> + Copy {}
 impl<T: DualNum<Primitive = f64> + Copy> AdScalar for T {}
 

@@ -39,6 +39,7 @@
 //! assert!(!outcome.impacts.is_empty());
 //! assert!((outcome.final_t - 2.0).abs() < 1e-12);
 //! ```
+#![doc = include_str!("../../../docs/dependent-profile.md")]
 
 mod circuit;
 mod drive;
