@@ -81,6 +81,6 @@ pub mod model_file;
 
 pub use expr::{Expr, ExprError, ExprErrorKind, Scope, ScopeError};
 pub use model_file::{
-    CompiledModel, InitialState, ModelFile, ModelFileError, ModelFileErrorKind, Position,
-    RunSettings,
+    CompiledModel, InitialState, InitialValue, InitialValues, ModelFile, ModelFileError,
+    ModelFileErrorKind, Position, RunSettings,
 };
