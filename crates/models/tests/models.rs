@@ -464,10 +464,12 @@ fn initial_velocities_violating_the_constraints_report_row_and_residual() {
     match s.visit_catalogue(Shape) {
         Err(ModelError::InitialViolatesConstraint {
             index,
+            name,
             residual,
             tolerance,
         }) => {
             assert_eq!(index, 1);
+            assert_eq!(name, "row 1");
             assert!(close(residual, 3f64.sqrt(), 1e-14));
             assert!(tolerance > 0.0 && tolerance < 1e-8);
         }

@@ -13,7 +13,7 @@ use crate::{
     ConstraintDiscretization, Discretization, DynModelVisitor, DynRunSetup, ModelError,
     ModelVisitor, check_initial_named,
 };
-use diracvi_expr::{CompiledModel, InitialState, ModelFile, RunSettings};
+use diracvi_expr::{CompiledModel, InitialState, InitialValues, ModelFile, RunSettings};
 use nalgebra::DVector;
 use std::sync::Arc;
 use toml::{Table, Value};
@@ -39,31 +39,56 @@ pub(super) fn scenario(file: ModelFile) -> Result<Scenario, ModelError> {
         Some(c) => parse_constraint(c)?,
         None => DEFAULT_CONSTRAINT,
     };
-    let initial = match &file.initial {
-        Some(InitialState { q, v }) => InitialData {
-            q: q.clone(),
-            v: v.clone(),
-        },
-        None => InitialData {
-            q: vec![0.0; file.n()],
-            v: vec![0.0; file.n()],
-        },
-    };
+    let compiled = file.compile(&[])?;
+    let InitialValues { q, v, .. } = file.initial_values(&compiled, None)?;
+    let initial = InitialData { q, v };
     Ok(Scenario {
         model: file.name.clone(),
         h: run.h.unwrap_or(DEFAULT_H),
         t_end: run.t_end.unwrap_or(DEFAULT_T_END),
         discretization,
         constraint,
+        // a parameter written as an expression follows the others unless set
         parameters: file
             .parameters
             .iter()
+            .filter(|(name, _)| !is_derived(&file, name))
             .map(|(name, value)| (name.clone(), Value::Float(*value)))
             .collect::<Table>(),
         initial,
         file: Some(Arc::new(file)),
         circuit: None,
     })
+}
+
+/// Whether parameter `name` is written as an expression in `file`.
+fn is_derived(file: &ModelFile, name: &str) -> bool {
+    file.parameter_expressions.iter().any(|(n, _)| n == name)
+}
+
+/// The file's initial data evaluated with the scenario's parameters (and
+/// its velocities marked `"solve"` solved), or `None` when that fails.
+fn file_initial(sc: &Scenario, file: &ModelFile) -> Option<InitialValues> {
+    let compiled = file.compile(&overrides(sc)).ok()?;
+    file.initial_values(&compiled, None).ok()
+}
+
+/// The velocities of a file scenario solved from `A(q0) v0 = 0` (names
+/// `<coord>_dot`), when the scenario's initial data are still the file's
+/// (not replaced with `--set q=…` or `--set v=…`).
+pub(super) fn solved_velocities(sc: &Scenario, file: &ModelFile) -> Vec<String> {
+    let marked = file.initial.as_ref().is_some_and(|i| !i.solved().is_empty());
+    if !marked {
+        return Vec::new();
+    }
+    match file_initial(sc, file) {
+        Some(init) if init.q == sc.initial.q && init.v == sc.initial.v => init
+            .solved
+            .iter()
+            .map(|&i| format!("{}_dot", file.coordinates[i]))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// The scenario's parameter values as compile overrides.
@@ -88,11 +113,22 @@ pub(super) fn set_key(
 ) -> Result<Scenario, ModelError> {
     let mut out = sc.clone();
     let raw = value.trim();
+    // which initial data still follow the file (not set with `q=…`, `v=…`)
+    let before = file_initial(sc, file);
+    let q_follows = before.as_ref().is_some_and(|b| b.q == sc.initial.q);
+    let v_follows = before.as_ref().is_some_and(|b| b.v == sc.initial.v);
     if file.parameters.iter().any(|(name, _)| name == key) {
         let v = parse_number(key, raw)?;
         out.parameters.insert(key.to_string(), Value::Float(v));
-        // the file's expressions must still compile (finite constants)
-        compile(&out, file)?;
+        // the file's expressions must still compile (finite constants), and
+        // initial data written as expressions or solved follow the parameters
+        let compiled = compile(&out, file)?;
+        if q_follows {
+            out.initial.q = file.initial_values(&compiled, None)?.q;
+        }
+        if v_follows {
+            out.initial.v = file.initial_values(&compiled, Some(&out.initial.q))?.v;
+        }
         return Ok(out);
     }
     if key == "constraint" && parse_constraint(raw)? == ConstraintDiscretization::Model {
@@ -104,6 +140,12 @@ pub(super) fn set_key(
         });
     }
     if set_run_key(&mut out, key, raw, file.n())? {
+        // velocities solved from the constraints are solved again at a new q
+        let solves = file.initial.as_ref().is_some_and(|i| !i.solved().is_empty());
+        if key == "q" && v_follows && solves {
+            let compiled = compile(&out, file)?;
+            out.initial.v = file.initial_values(&compiled, Some(&out.initial.q))?.v;
+        }
         return Ok(out);
     }
     Err(ModelError::UnknownParameter {
@@ -126,8 +168,13 @@ pub(super) fn keys(file: &ModelFile) -> Vec<String> {
 /// data (what [`Scenario::to_toml`] prints).
 pub(super) fn to_model_file(sc: &Scenario, file: &ModelFile) -> ModelFile {
     let mut out = file.clone();
+    let compiled = compile(sc, file).ok();
     for (name, value) in &mut out.parameters {
         if let Some(v) = sc.parameters.get(name.as_str()).and_then(Value::as_float) {
+            *value = v;
+            // set: the number replaces the expression
+            out.parameter_expressions.retain(|(n, _)| n != name);
+        } else if let Some(v) = compiled.as_ref().and_then(|c| c.parameter(name)) {
             *value = v;
         }
     }
@@ -137,10 +184,19 @@ pub(super) fn to_model_file(sc: &Scenario, file: &ModelFile) -> ModelFile {
         discretization: Some(sc.discretization.to_string()),
         constraint: Some(sc.constraint.to_string()),
     };
-    out.initial = Some(InitialState {
-        q: sc.initial.q.clone(),
-        v: sc.initial.v.clone(),
-    });
+    // initial data as the file writes them while they are still the file's
+    let numbers = InitialState::numbers(&sc.initial.q, &sc.initial.v);
+    out.initial = match (&file.initial, file_initial(sc, file)) {
+        (Some(spec), Some(init)) if init.q == sc.initial.q => Some(InitialState {
+            q: spec.q.clone(),
+            v: if init.v == sc.initial.v {
+                spec.v.clone()
+            } else {
+                numbers.v
+            },
+        }),
+        _ => Some(numbers),
+    };
     out
 }
 
