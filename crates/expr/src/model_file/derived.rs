@@ -16,7 +16,7 @@ pub const LEGENDRE_TOLERANCE: f64 = 1e-9;
 
 /// Columns of `A(q0)` selected for the velocities to solve for are taken as
 /// singular when their smallest singular value is below this fraction of
-/// the largest.
+/// the largest singular value of the whole `A(q0)`.
 const SINGULAR_RATIO: f64 = 1e-10;
 
 type Result<T> = std::result::Result<T, ModelFileError>;
@@ -262,12 +262,12 @@ impl ModelFile {
                 "A(q0) or the given velocities are not finite".into(),
             ));
         }
+        let reference = a.clone().singular_values().max();
         let svd = a_s.svd(true, true);
-        let largest = svd.singular_values.max();
         let smallest = svd.singular_values.min();
-        if !(largest > 0.0) || smallest <= SINGULAR_RATIO * largest {
+        if !(reference > 0.0) || smallest <= SINGULAR_RATIO * reference {
             return Err(refuse(format!(
-                "their columns of A(q0) are singular (smallest singular value {smallest:e}, largest {largest:e}): choose other velocities to solve for"
+                "their columns of A(q0) are singular (smallest singular value {smallest:e}, against {reference:e} for the whole A(q0)): choose other velocities to solve for"
             )));
         }
         let x = svd
