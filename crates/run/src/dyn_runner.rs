@@ -47,8 +47,7 @@ impl DynModelVisitor for DescribeDyn {
 
 /// Whether `∂²L/∂v²` is invertible at the setup's initial data.
 fn regular_at_dyn<Mo: NamedDynSystem>(model: &Mo, setup: &DynRunSetup) -> bool {
-    let (_, hessian) =
-        diracvi_geometry::dynamic::legendre_jet_dyn(model, &setup.q0, &setup.v0);
+    let (_, hessian) = diracvi_geometry::dynamic::legendre_jet_dyn(model, &setup.q0, &setup.v0);
     crate::error::is_regular(hessian)
 }
 

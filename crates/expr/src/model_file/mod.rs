@@ -225,12 +225,17 @@ impl ModelFile {
     /// # Errors
     /// TOML syntax errors, schema violations (unknown or missing keys, wrong
     /// types), invalid or clashing names, wrong lengths, non-finite or
-    /// out-of-range numbers, and expressions that do not compile — each
-    /// with the key, line and column (see [`ModelFileError`]).
+    /// out-of-range numbers, expressions and definitions that do not
+    /// compile, parameters in a cycle, initial data that do not evaluate or
+    /// solve, and a Hamiltonian that is not the Legendre transform of the
+    /// Lagrangian — each with the key, line and column (see
+    /// [`ModelFileError`]).
     pub fn from_toml_str(source: &str, path: &str) -> Result<ModelFile, ModelFileError> {
         let mut model = read::read(source, path)?;
         model.parameters = model.parameter_values(&[])?;
-        model.compile(&[])?;
+        let compiled = model.compile(&[])?;
+        // the initial data must evaluate (and the marked velocities solve)
+        model.initial_values(&compiled, None)?;
         Ok(model)
     }
 

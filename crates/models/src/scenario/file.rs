@@ -77,7 +77,10 @@ fn file_initial(sc: &Scenario, file: &ModelFile) -> Option<InitialValues> {
 /// `<coord>_dot`), when the scenario's initial data are still the file's
 /// (not replaced with `--set q=…` or `--set v=…`).
 pub(super) fn solved_velocities(sc: &Scenario, file: &ModelFile) -> Vec<String> {
-    let marked = file.initial.as_ref().is_some_and(|i| !i.solved().is_empty());
+    let marked = file
+        .initial
+        .as_ref()
+        .is_some_and(|i| !i.solved().is_empty());
     if !marked {
         return Vec::new();
     }
@@ -141,7 +144,10 @@ pub(super) fn set_key(
     }
     if set_run_key(&mut out, key, raw, file.n())? {
         // velocities solved from the constraints are solved again at a new q
-        let solves = file.initial.as_ref().is_some_and(|i| !i.solved().is_empty());
+        let solves = file
+            .initial
+            .as_ref()
+            .is_some_and(|i| !i.solved().is_empty());
         if key == "q" && v_follows && solves {
             let compiled = compile(&out, file)?;
             out.initial.v = file.initial_values(&compiled, Some(&out.initial.q))?.v;
