@@ -67,15 +67,25 @@ fn is_derived(file: &ModelFile, name: &str) -> bool {
 }
 
 /// The file's initial data evaluated with the scenario's parameters (and
-/// its velocities marked `"solve"` solved), or `None` when that fails.
-fn file_initial(sc: &Scenario, file: &ModelFile) -> Option<InitialValues> {
+/// its velocities marked `"solve"` solved, at `q` when given), or `None`
+/// when that fails.
+fn file_initial(sc: &Scenario, file: &ModelFile, q: Option<&[f64]>) -> Option<InitialValues> {
     let compiled = file.compile(&overrides(sc)).ok()?;
-    file.initial_values(&compiled, None).ok()
+    file.initial_values(&compiled, q).ok()
+}
+
+/// Whether the scenario's `q(0)` and `v(0)` are still the file's: `q` as
+/// the file writes it, `v` as the file writes it at the scenario's `q`
+/// (velocities marked `"solve"` solved there).
+fn follows(sc: &Scenario, file: &ModelFile) -> (bool, bool) {
+    let q = file_initial(sc, file, None).is_some_and(|i| i.q == sc.initial.q);
+    let v = file_initial(sc, file, Some(&sc.initial.q)).is_some_and(|i| i.v == sc.initial.v);
+    (q, v)
 }
 
 /// The velocities of a file scenario solved from `A(q0) v0 = 0` (names
-/// `<coord>_dot`), when the scenario's initial data are still the file's
-/// (not replaced with `--set q=…` or `--set v=…`).
+/// `<coord>_dot`), when the scenario's `v(0)` is still the file's at its
+/// `q(0)` (not replaced with `--set v=…`).
 pub(super) fn solved_velocities(sc: &Scenario, file: &ModelFile) -> Vec<String> {
     let marked = file
         .initial
@@ -84,8 +94,8 @@ pub(super) fn solved_velocities(sc: &Scenario, file: &ModelFile) -> Vec<String> 
     if !marked {
         return Vec::new();
     }
-    match file_initial(sc, file) {
-        Some(init) if init.q == sc.initial.q && init.v == sc.initial.v => init
+    match file_initial(sc, file, Some(&sc.initial.q)) {
+        Some(init) if init.v == sc.initial.v => init
             .solved
             .iter()
             .map(|&i| format!("{}_dot", file.coordinates[i]))
@@ -117,9 +127,7 @@ pub(super) fn set_key(
     let mut out = sc.clone();
     let raw = value.trim();
     // which initial data still follow the file (not set with `q=…`, `v=…`)
-    let before = file_initial(sc, file);
-    let q_follows = before.as_ref().is_some_and(|b| b.q == sc.initial.q);
-    let v_follows = before.as_ref().is_some_and(|b| b.v == sc.initial.v);
+    let (q_follows, v_follows) = follows(sc, file);
     if file.parameters.iter().any(|(name, _)| name == key) {
         let v = parse_number(key, raw)?;
         out.parameters.insert(key.to_string(), Value::Float(v));
@@ -192,16 +200,15 @@ pub(super) fn to_model_file(sc: &Scenario, file: &ModelFile) -> ModelFile {
     };
     // initial data as the file writes them while they are still the file's
     let numbers = InitialState::numbers(&sc.initial.q, &sc.initial.v);
-    out.initial = match (&file.initial, file_initial(sc, file)) {
-        (Some(spec), Some(init)) if init.q == sc.initial.q => Some(InitialState {
-            q: spec.q.clone(),
-            v: if init.v == sc.initial.v {
-                spec.v.clone()
-            } else {
-                numbers.v
-            },
-        }),
-        _ => Some(numbers),
+    out.initial = match &file.initial {
+        Some(spec) => {
+            let (q_follows, v_follows) = follows(sc, file);
+            Some(InitialState {
+                q: if q_follows { spec.q.clone() } else { numbers.q },
+                v: if v_follows { spec.v.clone() } else { numbers.v },
+            })
+        }
+        None => Some(numbers),
     };
     out
 }

@@ -277,8 +277,8 @@ impl Scenario {
 
     /// The velocities `<coord>_dot` of a model-file scenario that were
     /// solved from `A(q0) v0 = 0` (marked `"solve"` in the file's
-    /// `initial.v`); empty for other scenarios, and once the initial data
-    /// were set (`q=…`, `v=…`) to values other than the file's.
+    /// `initial.v`, solved again at a `q` set with `q=…`); empty for other
+    /// scenarios, and once `v` was set (`v=…`) to other values.
     pub fn solved_velocities(&self) -> Vec<String> {
         match &self.file {
             Some(file) => file::solved_velocities(self, file),
