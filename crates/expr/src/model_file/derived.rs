@@ -265,7 +265,7 @@ impl ModelFile {
         let reference = a.clone().singular_values().max();
         let svd = a_s.svd(true, true);
         let smallest = svd.singular_values.min();
-        if !(reference > 0.0) || smallest <= SINGULAR_RATIO * reference {
+        if reference.is_nan() || reference <= 0.0 || smallest <= SINGULAR_RATIO * reference {
             return Err(refuse(format!(
                 "their columns of A(q0) are singular (smallest singular value {smallest:e}, against {reference:e} for the whole A(q0)): choose other velocities to solve for"
             )));
@@ -293,7 +293,7 @@ impl ModelFile {
     ) -> Result<()> {
         let n = self.n();
         let vscale = v0.iter().fold(1.0_f64, |a, x| a.max(x.abs()));
-        let sign = |i: usize| if i % 2 == 0 { 1.0 } else { -1.0 };
+        let sign = |i: usize| if i.is_multiple_of(2) { 1.0 } else { -1.0 };
         let dv: Vec<f64> = (0..n)
             .map(|i| sign(i) * (0.5 + 0.25 * i as f64) * vscale)
             .collect();
