@@ -10,7 +10,9 @@
 //!
 //! * [`expr`] — syntax, [`Scope`], compilation to a tape, evaluation.
 //! * [`model_file`] — the TOML schema, [`ModelFile`] (raw data, printing
-//!   back), [`CompiledModel`] (evaluation helpers), located errors.
+//!   back; definitions, parameters and initial data as expressions,
+//!   velocities solved from the constraints, the Legendre check of a given
+//!   Hamiltonian), [`CompiledModel`] (evaluation helpers), located errors.
 //!
 //! ## Syntax
 //!

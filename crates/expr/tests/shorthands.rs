@@ -174,6 +174,7 @@ fn velocities_that_the_constraints_do_not_determine_are_refused() {
     // positions cannot be solved for
     let e = read(&SHORT.replace(r#"q = ["0.1""#, r#"q = ["solve""#)).unwrap_err();
     assert_eq!(e.key(), "initial.q");
+    assert_eq!(e.kind(), &ModelFileErrorKind::SolveNotAllowed);
 }
 
 #[test]

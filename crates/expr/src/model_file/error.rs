@@ -189,6 +189,11 @@ pub enum ModelFileErrorKind {
         /// The model's parameter names.
         known: Vec<String>,
     },
+    /// `"solve"` in `initial.q`: only velocities are solved for.
+    #[error(
+        "only velocities (initial.v) can be marked \"solve\"; give q(0) as numbers or expressions"
+    )]
+    SolveNotAllowed,
     /// Parameters written as expressions that use each other in a cycle.
     #[error("parameters refer to each other in a cycle: {}", .cycle.join(" -> "))]
     ParameterCycle {

@@ -11,9 +11,11 @@
 //! constraints = [["-sin(theta)", "cos(theta)", "0"]]   # rows of A(q), n entries each; [] or omitted: none
 //! boundaries = ["R^2 - x^2 - y^2"]           # pieces g_j(q) >= 0; [] or omitted: none
 //! hamiltonian = ""                           # optional, over q and momenta p_x, p_y, p_theta; "" = none
-//! [parameters]                               # optional; integers or floats, finite
+//! [definitions]                              # optional; named expressions, substituted where used
+//! slip = "cos(theta)*y_dot - sin(theta)*x_dot"
+//! [parameters]                               # optional; finite numbers, or expressions (strings)
 //! m = 1.0
-//! I = 0.1
+//! I = "m*a^2/0.9"                            # computed from the other parameters and pi
 //! a = 0.3
 //! R = 2.0
 //! [run]                                      # optional, every key optional
@@ -22,15 +24,21 @@
 //! discretization = "midpoint"                # "forward" | "midpoint"
 //! constraint = "midpoint"                    # "retraction" | "midpoint"
 //! [initial]                                  # optional; both keys required when present
-//! q = [0.0, 0.0, 0.0]
-//! v = [1.0, 0.0, 0.5]
+//! q = [0.0, 0.0, "pi/6"]                     # numbers or expressions of the parameters
+//! v = [1.0, "solve", 0.5]                    # "solve": solved from A(q0) v0 = 0
 //! ```
 //!
 //! Slots: the Lagrangian is compiled over `[q_0 … q_{n−1}, v_0 … v_{n−1}]`
 //! (velocity names `<coord>_dot`), constraint entries and boundaries over
 //! `[q_0 … q_{n−1}]`, the Hamiltonian over `[q_0 … q_{n−1}, p_0 … p_{n−1}]`
 //! (momentum names `p_<coord>`). Parameters are constants of the compiled
-//! model; [`ModelFile::compile`] takes overrides.
+//! model; [`ModelFile::compile`] takes overrides, and computes the parameters
+//! written as expressions from them ([`ModelFile::parameter_values`]).
+//! Definitions are substituted into every expression that uses them
+//! ([`Scope::add_definition`]). [`ModelFile::initial_values`] evaluates the
+//! initial data and solves the velocities marked `"solve"`. A Hamiltonian is
+//! checked against the Legendre transform of the Lagrangian when compiling
+//! ([`LEGENDRE_TOLERANCE`]).
 
 mod derived;
 mod error;

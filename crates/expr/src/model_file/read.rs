@@ -288,11 +288,7 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
                 true,
             )?;
             if q.contains(&InitialValue::Solve) {
-                return Err(r.error(
-                    "initial.q".into(),
-                    start,
-                    K::Syntax("only velocities can be marked \"solve\"".into()),
-                ));
+                return Err(r.error("initial.q".into(), start, K::SolveNotAllowed));
             }
             Some(InitialState { q, v })
         }
