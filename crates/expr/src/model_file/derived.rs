@@ -52,7 +52,7 @@ impl ModelFile {
     /// An override naming no parameter or not finite; a parameter expression
     /// that does not compile or evaluate (an unknown name, a value that is
     /// not finite); parameter expressions that use each other in a cycle
-    /// ([`ModelFileErrorKind::ParameterCycle`]).
+    /// ([`ModelFileErrorKind::ParameterCycle`](K::ParameterCycle)).
     pub fn parameter_values(&self, overrides: &[(String, f64)]) -> Result<Vec<(String, f64)>> {
         let mut values: Vec<(String, Option<f64>)> = self
             .parameters
@@ -165,7 +165,7 @@ impl ModelFile {
     /// # Errors
     /// An expression that does not compile or evaluate to a finite number
     /// (key `initial.q[i]` or `initial.v[i]`);
-    /// [`ModelFileErrorKind::VelocitiesNotDetermined`] when more velocities
+    /// [`ModelFileErrorKind::VelocitiesNotDetermined`](K::VelocitiesNotDetermined) when more velocities
     /// are marked than there are constraint rows, or when their columns of
     /// `A(q0)` are singular.
     pub fn initial_values(
