@@ -268,7 +268,7 @@ fn file_twins_evaluate_like_the_compiled_models() {
 fn file_twins_carry_the_default_run_initial_data_and_parameters() {
     for info in catalogue() {
         let name = info.name;
-        let (file, _) = twin(name);
+        let (file, compiled) = twin(name);
         let defaults = Scenario::defaults(name).unwrap();
         assert!(!file.description.is_empty(), "{name}: description");
 
@@ -303,10 +303,10 @@ fn file_twins_carry_the_default_run_initial_data_and_parameters() {
             "{name}: run.constraint"
         );
 
+        assert!(file.initial.is_some(), "{name}: [initial] missing");
         let initial = file
-            .initial
-            .as_ref()
-            .unwrap_or_else(|| panic!("{name}: [initial] missing"));
+            .initial_values(&compiled, None)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         for (what, got, expected) in [
             ("q", &initial.q, &defaults.initial.q),
             ("v", &initial.v, &defaults.initial.v),

@@ -172,6 +172,9 @@ fn cli_error(e: RunError) -> anyhow::Error {
     match e {
         RunError::Model(m) => anyhow::Error::new(m),
         RunError::NoHamiltonian { model } => no_hamiltonian(&model),
+        RunError::HamiltonianNotGiven { model } => anyhow!(
+            "model '{model}' has a regular Lagrangian but no Hamiltonian was given: --stepper hamiltonian needs H(q, p) (for a model file, add model.hamiltonian, the Legendre transform of L), or use --stepper lagrange"
+        ),
         e @ RunError::UnsupportedOrder { .. } => anyhow!("{e}"),
         e @ RunError::TooManySteps { steps, .. } => {
             anyhow!("{e} ({})", duration_estimate(steps))
@@ -324,8 +327,10 @@ pub fn run(args: &RunArgs) -> Result<()> {
         None => e,
     })?;
     let info = describe(&scenario)?;
-    if args.stepper == StepperArg::Hamiltonian && !info.has_hamiltonian {
-        return Err(no_hamiltonian(&scenario.model));
+    if args.stepper == StepperArg::Hamiltonian
+        && let Some(e) = info.hamiltonian_error(&scenario.model)
+    {
+        return Err(cli_error(e));
     }
     check_resources(args, out_targets.as_ref(), steps, info.coordinates.len())?;
     if animate_target.is_some() {

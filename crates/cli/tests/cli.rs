@@ -1523,3 +1523,81 @@ fn run_reduce_names_the_reduction_and_agrees_with_the_full_run() {
         &["second order", "order 4 and 6"],
     );
 }
+
+#[test]
+fn model_file_shorthands_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let top = std::fs::read_to_string(model_file("top")).unwrap();
+    // a wrong Hamiltonian is refused at load, with the point and the mismatch
+    let bad = dir.path().join("bad-top.toml");
+    std::fs::write(&bad, top.replace("p_psi^2/(2*I3)", "p_psi^2/(3*I3)")).unwrap();
+    let bad = bad.to_string_lossy().into_owned();
+    fails(
+        2,
+        &["run", "--model-file", &bad],
+        &[
+            "model.hamiltonian",
+            "not the Legendre transform",
+            "at q = [0.0, 0.5235987755982988, 0.0]",
+            "mismatch -4.11233516712",
+        ],
+    );
+    // a regular Lagrangian without a Hamiltonian is not called degenerate
+    let no_h = dir.path().join("no-h.toml");
+    let without: String = top
+        .lines()
+        .filter(|l| !l.starts_with("hamiltonian"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&no_h, without).unwrap();
+    let no_h = no_h.to_string_lossy().into_owned();
+    let msg = fails(
+        2,
+        &["run", "--model-file", &no_h, "--stepper", "hamiltonian"],
+        &["regular Lagrangian but no Hamiltonian was given"],
+    );
+    assert!(!msg.contains("degenerate"), "{msg}");
+    // a solved velocity is noted among the summary's warnings
+    let sleigh = std::fs::read_to_string(model_file("sleigh")).unwrap();
+    let solved = dir.path().join("sleigh.toml");
+    std::fs::write(
+        &solved,
+        sleigh
+            .replace("q = [0.0, 0.0, 0.0]", r#"q = [0.0, 0.0, "pi/6"]"#)
+            .replace("v = [1.0, 0.0, 0.5]", r#"v = [1.0, "solve", 0.5]"#),
+    )
+    .unwrap();
+    let solved = solved.to_string_lossy().into_owned();
+    let summary = json(&["run", "--model-file", &solved, "--t-end", "0.1"]);
+    let warnings = summary["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .contains("y_dot were solved from A(q0) v0 = 0 given x_dot, theta_dot")),
+        "{warnings:?}"
+    );
+    // the top runs, and --set of a parameter re-evaluates those computed from it
+    let top_file = model_file("top");
+    let a = json(&["run", "--model-file", &top_file, "--t-end", "0.01"]);
+    let b = json(&[
+        "run",
+        "--model-file",
+        &top_file,
+        "--t-end",
+        "0.01",
+        "--set",
+        "r=0.1",
+    ]);
+    // p_psi = I3 omega3 = (2 M r^2/4) (20 pi)
+    let p_psi = |s: &Value| num(&s["final_state"]["p"][2]);
+    let omega3 = 20.0 * std::f64::consts::PI;
+    assert!(
+        (p_psi(&a) - 0.5 * 0.05 * 0.05 / 2.0 * omega3).abs() < 1e-12,
+        "{a}"
+    );
+    assert!(
+        (p_psi(&b) - 0.5 * 0.1 * 0.1 / 2.0 * omega3).abs() < 1e-12,
+        "{b}"
+    );
+}

@@ -10,7 +10,9 @@
 //!
 //! * [`expr`] — syntax, [`Scope`], compilation to a tape, evaluation.
 //! * [`model_file`] — the TOML schema, [`ModelFile`] (raw data, printing
-//!   back), [`CompiledModel`] (evaluation helpers), located errors.
+//!   back; definitions, parameters and initial data as expressions,
+//!   velocities solved from the constraints, the Legendre check of a given
+//!   Hamiltonian), [`CompiledModel`] (evaluation helpers), located errors.
 //!
 //! ## Syntax
 //!
@@ -82,6 +84,6 @@ pub mod model_file;
 
 pub use expr::{Expr, ExprError, ExprErrorKind, Scope, ScopeError};
 pub use model_file::{
-    CompiledModel, InitialState, ModelFile, ModelFileError, ModelFileErrorKind, Position,
-    RunSettings,
+    CompiledModel, InitialState, InitialValue, InitialValues, ModelFile, ModelFileError,
+    ModelFileErrorKind, Position, RunSettings,
 };

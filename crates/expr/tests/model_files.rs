@@ -4,7 +4,9 @@
 
 use approx::assert_relative_eq;
 use diracvi_expr::model_file::{CONSTRAINT_DISCRETIZATIONS, DISCRETIZATIONS, MAX_FILE_BYTES};
-use diracvi_expr::{ExprErrorKind, ModelFile, ModelFileError, ModelFileErrorKind, Position};
+use diracvi_expr::{
+    ExprErrorKind, InitialState, ModelFile, ModelFileError, ModelFileErrorKind, Position,
+};
 use diracvi_geometry::num_dual::{DualSVec64, HyperDualSVec64};
 use diracvi_geometry::{AdScalar, SVector, ad};
 
@@ -41,8 +43,7 @@ fn sleigh_reads_with_every_field() {
     assert_eq!(file.run.discretization.as_deref(), Some("midpoint"));
     assert_eq!(file.run.constraint.as_deref(), Some("midpoint"));
     let initial = file.initial.as_ref().unwrap();
-    assert_eq!(initial.q, [0.0, 0.0, 0.0]);
-    assert_eq!(initial.v, [1.0, 0.0, 0.5]);
+    assert_eq!(*initial, InitialState::numbers(&[0.0; 3], &[1.0, 0.0, 0.5]));
     assert!(
         DISCRETIZATIONS.contains(&"forward") && CONSTRAINT_DISCRETIZATIONS.contains(&"retraction")
     );
@@ -254,7 +255,7 @@ model.lagrangian = """
 0.5*k*q_dot^2 -
   0.5*q^2"""
 model.constraints = []
-model.hamiltonian = "0.5*(p_q^2 + q^2)"
+model.hamiltonian = "0.5*(p_q^2/k + q^2)"
 parameters = { k = 3, big = 1.5e300, tiny = -2e-310, "z_9" = 0x10 }
 run.t_end = 0
 run.constraint = "retraction"
@@ -451,13 +452,20 @@ fn non_finite_parameter() {
     assert!(matches!(e.kind(), ModelFileErrorKind::NonFinite { value } if value.is_infinite()));
     let e = fails(&with_line(8, "m = -nan"));
     assert_eq!(located(&e), ("parameters.m", 8, 5));
+    // a string is an expression: an unknown name in it is located inside it
     let e = fails(&with_line(8, "m = \"heavy\""));
+    assert_eq!(located(&e), ("parameters.m", 8, 6));
+    assert!(matches!(
+        e.kind(),
+        ModelFileErrorKind::Expression(x) if matches!(&x.kind, ExprErrorKind::UnknownName { name, .. } if name == "heavy")
+    ));
+    let e = fails(&with_line(8, "m = true"));
     assert_eq!(located(&e), ("parameters.m", 8, 5));
     assert_eq!(
         e.kind(),
         &ModelFileErrorKind::WrongType {
-            expected: "a number",
-            found: "string"
+            expected: "a number or a string (an expression)",
+            found: "boolean"
         }
     );
 }

@@ -23,6 +23,11 @@ pub trait NamedDynSystem: DynSystem + Clone + Send + Sync {
     fn coordinates(&self) -> Vec<String>;
     /// A readable description of boundary piece `j`.
     fn piece_name(&self, j: usize) -> String;
+    /// A readable description of constraint row `a` of `A(q)` (for
+    /// messages); the default is `row a`.
+    fn constraint_name(&self, a: usize) -> String {
+        format!("row {a}")
+    }
 }
 
 impl<Mo: NamedSystem<N, M>, const N: usize, const M: usize> NamedDynSystem for Fixed<Mo, N, M> {
@@ -37,6 +42,9 @@ impl<Mo: NamedSystem<N, M>, const N: usize, const M: usize> NamedDynSystem for F
     }
     fn piece_name(&self, j: usize) -> String {
         self.0.piece_name(j)
+    }
+    fn constraint_name(&self, a: usize) -> String {
+        self.0.constraint_name(a)
     }
 }
 
@@ -79,6 +87,11 @@ pub fn check_initial_named<Mo: NamedDynSystem>(
     q0: &DVector<f64>,
     v0: &DVector<f64>,
 ) -> Result<(), ModelError> {
-    check_initial_dyn(model, q0, v0)
-        .map_err(|e| crate::initial_error(e, |piece| model.piece_name(piece)))
+    check_initial_dyn(model, q0, v0).map_err(|e| {
+        crate::initial_error(
+            e,
+            |piece| model.piece_name(piece),
+            |row| model.constraint_name(row),
+        )
+    })
 }

@@ -76,13 +76,18 @@ pub enum ModelError {
     /// The initial velocity does not lie in the constraint distribution
     /// `Δ_Q(q0) = ker A(q0)`.
     #[error(
-        "initial velocity violates constraint form {index}: |A(q0) v0|_{index} = {residual:e} \
-         > tolerance {tolerance:e}"
+        "initial velocity violates constraint {name}: this row of A(q0) v0 is {residual:e} in \
+         absolute value, more than the tolerance {tolerance:e} (the velocities must satisfy \
+         A(q0) v0 = 0)"
     )]
     InitialViolatesConstraint {
         /// The constraint row `a` (the most violated one).
         index: usize,
-        /// `|Σ_i A_{ai}(q0) v0_i|`.
+        /// A readable description of the row: for a model file, its
+        /// expression `Σ_i A_ai(q) <coord_i>_dot = 0` (key
+        /// `model.constraints[a]`); `row a` for a catalogued model.
+        name: String,
+        /// `|Σ_i A_{ai}(q0) v0_i|`, the residual of this one row.
         residual: f64,
         /// The tolerance it exceeded (`1e-9 · max(1, Σ_i |A_{ai} v0_i|)`).
         tolerance: f64,

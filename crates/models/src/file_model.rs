@@ -110,4 +110,39 @@ impl NamedDynSystem for FileModel {
             None => format!("model.boundaries[{j}]"),
         }
     }
+    fn constraint_name(&self, a: usize) -> String {
+        crate::file_model::constraint_row_name(&self.compiled, a)
+    }
+}
+
+/// Constraint row `a` of a file model as its expression,
+/// `model.constraints[a]: (-sin(theta))*x_dot + (cos(theta))*y_dot = 0`
+/// (entries that are a constant zero left out; simple entries without
+/// parentheses).
+pub(crate) fn constraint_row_name(compiled: &CompiledModel, a: usize) -> String {
+    let Some(row) = compiled.constraint_exprs().get(a) else {
+        return format!("model.constraints[{a}]");
+    };
+    let terms: Vec<String> = row
+        .iter()
+        .zip(compiled.coordinates())
+        .filter(|(e, _)| e.constant_value() != Some(0.0))
+        .map(|(e, c)| {
+            let text = e.source().trim();
+            let simple = text
+                .chars()
+                .all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '.');
+            match e.constant_value() {
+                Some(1.0) => format!("{c}_dot"),
+                _ if simple => format!("{text}*{c}_dot"),
+                _ => format!("({text})*{c}_dot"),
+            }
+        })
+        .collect();
+    let sum = if terms.is_empty() {
+        "0".to_owned()
+    } else {
+        terms.join(" + ")
+    };
+    format!("model.constraints[{a}]: {sum} = 0")
 }

@@ -311,6 +311,11 @@ pub trait NamedSystem<const N: usize, const M: usize>: System<N, M> + Clone + Se
     /// A readable description of boundary piece `j` (for messages and
     /// impact records).
     fn piece_name(&self, j: usize) -> String;
+    /// A readable description of constraint row `a` of `A(q)` (for
+    /// messages); the default is `row a`.
+    fn constraint_name(&self, a: usize) -> String {
+        format!("row {a}")
+    }
     /// The planar picture for animations ([`Model::drawing`]); `None` (the
     /// default, and for model files) when the model has none.
     fn picture(&self) -> Option<&dyn Drawing<N>> {
@@ -372,15 +377,22 @@ pub fn check_initial<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
     q0: &SVector<f64, N>,
     v0: &SVector<f64, N>,
 ) -> Result<(), ModelError> {
-    diracvi_geometry::check_initial(model, q0, v0)
-        .map_err(|e| initial_error(e, |piece| model.piece_name(piece)))
+    diracvi_geometry::check_initial(model, q0, v0).map_err(|e| {
+        initial_error(
+            e,
+            |piece| model.piece_name(piece),
+            |row| model.constraint_name(row),
+        )
+    })
 }
 
 /// A [`GeometryError`](diracvi_geometry::GeometryError) of an initial-data
-/// check as the [`ModelError`] naming the violated piece (`piece_name`).
+/// check as the [`ModelError`] naming the violated piece (`piece_name`) or
+/// constraint row (`constraint_name`).
 pub(crate) fn initial_error(
     e: diracvi_geometry::GeometryError,
     piece_name: impl Fn(usize) -> String,
+    constraint_name: impl Fn(usize) -> String,
 ) -> ModelError {
     use diracvi_geometry::GeometryError as G;
     match e {
@@ -395,6 +407,7 @@ pub(crate) fn initial_error(
             tolerance,
         } => ModelError::InitialViolatesConstraint {
             index: row,
+            name: constraint_name(row),
             residual,
             tolerance,
         },

@@ -104,6 +104,9 @@ impl<const N: usize, const M: usize> NamedSystem<N, M> for SizedFileModel<N, M> 
             None => format!("model.boundaries[{j}]"),
         }
     }
+    fn constraint_name(&self, a: usize) -> String {
+        crate::file_model::constraint_row_name(&self.compiled, a)
+    }
 }
 
 /// An operation on a file model once its size is known.

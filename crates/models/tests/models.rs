@@ -464,10 +464,12 @@ fn initial_velocities_violating_the_constraints_report_row_and_residual() {
     match s.visit_catalogue(Shape) {
         Err(ModelError::InitialViolatesConstraint {
             index,
+            name,
             residual,
             tolerance,
         }) => {
             assert_eq!(index, 1);
+            assert_eq!(name, "row 1");
             assert!(close(residual, 3f64.sqrt(), 1e-14));
             assert!(tolerance > 0.0 && tolerance < 1e-8);
         }
@@ -482,7 +484,7 @@ fn initial_velocities_violating_the_constraints_report_row_and_residual() {
             if close(residual, f * 0.25 * PI, 1e-14)),
         "{err:?}"
     );
-    assert!(err.to_string().contains("constraint form 0"), "{err}");
+    assert!(err.to_string().contains("constraint row 0"), "{err}");
     // Tiny violations (round-off) are accepted.
     let model = Pendulum::new(PendulumParams::default()).unwrap();
     let d = model.run_defaults();

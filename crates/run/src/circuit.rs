@@ -26,6 +26,7 @@ pub(crate) fn describe(circuit: &Circuit) -> ModelSummary {
         boundary_names: Vec::new(),
         constraints: circuit.node_count(),
         has_hamiltonian: false,
+        regular_lagrangian: false,
     }
 }
 

@@ -40,8 +40,15 @@ impl DynModelVisitor for DescribeDyn {
             has_hamiltonian: model
                 .hamiltonian(setup.q0.as_slice(), p0.as_slice())
                 .is_some(),
+            regular_lagrangian: regular_at_dyn(model, setup),
         }
     }
+}
+
+/// Whether `∂²L/∂v²` is invertible at the setup's initial data.
+fn regular_at_dyn<Mo: NamedDynSystem>(model: &Mo, setup: &DynRunSetup) -> bool {
+    let (_, hessian) = diracvi_geometry::dynamic::legendre_jet_dyn(model, &setup.q0, &setup.v0);
+    crate::error::is_regular(hessian)
 }
 
 /// Run a model of any size as a [`RunPlan`] says.
@@ -140,9 +147,8 @@ impl DynModelVisitor for DynRunner<'_> {
                     .hamiltonian(initial.q.as_slice(), initial.p.as_slice())
                     .is_none()
                 {
-                    return Err(RunError::NoHamiltonian {
-                        model: name.to_string(),
-                    });
+                    let regular = regular_at_dyn(model, setup);
+                    return Err(crate::error::no_hamiltonian(name, regular));
                 }
                 let stepper = DynNonholonomicHamiltonian::new(
                     model.clone(),

@@ -33,6 +33,16 @@ pub enum RunError {
         /// The model's name.
         model: String,
     },
+    /// The Hamiltonian stepper was asked for a model whose Lagrangian is
+    /// regular (`∂²L/∂v²` invertible at the initial data) but that gives no
+    /// Hamiltonian (a model file without `model.hamiltonian`).
+    #[error(
+        "model '{model}' has a regular Lagrangian but no Hamiltonian was given: the Hamiltonian stepper needs H(q, p) (for a model file, add model.hamiltonian, the Legendre transform of L), or use the Lagrange–Dirac stepper"
+    )]
+    HamiltonianNotGiven {
+        /// The model's name.
+        model: String,
+    },
     /// `t_end / h` asks for more steps than [`MAX_STEPS`](crate::MAX_STEPS)
     /// (or is not finite).
     #[error("t_end / h = {t_end} / {h} asks for {steps:e} steps; at most {max:e} are allowed")]
@@ -106,5 +116,27 @@ impl RunError {
     /// opposed to an input error).
     pub fn is_numerical(&self) -> bool {
         matches!(self, RunError::Integration { .. })
+    }
+}
+
+/// Whether a velocity Hessian `∂²L/∂v²` is invertible: finite, with its
+/// smallest singular value above `1e-10` of its largest.
+pub(crate) fn is_regular(hessian: nalgebra::DMatrix<f64>) -> bool {
+    hessian.iter().all(|x| x.is_finite()) && {
+        let s = hessian.singular_values();
+        let (largest, smallest) = (s.max(), s.min());
+        largest > 0.0 && smallest > 1e-10 * largest
+    }
+}
+
+/// The error for a Hamiltonian run of a model without a Hamiltonian:
+/// [`RunError::HamiltonianNotGiven`] for a regular Lagrangian,
+/// [`RunError::NoHamiltonian`] (a degenerate one) otherwise.
+pub(crate) fn no_hamiltonian(model: &str, regular: bool) -> RunError {
+    let model = model.to_owned();
+    if regular {
+        RunError::HamiltonianNotGiven { model }
+    } else {
+        RunError::NoHamiltonian { model }
     }
 }

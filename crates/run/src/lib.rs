@@ -63,7 +63,7 @@ pub use runner::{ModelSummary, describe, execute, execute_with_progress};
 pub use sink::{Discard, RecordBuffer, RecordSink, RecordView};
 pub use summary::{
     DEFAULT_ENERGY_TOLERANCE, EnergyJson, FinalStateJson, MethodJson, ReductionJson,
-    StatisticsJson, Summary, warnings,
+    StatisticsJson, Summary, solved_velocities_note, warnings,
 };
 
 #[doc(no_inline)]

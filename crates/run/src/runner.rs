@@ -23,9 +23,32 @@ pub struct ModelSummary {
     pub boundary_names: Vec<String>,
     /// Number of constraint forms `M`.
     pub constraints: usize,
-    /// Whether the system has a Hamiltonian at the initial state (a regular
-    /// Lagrangian).
+    /// Whether the system has a Hamiltonian at the initial state.
     pub has_hamiltonian: bool,
+    /// Whether the Lagrangian is regular at the initial state (`∂²L/∂v²`
+    /// invertible); a regular Lagrangian may still come without a
+    /// Hamiltonian (a model file without `model.hamiltonian`).
+    pub regular_lagrangian: bool,
+}
+
+impl ModelSummary {
+    /// Why the Hamiltonian stepper cannot run this model, if it cannot:
+    /// [`RunError::NoHamiltonian`] for a degenerate Lagrangian,
+    /// [`RunError::HamiltonianNotGiven`] for a regular one without a
+    /// Hamiltonian; `None` when the model has a Hamiltonian.
+    pub fn hamiltonian_error(&self, model: &str) -> Option<RunError> {
+        (!self.has_hamiltonian)
+            .then(|| crate::error::no_hamiltonian(model, self.regular_lagrangian))
+    }
+}
+
+/// Whether `∂²L/∂v²` is invertible at the setup's initial data.
+fn regular_at<Mo: NamedSystem<N, M>, const N: usize, const M: usize>(
+    model: &Mo,
+    setup: &RunSetup<N>,
+) -> bool {
+    let (_, hessian) = diracvi_geometry::legendre_jet::<Mo, N, M>(model, &setup.q0, &setup.v0);
+    crate::error::is_regular(nalgebra::DMatrix::from_fn(N, N, |i, j| hessian[(i, j)]))
 }
 
 /// Build the scenario's model (validating parameters and initial data) and
@@ -56,6 +79,7 @@ pub fn describe(scenario: &Scenario) -> Result<ModelSummary, ModelError> {
                     .collect(),
                 constraints: M,
                 has_hamiltonian: model.hamiltonian(&setup.q0, &p0).is_some(),
+                regular_lagrangian: regular_at::<Mo, N, M>(model, setup),
             }
         }
     }
@@ -207,9 +231,8 @@ impl ModelVisitor for Runner<'_> {
             }
             Stepper::Hamiltonian => {
                 if model.hamiltonian(&initial.q, &initial.p).is_none() {
-                    return Err(RunError::NoHamiltonian {
-                        model: name.to_string(),
-                    });
+                    let regular = regular_at::<Mo, N, M>(model, setup);
+                    return Err(crate::error::no_hamiltonian(name, regular));
                 }
                 let stepper = NonholonomicHamiltonian::new(
                     model.clone(),

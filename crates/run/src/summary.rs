@@ -185,7 +185,10 @@ impl Summary {
                 max_relative_deviation: o.max_relative_energy_deviation(),
             },
             energy_tolerance,
-            warnings: warnings(o, energy_tolerance, scenario.h, scenario.t_end),
+            warnings: warnings(o, energy_tolerance, scenario.h, scenario.t_end)
+                .into_iter()
+                .chain(solved_velocities_note(scenario))
+                .collect(),
             constraint_residual_max: o.max_constraint_residual,
             final_state: FinalStateJson {
                 t: o.final_t,
@@ -202,6 +205,38 @@ impl Summary {
             wall_time_s: o.wall_time.as_secs_f64(),
         }
     }
+}
+
+/// The note of a model-file scenario whose initial velocities marked
+/// `"solve"` were solved from `A(q0) v0 = 0`: which, and their values.
+pub fn solved_velocities_note(scenario: &Scenario) -> Option<String> {
+    let solved = scenario.solved_velocities();
+    if solved.is_empty() {
+        return None;
+    }
+    let given: Vec<String> = info_velocity_names(scenario)
+        .into_iter()
+        .filter(|n| !solved.contains(n))
+        .collect();
+    Some(format!(
+        "initial velocities {} were solved from A(q0) v0 = 0 given {} (initial.v marks them \"solve\"): v0 = {:?}",
+        solved.join(", "),
+        if given.is_empty() {
+            "no other velocity".to_owned()
+        } else {
+            given.join(", ")
+        },
+        scenario.initial.v
+    ))
+}
+
+/// The velocity names `<coord>_dot` of a model-file scenario.
+fn info_velocity_names(scenario: &Scenario) -> Vec<String> {
+    scenario
+        .file
+        .as_ref()
+        .map(|f| f.velocity_names())
+        .unwrap_or_default()
 }
 
 /// The warnings of a run: a discrete energy that moved by more than

@@ -116,6 +116,24 @@ pub enum ExprErrorKind {
         /// The nesting limit.
         limit: usize,
     },
+    /// A definition (`[definitions]` of a model file, or
+    /// [`Scope::add_definition`](super::Scope::add_definition)) that does not
+    /// compile where it is used (e.g. it uses a momentum `p_x` and is used in
+    /// the Lagrangian). The column is that of the use.
+    #[error("definition `{name}` does not compile here: {} (column {} of the definition)", .error.kind, .error.column)]
+    InDefinition {
+        /// The definition used.
+        name: String,
+        /// The error inside its text (column in the definition's text).
+        error: Box<ExprError>,
+    },
+    /// Definitions that refer to each other in a cycle (`a` uses `b`, `b`
+    /// uses `a`).
+    #[error("definitions refer to each other in a cycle: {}", .cycle.join(" -> "))]
+    DefinitionCycle {
+        /// The cycle, its first name repeated at the end.
+        cycle: Vec<String>,
+    },
     /// The expression would need a longer evaluation stack than allowed.
     #[error(
         "expression needs an evaluation stack of {depth} values (limit {limit}); split it with fewer nested parentheses"

@@ -99,12 +99,14 @@ impl Func {
 }
 
 /// The names an expression may use: variables, numbered by slot in the
-/// order they were added (`0..variable_count()`), and parameters with their
-/// values, baked into the compiled expression as constants.
+/// order they were added (`0..variable_count()`); parameters with their
+/// values, baked into the compiled expression as constants; and
+/// definitions, named expressions substituted where they are used.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Scope {
     variables: Vec<String>,
     parameters: Vec<(String, f64)>,
+    definitions: Vec<(String, String)>,
 }
 
 impl Scope {
@@ -132,7 +134,10 @@ impl Scope {
         if is_reserved(name) {
             return Err(ScopeError::Reserved(name.to_owned()));
         }
-        if self.slot(name).is_some() || self.parameter(name).is_some() {
+        if self.slot(name).is_some()
+            || self.parameter(name).is_some()
+            || self.definition(name).is_some()
+        {
             return Err(ScopeError::Duplicate(name.to_owned()));
         }
         Ok(())
@@ -169,6 +174,36 @@ impl Scope {
         Ok(())
     }
 
+    /// Add a definition: a named expression over this scope's names, which
+    /// expressions (and other definitions) may use like a variable. It is
+    /// substituted where it is used, so derivatives and constant folding see
+    /// through it. Its text is only read when an expression using it is
+    /// compiled: unknown names in it, and definitions that use each other in
+    /// a cycle, are errors of that compilation
+    /// ([`ExprErrorKind::InDefinition`], [`ExprErrorKind::DefinitionCycle`];
+    /// [`Expr::compile_definition`] checks one definition on its own).
+    ///
+    /// # Errors
+    /// The name is not an identifier, is reserved or is already defined.
+    pub fn add_definition(&mut self, name: &str, source: &str) -> Result<(), ScopeError> {
+        self.check_new_name(name)?;
+        self.definitions.push((name.to_owned(), source.to_owned()));
+        Ok(())
+    }
+
+    /// Definitions (name, source) in the order they were added.
+    pub fn definitions(&self) -> &[(String, String)] {
+        &self.definitions
+    }
+
+    /// The source of a definition.
+    pub fn definition(&self, name: &str) -> Option<&str> {
+        self.definitions
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| s.as_str())
+    }
+
     /// Number of variable slots.
     pub fn variable_count(&self) -> usize {
         self.variables.len()
@@ -198,7 +233,10 @@ impl Scope {
     }
 
     pub(crate) fn is_known_value(&self, name: &str) -> bool {
-        name == "pi" || self.slot(name).is_some() || self.parameter(name).is_some()
+        name == "pi"
+            || self.slot(name).is_some()
+            || self.parameter(name).is_some()
+            || self.definition(name).is_some()
     }
 }
 
@@ -229,7 +267,32 @@ impl Expr {
     /// under a variable exponent, and expressions nested beyond the limits;
     /// each with its 1-based column.
     pub fn compile(source: &str, scope: &Scope) -> Result<Expr, ExprError> {
-        let tree = lower::fold(parse::parse(source, scope)?)?;
+        Self::compile_tree(source, parse::parse(source, scope)?, scope)
+    }
+
+    /// Compile the definition `name` of `scope` on its own (its text, with
+    /// a use of `name` inside it refused as a cycle): what checking a
+    /// definition needs, with errors placed in the definition's text.
+    ///
+    /// # Errors
+    /// As [`compile`](Self::compile), and
+    /// [`ExprErrorKind::UnknownName`] (column 1) when `scope` has no
+    /// definition `name`.
+    pub fn compile_definition(name: &str, scope: &Scope) -> Result<Expr, ExprError> {
+        let Some(source) = scope.definition(name) else {
+            return Err(ExprError::new(
+                ExprErrorKind::UnknownName {
+                    name: name.to_owned(),
+                    suggestion: None,
+                },
+                1,
+            ));
+        };
+        Self::compile_tree(source, parse::parse_definition(name, scope)?, scope)
+    }
+
+    fn compile_tree(source: &str, tree: parse::Node, scope: &Scope) -> Result<Expr, ExprError> {
+        let tree = lower::fold(tree)?;
         let (program, constant) = match tree.kind {
             parse::Kind::Num(c) => (
                 lower::Program {

@@ -192,9 +192,29 @@ struct Parser<'s, 'a> {
     pos: usize,
     scope: &'s Scope,
     depth: usize,
+    /// The definitions being expanded, outermost first (to refuse cycles).
+    expanding: Vec<String>,
 }
 
 pub(crate) fn parse(source: &str, scope: &Scope) -> Result<Node, ExprError> {
+    parse_nested(source, scope, Vec::new(), 0)
+}
+
+/// Parse the source of definition `name` on its own (as when checking the
+/// definition itself): a use of `name` inside it is a cycle.
+pub(crate) fn parse_definition(name: &str, scope: &Scope) -> Result<Node, ExprError> {
+    let source = scope.definition(name).unwrap_or_default();
+    parse_nested(source, scope, vec![name.to_owned()], 0)
+}
+
+/// Parse `source` inside the expansion of the definitions `expanding`, at
+/// nesting `depth`.
+fn parse_nested(
+    source: &str,
+    scope: &Scope,
+    expanding: Vec<String>,
+    depth: usize,
+) -> Result<Node, ExprError> {
     let tokens = lex(source)?;
     if tokens.len() == 1 {
         return Err(ExprError::new(ExprErrorKind::Empty, 1));
@@ -203,7 +223,8 @@ pub(crate) fn parse(source: &str, scope: &Scope) -> Result<Node, ExprError> {
         tokens,
         pos: 0,
         scope,
-        depth: 0,
+        depth,
+        expanding,
     };
     let node = parser.sum()?;
     let next = parser.peek();
@@ -403,6 +424,8 @@ impl<'a> Parser<'_, 'a> {
             Kind::Num(value)
         } else if name == "pi" {
             Kind::Num(std::f64::consts::PI)
+        } else if let Some(source) = self.scope.definition(name) {
+            return self.expand(name, source, col);
         } else if Func::from_name(name).is_some() {
             return Err(ExprError::new(
                 ExprErrorKind::MissingArguments {
@@ -417,6 +440,7 @@ impl<'a> Parser<'_, 'a> {
                 .iter()
                 .map(String::as_str)
                 .chain(self.scope.parameters().iter().map(|(n, _)| n.as_str()))
+                .chain(self.scope.definitions().iter().map(|(n, _)| n.as_str()))
                 .chain(std::iter::once("pi"))
                 .chain(Func::ALL.iter().map(|f| f.name()));
             return Err(ExprError::new(
@@ -428,6 +452,65 @@ impl<'a> Parser<'_, 'a> {
             ));
         };
         Ok(Node { kind, col })
+    }
+}
+
+impl Parser<'_, '_> {
+    /// The syntax tree of definition `name` (source `source`) in place of
+    /// its use at `col`: the definition is substituted, so it is
+    /// differentiated and folded like text written in place. Every node of
+    /// the substituted tree is placed at `col` (errors found later, e.g. a
+    /// division by a constant zero, point at the use).
+    fn expand(&mut self, name: &str, source: &str, col: usize) -> Result<Node, ExprError> {
+        if let Some(start) = self.expanding.iter().position(|d| d == name) {
+            let mut cycle = self.expanding[start..].to_vec();
+            cycle.push(name.to_owned());
+            return Err(ExprError::new(
+                ExprErrorKind::DefinitionCycle { cycle },
+                col,
+            ));
+        }
+        let mut expanding = self.expanding.clone();
+        expanding.push(name.to_owned());
+        match parse_nested(source, self.scope, expanding, self.depth + 1) {
+            Ok(mut node) => {
+                relocate(&mut node, col);
+                Ok(node)
+            }
+            // a cycle is reported as a whole, at the outermost use
+            Err(ExprError {
+                kind: kind @ ExprErrorKind::DefinitionCycle { .. },
+                ..
+            }) => Err(ExprError::new(kind, col)),
+            Err(
+                e @ ExprError {
+                    kind: ExprErrorKind::InDefinition { .. } | ExprErrorKind::TooDeep { .. },
+                    ..
+                },
+            ) => Err(ExprError { column: col, ..e }),
+            Err(inner) => Err(ExprError::new(
+                ExprErrorKind::InDefinition {
+                    name: name.to_owned(),
+                    error: Box::new(inner),
+                },
+                col,
+            )),
+        }
+    }
+}
+
+/// Place every node of `node` at column `col`.
+fn relocate(node: &mut Node, col: usize) {
+    node.col = col;
+    match &mut node.kind {
+        Kind::Num(_) | Kind::Var(_) => {}
+        Kind::Neg(inner) => relocate(inner, col),
+        Kind::Chain(terms) => terms.iter_mut().for_each(|(_, t)| relocate(t, col)),
+        Kind::Pow(base, exponent) => {
+            relocate(base, col);
+            relocate(exponent, col);
+        }
+        Kind::Call(_, args) => args.iter_mut().for_each(|a| relocate(a, col)),
     }
 }
 

@@ -189,6 +189,47 @@ pub enum ModelFileErrorKind {
         /// The model's parameter names.
         known: Vec<String>,
     },
+    /// `"solve"` in `initial.q`: only velocities are solved for.
+    #[error(
+        "only velocities (initial.v) can be marked \"solve\"; give q(0) as numbers or expressions"
+    )]
+    SolveNotAllowed,
+    /// Parameters written as expressions that use each other in a cycle.
+    #[error("parameters refer to each other in a cycle: {}", .cycle.join(" -> "))]
+    ParameterCycle {
+        /// The cycle, its first name repeated at the end.
+        cycle: Vec<String>,
+    },
+    /// Velocities marked `"solve"` that `A(q0) v0 = 0` does not determine.
+    #[error("cannot solve A(q0) v0 = 0 for {} at q0 = {q:?}: {reason}", names.join(", "))]
+    VelocitiesNotDetermined {
+        /// The velocities marked `"solve"` (`<coord>_dot`).
+        names: Vec<String>,
+        /// The initial configuration.
+        q: Vec<f64>,
+        /// Why not.
+        reason: String,
+    },
+    /// The given Hamiltonian is not the Legendre transform of the
+    /// Lagrangian at a checked point.
+    #[error(
+        "the Hamiltonian is not the Legendre transform of the Lagrangian: at q = {q:?}, v = {v:?}, \
+         p = dL/dv = {p:?}: H(q, p) = {hamiltonian:e} but p·v - L(q, v) = {legendre:e} \
+         (mismatch {:e})",
+        .hamiltonian - .legendre
+    )]
+    HamiltonianMismatch {
+        /// The configuration.
+        q: Vec<f64>,
+        /// The velocity.
+        v: Vec<f64>,
+        /// `∂L/∂v(q, v)`.
+        p: Vec<f64>,
+        /// `H(q, p)` as given.
+        hamiltonian: f64,
+        /// `p·v − L(q, v)`.
+        legendre: f64,
+    },
     /// Names rejected when building an expression scope (only for model
     /// data changed after reading).
     #[error(transparent)]

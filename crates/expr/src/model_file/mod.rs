@@ -11,9 +11,11 @@
 //! constraints = [["-sin(theta)", "cos(theta)", "0"]]   # rows of A(q), n entries each; [] or omitted: none
 //! boundaries = ["R^2 - x^2 - y^2"]           # pieces g_j(q) >= 0; [] or omitted: none
 //! hamiltonian = ""                           # optional, over q and momenta p_x, p_y, p_theta; "" = none
-//! [parameters]                               # optional; integers or floats, finite
+//! [definitions]                              # optional; named expressions, substituted where used
+//! slip = "cos(theta)*y_dot - sin(theta)*x_dot"
+//! [parameters]                               # optional; finite numbers, or expressions (strings)
 //! m = 1.0
-//! I = 0.1
+//! I = "m*a^2/0.9"                            # computed from the other parameters and pi
 //! a = 0.3
 //! R = 2.0
 //! [run]                                      # optional, every key optional
@@ -22,21 +24,29 @@
 //! discretization = "midpoint"                # "forward" | "midpoint"
 //! constraint = "midpoint"                    # "retraction" | "midpoint"
 //! [initial]                                  # optional; both keys required when present
-//! q = [0.0, 0.0, 0.0]
-//! v = [1.0, 0.0, 0.5]
+//! q = [0.0, 0.0, "pi/6"]                     # numbers or expressions of the parameters
+//! v = [1.0, "solve", 0.5]                    # "solve": solved from A(q0) v0 = 0
 //! ```
 //!
 //! Slots: the Lagrangian is compiled over `[q_0 … q_{n−1}, v_0 … v_{n−1}]`
 //! (velocity names `<coord>_dot`), constraint entries and boundaries over
 //! `[q_0 … q_{n−1}]`, the Hamiltonian over `[q_0 … q_{n−1}, p_0 … p_{n−1}]`
 //! (momentum names `p_<coord>`). Parameters are constants of the compiled
-//! model; [`ModelFile::compile`] takes overrides.
+//! model; [`ModelFile::compile`] takes overrides, and computes the parameters
+//! written as expressions from them ([`ModelFile::parameter_values`]).
+//! Definitions are substituted into every expression that uses them
+//! ([`Scope::add_definition`]). [`ModelFile::initial_values`] evaluates the
+//! initial data and solves the velocities marked `"solve"`. A Hamiltonian is
+//! checked against the Legendre transform of the Lagrangian when compiling
+//! ([`LEGENDRE_TOLERANCE`]).
 
+mod derived;
 mod error;
 mod position;
 mod read;
 mod write;
 
+pub use derived::LEGENDRE_TOLERANCE;
 pub use error::{ModelFileError, ModelFileErrorKind};
 pub use position::Position;
 
@@ -77,14 +87,62 @@ impl RunSettings {
     }
 }
 
-/// The optional `[initial]` section: `q(0)` and `v(0)`, `n` finite entries
-/// each.
+/// One entry of `initial.q` or `initial.v`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum InitialValue {
+    /// A number.
+    Number(f64),
+    /// An expression over the parameters and `pi` (a TOML string, e.g.
+    /// `"pi/6"`), evaluated with the parameter values of the run.
+    Expression(String),
+    /// `"solve"` (velocities only): the entry is solved from
+    /// `A(q0) v0 = 0` given the other entries.
+    Solve,
+}
+
+impl InitialValue {
+    /// The marker of a solved velocity in a model file.
+    pub const SOLVE: &'static str = "solve";
+}
+
+/// The optional `[initial]` section: `q(0)` and `v(0)`, `n` entries each,
+/// as written (numbers, expressions, velocities to solve for); see
+/// [`ModelFile::initial_values`] for the numbers.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InitialState {
     /// Initial configuration.
-    pub q: Vec<f64>,
+    pub q: Vec<InitialValue>,
     /// Initial velocity.
+    pub v: Vec<InitialValue>,
+}
+
+impl InitialState {
+    /// Initial data given as numbers.
+    pub fn numbers(q: &[f64], v: &[f64]) -> Self {
+        Self {
+            q: q.iter().map(|&x| InitialValue::Number(x)).collect(),
+            v: v.iter().map(|&x| InitialValue::Number(x)).collect(),
+        }
+    }
+
+    /// The indices of the velocities marked `"solve"`.
+    pub fn solved(&self) -> Vec<usize> {
+        (0..self.v.len())
+            .filter(|&i| self.v[i] == InitialValue::Solve)
+            .collect()
+    }
+}
+
+/// The initial data of a model file as numbers
+/// ([`ModelFile::initial_values`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct InitialValues {
+    /// `q(0)`.
+    pub q: Vec<f64>,
+    /// `v(0)`, the velocities marked `"solve"` solved from `A(q0) v0 = 0`.
     pub v: Vec<f64>,
+    /// The indices of the solved velocities (empty when none was marked).
+    pub solved: Vec<usize>,
 }
 
 /// Where the expressions of a model file came from, to place errors found
@@ -121,8 +179,18 @@ pub struct ModelFile {
     pub boundaries: Vec<String>,
     /// `model.hamiltonian` (`None` when absent or blank).
     pub hamiltonian: Option<String>,
-    /// `[parameters]` in file order.
+    /// `[definitions]` in file order: named expressions (name, text) that
+    /// every expression of the model, and later or earlier definitions, may
+    /// use; substituted where they are used.
+    pub definitions: Vec<(String, String)>,
+    /// `[parameters]` in file order, with their values; a parameter written
+    /// as an expression has here its value computed from the file's values
+    /// (see [`parameter_expressions`](Self::parameter_expressions)).
     pub parameters: Vec<(String, f64)>,
+    /// The parameters written as expressions (name, text), in file order;
+    /// [`compile`](Self::compile) evaluates them from the other parameters
+    /// (after overrides), unless they are overridden themselves.
+    pub parameter_expressions: Vec<(String, String)>,
     /// `[run]`.
     pub run: RunSettings,
     /// `[initial]`.
@@ -151,6 +219,8 @@ impl ModelFile {
             && self.constraints == other.constraints
             && self.boundaries == other.boundaries
             && self.hamiltonian == other.hamiltonian
+            && self.definitions == other.definitions
+            && self.parameter_expressions == other.parameter_expressions
             && self.parameters.len() == other.parameters.len()
             && self
                 .parameters
@@ -164,11 +234,17 @@ impl ModelFile {
     /// # Errors
     /// TOML syntax errors, schema violations (unknown or missing keys, wrong
     /// types), invalid or clashing names, wrong lengths, non-finite or
-    /// out-of-range numbers, and expressions that do not compile — each
-    /// with the key, line and column (see [`ModelFileError`]).
+    /// out-of-range numbers, expressions and definitions that do not
+    /// compile, parameters in a cycle, initial data that do not evaluate or
+    /// solve, and a Hamiltonian that is not the Legendre transform of the
+    /// Lagrangian — each with the key, line and column (see
+    /// [`ModelFileError`]).
     pub fn from_toml_str(source: &str, path: &str) -> Result<ModelFile, ModelFileError> {
-        let model = read::read(source, path)?;
-        model.compile(&[])?;
+        let mut model = read::read(source, path)?;
+        model.parameters = model.parameter_values(&[])?;
+        let compiled = model.compile(&[])?;
+        // the initial data must evaluate (and the marked velocities solve)
+        model.initial_values(&compiled, None)?;
         Ok(model)
     }
 
@@ -261,30 +337,24 @@ impl ModelFile {
     }
 
     /// Compile every expression with the file's parameters, changed by
-    /// `overrides` (name, value; later entries win).
+    /// `overrides` (name, value; later entries win; parameters written as
+    /// expressions are evaluated from the values after the overrides, see
+    /// [`parameter_values`](Self::parameter_values)).
+    ///
+    /// A Hamiltonian is checked against the Legendre transform of the
+    /// Lagrangian at the initial point and two points near it
+    /// ([`LEGENDRE_TOLERANCE`]).
     ///
     /// # Errors
     /// An override naming no parameter (the error lists the known ones) or
-    /// with a non-finite value; an expression that does not compile with
-    /// these values (e.g. a constant subexpression that is not finite).
+    /// with a non-finite value; parameter expressions that do not evaluate or
+    /// use each other in a cycle; an expression or a definition that does
+    /// not compile with these values (e.g. a constant subexpression that is
+    /// not finite, an unknown name, definitions in a cycle); initial data
+    /// that do not evaluate (when a Hamiltonian is given);
+    /// [`ModelFileErrorKind::HamiltonianMismatch`].
     pub fn compile(&self, overrides: &[(String, f64)]) -> Result<CompiledModel, ModelFileError> {
-        let mut parameters = self.parameters.clone();
-        for (name, value) in overrides {
-            let key = format!("parameters.{name}");
-            let Some(slot) = parameters.iter_mut().find(|(n, _)| n == name) else {
-                return Err(self.error(
-                    key,
-                    ModelFileErrorKind::UnknownParameter {
-                        name: name.clone(),
-                        known: self.parameters.iter().map(|(n, _)| n.clone()).collect(),
-                    },
-                ));
-            };
-            if !value.is_finite() {
-                return Err(self.error(key, ModelFileErrorKind::NonFinite { value: *value }));
-            }
-            slot.1 = *value;
-        }
+        let parameters = self.parameter_values(overrides)?;
         let scope_error =
             |e: ScopeError| self.error("model.coordinates".into(), ModelFileErrorKind::Scope(e));
         let scope = |second: &[String]| -> Result<Scope, ModelFileError> {
@@ -293,8 +363,23 @@ impl ModelFile {
             for (name, value) in &parameters {
                 scope.add_parameter(name, *value).map_err(scope_error)?;
             }
+            for (name, text) in &self.definitions {
+                scope.add_definition(name, text).map_err(scope_error)?;
+            }
             Ok(scope)
         };
+        // each definition on its own, over every variable a definition may use
+        let all = scope(
+            &self
+                .velocity_names()
+                .into_iter()
+                .chain(self.momentum_names())
+                .collect::<Vec<_>>(),
+        )?;
+        for (name, text) in &self.definitions {
+            Expr::compile_definition(name, &all)
+                .map_err(|e| self.expression_error(format!("definitions.{name}"), text, e))?;
+        }
         let n = self.n();
         let q_scope = scope(&[])?;
         let qv_scope = scope(&self.velocity_names())?;
@@ -336,7 +421,7 @@ impl ModelFile {
             }
             None => None,
         };
-        Ok(CompiledModel {
+        let compiled = CompiledModel {
             name: self.name.clone(),
             coordinates: self.coordinates.clone(),
             parameters,
@@ -345,7 +430,12 @@ impl ModelFile {
             constraints,
             boundaries,
             hamiltonian,
-        })
+        };
+        if compiled.hamiltonian.is_some() {
+            let initial = self.initial_values(&compiled, None)?;
+            self.check_hamiltonian(&compiled, &initial.q, &initial.v)?;
+        }
+        Ok(compiled)
     }
 }
 

@@ -4,7 +4,8 @@
 use super::error::{ModelFileError, ModelFileErrorKind as K};
 use super::position::Position;
 use super::{
-    CONSTRAINT_DISCRETIZATIONS, DISCRETIZATIONS, InitialState, ModelFile, Origin, RunSettings,
+    CONSTRAINT_DISCRETIZATIONS, DISCRETIZATIONS, InitialState, InitialValue, ModelFile, Origin,
+    RunSettings,
 };
 use crate::expr::{is_identifier, is_reserved};
 use std::collections::HashMap;
@@ -16,7 +17,7 @@ use toml::de::{DeString, DeTable, DeValue};
 type Value<'i> = Spanned<DeValue<'i>>;
 type Entry<'t, 'i> = (&'t Spanned<DeString<'i>>, &'t Value<'i>);
 
-const TOP: &[&str] = &["model", "parameters", "run", "initial"];
+const TOP: &[&str] = &["model", "definitions", "parameters", "run", "initial"];
 const MODEL: &[&str] = &[
     "name",
     "description",
@@ -166,6 +167,7 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
     };
 
     let mut parameters = Vec::new();
+    let mut parameter_expressions = Vec::new();
     if let Some(value) = get(root, "parameters") {
         let table = r.table("parameters", value)?;
         for (k, v) in in_file_order(table) {
@@ -183,8 +185,48 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
                     },
                 ));
             }
-            let value = r.finite(&key, v)?;
-            parameters.push((name, value));
+            if v.get_ref().as_str().is_some() {
+                let text = r.expression(&key, v)?;
+                parameter_expressions.push((name.clone(), text));
+                // the value is computed once every parameter is read
+                parameters.push((name, f64::NAN));
+            } else {
+                let value = r.finite_or(&key, v, "a number or a string (an expression)")?;
+                parameters.push((name, value));
+            }
+        }
+    }
+
+    let mut definitions: Vec<(String, String)> = Vec::new();
+    if let Some(value) = get(root, "definitions") {
+        let table = r.table("definitions", value)?;
+        for (k, v) in in_file_order(table) {
+            let name = k.get_ref().to_string();
+            let key = format!("definitions.{name}");
+            let at = Some(k.span().start);
+            r.check_name(&key, at, &name)?;
+            if let Some(other) = taken.get(&name) {
+                return Err(r.error(
+                    key,
+                    at,
+                    K::NameClash {
+                        name,
+                        other: other.clone(),
+                    },
+                ));
+            }
+            if parameters.iter().any(|(p, _)| *p == name) {
+                return Err(r.error(
+                    key,
+                    at,
+                    K::NameClash {
+                        other: format!("parameter `{name}`"),
+                        name,
+                    },
+                ));
+            }
+            let text = r.expression(&key, v)?;
+            definitions.push((name, text));
         }
     }
 
@@ -233,8 +275,21 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
             let table = r.table("initial", value)?;
             r.check_keys("initial", table, INITIAL)?;
             let start = Some(value.span().start);
-            let q = r.vector("initial.q", r.required(table, "initial", "q", start)?, n)?;
-            let v = r.vector("initial.v", r.required(table, "initial", "v", start)?, n)?;
+            let q = r.initial_vector(
+                "initial.q",
+                r.required(table, "initial", "q", start)?,
+                n,
+                false,
+            )?;
+            let v = r.initial_vector(
+                "initial.v",
+                r.required(table, "initial", "v", start)?,
+                n,
+                true,
+            )?;
+            if q.contains(&InitialValue::Solve) {
+                return Err(r.error("initial.q".into(), start, K::SolveNotAllowed));
+            }
             Some(InitialState { q, v })
         }
         None => None,
@@ -249,7 +304,9 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
         constraints,
         boundaries,
         hamiltonian,
+        definitions,
         parameters,
+        parameter_expressions,
         run,
         initial,
         origin: Some(Arc::new(Origin {
@@ -373,6 +430,12 @@ impl Reader<'_> {
 
     /// An integer or float, which must be finite.
     fn finite(&self, key: &str, v: &Value<'_>) -> Result<f64> {
+        self.finite_or(key, v, "a number")
+    }
+
+    /// An integer or float, which must be finite; `expected` names what
+    /// else was acceptable, for the wrong-type message.
+    fn finite_or(&self, key: &str, v: &Value<'_>, expected: &'static str) -> Result<f64> {
         let at = Some(v.span().start);
         let value = match v.get_ref() {
             DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix())
@@ -398,7 +461,7 @@ impl Reader<'_> {
                     )
                 })?
             }
-            _ => return Err(self.wrong_type(key, v, "a number")),
+            _ => return Err(self.wrong_type(key, v, expected)),
         };
         if value.is_finite() {
             Ok(value)
@@ -407,8 +470,17 @@ impl Reader<'_> {
         }
     }
 
-    /// An array of `n` finite numbers.
-    fn vector(&self, key: &str, v: &Value<'_>, n: usize) -> Result<Vec<f64>> {
+    /// An array of `n` initial values: finite numbers, expressions (strings)
+    /// and, when `solve` allows it, the marker `"solve"` (spaces around it
+    /// ignored); the marker is read as [`InitialValue::Solve`] and refused
+    /// by the caller where it does not belong.
+    fn initial_vector(
+        &mut self,
+        key: &str,
+        v: &Value<'_>,
+        n: usize,
+        solve: bool,
+    ) -> Result<Vec<InitialValue>> {
         let items = self.array(key, v)?;
         if items.len() != n {
             return Err(self.error(
@@ -420,11 +492,21 @@ impl Reader<'_> {
                 },
             ));
         }
-        items
-            .iter()
-            .enumerate()
-            .map(|(i, x)| self.finite(&format!("{key}[{i}]"), x))
-            .collect()
+        let expected = if solve {
+            "a number, a string (an expression) or \"solve\""
+        } else {
+            "a number or a string (an expression)"
+        };
+        let mut out = Vec::with_capacity(n);
+        for (i, x) in items.iter().enumerate() {
+            let entry_key = format!("{key}[{i}]");
+            out.push(match x.get_ref().as_str() {
+                Some(s) if s.trim() == InitialValue::SOLVE => InitialValue::Solve,
+                Some(_) => InitialValue::Expression(self.expression(&entry_key, x)?),
+                None => InitialValue::Number(self.finite_or(&entry_key, x, expected)?),
+            });
+        }
+        Ok(out)
     }
 
     fn check_name(&self, key: &str, at: Option<usize>, name: &str) -> Result<()> {

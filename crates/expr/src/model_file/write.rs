@@ -1,6 +1,6 @@
 //! Printing a [`ModelFile`] back as TOML.
 
-use super::ModelFile;
+use super::{InitialValue, ModelFile};
 use std::fmt::Write;
 
 /// A TOML basic string.
@@ -50,8 +50,15 @@ fn strings(items: &[String]) -> String {
     format!("[{}]", inner.join(", "))
 }
 
-fn numbers(items: &[f64]) -> String {
-    let inner: Vec<String> = items.iter().map(|&x| number(x)).collect();
+fn initial(items: &[InitialValue]) -> String {
+    let inner: Vec<String> = items
+        .iter()
+        .map(|x| match x {
+            InitialValue::Number(x) => number(*x),
+            InitialValue::Expression(e) => quote(e),
+            InitialValue::Solve => quote(InitialValue::SOLVE),
+        })
+        .collect();
     format!("[{}]", inner.join(", "))
 }
 
@@ -95,10 +102,19 @@ fn write_to(model: &ModelFile, out: &mut String) -> std::fmt::Result {
     if let Some(h) = &model.hamiltonian {
         writeln!(out, "hamiltonian = {}", text(h))?;
     }
+    if !model.definitions.is_empty() {
+        writeln!(out, "\n[definitions]")?;
+        for (name, e) in &model.definitions {
+            writeln!(out, "{} = {}", key(name), text(e))?;
+        }
+    }
     if !model.parameters.is_empty() {
         writeln!(out, "\n[parameters]")?;
         for (name, value) in &model.parameters {
-            writeln!(out, "{} = {}", key(name), number(*value))?;
+            match model.parameter_expressions.iter().find(|(n, _)| n == name) {
+                Some((_, e)) => writeln!(out, "{} = {}", key(name), quote(e))?,
+                None => writeln!(out, "{} = {}", key(name), number(*value))?,
+            }
         }
     }
     if !model.run.is_empty() {
@@ -118,8 +134,8 @@ fn write_to(model: &ModelFile, out: &mut String) -> std::fmt::Result {
     }
     if let Some(initial) = &model.initial {
         writeln!(out, "\n[initial]")?;
-        writeln!(out, "q = {}", numbers(&initial.q))?;
-        writeln!(out, "v = {}", numbers(&initial.v))?;
+        writeln!(out, "q = {}", self::initial(&initial.q))?;
+        writeln!(out, "v = {}", self::initial(&initial.v))?;
     }
     Ok(())
 }

@@ -13,7 +13,7 @@ use crate::{
     ConstraintDiscretization, Discretization, DynModelVisitor, DynRunSetup, ModelError,
     ModelVisitor, check_initial_named,
 };
-use diracvi_expr::{CompiledModel, InitialState, ModelFile, RunSettings};
+use diracvi_expr::{CompiledModel, InitialState, InitialValues, ModelFile, RunSettings};
 use nalgebra::DVector;
 use std::sync::Arc;
 use toml::{Table, Value};
@@ -39,31 +39,69 @@ pub(super) fn scenario(file: ModelFile) -> Result<Scenario, ModelError> {
         Some(c) => parse_constraint(c)?,
         None => DEFAULT_CONSTRAINT,
     };
-    let initial = match &file.initial {
-        Some(InitialState { q, v }) => InitialData {
-            q: q.clone(),
-            v: v.clone(),
-        },
-        None => InitialData {
-            q: vec![0.0; file.n()],
-            v: vec![0.0; file.n()],
-        },
-    };
+    let compiled = file.compile(&[])?;
+    let InitialValues { q, v, .. } = file.initial_values(&compiled, None)?;
+    let initial = InitialData { q, v };
     Ok(Scenario {
         model: file.name.clone(),
         h: run.h.unwrap_or(DEFAULT_H),
         t_end: run.t_end.unwrap_or(DEFAULT_T_END),
         discretization,
         constraint,
+        // a parameter written as an expression follows the others unless set
         parameters: file
             .parameters
             .iter()
+            .filter(|(name, _)| !is_derived(&file, name))
             .map(|(name, value)| (name.clone(), Value::Float(*value)))
             .collect::<Table>(),
         initial,
         file: Some(Arc::new(file)),
         circuit: None,
     })
+}
+
+/// Whether parameter `name` is written as an expression in `file`.
+fn is_derived(file: &ModelFile, name: &str) -> bool {
+    file.parameter_expressions.iter().any(|(n, _)| n == name)
+}
+
+/// The file's initial data evaluated with the scenario's parameters (and
+/// its velocities marked `"solve"` solved, at `q` when given), or `None`
+/// when that fails.
+fn file_initial(sc: &Scenario, file: &ModelFile, q: Option<&[f64]>) -> Option<InitialValues> {
+    let compiled = file.compile(&overrides(sc)).ok()?;
+    file.initial_values(&compiled, q).ok()
+}
+
+/// Whether the scenario's `q(0)` and `v(0)` are still the file's: `q` as
+/// the file writes it, `v` as the file writes it at the scenario's `q`
+/// (velocities marked `"solve"` solved there).
+fn follows(sc: &Scenario, file: &ModelFile) -> (bool, bool) {
+    let q = file_initial(sc, file, None).is_some_and(|i| i.q == sc.initial.q);
+    let v = file_initial(sc, file, Some(&sc.initial.q)).is_some_and(|i| i.v == sc.initial.v);
+    (q, v)
+}
+
+/// The velocities of a file scenario solved from `A(q0) v0 = 0` (names
+/// `<coord>_dot`), when the scenario's `v(0)` is still the file's at its
+/// `q(0)` (not replaced with `--set v=…`).
+pub(super) fn solved_velocities(sc: &Scenario, file: &ModelFile) -> Vec<String> {
+    let marked = file
+        .initial
+        .as_ref()
+        .is_some_and(|i| !i.solved().is_empty());
+    if !marked {
+        return Vec::new();
+    }
+    match file_initial(sc, file, Some(&sc.initial.q)) {
+        Some(init) if init.v == sc.initial.v => init
+            .solved
+            .iter()
+            .map(|&i| format!("{}_dot", file.coordinates[i]))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// The scenario's parameter values as compile overrides.
@@ -88,11 +126,20 @@ pub(super) fn set_key(
 ) -> Result<Scenario, ModelError> {
     let mut out = sc.clone();
     let raw = value.trim();
+    // which initial data still follow the file (not set with `q=…`, `v=…`)
+    let (q_follows, v_follows) = follows(sc, file);
     if file.parameters.iter().any(|(name, _)| name == key) {
         let v = parse_number(key, raw)?;
         out.parameters.insert(key.to_string(), Value::Float(v));
-        // the file's expressions must still compile (finite constants)
-        compile(&out, file)?;
+        // the file's expressions must still compile (finite constants), and
+        // initial data written as expressions or solved follow the parameters
+        let compiled = compile(&out, file)?;
+        if q_follows {
+            out.initial.q = file.initial_values(&compiled, None)?.q;
+        }
+        if v_follows {
+            out.initial.v = file.initial_values(&compiled, Some(&out.initial.q))?.v;
+        }
         return Ok(out);
     }
     if key == "constraint" && parse_constraint(raw)? == ConstraintDiscretization::Model {
@@ -104,6 +151,15 @@ pub(super) fn set_key(
         });
     }
     if set_run_key(&mut out, key, raw, file.n())? {
+        // velocities solved from the constraints are solved again at a new q
+        let solves = file
+            .initial
+            .as_ref()
+            .is_some_and(|i| !i.solved().is_empty());
+        if key == "q" && v_follows && solves {
+            let compiled = compile(&out, file)?;
+            out.initial.v = file.initial_values(&compiled, Some(&out.initial.q))?.v;
+        }
         return Ok(out);
     }
     Err(ModelError::UnknownParameter {
@@ -126,8 +182,13 @@ pub(super) fn keys(file: &ModelFile) -> Vec<String> {
 /// data (what [`Scenario::to_toml`] prints).
 pub(super) fn to_model_file(sc: &Scenario, file: &ModelFile) -> ModelFile {
     let mut out = file.clone();
+    let compiled = compile(sc, file).ok();
     for (name, value) in &mut out.parameters {
         if let Some(v) = sc.parameters.get(name.as_str()).and_then(Value::as_float) {
+            *value = v;
+            // set: the number replaces the expression
+            out.parameter_expressions.retain(|(n, _)| n != name);
+        } else if let Some(v) = compiled.as_ref().and_then(|c| c.parameter(name)) {
             *value = v;
         }
     }
@@ -137,10 +198,18 @@ pub(super) fn to_model_file(sc: &Scenario, file: &ModelFile) -> ModelFile {
         discretization: Some(sc.discretization.to_string()),
         constraint: Some(sc.constraint.to_string()),
     };
-    out.initial = Some(InitialState {
-        q: sc.initial.q.clone(),
-        v: sc.initial.v.clone(),
-    });
+    // initial data as the file writes them while they are still the file's
+    let numbers = InitialState::numbers(&sc.initial.q, &sc.initial.v);
+    out.initial = match &file.initial {
+        Some(spec) => {
+            let (q_follows, v_follows) = follows(sc, file);
+            Some(InitialState {
+                q: if q_follows { spec.q.clone() } else { numbers.q },
+                v: if v_follows { spec.v.clone() } else { numbers.v },
+            })
+        }
+        None => Some(numbers),
+    };
     out
 }
 

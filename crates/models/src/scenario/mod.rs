@@ -275,6 +275,17 @@ impl Scenario {
         }
     }
 
+    /// The velocities `<coord>_dot` of a model-file scenario that were
+    /// solved from `A(q0) v0 = 0` (marked `"solve"` in the file's
+    /// `initial.v`, solved again at a `q` set with `q=…`); empty for other
+    /// scenarios, and once `v` was set (`v=…`) to other values.
+    pub fn solved_velocities(&self) -> Vec<String> {
+        match &self.file {
+            Some(file) => file::solved_velocities(self, file),
+            None => Vec::new(),
+        }
+    }
+
     /// Read a model file (docs/model-files.md): the model, its parameters,
     /// and its `[run]` and `[initial]` sections as the scenario's values.
     /// Missing run settings default to `h = 1e-3`, `t_end = 1`, `midpoint`
