@@ -321,6 +321,29 @@ mod tests {
         assert_relative_eq!(sum, whole.eval(&x), max_relative = 1e-14);
     }
 
+    /// Definitions are substituted before the split: a Lagrangian written
+    /// with a named spring stretch splits as its longhand does.
+    #[test]
+    fn definitions_split_like_the_longhand() {
+        let n = 10;
+        let (mut scope, longhand) = chain_scope(n);
+        let springs: Vec<String> = (0..n - 1).map(|i| format!("s{i}^2")).collect();
+        for i in 0..n - 1 {
+            scope
+                .add_definition(&format!("s{i}"), &format!("x{} - x{i} - 1", i + 1))
+                .unwrap();
+        }
+        let kinetic: Vec<String> = (0..n).map(|i| format!("x{i}_dot^2")).collect();
+        let short = format!(
+            "0.5*m*({}) - 0.5*c*({}) - cos(x0) + 7",
+            kinetic.join(" + "),
+            springs.join(" + ")
+        );
+        let a = Expr::split_terms(&short, &scope, n).unwrap();
+        let b = Expr::split_terms(&longhand, &scope, n).unwrap();
+        assert_eq!(a.stencils, b.stencils);
+    }
+
     /// What cannot be split stays one term: a product of two sums, a sum
     /// under a function, a sum in a denominator.
     #[test]
