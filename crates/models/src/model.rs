@@ -4,6 +4,8 @@
 //! models share.
 
 use crate::{ConstraintDiscretization, Discretization, Drawing, ModelError, System};
+#[cfg(doc)]
+use crate::{FileModel, Scenario, catalogue};
 use nalgebra::SVector;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
