@@ -50,14 +50,13 @@ pub enum Structure {
 }
 
 /// The sparse side: the solver, the gathered values, and the dense LU for
-/// Jacobians that leave the pattern.
+/// Jacobians that leave the pattern. At most one of the two holds factors
+/// (factoring with one clears the other).
 #[derive(Debug, Clone)]
 struct SparseSide {
     lu: SparseLu,
     values: SparseJacobian,
     dense: DenseLu,
-    /// Whether the held factors are the dense ones.
-    dense_held: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -106,7 +105,6 @@ impl StructuredLu {
                 lu,
                 values,
                 dense: DenseLu::new(n),
-                dense_held: false,
             })),
         })
     }
@@ -177,10 +175,8 @@ impl Factorization for StructuredLu {
                 }
             }
             Inner::Sparse(s) => {
-                if s.dense_held {
-                    if let Some(f) = s.dense.factors() {
-                        f.solve_in_place(rhs);
-                    }
+                if let Some(f) = s.dense.factors() {
+                    f.solve_in_place(rhs);
                 } else if let Some(f) = s.lu.factors() {
                     f.solve_in_place(rhs);
                 }
@@ -207,18 +203,13 @@ impl LinearSolver for StructuredLu {
                 lu.factor(jac, threshold)?;
             }
             Inner::Sparse(s) => {
-                let side: &mut SparseSide = s;
-                if gather(jac, side.lu.pattern(), side.values.values_mut()) {
-                    s.dense_held = false;
-                    s.dense.clear_factors();
-                    s.lu.factor(&s.values, threshold)?;
+                let SparseSide { lu, values, dense } = &mut **s;
+                if gather(jac, lu.pattern(), values.values_mut()) {
+                    dense.clear_factors();
+                    lu.factor(values, threshold)?;
                 } else {
-                    s.dense_held = true;
-                    s.lu.clear_factors();
-                    if let Err(e) = s.dense.factor(jac, threshold) {
-                        s.dense_held = false;
-                        return Err(e);
-                    }
+                    lu.clear_factors();
+                    dense.factor(jac, threshold)?;
                 }
             }
         }
@@ -228,13 +219,7 @@ impl LinearSolver for StructuredLu {
     fn factors(&self) -> Option<&StructuredLu> {
         let held = match &self.inner {
             Inner::Dense(lu) => lu.factors().is_some(),
-            Inner::Sparse(s) => {
-                if s.dense_held {
-                    s.dense.factors().is_some()
-                } else {
-                    s.lu.factors().is_some()
-                }
-            }
+            Inner::Sparse(s) => s.dense.factors().is_some() || s.lu.factors().is_some(),
         };
         held.then_some(self)
     }
@@ -245,7 +230,6 @@ impl LinearSolver for StructuredLu {
             Inner::Sparse(s) => {
                 s.lu.clear_factors();
                 s.dense.clear_factors();
-                s.dense_held = false;
             }
         }
     }
