@@ -9,8 +9,8 @@ mod common;
 use common::*;
 use diracvi_geometry::dynamic::{
     DynBoundaryFrame, DynDiscreteLagrangian, DynLdJet, DynSystem, Fixed, LagrangianTerms,
-    boundary_gradient_dyn, check_initial_dyn, constraint_jacobian_dyn, constraint_residual_dyn,
-    legendre_jet_dyn, momentum_dyn, velocity_from_momentum_dyn,
+    boundary_gradient_dyn, boundary_hessian_dyn, check_initial_dyn, constraint_jacobian_dyn,
+    constraint_residual_dyn, legendre_jet_dyn, momentum_dyn, velocity_from_momentum_dyn,
 };
 use diracvi_geometry::{
     AdScalar, BoundaryFrame, ConstraintDiscretization, DiscreteLagrangian, Discretization,
@@ -583,4 +583,86 @@ impl PendulumC {
     fn cos2(&self, theta: f64) -> f64 {
         theta.cos() * theta.cos()
     }
+}
+
+/// The second-derivative data of the tangent map (`second_increment`,
+/// `boundary_hessian_dyn`) against fourth-order central differences of the
+/// first-derivative functions, which are separate code (`d1_increment`,
+/// `d2_increment`, `energy_increment`, `boundary_gradient_dyn`): a system
+/// with a gyroscopic force over several chunks (2n + 1 = 21 variables), both
+/// maps and orientations.
+#[test]
+fn second_derivatives_over_all_step_data_match_differences_of_the_first() {
+    let sys = Fixed::<Coupled<10, 3>, 10, 3>(Coupled);
+    let n = 10;
+    let a = DVector::from_fn(n, |i, _| 0.3 * (i as f64).sin());
+    let d = DVector::from_fn(n, |i, _| 0.01 * (1.0 + (i as f64).cos()));
+    let h = 0.05;
+    let first = |ld: &DynDiscreteLagrangian<'_, _>, a: &DVector<f64>, b: &DVector<f64>, h: f64| {
+        let d = b - a;
+        let mut g = DVector::zeros(2 * n + 1);
+        let mut x = DVector::zeros(n);
+        ld.d1_increment(a, &d, h, &mut x).unwrap();
+        g.rows_mut(0, n).copy_from(&x);
+        ld.d2_increment(a, &d, h, &mut x).unwrap();
+        g.rows_mut(n, n).copy_from(&x);
+        g[2 * n] = -ld.energy_increment(a, &d, h).unwrap();
+        g
+    };
+    for map in [Discretization::Forward, Discretization::Midpoint] {
+        for orientation in [Orientation::Forward, Orientation::Reversed] {
+            let ld = DynDiscreteLagrangian::new(&sys, map).oriented(orientation);
+            let second = ld.second_increment(&a, &d, h).unwrap();
+            let b = &a + &d;
+            let g0 = first(&ld, &a, &b, h);
+            assert!((&second.gradient - &g0).amax() < 1e-14 * g0.amax().max(1.0));
+            let mut worst: f64 = 0.0;
+            for j in 0..=2 * n {
+                // `L_d` varies on the scale `h` in `h`, on the scale 1 in `(a, b)`.
+                let delta = if j == 2 * n { 1e-3 * h } else { 1e-3 };
+                let at = |e: f64| {
+                    let (mut a1, mut b1, mut h1) = (a.clone(), b.clone(), h);
+                    if j < n {
+                        a1[j] += e;
+                    } else if j < 2 * n {
+                        b1[j - n] += e;
+                    } else {
+                        h1 += e;
+                    }
+                    first(&ld, &a1, &b1, h1)
+                };
+                let fd = (at(-2.0 * delta) - at(2.0 * delta) + (at(delta) - at(-delta)) * 8.0)
+                    / (12.0 * delta);
+                worst = worst.max((fd - second.jacobian.column(j)).amax());
+            }
+            let rel = worst / second.jacobian.amax();
+            assert!(rel < 1e-9, "{map:?} {orientation:?}: {rel:.2e}");
+        }
+    }
+    let q = DVector::from_fn(n, |i, _| 0.2 * i as f64 - 0.5);
+    for j in 0..2 {
+        let (g, grad, hess) = boundary_hessian_dyn(&sys, j, &q).unwrap();
+        assert!((g - sys.boundary(j, q.as_slice())).abs() < 1e-15);
+        let gradient = |q: &DVector<f64>| boundary_gradient_dyn(&sys, j, q).unwrap().1;
+        assert!((&grad - gradient(&q)).amax() < 1e-15);
+        let delta = 1e-3;
+        for c in 0..n {
+            let at = |e: f64| {
+                let mut q1 = q.clone();
+                q1[c] += e;
+                gradient(&q1)
+            };
+            let fd = (at(-2.0 * delta) - at(2.0 * delta) + (at(delta) - at(-delta)) * 8.0)
+                / (12.0 * delta);
+            assert!(
+                (fd - hess.column(c)).amax() < 1e-10,
+                "piece {j}, column {c}"
+            );
+        }
+        assert!((&hess - hess.transpose()).amax() == 0.0);
+    }
+    assert!(matches!(
+        boundary_hessian_dyn(&sys, 2, &q),
+        Err(GeometryError::NoSuchBoundaryPiece { piece: 2, count: 2 })
+    ));
 }

@@ -19,10 +19,12 @@ mod degenerate;
 mod equations;
 mod hamiltonian;
 mod lagrange_dirac;
+mod tangent;
 
 pub use composition::{DynComposed, dyn_constrained_velocity, dyn_continuous_measures};
 pub use hamiltonian::DynNonholonomicHamiltonian;
 pub use lagrange_dirac::{DynLagrangeDirac, DynOrientedStep, dyn_step_measures};
+pub use tangent::DynStepTangent;
 
 use crate::{Direction, DynState, StepError, StepStats};
 use diracvi_geometry::GeometryError;

@@ -192,7 +192,13 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
     /// real parts are `a`, `a + d`: the increment carries the derivative
     /// parts of `y − x` and the exact real part `d`.
     #[inline(always)]
-    fn value_duals<S: AdScalar, const K: usize>(&self, x: &[S], y: &[S], d: &[f64], h: S) -> S {
+    pub(super) fn value_duals<S: AdScalar, const K: usize>(
+        &self,
+        x: &[S],
+        y: &[S],
+        d: &[f64],
+        h: S,
+    ) -> S {
         let mut dd = increment::<S, K>(x, y, d);
         match self.orientation {
             Orientation::Forward => self.raw::<S, K>(x, &dd, h),
@@ -222,7 +228,13 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
     /// carrying `d`) in this orientation, or `None` without a gyroscopic
     /// force: `f = h u c F(Ψ_d)` with the node weights `c` of the two ends.
     #[allow(clippy::type_complexity)]
-    fn forces<S: AdScalar>(&self, x: &[S], y: &[S], d: &[f64], h: S) -> Option<(Buf<S>, Buf<S>)> {
+    pub(super) fn forces<S: AdScalar>(
+        &self,
+        x: &[S],
+        y: &[S],
+        d: &[f64],
+        h: S,
+    ) -> Option<(Buf<S>, Buf<S>)> {
         let dd: Buf<S> = increment::<S, 0>(x, y, d).to_vec();
         let (q0, step): (&[S], Buf<S>) = match self.orientation {
             Orientation::Forward => (x, dd),
@@ -249,7 +261,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         })
     }
 
-    fn forced(&self, a: &[f64], d: &[f64]) -> bool {
+    pub(super) fn forced(&self, a: &[f64], d: &[f64]) -> bool {
         let mut f = Scratch::<f64, 8>::from_fn(a.len(), |_| 0.0);
         self.system.gyroscopic_force(a, d, &mut f)
     }

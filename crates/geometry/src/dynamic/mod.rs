@@ -30,6 +30,7 @@ mod constraint;
 pub mod discrete_lagrangian;
 mod hamiltonian;
 mod legendre;
+mod second;
 mod terms;
 
 pub use boundary::{
@@ -45,6 +46,7 @@ pub use legendre::{
     check_initial_dyn, energy_dyn, energy_scale_dyn, legendre_jet_dyn, momentum_dyn,
     velocity_from_momentum_dyn,
 };
+pub use second::{DynLdSecond, boundary_hessian_dyn, constraint_second_dyn, reaction_jacobian_dyn};
 pub use terms::LagrangianTerms;
 
 use crate::{AdScalar, System};

@@ -1,0 +1,319 @@
+//! Second derivatives of the step quantities of a [`DynSystem`] with
+//! respect to *every* argument of a step — both end points and the step
+//! length — for the tangent map of the discrete flow (docs/theory.md §12).
+//!
+//! The Newton solve of a step needs derivatives in the unknown end point
+//! only (`D12 L_d`, `∂ω_d/∂q1`). Differentiating the *solution* of a step
+//! with respect to its data (implicit function theorem) needs the rest:
+//! `D11, D21, D22`, the mixed `h`-derivatives, the derivatives of the
+//! discrete constraint in `q0` and `h`, of `A(q)ᵀ μ` in `q`, and the
+//! gradient and Hessian of a boundary piece `g_j`. All are exact (hyper-dual
+//! numbers seeded in chunks over `z = (a, b, h)`), and none is on the hot
+//! path of a plain run.
+
+use super::DynSystem;
+use super::chunk::{Buf, blocks, hyper_parts, read_block, with_width};
+use super::constraint::evaluate_constraint_dyn;
+use super::discrete_lagrangian::DynDiscreteLagrangian;
+use crate::ad::DenseConstant;
+use crate::{ConstraintDiscretization, GeometryError};
+use nalgebra::{DMatrix, DVector};
+use num_dual::{DualSVec, HyperDualSVec64};
+
+/// `L_d(a, b, h)` with its gradient and its second derivatives over all of
+/// `z = (a, b, h)` (`2n + 1` variables), in the oriented discrete
+/// Lagrangian's units.
+///
+/// Rows `0..n` of [`jacobian`](Self::jacobian) are the derivatives of the
+/// forced momentum `P1 = D1 L_d + f_a`, rows `n..2n` those of
+/// `P2 = D2 L_d + f_b`, row `2n` those of `D3 L_d = −E_d` (forces do not
+/// enter it). Without a gyroscopic force the matrix is the symmetric Hessian
+/// of `L_d`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DynLdSecond {
+    /// `L_d(a, b, h)`.
+    pub value: f64,
+    /// `(P1, P2, D3 L_d)`: `2n + 1` entries.
+    pub gradient: DVector<f64>,
+    /// `∂(P1, P2, D3 L_d)/∂(a, b, h)`: `(2n + 1) × (2n + 1)`.
+    pub jacobian: DMatrix<f64>,
+}
+
+/// Numbers seeded over the variables `z`: entry `i` of `x` is variable
+/// `offset + i`; directions of `eps1` cover block `bi`, those of `eps2`
+/// block `bj`.
+fn hyper_seeded<const W: usize>(
+    x: &[f64],
+    offset: usize,
+    bi: (usize, usize),
+    bj: (usize, usize),
+) -> Buf<HyperDualSVec64<W, W>> {
+    x.iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let mut s = HyperDualSVec64::<W, W>::constant(v);
+            let z = offset + i;
+            if (bi.0..bi.0 + bi.1).contains(&z)
+                && let Some(e) = s.eps1.0.as_mut()
+            {
+                e[z - bi.0] = 1.0;
+            }
+            if (bj.0..bj.0 + bj.1).contains(&z)
+                && let Some(e) = s.eps2.0.as_mut()
+            {
+                e[z - bj.0] = 1.0;
+            }
+            s
+        })
+        .collect()
+}
+
+/// First-order duals seeded over the variables `z` (see [`hyper_seeded`]).
+fn seeded<const W: usize>(x: &[f64], offset: usize, blk: (usize, usize)) -> Buf<DualSVec<f64, W>> {
+    x.iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let mut s = DualSVec::<f64, W>::constant(v);
+            let z = offset + i;
+            if (blk.0..blk.0 + blk.1).contains(&z)
+                && let Some(e) = s.eps.0.as_mut()
+            {
+                e[z - blk.0] = 1.0;
+            }
+            s
+        })
+        .collect()
+}
+
+impl<Sy: DynSystem> DynDiscreteLagrangian<'_, Sy> {
+    /// `L_d`, `(P1, P2, D3 L_d)` and their derivatives in `(a, b, h)` at
+    /// `(a, a + d, h)` (see [`DynLdSecond`]); `⌈(2n+1)/W⌉²` hyper-dual
+    /// evaluations of the whole Lagrangian.
+    ///
+    /// # Errors
+    /// On a dimension mismatch.
+    pub fn second_increment(
+        &self,
+        a: &DVector<f64>,
+        d: &DVector<f64>,
+        h: f64,
+    ) -> Result<DynLdSecond, GeometryError> {
+        let n = self.system().coordinate_count();
+        for (what, len) in [("a", a.len()), ("d", d.len())] {
+            if len != n {
+                return Err(GeometryError::DimensionMismatch {
+                    what,
+                    expected: n,
+                    got: len,
+                });
+            }
+        }
+        let b = a + d;
+        let (a, b, d) = (a.as_slice(), b.as_slice(), d.as_slice());
+        let nz = 2 * n + 1;
+        let mut out = DynLdSecond {
+            value: 0.0,
+            gradient: DVector::zeros(nz),
+            jacobian: DMatrix::zeros(nz, nz),
+        };
+        with_width!(nz, W => {
+            let zb: Vec<(usize, usize)> = blocks::<W>(nz).collect();
+            for (ii, &bi) in zb.iter().enumerate() {
+                for &bj in &zb[ii..] {
+                    let x = hyper_seeded::<W>(a, 0, bi, bj);
+                    let y = hyper_seeded::<W>(b, n, bi, bj);
+                    let hd = hyper_seeded::<W>(&[h], 2 * n, bi, bj)[0];
+                    let l = self.value_duals::<_, W>(&x, &y, d, hd);
+                    let (e1, _, e12) = hyper_parts(&l);
+                    out.value = l.re;
+                    if bj.0 == bi.0 {
+                        for k in 0..bi.1 {
+                            out.gradient[bi.0 + k] = e1[k];
+                        }
+                    }
+                    for k in 0..bi.1 {
+                        for l in 0..bj.1 {
+                            out.jacobian[(bi.0 + k, bj.0 + l)] = e12[k][l];
+                            out.jacobian[(bj.0 + l, bi.0 + k)] = e12[k][l];
+                        }
+                    }
+                }
+            }
+            if self.forced(a, d) {
+                let mut row = [0.0; W];
+                for blk in blocks::<W>(nz) {
+                    let x = seeded::<W>(a, 0, blk);
+                    let y = seeded::<W>(b, n, blk);
+                    let hd = seeded::<W>(&[h], 2 * n, blk)[0];
+                    if let Some((f_a, f_b)) = self.forces(&x, &y, d, hd) {
+                        for (offset, f) in [(0, &f_a), (n, &f_b)] {
+                            for i in 0..n {
+                                if blk.0 == 0 {
+                                    out.gradient[offset + i] += f[i].re;
+                                }
+                                read_block(&f[i], blk.1, &mut row);
+                                for l in 0..blk.1 {
+                                    out.jacobian[(offset + i, blk.0 + l)] += row[l];
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        });
+        Ok(out)
+    }
+}
+
+/// The oriented discrete constraint `ω(a, b, h)` of the step `a → a + d`
+/// and its derivatives in `(a, b, h)`: `m` values and an `m × (2n + 1)`
+/// matrix (see [`evaluate_constraint_dyn`]).
+///
+/// # Errors
+/// As [`evaluate_constraint_dyn`]; on a dimension mismatch.
+pub fn constraint_second_dyn<Sy: DynSystem>(
+    cd: ConstraintDiscretization,
+    ld: &DynDiscreteLagrangian<'_, Sy>,
+    a: &DVector<f64>,
+    d: &DVector<f64>,
+    h: f64,
+) -> Result<(DVector<f64>, DMatrix<f64>), GeometryError> {
+    let system = ld.system();
+    let (n, m) = (system.coordinate_count(), system.constraint_count());
+    for (what, len) in [("a", a.len()), ("d", d.len())] {
+        if len != n {
+            return Err(GeometryError::DimensionMismatch {
+                what,
+                expected: n,
+                got: len,
+            });
+        }
+    }
+    let nz = 2 * n + 1;
+    let mut value = DVector::zeros(m);
+    let mut jac = DMatrix::zeros(m, nz);
+    if m == 0 {
+        return Ok((value, jac));
+    }
+    let b = a + d;
+    let (a, b, d) = (a.as_slice(), b.as_slice(), d.as_slice());
+    with_width!(nz, W => {
+        let mut c = vec![DualSVec::<f64, W>::constant(0.0); m];
+        let mut row = [0.0; W];
+        for blk in blocks::<W>(nz) {
+            let ad = seeded::<W>(a, 0, blk);
+            let bd = seeded::<W>(b, n, blk);
+            let hd = seeded::<W>(&[h], 2 * n, blk)[0];
+            let dd: Buf<DualSVec<f64, W>> = (0..n)
+                .map(|i| {
+                    let e = bd[i] - ad[i];
+                    e - e.re + d[i]
+                })
+                .collect();
+            evaluate_constraint_dyn(cd, system, ld.orientation(), &ad, &bd, &dd, hd, &mut c)?;
+            for (i, ci) in c.iter().enumerate() {
+                value[i] = ci.re;
+                read_block(ci, blk.1, &mut row);
+                for l in 0..blk.1 {
+                    jac[(i, blk.0 + l)] = row[l];
+                }
+            }
+        }
+    });
+    Ok((value, jac))
+}
+
+/// `∂(A(q)ᵀ μ)/∂q` (`n × n`): the derivative of the constraint reaction
+/// with the multipliers held fixed.
+///
+/// # Errors
+/// On a dimension mismatch.
+pub fn reaction_jacobian_dyn<Sy: DynSystem>(
+    system: &Sy,
+    q: &DVector<f64>,
+    mu: &DVector<f64>,
+) -> Result<DMatrix<f64>, GeometryError> {
+    let (n, m) = (system.coordinate_count(), system.constraint_count());
+    for (what, expected, len) in [("q", n, q.len()), ("μ", m, mu.len())] {
+        if len != expected {
+            return Err(GeometryError::DimensionMismatch {
+                what,
+                expected,
+                got: len,
+            });
+        }
+    }
+    let mut jac = DMatrix::zeros(n, n);
+    if m == 0 {
+        return Ok(jac);
+    }
+    with_width!(n, W => {
+        let mut forms = vec![DualSVec::<f64, W>::constant(0.0); m * n];
+        let mut row = [0.0; W];
+        for blk in blocks::<W>(n) {
+            let qd = seeded::<W>(q.as_slice(), 0, blk);
+            system.constraint_forms(&qd, &mut forms);
+            for i in 0..n {
+                let mut acc = DualSVec::<f64, W>::constant(0.0);
+                for r in 0..m {
+                    acc += forms[r * n + i] * mu[r];
+                }
+                read_block(&acc, blk.1, &mut row);
+                for l in 0..blk.1 {
+                    jac[(i, blk.0 + l)] = row[l];
+                }
+            }
+        }
+    });
+    Ok(jac)
+}
+
+/// `g_j(q)`, its gradient and its Hessian (`n × n`).
+///
+/// # Errors
+/// [`GeometryError::NoSuchBoundaryPiece`] for `j ≥ boundary_count()`,
+/// [`GeometryError::DimensionMismatch`] for a `q` of the wrong length.
+pub fn boundary_hessian_dyn<Sy: DynSystem>(
+    system: &Sy,
+    j: usize,
+    q: &DVector<f64>,
+) -> Result<(f64, DVector<f64>, DMatrix<f64>), GeometryError> {
+    let count = system.boundary_count();
+    if j >= count {
+        return Err(GeometryError::NoSuchBoundaryPiece { piece: j, count });
+    }
+    let n = system.coordinate_count();
+    if q.len() != n {
+        return Err(GeometryError::DimensionMismatch {
+            what: "q",
+            expected: n,
+            got: q.len(),
+        });
+    }
+    let mut value = 0.0;
+    let mut grad = DVector::zeros(n);
+    let mut hess = DMatrix::zeros(n, n);
+    with_width!(n, W => {
+        let zb: Vec<(usize, usize)> = blocks::<W>(n).collect();
+        for (ii, &bi) in zb.iter().enumerate() {
+            for &bj in &zb[ii..] {
+                let x = hyper_seeded::<W>(q.as_slice(), 0, bi, bj);
+                let g = system.boundary(j, &x);
+                let (e1, _, e12) = hyper_parts(&g);
+                value = g.re;
+                if bj.0 == bi.0 {
+                    for k in 0..bi.1 {
+                        grad[bi.0 + k] = e1[k];
+                    }
+                }
+                for k in 0..bi.1 {
+                    for l in 0..bj.1 {
+                        hess[(bi.0 + k, bj.0 + l)] = e12[k][l];
+                        hess[(bj.0 + l, bi.0 + k)] = e12[k][l];
+                    }
+                }
+            }
+        }
+    });
+    Ok((value, grad, hess))
+}
