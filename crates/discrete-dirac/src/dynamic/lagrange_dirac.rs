@@ -715,6 +715,17 @@ where
         DynLagrangeDirac::reset_warm_start(self);
     }
 
+    fn sub_step_tangent(
+        &self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        sub: &DynSubStep,
+        h: f64,
+    ) -> Result<super::DynStepTangent, StepError> {
+        self.oriented_tangent(k, t, a, &sub.d, &sub.reaction, h)
+    }
+
     fn measures(
         &self,
         a: &DVector<f64>,

@@ -24,7 +24,7 @@ mod tangent;
 pub use composition::{DynComposed, dyn_constrained_velocity, dyn_continuous_measures};
 pub use hamiltonian::DynNonholonomicHamiltonian;
 pub use lagrange_dirac::{DynLagrangeDirac, DynOrientedStep, dyn_step_measures};
-pub use tangent::DynStepTangent;
+pub use tangent::{DynStepTangent, implicit_derivative};
 
 use crate::{Direction, DynState, StepError, StepStats};
 use diracvi_geometry::GeometryError;
@@ -121,6 +121,30 @@ pub trait DynSubStepper {
 
     /// Forget the warm start (after an impact).
     fn reset_warm_start(&mut self);
+
+    /// The tangent map of the sub-step `sub` taken from `a` with step `h`
+    /// (docs/theory.md §12): `∂(b, π_b)/∂(a, π_a)` and `∂(b, π_b)/∂h`.
+    /// `k`, `t` label errors. By default not available.
+    ///
+    /// # Errors
+    /// [`StepError::Unsupported`] where the stepper has no tangent map (the
+    /// default) or the step is degenerate; [`StepError::Geometry`] when a
+    /// derivative cannot be evaluated.
+    fn sub_step_tangent(
+        &self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        sub: &DynSubStep,
+        h: f64,
+    ) -> Result<DynStepTangent, StepError> {
+        let _ = (k, t, a, sub, h);
+        Err(StepError::Unsupported(
+            "the tangent map (--jacobian) is available for the Lagrange–Dirac stepper of \
+             order 2 only (not yet for the Hamiltonian stepper or the composed orders 4 and 6)"
+                .to_owned(),
+        ))
+    }
 
     /// The discrete energy and the constraint residual (docs/theory.md §6)
     /// of the sub-step `a → a + d` with end momentum `π_b`.

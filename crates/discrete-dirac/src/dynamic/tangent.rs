@@ -15,7 +15,6 @@
 //! so the tangent map is exact up to the solve's round-off — checked
 //! against central differences of the step in the tests.
 
-use super::DynSubStep;
 use super::lagrange_dirac::DynLagrangeDirac;
 use crate::StepError;
 use crate::linear::LinearSolver;
@@ -59,6 +58,22 @@ impl DynStepTangent {
 /// along some direction (a degenerate Lagrangian's primary constraint).
 const SINGULAR_PIVOT: f64 = 1e-13;
 
+/// The derivative `∂y/∂z = −J_y⁻¹ J_z` of the solution of `F(y; z) = 0`
+/// (implicit function theorem), by LU with full pivoting.
+///
+/// # Errors
+/// The ratio of the smallest to the largest pivot when `J_y` is singular
+/// (below 1e-13, or not finite).
+pub fn implicit_derivative(jy: DMatrix<f64>, jz: &DMatrix<f64>) -> Result<DMatrix<f64>, f64> {
+    let lu = jy.full_piv_lu();
+    let pivots = lu.u().diagonal().map(f64::abs);
+    let ratio = pivots.min() / pivots.max();
+    if ratio.is_nan() || ratio <= SINGULAR_PIVOT {
+        return Err(ratio);
+    }
+    lu.solve(jz).map(|y| -y).ok_or(ratio)
+}
+
 impl<Sy, LS> DynLagrangeDirac<Sy, LS>
 where
     Sy: DynSystem,
@@ -66,7 +81,7 @@ where
 {
     /// The tangent map of the oriented step from `a` with step `h` whose
     /// solution is the increment `d` and the reaction `A(a)ᵀ μ` (as in a
-    /// [`DynOrientedStep`](super::DynOrientedStep) or [`DynSubStep`]).
+    /// [`DynOrientedStep`](super::DynOrientedStep) or [`DynSubStep`](super::DynSubStep)).
     ///
     /// # Errors
     /// [`StepError::Unsupported`] when the step Jacobian is singular (a
@@ -130,18 +145,11 @@ where
         for r in 0..m {
             jz[(n + r, 2 * n)] = w[(r, 2 * n)];
         }
-        let lu = jy.full_piv_lu();
-        let pivots = lu.u().diagonal().map(f64::abs);
-        let (small, large) = (pivots.min(), pivots.max());
-        if !(small > SINGULAR_PIVOT * large) {
-            return Err(StepError::Unsupported(format!(
-                "step {k} at t = {t}: the step Jacobian is singular (pivot ratio {:.1e}): \
-                 the tangent map of a degenerate step is not available",
-                small / large
-            )));
-        }
-        let y = -lu.solve(&jz).ok_or_else(|| {
-            StepError::Unsupported(format!("step {k} at t = {t}: singular step Jacobian"))
+        let y = implicit_derivative(jy, &jz).map_err(|ratio| {
+            StepError::Unsupported(format!(
+                "step {k} at t = {t}: the step Jacobian is singular (pivot ratio {ratio:.1e}): \
+                 the tangent map of a degenerate step is not available"
+            ))
         })?;
         let yb = y.rows(0, n);
         // ∂π_b/∂z = ∂P₂/∂z|_b + ∂P₂/∂b ∂b/∂z.
@@ -170,20 +178,5 @@ where
         step.rows_mut(0, n).copy_from(&yb.column(2 * n));
         step.rows_mut(n, n).copy_from(&pi_z.column(2 * n));
         Ok(DynStepTangent { start, step })
-    }
-
-    /// [`oriented_tangent`](Self::oriented_tangent) of a sub-step.
-    ///
-    /// # Errors
-    /// As [`oriented_tangent`](Self::oriented_tangent).
-    pub fn sub_step_tangent(
-        &self,
-        k: usize,
-        t: f64,
-        a: &DVector<f64>,
-        sub: &DynSubStep,
-        h: f64,
-    ) -> Result<DynStepTangent, StepError> {
-        self.oriented_tangent(k, t, a, &sub.d, &sub.reaction, h)
     }
 }

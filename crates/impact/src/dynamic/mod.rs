@@ -10,6 +10,7 @@
 
 mod elastic;
 mod hamiltonian_law;
+mod tangent;
 mod vci;
 
 pub use elastic::DynContinuousElasticLaw;
@@ -31,7 +32,7 @@ use diracvi_geometry::dynamic::{
     DynBoundaryFrame, DynSystem, boundary_gradient_dyn, touch_band_slice, violated_piece_dyn,
 };
 use diracvi_geometry::{ConstraintDiscretization, Discretization, GeometryError};
-use nalgebra::DVector;
+use nalgebra::{DMatrix, DVector};
 use serde::Serialize;
 use std::cell::RefCell;
 
@@ -120,6 +121,27 @@ pub trait DynImpactLaw<St: DynSubStepper> {
         stepper: &mut St,
         site: &DynImpactSite<'_>,
     ) -> Result<DynRebound, ImpactError>;
+
+    /// The derivative of the rebound's momentum `π⁺` (`pi_after_raw`) with
+    /// respect to `(a, q̃, h1, h2)`: `n × (2n + 2)` (docs/theory.md §12.3),
+    /// for the tangent map through impacts. By default not available.
+    ///
+    /// # Errors
+    /// [`ImpactError::Step`] with [`StepError::Unsupported`] where the law
+    /// has no derivative (the default) or the impact is grazing.
+    fn rebound_tangent(
+        &self,
+        stepper: &St,
+        site: &DynImpactSite<'_>,
+        rebound: &DynRebound,
+    ) -> Result<DMatrix<f64>, ImpactError> {
+        let _ = (stepper, rebound);
+        Err(ImpactError::Step(StepError::Unsupported(format!(
+            "step {} at t = {}: the tangent map through an impact is available for the \
+             Lagrange–Dirac law of [VCI] Theorem 3.1 only",
+            site.step, site.t
+        ))))
+    }
 }
 
 /// No impacts: any crossing is [`ImpactError::Crossing`].
@@ -149,6 +171,9 @@ pub struct DynImpactIntegrator<St, L> {
     params: ImpactParams,
     /// `(q, g_j(q), dg_j(q))` at the end of the last sub-step, per piece.
     grad_cache: Vec<Option<GradientAt>>,
+    /// The product of the steps' tangent maps, when tracked
+    /// ([`track_jacobian`](Self::track_jacobian)).
+    jacobian: Option<DMatrix<f64>>,
 }
 
 type GradientAt = (DVector<f64>, f64, DVector<f64>);
@@ -238,7 +263,28 @@ where
             law,
             params: ImpactParams::default(),
             grad_cache: Vec::new(),
+            jacobian: None,
         }
+    }
+
+    /// Track the tangent map of the flow (docs/theory.md §12): every
+    /// [`advance`](DynOneStep::advance) from now on multiplies
+    /// [`jacobian`](Self::jacobian) by the exact derivative of its step,
+    /// `∂(q_{k+1}, p_{k+1})/∂(q_k, p_k)`, impacts included (the discrete
+    /// saltation: the impact time's and the law's derivatives). A step
+    /// whose derivative is not available fails with
+    /// [`StepError::Unsupported`] rather than run without it.
+    pub fn track_jacobian(mut self) -> Self {
+        let n = self.stepper.system().coordinate_count();
+        self.jacobian = Some(DMatrix::identity(2 * n, 2 * n));
+        self
+    }
+
+    /// `∂(q_k, p_k)/∂(q_0, p_0)` over the steps advanced since
+    /// [`track_jacobian`](Self::track_jacobian) (`2n × 2n`, positions
+    /// first), or `None` when not tracked.
+    pub fn jacobian(&self) -> Option<&DMatrix<f64>> {
+        self.jacobian.as_ref()
     }
 
     /// Replace the impact parameters.
@@ -615,6 +661,14 @@ where
         let mut stats = StepStats::default();
         let mut residual_max: f64 = 0.0;
         let mut just_hit = None;
+        // ∂(a, π_a, h_r)/∂(q_k, π_k) of the current sub-step's data, when
+        // the tangent map is tracked.
+        let n = a.len();
+        let mut carry = self.jacobian.as_ref().map(|_| {
+            let mut c = DMatrix::zeros(2 * n + 1, 2 * n);
+            c.view_mut((0, 0), (2 * n, 2 * n)).fill_with_identity();
+            c
+        });
         for impacts in 0..=self.params.max_impacts_per_step {
             let t_sub = t0 + sign * elapsed;
             let sub = self.stepper.sub_step(k, t_sub, &a, &pi_a, hr)?;
@@ -666,6 +720,18 @@ where
             let Some((alpha, piece)) = crossing else {
                 let (energy, res) = self.stepper.measures(&a, &sub, hr).map_err(geo)?;
                 residual_max = residual_max.max(res);
+                if let Some(c) = &carry {
+                    let tangent = self.stepper.sub_step_tangent(k, t_sub, &a, &sub, hr)?;
+                    let mut step = DMatrix::zeros(2 * n, 2 * n + 1);
+                    step.view_mut((0, 0), (2 * n, 2 * n))
+                        .copy_from(&tangent.start);
+                    step.set_column(2 * n, &tangent.step);
+                    let mut x = step * c;
+                    physical(&mut x, sign);
+                    if let Some(j) = &mut self.jacobian {
+                        *j = x * &*j;
+                    }
+                }
                 return Ok(DynStepOutput {
                     to: DynState {
                         t: t0 + sign * h,
@@ -684,6 +750,7 @@ where
             // closer than `min_fraction` to either end of the sub-step is
             // moved there, so that neither sub-step has an empty increment.
             let delta = self.params.min_fraction.min(0.25);
+            let clamped = alpha < delta || alpha > 1.0 - delta;
             let alpha = alpha.clamp(delta, 1.0 - delta);
             let h1 = alpha * hr;
             let h2 = (1.0 - alpha) * hr;
@@ -715,6 +782,17 @@ where
             };
             let rebound = self.law.rebound(&mut self.stepper, &site)?;
             stats.post_impact_iterations += rebound.iterations;
+            if let Some(c) = &mut carry {
+                let before_tangent = self.stepper.sub_step_tangent(k, t_sub, &a, &before, h1)?;
+                let law = self.law.rebound_tangent(&self.stepper, &site, &rebound)?;
+                *c = saltation(
+                    c,
+                    &before_tangent,
+                    &law,
+                    &frame.dg,
+                    clamped.then_some(alpha),
+                );
+            }
             events.push(DynImpactEvent {
                 step: k,
                 alpha: (elapsed + h1) / h,
@@ -741,4 +819,55 @@ where
             max: self.params.max_impacts_per_step,
         })
     }
+}
+
+/// `X ← S X S`, `S = diag(I, σ I)`: an oriented tangent map (`π = σ p`)
+/// between physical states.
+fn physical(x: &mut DMatrix<f64>, sign: f64) {
+    if sign < 0.0 {
+        let n = x.nrows() / 2;
+        for i in 0..2 * n {
+            for j in 0..2 * n {
+                if (i < n) != (j < n) {
+                    x[(i, j)] = -x[(i, j)];
+                }
+            }
+        }
+    }
+}
+
+/// The data `(q̃, π⁺, h₂)` of the sub-step after an impact, differentiated
+/// through the impact (docs/theory.md §12.3), from those of the sub-step
+/// that crossed, `c = ∂(a, π_a, h_r)/∂(q_k, π_k)`: the impact time
+/// `h₁` follows from `g(q̃(a, π_a, h₁)) = 0` (or is `α h_r` when the impact
+/// fraction was clamped to `alpha`), `q̃` from the step to the wall
+/// (`before`), `π⁺` from the law's derivative `law = ∂π⁺/∂(a, q̃, h₁, h₂)`,
+/// and `h₂ = h_r − h₁`.
+fn saltation(
+    c: &DMatrix<f64>,
+    before: &diracvi_discrete_dirac::dynamic::DynStepTangent,
+    law: &DMatrix<f64>,
+    dg: &DVector<f64>,
+    clamped: Option<f64>,
+) -> DMatrix<f64> {
+    let n = dg.len();
+    let z = c.rows(0, 2 * n);
+    let hr = c.row(2 * n);
+    let qz = before.start.rows(0, n) * z;
+    let qh = before.step.rows(0, n);
+    let dh1 = match clamped {
+        Some(alpha) => hr * alpha,
+        None => -(dg.transpose() * &qz) / dg.dot(&qh),
+    };
+    let dq = &qz + qh * &dh1;
+    let dh2 = hr - &dh1;
+    let dpi = law.columns(0, n) * c.rows(0, n)
+        + law.columns(n, n) * &dq
+        + law.column(2 * n) * &dh1
+        + law.column(2 * n + 1) * &dh2;
+    let mut out = DMatrix::zeros(2 * n + 1, 2 * n);
+    out.rows_mut(0, n).copy_from(&dq);
+    out.rows_mut(n, n).copy_from(&dpi);
+    out.row_mut(2 * n).copy_from(&dh2);
+    out
 }

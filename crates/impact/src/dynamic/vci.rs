@@ -34,6 +34,15 @@ pub struct DynVciLaw {
 }
 
 impl<Sy: DynSystem> DynImpactLaw<DynLagrangeDirac<Sy>> for DynVciLaw {
+    fn rebound_tangent(
+        &self,
+        stepper: &DynLagrangeDirac<Sy>,
+        site: &DynImpactSite<'_>,
+        rebound: &DynRebound,
+    ) -> Result<DMatrix<f64>, ImpactError> {
+        super::tangent::vci_rebound_tangent(stepper, site, rebound)
+    }
+
     fn rebound(
         &mut self,
         stepper: &mut DynLagrangeDirac<Sy>,
