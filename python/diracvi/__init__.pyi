@@ -131,6 +131,9 @@ class Scenario:
         steps: Optional[int] = None,
         every: int = 1,
         order: int = 2,
+        reduce: bool = False,
+        jacobian: bool = False,
+        energy_tolerance: float = 0.01,
     ) -> RunResult:
         """Integrate from t = 0 (GIL released).
 
@@ -257,6 +260,9 @@ class RunResult:
     @property
     def final_state(self) -> Dict[str, Any]:
         """``{"t", "q", "p"}`` after the last step."""
+    @property
+    def jacobian(self) -> Optional[npt.NDArray[np.float64]]:
+        """d(q_N, p_N)/d(q_0, p_0), (2n, 2n), of a run with jacobian=True; else None."""
     def to_pandas(self) -> Any:
         """A pandas DataFrame, one row per record (needs pandas)."""
     def plot(

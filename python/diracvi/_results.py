@@ -152,6 +152,17 @@ class RunResult:
         """``{"t": float, "q": list, "p": list}``: the state after the last step."""
         return self.summary["final_state"]
 
+    @property
+    def jacobian(self) -> Optional[np.ndarray]:
+        """∂(q_N, p_N)/∂(q_0, p_0) as a ``(2n, 2n)`` array (positions, then
+        momenta; ``summary["jacobian"]`` names the rows and columns) of a
+        run with ``jacobian=True``, exact through impacts
+        (docs/theory.md §12); ``None`` otherwise."""
+        j = self.summary.get("jacobian")
+        if j is None:
+            return None
+        return np.array(j["matrix"], dtype=float)
+
     def __repr__(self) -> str:
         s = self.summary
         return (

@@ -146,6 +146,7 @@ pub fn ensemble<'py>(
         every,
         order,
         reduce,
+        false,
         energy_tolerance,
     )?;
     let threads = threads

@@ -42,6 +42,8 @@ pub struct RunChoice {
     pub order: Order,
     /// Run reduced by the model's declared symmetry (docs/theory.md §7).
     pub reduce: bool,
+    /// Track the tangent map and report the Jacobian (docs/theory.md §12).
+    pub jacobian: bool,
     /// Relative energy drift above which the summary warns.
     pub energy_tolerance: f64,
 }
@@ -57,6 +59,7 @@ impl RunChoice {
         every: i64,
         order: i64,
         reduce: bool,
+        jacobian: bool,
         energy_tolerance: f64,
     ) -> PyResult<Self> {
         let steps = steps
@@ -86,6 +89,7 @@ impl RunChoice {
             every,
             order,
             reduce,
+            jacobian,
             energy_tolerance,
         })
     }
@@ -98,6 +102,7 @@ impl RunChoice {
             .direction(self.direction)
             .every(self.every)
             .reduce(self.reduce)
+            .jacobian(self.jacobian)
             .order(self.order))
     }
 }
@@ -456,7 +461,7 @@ impl PyScenario {
             .map_err(|e| model_error(py, e))
     }
 
-    /// run(*, stepper="lagrange", impacts="elastic", backward=False, steps=None, every=1, order=2, reduce=False, energy_tolerance=0.01)
+    /// run(*, stepper="lagrange", impacts="elastic", backward=False, steps=None, every=1, order=2, reduce=False, jacobian=False, energy_tolerance=0.01)
     ///
     /// Integrate from t = 0 with the GIL released and return a
     /// ``RunResult`` (numpy arrays ``k, t, q, p, energy,
@@ -474,6 +479,11 @@ impl PyScenario {
     /// elastic law, ``diracvi run --order``; lagrange stepper only);
     /// ``reduce``: integrate the reduced system of the model's declared
     /// symmetry and reconstruct the full states (``diracvi run --reduce``);
+    /// ``jacobian``: track the tangent map of the flow and report
+    /// ``RunResult.jacobian``, ∂(q_N, p_N)/∂(q_0, p_0) exact through
+    /// impacts (``diracvi run --jacobian``; the lagrange stepper of order 2,
+    /// regular Lagrangians; others raise ``ModelError`` of kind
+    /// ``JacobianUnsupported``);
     /// ``energy_tolerance``: the summary's ``warnings`` name an energy
     /// drift above this fraction of the energy scale
     /// (``--energy-tolerance``).
@@ -483,7 +493,7 @@ impl PyScenario {
     /// and ``t``), ``ValueError`` (bad ``stepper``, ``impacts``, ``steps``,
     /// ``every``, ``order``); ``ModelError`` with kind ``UnsupportedOrder``
     /// for order 4 or 6 with the hamiltonian stepper.
-    #[pyo3(signature = (*, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1, order=2, reduce=false, energy_tolerance=0.01))]
+    #[pyo3(signature = (*, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1, order=2, reduce=false, jacobian=false, energy_tolerance=0.01))]
     #[allow(clippy::too_many_arguments)]
     fn run<'py>(
         &self,
@@ -495,6 +505,7 @@ impl PyScenario {
         every: i64,
         order: i64,
         reduce: bool,
+        jacobian: bool,
         energy_tolerance: f64,
     ) -> PyResult<Bound<'py, PyAny>> {
         let choice = RunChoice::parse(
@@ -505,6 +516,7 @@ impl PyScenario {
             every,
             order,
             reduce,
+            jacobian,
             energy_tolerance,
         )?;
         let scenario = self.inner.clone();

@@ -93,6 +93,15 @@ pub struct RunArgs {
     /// every output and plot is that of the full system (docs/theory.md §7).
     #[arg(long, conflicts_with = "backward")]
     pub reduce: bool,
+    /// Report the Jacobian of the final state with respect to the initial
+    /// one, ∂(q_N, p_N)/∂(q_0, p_0), exact through impacts (the tangent map
+    /// of the discrete flow, docs/theory.md §12): in `--summary json` as
+    /// "jacobian": {"rows", "cols", "matrix"} (row-major; components named
+    /// q:<coordinate> then p:<coordinate>), and its determinant in the text
+    /// summary. The Lagrange–Dirac stepper of order 2 with regular
+    /// Lagrangians; other methods, circuits and --reduce are refused.
+    #[arg(long, conflicts_with = "reduce")]
+    pub jacobian: bool,
     /// Order of the method: 2 (the scenario's discretization, \[VCI\]
     /// Theorem 3.1 at impacts), 4 (triple jump) or 6 (Kahan–Li) of the
     /// symmetric midpoint Lagrange–Dirac step with the continuous elastic

@@ -175,7 +175,9 @@ fn cli_error(e: RunError) -> anyhow::Error {
         RunError::HamiltonianNotGiven { model } => anyhow!(
             "model '{model}' has a regular Lagrangian but no Hamiltonian was given: --stepper hamiltonian needs H(q, p) (for a model file, add model.hamiltonian, the Legendre transform of L), or use --stepper lagrange"
         ),
-        e @ RunError::UnsupportedOrder { .. } => anyhow!("{e}"),
+        e @ (RunError::UnsupportedOrder { .. } | RunError::JacobianUnsupported { .. }) => {
+            anyhow!("{e}")
+        }
         e @ RunError::TooManySteps { steps, .. } => {
             anyhow!("{e} ({})", duration_estimate(steps))
         }
@@ -376,6 +378,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         .impacts(args.impacts.into())
         .direction(direction)
         .reduce(args.reduce)
+        .jacobian(args.jacobian)
         .order(args.order)
         .every(if sinks.is_empty() { 0 } else { args.every });
     let outcome = execute(&scenario, plan, args.quiet, &mut sinks)?;
@@ -573,6 +576,23 @@ fn text_summary(info: &ModelSummary, args: &RunArgs, o: &RunOutcome, summary: &S
             s,
             "constraint residual: max {:.3e}",
             o.max_constraint_residual
+        );
+    }
+    if let Some(j) = &o.jacobian {
+        let structure = if info.constraints == 0 {
+            format!(
+                "symplectic to {:.1e} (max |∂Φᵀ J ∂Φ − J| / max |∂Φ|²)",
+                diracvi_run::symplecticity_defect(j)
+            )
+        } else {
+            "not symplectic: the flow of a nonholonomic system is not".to_owned()
+        };
+        let _ = writeln!(
+            s,
+            "jacobian: ∂Φ = ∂(q_N, p_N)/∂(q_0, p_0), {}×{} in --summary json, max |entry| {:.3e}; {structure}",
+            j.nrows(),
+            j.ncols(),
+            j.amax()
         );
     }
     let _ = writeln!(

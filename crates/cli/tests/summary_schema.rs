@@ -144,6 +144,7 @@ fn every_run_kind_validates() {
         &["run", "pendulum", "--t-end", "1", "--order", "4"],
         &["run", "pendulum", "--t-end", "1", "--order", "6"],
         &["run", "pendulum", "--t-end", "1", "--reduce"],
+        &["run", "pendulum", "--t-end", "2", "--jacobian"],
         &["run", "ellipse", "--t-end", "1", "--stepper", "hamiltonian"],
         &["run", "lc", "--steps", "0"],
         &[

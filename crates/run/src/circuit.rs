@@ -48,6 +48,13 @@ pub(crate) fn execute(
             model: name.clone(),
         });
     }
+    if plan.jacobian {
+        return Err(RunError::JacobianUnsupported {
+            model: name.clone(),
+            what: "for circuits (a degenerate Lagrangian; the sparse stepper has no tangent map)"
+                .to_owned(),
+        });
+    }
     if plan.reduce {
         return Err(unsupported(
             "--reduce: a circuit declares no symmetry to reduce by",
@@ -109,6 +116,7 @@ pub(crate) fn execute(
         wall_time: Default::default(),
         reduction: None,
         method,
+        jacobian: None,
     };
     let record = |sink: &mut dyn RecordSink, k, s: &diracvi_discrete_dirac::DynState, e, r| {
         sink.record(&RecordView {

@@ -108,6 +108,7 @@ pub(crate) fn erase<const N: usize, E>(t: Trajectory<N, E>, method: Method) -> R
         wall_time: Duration::ZERO,
         reduction: None,
         method,
+        jacobian: None,
     }
 }
 

@@ -92,6 +92,27 @@ impl DynModelVisitor for DynRunner<'_> {
             Core::RunTime,
         );
         method.check()?;
+        if plan.jacobian {
+            let refuse = |what: &str| {
+                Err(RunError::JacobianUnsupported {
+                    model: name.to_string(),
+                    what: what.to_owned(),
+                })
+            };
+            if method.stepper != Stepper::Lagrange || method.order.is_composed() {
+                return refuse(
+                    "for this method: only the Lagrange–Dirac stepper of order 2 has a tangent \
+                     map yet (not the Hamiltonian stepper or the composed orders 4 and 6)",
+                );
+            }
+            if !regular_at_dyn(model, setup) {
+                return refuse(
+                    "for a degenerate Lagrangian (its steps are solved on hidden constraints, \
+                     whose tangent map is not built yet)",
+                );
+            }
+        }
+        let mut jacobian = None;
         macro_rules! run {
             ($integrator:expr) => {
                 drive_impacts(
@@ -135,10 +156,24 @@ impl DynModelVisitor for DynRunner<'_> {
                     method.constraint,
                     method.direction,
                 );
-                match plan.impacts {
-                    Impacts::Elastic => run!(DynImpactIntegrator::new(stepper)),
-                    Impacts::Reject => {
+                match (plan.impacts, plan.jacobian) {
+                    (Impacts::Elastic, false) => run!(DynImpactIntegrator::new(stepper)),
+                    (Impacts::Elastic, true) => {
+                        let mut integrator = DynImpactIntegrator::new(stepper).track_jacobian();
+                        let out = run!(integrator);
+                        jacobian = integrator.jacobian().cloned();
+                        out
+                    }
+                    (Impacts::Reject, false) => {
                         run!(DynImpactIntegrator::with_law(stepper, DynRejectCrossing))
+                    }
+                    (Impacts::Reject, true) => {
+                        let mut integrator =
+                            DynImpactIntegrator::with_law(stepper, DynRejectCrossing)
+                                .track_jacobian();
+                        let out = run!(integrator);
+                        jacobian = integrator.jacobian().cloned();
+                        out
                     }
                 }
             }
@@ -166,13 +201,16 @@ impl DynModelVisitor for DynRunner<'_> {
                 }
             }
         };
-        Ok(finish(
-            trajectory,
-            impacts,
-            rest_energy,
-            energy_scale_dyn(model, &setup.q0, &setup.v0),
-            start,
-        ))
+        Ok(RunOutcome {
+            jacobian,
+            ..finish(
+                trajectory,
+                impacts,
+                rest_energy,
+                energy_scale_dyn(model, &setup.q0, &setup.v0),
+                start,
+            )
+        })
     }
 }
 
@@ -235,6 +273,7 @@ fn erase<E>(t: DynTrajectory<E>, method: Method) -> RunOutcome {
         wall_time: Duration::ZERO,
         reduction: None,
         method,
+        jacobian: None,
     }
 }
 

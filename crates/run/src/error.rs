@@ -100,6 +100,15 @@ pub enum RunError {
         /// What was asked for and why it is refused.
         what: &'static str,
     },
+    /// `--jacobian` was asked for with a method or model whose tangent map
+    /// is not available (docs/theory.md §12).
+    #[error("{model}: --jacobian is not available {what}")]
+    JacobianUnsupported {
+        /// The model's name.
+        model: String,
+        /// What was asked for and why it is refused.
+        what: String,
+    },
     /// A step failed during the integration.
     #[error("{model}: {error}")]
     Integration {

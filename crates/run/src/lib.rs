@@ -62,8 +62,8 @@ pub use plan::{
 pub use runner::{ModelSummary, describe, execute, execute_with_progress};
 pub use sink::{Discard, RecordBuffer, RecordSink, RecordView};
 pub use summary::{
-    DEFAULT_ENERGY_TOLERANCE, EnergyJson, FinalStateJson, MethodJson, ReductionJson,
-    StatisticsJson, Summary, solved_velocities_note, warnings,
+    DEFAULT_ENERGY_TOLERANCE, EnergyJson, FinalStateJson, JacobianJson, MethodJson, ReductionJson,
+    StatisticsJson, Summary, solved_velocities_note, symplecticity_defect, warnings,
 };
 
 #[doc(no_inline)]

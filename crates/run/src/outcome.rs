@@ -268,6 +268,10 @@ pub struct RunOutcome {
     pub reduction: Option<ReductionSummary>,
     /// The method that ran.
     pub method: Method,
+    /// `∂(q_N, p_N)/∂(q_0, p_0)` (`2n × 2n`, positions then momenta) of a
+    /// run with [`RunPlan::jacobian`](crate::RunPlan::jacobian), `None`
+    /// otherwise.
+    pub jacobian: Option<nalgebra::DMatrix<f64>>,
 }
 
 /// What a reduced run reduced by (docs/theory.md §7).

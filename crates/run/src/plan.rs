@@ -210,6 +210,11 @@ pub struct RunPlan {
     /// (midpoint `L_d` and midpoint constraint, whatever the scenario's
     /// discretization) and resolve impacts with the continuous elastic law.
     pub order: Order,
+    /// Track the tangent map of the flow and report
+    /// `∂(q_N, p_N)/∂(q_0, p_0)` ([`RunOutcome::jacobian`](crate::RunOutcome::jacobian);
+    /// docs/theory.md §12): the Lagrange–Dirac stepper of order 2 with
+    /// the \[VCI\] law, regular Lagrangians, on the run-time-sized core.
+    pub jacobian: bool,
 }
 
 impl RunPlan {
@@ -224,7 +229,15 @@ impl RunPlan {
             every: 0,
             reduce: false,
             order: Order::Two,
+            jacobian: false,
         }
+    }
+
+    /// Track the tangent map of the flow (`true`) and report the Jacobian
+    /// of the final state with respect to the initial one.
+    pub fn jacobian(mut self, jacobian: bool) -> Self {
+        self.jacobian = jacobian;
+        self
     }
 
     /// Integrate with a method of order `order` (4 and 6 only with the

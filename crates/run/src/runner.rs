@@ -118,7 +118,15 @@ pub fn execute_with_progress(
     if let Some(circuit) = scenario.circuit() {
         return crate::circuit::execute(scenario, &circuit?, plan, sink, progress);
     }
-    if !scenario.fits_compile_time_core() && !plan.reduce {
+    if plan.jacobian && plan.reduce {
+        return Err(RunError::JacobianUnsupported {
+            model: scenario.model.clone(),
+            what: "with --reduce (the reduced flow's tangent map is not built yet)".to_owned(),
+        });
+    }
+    // The tangent map is built on the run-time-sized core (a catalogued
+    // model runs there through `Fixed`).
+    if (!scenario.fits_compile_time_core() || plan.jacobian) && !plan.reduce {
         // Model files of any size run on the run-time-sized core; the small
         // ones (and the catalogue) take the compile-time-sized core, which
         // is faster for them (docs/theory.md §11.3).

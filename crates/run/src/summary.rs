@@ -55,8 +55,56 @@ pub struct Summary {
     pub final_state: FinalStateJson,
     /// Solver statistics over the run.
     pub statistics: StatisticsJson,
+    /// `∂(q_N, p_N)/∂(q_0, p_0)` of a run with `--jacobian`, `None`
+    /// otherwise.
+    pub jacobian: Option<JacobianJson>,
     /// Wall time of the integration (s).
     pub wall_time_s: f64,
+}
+
+/// The Jacobian of the final state with respect to the initial one
+/// (docs/theory.md §12), row-major.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JacobianJson {
+    /// The final state's components: `q:<coordinate>` then `p:<coordinate>`.
+    pub rows: Vec<String>,
+    /// The initial state's components, named alike.
+    pub cols: Vec<String>,
+    /// `matrix[i][j] = ∂ rows[i] / ∂ cols[j]`.
+    pub matrix: Vec<Vec<f64>>,
+}
+
+/// `max |∂Φᵀ J ∂Φ − J| / max |∂Φ|²` with `J = [[0, I], [−I, 0]]`: how far
+/// a Jacobian `∂Φ` (`2n × 2n`, positions then momenta) is from symplectic,
+/// relative to its size (a round-off level for the flow of a regular,
+/// unconstrained system, impacts included; docs/theory.md §12).
+pub fn symplecticity_defect(jac: &nalgebra::DMatrix<f64>) -> f64 {
+    let n = jac.nrows() / 2;
+    let mut omega = nalgebra::DMatrix::zeros(2 * n, 2 * n);
+    for i in 0..n {
+        omega[(i, n + i)] = 1.0;
+        omega[(n + i, i)] = -1.0;
+    }
+    let scale = jac.amax().powi(2);
+    if scale == 0.0 {
+        return 0.0;
+    }
+    (jac.transpose() * &omega * jac - &omega).amax() / scale
+}
+
+impl JacobianJson {
+    /// The Jacobian `j` (`2n × 2n`) of a model with coordinates `names`.
+    pub fn new(names: &[String], j: &nalgebra::DMatrix<f64>) -> Self {
+        let labels: Vec<String> = ["q", "p"]
+            .iter()
+            .flat_map(|kind| names.iter().map(move |c| format!("{kind}:{c}")))
+            .collect();
+        JacobianJson {
+            rows: labels.clone(),
+            cols: labels,
+            matrix: j.row_iter().map(|r| r.iter().copied().collect()).collect(),
+        }
+    }
 }
 
 /// [`Method`](crate::Method) in the summary.
@@ -202,6 +250,10 @@ impl Summary {
                 post_impact_iterations: o.post_impact_iterations,
                 degenerate_steps: o.degenerate_steps,
             },
+            jacobian: o
+                .jacobian
+                .as_ref()
+                .map(|j| JacobianJson::new(&info.coordinates, j)),
             wall_time_s: o.wall_time.as_secs_f64(),
         }
     }
