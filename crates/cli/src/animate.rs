@@ -718,10 +718,11 @@ impl<'a> Picture<'a> {
     /// The fraction of the loop at time `t`.
     fn fraction(&self, t: f64) -> f64 {
         let (t0, t1) = self.span();
-        if t1 == t0 {
+        let span = t1 - t0;
+        if span == 0.0 {
             0.0
         } else {
-            ((t - t0) / (t1 - t0)).clamp(0.0, 1.0)
+            ((t - t0) / span).clamp(0.0, 1.0)
         }
     }
 

@@ -33,7 +33,7 @@ pub enum Command {
         model_file: Option<PathBuf>,
     },
     /// Integrate a model (its paper defaults unless told otherwise).
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Error against a reference solution for a ladder of step sizes, and
     /// the fitted order of convergence.
     Convergence(ConvergenceArgs),
@@ -136,7 +136,7 @@ pub struct RunArgs {
     /// body and its heading moving through at most 600 recorded frames, the
     /// impact points, a clock and axes with ticks, the view fitted to the
     /// body's path and the walls near it. Planar models only: the catalogue
-    /// models with a drawing, and model files with a [drawing] table or
+    /// models with a drawing, and model files with a `[drawing]` table or
     /// coordinates x and y (a dot at (x, y)). One loop lasts the simulated
     /// time, clamped to 5–30 s.
     #[arg(long, value_name = "FILE.svg")]

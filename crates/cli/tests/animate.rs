@@ -691,6 +691,9 @@ fn summaries_name_the_animation() {
 
 // ------------------------------------------- every model, clock, poster
 
+/// A heading line `[x1, y1, x2, y2]` from `q`.
+type HeadingOf = fn(&[f64]) -> [f64; 4];
+
 /// Where a model's moving dot is from `q` and which body shape draws it;
 /// its heading line `[x1, y1, x2, y2]` when it has one. Written here from
 /// each model's geometry, not from the drawing code.
@@ -700,7 +703,7 @@ struct Expected {
     /// Index of a dot of the body.
     dot: usize,
     position: fn(&[f64]) -> [f64; 2],
-    heading: Option<fn(&[f64]) -> [f64; 4]>,
+    heading: Option<HeadingOf>,
 }
 
 fn models_dir() -> std::path::PathBuf {

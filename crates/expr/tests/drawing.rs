@@ -99,10 +99,14 @@ fn a_drawing_reads_and_evaluates() {
     for (overrides, a) in [(vec![], 0.5_f64), (vec![("a".to_string(), 0.25)], 0.25)] {
         let compiled = file.compile(&overrides).unwrap();
         let c = compiled.drawing().unwrap();
-        let q = [0.3, -0.4, 0.7];
+        let q = [0.3_f64, -0.4, 0.7];
         let h = c.heading.as_ref().unwrap();
-        assert_eq!(h.x.eval(&q), 0.3);
-        assert_eq!(h.angle.eval(&q), 0.7);
+        assert_eq!(h.x.eval(&q).to_bits(), 0.3f64.to_bits(), "exactly x");
+        assert_eq!(
+            h.angle.eval(&q).to_bits(),
+            0.7f64.to_bits(),
+            "exactly theta"
+        );
         assert!((h.length.as_ref().unwrap().eval(&q) - 2.0 * a).abs() <= 1e-15);
         match &c.body[0] {
             DrawingShape::Ellipse { x, y, b, .. } => {
@@ -113,7 +117,12 @@ fn a_drawing_reads_and_evaluates() {
             other => panic!("an ellipse, got {other:?}"),
         }
         match &c.walls[0] {
-            DrawingShape::Line { y, .. } => assert_eq!(y.constant_value(), Some(-2.0)),
+            DrawingShape::Line { y, .. } => {
+                assert_eq!(
+                    y.constant_value().map(f64::to_bits),
+                    Some((-2.0f64).to_bits())
+                )
+            }
             other => panic!("a line, got {other:?}"),
         }
     }
@@ -152,9 +161,13 @@ fn drawings_print_and_read_back() {
     assert!(!other.same_system(&file));
 }
 
+/// A malformed file, the key and the text its error points at, and a test
+/// of the error's kind.
+type Case = (String, &'static str, &'static str, fn(&K) -> bool);
+
 #[test]
 fn malformed_drawings_name_the_key_and_place() {
-    let cases: Vec<(String, &str, &str, fn(&K) -> bool)> = vec![
+    let cases: Vec<Case> = vec![
         (
             edit("kind = \"circle\"", "kind = \"square\""),
             "drawing.body[2].kind",
