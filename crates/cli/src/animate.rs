@@ -212,12 +212,12 @@ pub fn render(
     collector.finish();
     let frames: Vec<&[f64]> = collector.frames.iter().map(|f| f.1.as_slice()).collect();
     let hits: Vec<(&[f64], usize)> = impacts.iter().map(|i| (i.q.as_slice(), i.piece)).collect();
-    let mut scene = scenario
+    let scene = scenario
         .scene(&frames, &hits)?
         .ok_or_else(|| animation_error(format!("model '{}' has no drawing", scenario.model)))?;
     let times: Vec<f64> = collector.frames.iter().map(|f| f.0).collect();
     let impact_times: Vec<f64> = impacts.iter().map(|i| i.t).collect();
-    let picture = Picture::new(scenario, &times, &impact_times, &mut scene)?;
+    let picture = Picture::new(scenario, &times, &impact_times, &scene)?;
     let mut out = vec![write_staged(file, &picture.animation(&scenario.model))?];
     if let Some((file, count)) = poster {
         out.push(write_staged(file, &picture.poster(&scenario.model, count))?);
@@ -597,7 +597,7 @@ impl<'a> Picture<'a> {
         scenario: &Scenario,
         times: &'a [f64],
         impact_times: &'a [f64],
-        scene: &'a mut Scene,
+        scene: &'a Scene,
     ) -> Result<Picture<'a>> {
         for w in &scene.walls {
             check_shape(w, "a wall")?;
