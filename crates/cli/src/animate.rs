@@ -1,19 +1,27 @@
 //! `--animate FILE.svg`: the motion of a planar model as one self-contained
-//! animated SVG that a browser plays without script (SMIL `<animate>`).
+//! animated SVG that a browser plays without script (SMIL `<animate>`), and
+//! `--poster FILE.svg`: a still strip of frames of the same picture for
+//! viewers without SMIL.
 //!
-//! The model describes (its [`Drawing`]: walls, body at `q`, contact
-//! points), this module renders: the walls drawn still, the body's shapes
-//! moving through at most [`MAX_FRAMES`] recorded configurations evenly
-//! spaced in time, each impact point appearing at its impact time, a bar
-//! showing the elapsed time. Plane coordinates are the SVG user units of
-//! the picture (`y` up: the picture is flipped), so the animation's values
-//! are the model's numbers. The play length is the simulated time clamped
-//! to [`MIN_PLAY_SECONDS`]–[`MAX_PLAY_SECONDS`], and the animation loops.
+//! The model describes (its [`Scene`]: walls, body at each frame, heading,
+//! impact points — [`Scenario::scene`], from a catalogued model's drawing or
+//! a model file's `[drawing]` table), this module renders: the walls drawn
+//! still (a model file's boundary pieces by their zero sets, sampled near
+//! the body), the body's shapes and its heading moving through at most
+//! [`MAX_FRAMES`] recorded configurations evenly spaced in time, each
+//! impact point appearing at its impact time, a clock (`t = … s`), axes
+//! with ticks in the scene's unit, and a bar showing the elapsed time. The
+//! view is fitted to the body's path and the walls near it
+//! ([`View::fit`]). Plane coordinates are the SVG user units of the picture
+//! (`y` up: the picture is flipped), so the animation's values are the
+//! model's numbers. The play length is the simulated time clamped to
+//! [`MIN_PLAY_SECONDS`]–[`MAX_PLAY_SECONDS`], and the animation loops.
 
 use crate::output::output_failure;
 use crate::output::{ImpactRecord, RecordSink, RecordView, Staged, Target};
+use crate::plot::{ContourWalls, line_in_box};
 use anyhow::{Result, anyhow, bail};
-use diracvi_models::{Drawing, ModelVisitor, NamedSystem, RunSetup, Scenario, Shape, catalogue};
+use diracvi_models::{Heading, Scenario, Scene, Shape, catalogue};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
@@ -25,20 +33,46 @@ pub const MAX_FRAMES: usize = 600;
 pub const MIN_PLAY_SECONDS: f64 = 5.0;
 /// Longest play length (s) of one loop.
 pub const MAX_PLAY_SECONDS: f64 = 30.0;
+/// Frames of a poster unless `--poster-frames` says otherwise.
+pub const DEFAULT_POSTER_FRAMES: usize = 6;
+/// Most frames of a poster.
+pub const MAX_POSTER_FRAMES: usize = 24;
 /// Largest width and height (px) of the picture of the plane.
 const VIEW: (f64, f64) = (800.0, 600.0);
 /// Smallest width and height (px) of that picture.
 const MIN_VIEW: f64 = 200.0;
-/// Room (px) above the picture, for the title.
-const HEADER: f64 = 36.0;
-/// Room (px) below the picture, for the time bar.
-const FOOTER: f64 = 36.0;
-/// Room (px) on each side of the picture.
-const SIDE: f64 = 12.0;
+/// Room (px) above the picture: the title and the clock.
+const HEADER: f64 = 60.0;
+/// Room (px) left of the picture: the y tick labels and axis label.
+const LEFT: f64 = 70.0;
+/// Room (px) right of the picture.
+const RIGHT: f64 = 16.0;
+/// Room (px) below the picture: the x tick labels and axis label.
+const BELOW: f64 = 44.0;
+/// Room (px) below those, for the time bar.
+const BAR: f64 = 26.0;
 /// Radius (px) of a dot of the body.
 const DOT_PX: f64 = 5.0;
 /// Radius (px) of an impact marker.
 const MARKER_PX: f64 = 4.0;
+/// Length (px) of a tick mark.
+const TICK_PX: f64 = 6.0;
+/// Walls are kept in view within this fraction of the larger side of the
+/// body's box beyond it (for a body at rest: of the box's magnitude, at
+/// least 1).
+const NEAR: f64 = 0.15;
+/// Length of a heading without one, as a fraction of the larger side of
+/// the body's box.
+const HEADING_FRACTION: f64 = 0.1;
+/// Colours: the body, the walls, the heading, the impacts.
+const BODY: &str = "#1f77b4";
+const WALL: &str = "#333333";
+const HEADING: &str = "#ff7f0e";
+const IMPACT: &str = "#d62728";
+/// Width (px) of one panel of the plane in a poster.
+const POSTER_PANEL: f64 = 320.0;
+/// Panels per row of a poster.
+const POSTER_COLUMNS: usize = 3;
 
 /// Check `--animate`'s extension and path (before the run).
 ///
@@ -48,37 +82,47 @@ pub fn check(path: &Path) -> Result<Target> {
     crate::output::check_svg(path, "--animate", "animate")
 }
 
-/// Whether the model of a scenario has a planar drawing.
-struct HasPicture;
-
-impl ModelVisitor for HasPicture {
-    type Output = bool;
-    fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
-        self,
-        model: &Mo,
-        _setup: &RunSetup<N>,
-    ) -> bool {
-        model.picture().is_some()
+/// Check `--poster`'s extension and path (before the run), and that it is
+/// not the animation's path.
+///
+/// # Errors
+/// A usage error naming the path.
+pub fn check_poster(path: &Path, animation: Option<&Path>, frames: usize) -> Result<Target> {
+    if !(1..=MAX_POSTER_FRAMES).contains(&frames) {
+        bail!("--poster-frames must be between 1 and {MAX_POSTER_FRAMES}, got {frames}");
     }
+    if animation == Some(path) {
+        bail!(
+            "--poster '{}' is also the --animate file: give the poster its own file",
+            path.display()
+        );
+    }
+    crate::output::check_svg(path, "--poster", "draw a poster")
 }
 
 /// Refuse `--animate` (a usage error) for a model without a drawing.
 ///
 /// # Errors
-/// A usage error naming the model and the models that can be animated.
+/// A usage error naming the model and how to give it a drawing (a model
+/// file) or the models that can be animated (the catalogue).
 pub fn check_drawable(scenario: &Scenario) -> Result<()> {
     if scenario.circuit.is_some() {
         return Err(no_circuits());
     }
-    // Model files carry no drawing (they run on the run-time-sized core).
-    if scenario.file.is_none() && scenario.visit(HasPicture)? {
+    if scenario.has_picture()? {
         return Ok(());
+    }
+    if let Some(file) = &scenario.file {
+        bail!(
+            "--animate: model file '{}' has no [drawing] table and no coordinates named x and y to show: declare a drawing, e.g. [[drawing.body]] with kind = \"point\", x = \"l*sin(theta)\", y = \"-l*cos(theta)\" (see docs/model-files.md, section Drawing)",
+            file.path
+        );
     }
     let drawable: Vec<&str> = catalogue()
         .iter()
         .filter(|m| {
             Scenario::defaults(m.name)
-                .and_then(|s| s.visit_catalogue(HasPicture))
+                .and_then(|s| s.has_picture())
                 .unwrap_or(false)
         })
         .map(|m| m.name)
@@ -134,61 +178,26 @@ impl RecordSink for AnimationCollector {
     }
 }
 
-/// What the model draws of a run: its walls, the body at every frame and
-/// the impact points `(t, point)`.
-struct Scene {
-    walls: Vec<Shape>,
-    bodies: Vec<Vec<Shape>>,
-    impacts: Vec<(f64, [f64; 2])>,
-}
-
-/// The visitor asking the model for its [`Scene`].
-struct Draw<'a> {
-    frames: &'a [(f64, Vec<f64>)],
-    impacts: &'a [ImpactRecord],
-}
-
-impl ModelVisitor for Draw<'_> {
-    type Output = Option<Scene>;
-    fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
-        self,
-        model: &Mo,
-        setup: &RunSetup<N>,
-    ) -> Option<Scene> {
-        let drawing: &dyn Drawing<N> = model.picture()?;
-        // A configuration vector of the model's size (the records' `q`
-        // have `N` components).
-        let q = |v: &[f64]| {
-            let mut q = setup.q0;
-            for (qi, &vi) in q.iter_mut().zip(v) {
-                *qi = vi;
-            }
-            q
-        };
-        Some(Scene {
-            walls: drawing.walls(),
-            bodies: self
-                .frames
-                .iter()
-                .map(|(_, v)| drawing.body(&q(v)))
-                .collect(),
-            impacts: self
-                .impacts
-                .iter()
-                .map(|i| (i.t, drawing.contact(&q(&i.q), i.piece)))
-                .collect(),
-        })
-    }
-}
-
 fn animation_error(message: impl std::fmt::Display) -> anyhow::Error {
     anyhow::Error::new(crate::OutputFailure(format!(
         "cannot draw the animation: {message}"
     )))
 }
 
+/// Write `text` into a staged file and flush it to disk.
+fn write_staged(mut file: Staged, text: &str) -> Result<Staged> {
+    let target = file.target().to_path_buf();
+    file.file()
+        .write_all(text.as_bytes())
+        .and_then(|()| file.file().flush())
+        .map_err(|e| output_failure(&target, e))?;
+    file.sync()?;
+    Ok(file)
+}
+
 /// Draw the collected frames and the impacts of `scenario`'s run into
-/// `file` and flush it to disk, ready to commit.
+/// `file` (and a strip of `poster.1` frames into `poster.0`), flushed to
+/// disk, ready to commit.
 ///
 /// # Errors
 /// An [`OutputFailure`](crate::OutputFailure): a model whose body changes
@@ -197,24 +206,23 @@ pub fn render(
     mut collector: AnimationCollector,
     scenario: &Scenario,
     impacts: &[ImpactRecord],
-    mut file: Staged,
-) -> Result<Staged> {
+    file: Staged,
+    poster: Option<(Staged, usize)>,
+) -> Result<Vec<Staged>> {
     collector.finish();
+    let frames: Vec<&[f64]> = collector.frames.iter().map(|f| f.1.as_slice()).collect();
+    let hits: Vec<(&[f64], usize)> = impacts.iter().map(|i| (i.q.as_slice(), i.piece)).collect();
     let scene = scenario
-        .visit(Draw {
-            frames: &collector.frames,
-            impacts,
-        })?
+        .scene(&frames, &hits)?
         .ok_or_else(|| animation_error(format!("model '{}' has no drawing", scenario.model)))?;
     let times: Vec<f64> = collector.frames.iter().map(|f| f.0).collect();
-    let svg = svg(&scenario.model, &times, &scene)?;
-    let target = file.target().to_path_buf();
-    file.file()
-        .write_all(svg.as_bytes())
-        .and_then(|()| file.file().flush())
-        .map_err(|e| output_failure(&target, e))?;
-    file.sync()?;
-    Ok(file)
+    let impact_times: Vec<f64> = impacts.iter().map(|i| i.t).collect();
+    let picture = Picture::new(scenario, &times, &impact_times, &scene)?;
+    let mut out = vec![write_staged(file, &picture.animation(&scenario.model))?];
+    if let Some((file, count)) = poster {
+        out.push(write_staged(file, &picture.poster(&scenario.model, count))?);
+    }
+    Ok(out)
 }
 
 /// A number for the SVG: at most 7 decimals (so within `5e-8` of the
@@ -243,7 +251,8 @@ fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The points that must be in view of a shape (a line: its given point).
+/// The points that must be in view of a body shape (a line: its given
+/// point).
 fn shape_points(shape: &Shape) -> Vec<[f64; 2]> {
     match shape {
         Shape::Dot(p) => vec![*p],
@@ -253,6 +262,79 @@ fn shape_points(shape: &Shape) -> Vec<[f64; 2]> {
         ],
         Shape::Polyline { points, .. } => points.clone(),
         Shape::Line { point, .. } => vec![*point],
+    }
+}
+
+/// A box `[lo, hi]` of the plane.
+type Bounds = ([f64; 2], [f64; 2]);
+
+/// The box of `points`, `None` when there are none.
+fn bounds(points: impl Iterator<Item = [f64; 2]>) -> Option<Bounds> {
+    let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+    for p in points {
+        for i in 0..2 {
+            lo[i] = lo[i].min(p[i]);
+            hi[i] = hi[i].max(p[i]);
+        }
+    }
+    (lo[0] <= hi[0]).then_some((lo, hi))
+}
+
+fn inside(p: [f64; 2], b: &Bounds) -> bool {
+    (b.0[0]..=b.1[0]).contains(&p[0]) && (b.0[1]..=b.1[1]).contains(&p[1])
+}
+
+/// The points of a wall shape inside the box `near` (a circle sampled every
+/// half degree, a polyline's edges clipped, a line clipped).
+fn wall_points_near(shape: &Shape, near: &Bounds) -> Vec<[f64; 2]> {
+    let (bx, by) = (near.0[0]..near.1[0], near.0[1]..near.1[1]);
+    let segment = |a: [f64; 2], b: [f64; 2]| -> Vec<[f64; 2]> {
+        let d = [b[0] - a[0], b[1] - a[1]];
+        if d[0] == 0.0 && d[1] == 0.0 {
+            return if inside(a, near) { vec![a] } else { Vec::new() };
+        }
+        match line_in_box(a, d, &bx, &by) {
+            // The line's part in the box, kept to the segment.
+            Some([p, q]) => {
+                let along = |p: (f64, f64)| {
+                    ((p.0 - a[0]) * d[0] + (p.1 - a[1]) * d[1]) / (d[0] * d[0] + d[1] * d[1])
+                };
+                let (s0, s1) = (along(p).max(0.0), along(q).min(1.0));
+                if s0 > s1 {
+                    return Vec::new();
+                }
+                let at = |s: f64| [a[0] + s * d[0], a[1] + s * d[1]];
+                vec![at(s0), at(s1)]
+            }
+            None => Vec::new(),
+        }
+    };
+    match shape {
+        Shape::Dot(p) => {
+            if inside(*p, near) {
+                vec![*p]
+            } else {
+                Vec::new()
+            }
+        }
+        Shape::Circle { center, radius } => (0..720)
+            .map(|k| {
+                let s = std::f64::consts::TAU * k as f64 / 720.0;
+                [center[0] + radius * s.cos(), center[1] + radius * s.sin()]
+            })
+            .filter(|p| inside(*p, near))
+            .collect(),
+        Shape::Polyline { points, closed } => {
+            let mut edges: Vec<([f64; 2], [f64; 2])> =
+                points.windows(2).map(|w| (w[0], w[1])).collect();
+            if *closed && let (Some(&a), Some(&b)) = (points.last(), points.first()) {
+                edges.push((a, b));
+            }
+            edges.into_iter().flat_map(|(a, b)| segment(a, b)).collect()
+        }
+        Shape::Line { point, direction } => line_in_box(*point, *direction, &bx, &by)
+            .map(|[p, q]| vec![[p.0, p.1], [q.0, q.1]])
+            .unwrap_or_default(),
     }
 }
 
@@ -275,7 +357,7 @@ fn check_shape(shape: &Shape, what: &str) -> Result<()> {
     }
 }
 
-/// The plane box in view and the scale (px per metre).
+/// The plane box in view and the scale (px per unit).
 #[derive(Debug, Clone, Copy)]
 struct View {
     x0: f64,
@@ -286,19 +368,17 @@ struct View {
 }
 
 impl View {
-    /// The box around `points` with a margin of 8 % of its larger side
-    /// (at least 1e-3 of the coordinates' magnitude, at least 1e-9 m), widened
-    /// so that neither side is drawn smaller than [`MIN_VIEW`] px.
-    fn around(points: impl Iterator<Item = [f64; 2]>) -> View {
-        let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
-        for p in points {
+    /// The box around the body's points `body` and the wall points `walls`
+    /// within reach of them ([`NEAR`]), with a margin of 8 % of its larger
+    /// side (at least 1e-3 of the coordinates' magnitude, at least 1e-9),
+    /// widened so that neither side is drawn smaller than [`MIN_VIEW`] px.
+    fn fit(body: &Bounds, walls: &[[f64; 2]]) -> View {
+        let (mut lo, mut hi) = *body;
+        for p in walls {
             for i in 0..2 {
                 lo[i] = lo[i].min(p[i]);
                 hi[i] = hi[i].max(p[i]);
             }
-        }
-        if lo[0] > hi[0] {
-            (lo, hi) = ([-1.0; 2], [1.0; 2]);
         }
         let magnitude = lo.iter().chain(&hi).fold(0.0_f64, |m, x| m.max(x.abs()));
         let span = (hi[0] - lo[0]).max(hi[1] - lo[1]);
@@ -330,6 +410,17 @@ impl View {
             [point[0] - reach * d[0], point[1] - reach * d[1]],
             [point[0] + reach * d[0], point[1] + reach * d[1]],
         ]
+    }
+
+    /// The `viewBox` of the flipped plane (`y` up).
+    fn view_box(&self) -> String {
+        format!(
+            "{} {} {} {}",
+            num(self.x0),
+            num(-(self.y0 + self.h)),
+            num(self.w),
+            num(self.h)
+        )
     }
 }
 
@@ -372,7 +463,8 @@ fn geometry(shape: &Shape, view: &View) -> (&'static str, Vec<(&'static str, Str
     }
 }
 
-/// The same kind of shape, with as many points (the [`Drawing`] contract).
+/// The same kind of shape, with as many points (the
+/// [`Drawing`](diracvi_models::Drawing) contract).
 fn same_structure(a: &Shape, b: &Shape) -> bool {
     match (a, b) {
         (Shape::Dot(_), Shape::Dot(_))
@@ -393,12 +485,12 @@ fn same_structure(a: &Shape, b: &Shape) -> bool {
 }
 
 /// The style of a shape: dots filled, the rest stroked (a closed outline
-/// lightly filled).
-fn style(shape: &Shape, color: &str, view: &View) -> String {
+/// lightly filled); `scale` is px per unit (dots keep their size on screen).
+fn style(shape: &Shape, color: &str, scale: f64) -> String {
     match shape {
         Shape::Dot(_) => format!(
             r#" r="{}" fill="{color}" stroke="none""#,
-            num(DOT_PX / view.scale)
+            num(DOT_PX / scale)
         ),
         Shape::Polyline { closed: true, .. } => format!(
             r#" fill="{color}" fill-opacity="0.15" stroke="{color}" stroke-width="2" stroke-linejoin="round" vector-effect="non-scaling-stroke""#
@@ -409,183 +501,640 @@ fn style(shape: &Shape, color: &str, view: &View) -> String {
     }
 }
 
-/// The SVG document.
-fn svg(model: &str, times: &[f64], scene: &Scene) -> Result<String> {
-    for w in &scene.walls {
-        check_shape(w, "a wall")?;
+/// One still element of a shape.
+fn element(shape: &Shape, view: &View, style: &str) -> String {
+    let (name, attributes) = geometry(shape, view);
+    let mut s = format!("<{name}");
+    for (a, v) in &attributes {
+        let _ = write!(s, r#" {a}="{v}""#);
     }
-    let first = scene
-        .bodies
-        .first()
-        .ok_or_else(|| animation_error("the run recorded no configuration"))?;
-    for (body, &t) in scene.bodies.iter().zip(times) {
-        let at = format!("the body at t = {t}");
-        if body.len() != first.len() || body.iter().zip(first).any(|(a, b)| !same_structure(a, b)) {
-            return Err(animation_error(format!(
-                "{at} has other shapes than at t = {}: a drawing must keep its shapes",
-                times[0]
-            )));
-        }
-        for s in body {
-            check_shape(s, &at)?;
-        }
-    }
-    for &(t, p) in &scene.impacts {
-        check_shape(&Shape::Dot(p), &format!("the impact point at t = {t}"))?;
-    }
-    let view = View::around(
-        scene
-            .walls
-            .iter()
-            .chain(scene.bodies.iter().flatten())
-            .flat_map(shape_points)
-            .chain(scene.impacts.iter().map(|i| i.1)),
-    );
+    let _ = writeln!(s, "{style}/>");
+    s
+}
 
-    // Time: fraction of the loop at each frame; play length.
-    let (t0, t1) = (times[0], times[times.len() - 1]);
-    let span = t1 - t0;
-    let fraction = |t: f64| {
+/// The style of a wall.
+fn wall_style(shape: &Shape, scale: f64) -> String {
+    match shape {
+        Shape::Dot(_) => style(shape, WALL, scale),
+        _ => format!(
+            r#" fill="none" stroke="{WALL}" stroke-width="3" vector-effect="non-scaling-stroke""#
+        ),
+    }
+}
+
+/// The heading line's end points `[x1, y1, x2, y2]`.
+fn heading_line(h: &Heading, length: f64) -> [f64; 4] {
+    let tip = h.tip(length);
+    [h.center[0], h.center[1], tip[0], tip[1]]
+}
+
+/// A tick step of about a sixth of `span`: 1, 2 or 5 times a power of ten.
+fn tick_step(span: f64) -> f64 {
+    let raw = span / 6.0;
+    let p = 10f64.powf(raw.log10().floor());
+    let m = raw / p;
+    let nice = if m < 1.5 {
+        1.0
+    } else if m < 3.5 {
+        2.0
+    } else if m < 7.5 {
+        5.0
+    } else {
+        10.0
+    };
+    nice * p
+}
+
+/// The ticks of `[lo, lo + span]`: (value, label).
+fn ticks(lo: f64, span: f64) -> Vec<(f64, String)> {
+    let step = tick_step(span);
+    if !(step.is_finite() && step > 0.0) {
+        return Vec::new();
+    }
+    let decimals = (-step.log10().floor()).max(0.0) as usize;
+    let first = (lo / step).ceil() as i64;
+    let last = ((lo + span) / step).floor() as i64;
+    (first..=last)
+        .map(|k| {
+            let v = k as f64 * step;
+            let mut label = format!("{v:.decimals$}");
+            if label
+                .trim_start_matches('-')
+                .chars()
+                .all(|c| c == '0' || c == '.')
+            {
+                label = "0".into();
+            }
+            (v, label)
+        })
+        .collect()
+}
+
+/// Decimals of the clock: enough to tell frames `dt` apart (0 to 6).
+fn clock_decimals(dt: f64) -> usize {
+    if dt.is_finite() && dt > 0.0 {
+        ((-dt.log10()).ceil().max(0.0) as usize).min(6)
+    } else {
+        3
+    }
+}
+
+/// Everything drawn, checked and placed: the scene, the view, the times.
+struct Picture<'a> {
+    scene: &'a Scene,
+    view: View,
+    times: &'a [f64],
+    impact_times: &'a [f64],
+    /// The length of a heading that has none.
+    heading_length: f64,
+    /// The walls, a model file's zero sets joined into polylines among them.
+    walls: Vec<Shape>,
+}
+
+impl<'a> Picture<'a> {
+    /// Check the scene's shapes and fit the view.
+    fn new(
+        scenario: &Scenario,
+        times: &'a [f64],
+        impact_times: &'a [f64],
+        scene: &'a Scene,
+    ) -> Result<Picture<'a>> {
+        for w in &scene.walls {
+            check_shape(w, "a wall")?;
+        }
+        let first = scene
+            .bodies
+            .first()
+            .ok_or_else(|| animation_error("the run recorded no configuration"))?;
+        for (body, &t) in scene.bodies.iter().zip(times) {
+            let at = format!("the body at t = {t}");
+            if body.len() != first.len()
+                || body.iter().zip(first).any(|(a, b)| !same_structure(a, b))
+            {
+                return Err(animation_error(format!(
+                    "{at} has other shapes than at t = {}: a drawing must keep its shapes",
+                    times[0]
+                )));
+            }
+            for s in body {
+                check_shape(s, &at)?;
+            }
+        }
+        for (p, t) in scene.contacts.iter().zip(impact_times) {
+            check_shape(&Shape::Dot(*p), &format!("the impact point at t = {t}"))?;
+        }
+        let body_box = bounds(
+            scene
+                .bodies
+                .iter()
+                .flatten()
+                .flat_map(shape_points)
+                .chain(scene.contacts.iter().copied())
+                .chain(scene.headings.iter().map(|h| h.center)),
+        )
+        .unwrap_or(([-1.0; 2], [1.0; 2]));
+        let side = (body_box.1[0] - body_box.0[0]).max(body_box.1[1] - body_box.0[1]);
+        let magnitude = body_box
+            .0
+            .iter()
+            .chain(&body_box.1)
+            .fold(0.0_f64, |m, x| m.max(x.abs()));
+        let heading_length = if side > 0.0 {
+            HEADING_FRACTION * side
+        } else {
+            HEADING_FRACTION * magnitude.max(1.0)
+        };
+        for (h, &t) in scene.headings.iter().zip(times) {
+            let [x1, y1, x2, y2] = heading_line(h, heading_length);
+            if ![x1, y1, x2, y2].iter().all(|x| x.is_finite()) {
+                return Err(animation_error(format!(
+                    "the heading at t = {t}: unusable {h:?}"
+                )));
+            }
+        }
+        let with_headings = bounds(
+            [body_box.0, body_box.1]
+                .into_iter()
+                .chain(scene.headings.iter().map(|h| h.tip(heading_length))),
+        )
+        .unwrap_or(body_box);
+        let reach = if side > 0.0 {
+            NEAR * side
+        } else {
+            NEAR * magnitude.max(1.0)
+        };
+        let near: Bounds = (
+            [with_headings.0[0] - reach, with_headings.0[1] - reach],
+            [with_headings.1[0] + reach, with_headings.1[1] + reach],
+        );
+        let mut walls = scene.walls.clone();
+        if let Some(plane) = &scene.plane_walls {
+            // Sampled beyond the view (which the margins and the aspect
+            // ratio widen), so that the curves cross it whole.
+            let grow = (near.1[0] - near.0[0]).max(near.1[1] - near.0[1]);
+            let sampled: Bounds = (
+                [near.0[0] - grow, near.0[1] - grow],
+                [near.1[0] + grow, near.1[1] + grow],
+            );
+            let curves = scenario
+                .visit_dyn(ContourWalls {
+                    x: plane.x,
+                    y: plane.y,
+                    bx: sampled.0[0]..sampled.1[0],
+                    by: sampled.0[1]..sampled.1[1],
+                    pieces: plane.pieces.clone(),
+                })
+                .map_err(animation_error)?;
+            walls.extend(
+                curves
+                    .into_iter()
+                    .filter(|c| c.len() >= 2)
+                    .map(|c| Shape::Polyline {
+                        points: c.into_iter().map(|(x, y)| [x, y]).collect(),
+                        closed: false,
+                    }),
+            );
+        }
+        let near_walls: Vec<[f64; 2]> = walls
+            .iter()
+            .flat_map(|w| wall_points_near(w, &near))
+            .collect();
+        let view = View::fit(&with_headings, &near_walls);
+        Ok(Picture {
+            scene,
+            view,
+            times,
+            impact_times,
+            heading_length,
+            walls,
+        })
+    }
+
+    /// The first and last frame times.
+    fn span(&self) -> (f64, f64) {
+        (self.times[0], self.times[self.times.len() - 1])
+    }
+
+    /// The fraction of the loop at time `t`.
+    fn fraction(&self, t: f64) -> f64 {
+        let (t0, t1) = self.span();
+        let span = t1 - t0;
         if span == 0.0 {
             0.0
         } else {
             ((t - t0) / span).clamp(0.0, 1.0)
         }
-    };
-    let play = span.abs().clamp(MIN_PLAY_SECONDS, MAX_PLAY_SECONDS);
-    let dur = format!("{}s", num(play));
-    let animated = times.len() > 1 && span != 0.0;
-    let key_times: String = {
-        let mut k: Vec<String> = times.iter().map(|&t| key(fraction(t))).collect();
-        if let (Some(a), true) = (k.first_mut(), animated) {
-            *a = "0".into();
-        }
-        if let (Some(b), true) = (k.last_mut(), animated) {
-            *b = "1".into();
-        }
-        k.join(";")
-    };
-
-    let (pw, ph) = (view.w * view.scale, view.h * view.scale);
-    let (width, height) = (pw + 2.0 * SIDE, HEADER + ph + FOOTER);
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<?xml version="1.0" encoding="UTF-8"?>
-<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif">
-<title>{title}</title>
-<rect width="{w}" height="{h}" fill="white"/>
-<text x="{SIDE}" y="24" font-size="16">{title}</text>"#,
-        w = num(width),
-        h = num(height),
-        title = escape(&format!(
-            "{model}: t = {} … {} s, {} impact{} (played in {} s, looping)",
-            num(t0),
-            num(t1),
-            scene.impacts.len(),
-            if scene.impacts.len() == 1 { "" } else { "s" },
-            num(play)
-        )),
-    );
-    // The plane: user units are metres, y flipped up.
-    let _ = writeln!(
-        s,
-        r#"<svg class="plane" x="{SIDE}" y="{HEADER}" width="{}" height="{}" viewBox="{} {} {} {}" data-scale="{}">
-<g transform="scale(1,-1)">"#,
-        num(pw),
-        num(ph),
-        num(view.x0),
-        num(-(view.y0 + view.h)),
-        num(view.w),
-        num(view.h),
-        num(view.scale),
-    );
-    s.push_str("<g class=\"walls\">\n");
-    for w in &scene.walls {
-        let (element, attributes) = geometry(w, &view);
-        s.push('<');
-        s.push_str(element);
-        for (name, value) in &attributes {
-            let _ = write!(s, r#" {name}="{value}""#);
-        }
-        let style = match w {
-            Shape::Dot(_) => style(w, "#333333", &view),
-            _ => r##" fill="none" stroke="#333333" stroke-width="3" vector-effect="non-scaling-stroke""##
-                .to_string(),
-        };
-        let _ = writeln!(s, "{style}/>");
     }
-    s.push_str("</g>\n<g class=\"body\">\n");
-    for (i, shape) in first.iter().enumerate() {
-        let (element, attributes) = geometry(shape, &view);
-        s.push('<');
-        s.push_str(element);
-        for (name, value) in &attributes {
-            let _ = write!(s, r#" {name}="{value}""#);
+
+    /// The clock's text at `t`.
+    fn clock(&self, t: f64) -> String {
+        let dt = if self.times.len() > 1 {
+            let (t0, t1) = self.span();
+            (t1 - t0).abs() / (self.times.len() - 1) as f64
+        } else {
+            0.0
+        };
+        let d = clock_decimals(dt);
+        format!("t = {t:.d$} s")
+    }
+
+    /// The walls, still, in a plane of `scale` px per unit.
+    fn walls_svg(&self, scale: f64) -> String {
+        let mut s = String::from("<g class=\"walls\">\n");
+        for w in &self.walls {
+            s.push_str(&element(w, &self.view, &wall_style(w, scale)));
         }
-        s.push_str(&style(shape, "#1f77b4", &view));
-        if !animated {
-            s.push_str("/>\n");
-            continue;
+        s.push_str("</g>\n");
+        s
+    }
+
+    /// The axes: a frame round the plane at (`x`, `y`) px of `pw` × `ph`
+    /// px, ticks and labels in the scene's unit.
+    fn axes_svg(&self, x: f64, y: f64, pw: f64, ph: f64, font: f64) -> String {
+        let v = &self.view;
+        let scale = pw / v.w;
+        let unit = escape(&self.scene.unit);
+        let mut s = format!(
+            r##"<g class="axes" font-size="{f}" fill="#555555">
+<rect x="{x}" y="{y}" width="{pw}" height="{ph}" fill="none" stroke="#999999"/>
+"##,
+            f = num(font),
+            x = num(x),
+            y = num(y),
+            pw = num(pw),
+            ph = num(ph),
+        );
+        for (value, label) in ticks(v.x0, v.w) {
+            let px = x + (value - v.x0) * scale;
+            let _ = writeln!(
+                s,
+                r##"<line class="tick-x" data-value="{value:?}" x1="{px}" y1="{b}" x2="{px}" y2="{t}" stroke="#999999"/><text class="tick-label-x" x="{px}" y="{ty}" text-anchor="middle">{label}</text>"##,
+                px = num(px),
+                b = num(y + ph),
+                t = num(y + ph + TICK_PX),
+                ty = num(y + ph + TICK_PX + font + 1.0),
+            );
         }
-        s.push_str(">\n");
-        // One <animate> per moving attribute, its values frame by frame.
-        let frames: Vec<Vec<(&'static str, String)>> = scene
-            .bodies
-            .iter()
-            .map(|body| geometry(&body[i], &view).1)
-            .collect();
-        for (a, (name, _)) in attributes.iter().enumerate() {
-            let values: Vec<&str> = frames.iter().map(|f| f[a].1.as_str()).collect();
+        for (value, label) in ticks(v.y0, v.h) {
+            let py = y + ph - (value - v.y0) * scale;
+            let _ = writeln!(
+                s,
+                r##"<line class="tick-y" data-value="{value:?}" x1="{l}" y1="{py}" x2="{x}" y2="{py}" stroke="#999999"/><text class="tick-label-y" x="{tx}" y="{ty}" text-anchor="end">{label}</text>"##,
+                py = num(py),
+                l = num(x - TICK_PX),
+                x = num(x),
+                tx = num(x - TICK_PX - 2.0),
+                ty = num(py + 0.35 * font),
+            );
+        }
+        let _ = writeln!(
+            s,
+            r#"<text class="axis-label" x="{cx}" y="{by}" text-anchor="middle">x ({unit})</text>
+<text class="axis-label" transform="translate({lx},{cy}) rotate(-90)" text-anchor="middle">y ({unit})</text>
+</g>"#,
+            cx = num(x + 0.5 * pw),
+            by = num(y + ph + TICK_PX + 2.0 * font + 6.0),
+            lx = num(x - TICK_PX - 4.0 * font),
+            cy = num(y + 0.5 * ph),
+        );
+        s
+    }
+
+    /// The animated SVG document.
+    fn animation(&self, model: &str) -> String {
+        let scene = self.scene;
+        let view = &self.view;
+        let times = self.times;
+        let (t0, t1) = self.span();
+        let span = t1 - t0;
+        let play = span.abs().clamp(MIN_PLAY_SECONDS, MAX_PLAY_SECONDS);
+        let dur = format!("{}s", num(play));
+        let animated = times.len() > 1 && span != 0.0;
+        let fractions: Vec<String> = {
+            let mut k: Vec<String> = times.iter().map(|&t| key(self.fraction(t))).collect();
+            if let (Some(a), true) = (k.first_mut(), animated) {
+                *a = "0".into();
+            }
+            if let (Some(b), true) = (k.last_mut(), animated) {
+                *b = "1".into();
+            }
+            k
+        };
+        let key_times = fractions.join(";");
+        let animate = |s: &mut String, name: &str, values: &[String]| {
             let _ = writeln!(
                 s,
                 r#"<animate attributeName="{name}" dur="{dur}" repeatCount="indefinite" calcMode="linear" keyTimes="{key_times}" values="{}"/>"#,
                 values.join(";")
             );
-        }
-        let _ = writeln!(s, "</{element}>");
-    }
-    s.push_str("</g>\n<g class=\"impacts\">\n");
-    // Impact points: hidden until their time in every loop.
-    for &(t, p) in &scene.impacts {
-        let f = fraction(t);
-        let _ = write!(
-            s,
-            r##"<circle class="impact" data-t="{t:?}" cx="{}" cy="{}" r="{}" fill="#d62728" fill-opacity="0.8""##,
-            num(p[0]),
-            num(p[1]),
-            num(MARKER_PX / view.scale),
-        );
-        if !animated || f == 0.0 {
-            s.push_str(" visibility=\"visible\"/>\n");
-        } else {
-            let _ = writeln!(
-                s,
-                r#" visibility="hidden"><animate attributeName="visibility" dur="{dur}" repeatCount="indefinite" calcMode="discrete" keyTimes="0;{}" values="hidden;visible"/></circle>"#,
-                key(f)
-            );
-        }
-    }
-    s.push_str("</g>\n</g>\n</svg>\n");
-    // The elapsed time: a bar filling in one loop.
-    let bar_y = HEADER + ph + 14.0;
-    let _ = writeln!(
-        s,
-        r##"<rect x="{SIDE}" y="{y}" width="{w}" height="6" fill="none" stroke="#999999"/>
-<rect class="time" x="{SIDE}" y="{y}" width="{w0}" height="6" fill="#999999">"##,
-        y = num(bar_y),
-        w = num(pw),
-        w0 = if animated { "0".to_string() } else { num(pw) },
-    );
-    if animated {
+        };
+
+        let (pw, ph) = (view.w * view.scale, view.h * view.scale);
+        let (width, height) = (LEFT + pw + RIGHT, HEADER + ph + BELOW + BAR);
+        let impacts = scene.contacts.len();
+        let mut s = String::new();
         let _ = writeln!(
             s,
-            r#"<animate attributeName="width" dur="{dur}" repeatCount="indefinite" values="0;{}"/>"#,
-            num(pw)
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif">
+<title>{title}</title>
+<rect width="{w}" height="{h}" fill="white"/>
+<text x="{LEFT}" y="22" font-size="16">{title}</text>"#,
+            w = num(width),
+            h = num(height),
+            title = escape(&format!(
+                "{model}: t = {} … {} s, {impacts} impact{} (played in {} s, looping)",
+                num(t0),
+                num(t1),
+                if impacts == 1 { "" } else { "s" },
+                num(play)
+            )),
         );
+        // The clock: one label per frame, each shown until the next frame.
+        let _ = writeln!(
+            s,
+            r#"<g class="clock" font-size="16" font-family="monospace" font-weight="bold">"#
+        );
+        for (i, &t) in times.iter().enumerate() {
+            let visible = i == 0;
+            let _ = write!(
+                s,
+                r#"<text class="clock-frame" data-t="{t:?}" x="{LEFT}" y="48" visibility="{}">{}"#,
+                if visible { "visible" } else { "hidden" },
+                escape(&self.clock(t))
+            );
+            if animated {
+                let (keys, values) = match (i, fractions.get(i + 1)) {
+                    (0, Some(next)) => (format!("0;{next}"), "visible;hidden"),
+                    (0, None) => (String::new(), ""),
+                    (_, Some(next)) => (
+                        format!("0;{};{next}", fractions[i]),
+                        "hidden;visible;hidden",
+                    ),
+                    (_, None) => (format!("0;{}", fractions[i]), "hidden;visible"),
+                };
+                if !keys.is_empty() {
+                    let _ = write!(
+                        s,
+                        r#"<animate attributeName="visibility" dur="{dur}" repeatCount="indefinite" calcMode="discrete" keyTimes="{keys}" values="{values}"/>"#
+                    );
+                }
+            }
+            s.push_str("</text>\n");
+        }
+        s.push_str("</g>\n");
+        s.push_str(&self.axes_svg(LEFT, HEADER, pw, ph, 12.0));
+        // The plane: user units are the model's, y flipped up.
+        let _ = writeln!(
+            s,
+            r#"<svg class="plane" x="{LEFT}" y="{HEADER}" width="{}" height="{}" viewBox="{}" data-scale="{}">
+<g transform="scale(1,-1)">"#,
+            num(pw),
+            num(ph),
+            view.view_box(),
+            num(view.scale),
+        );
+        s.push_str(&self.walls_svg(view.scale));
+        s.push_str("<g class=\"body\">\n");
+        let first = &scene.bodies[0];
+        for (i, shape) in first.iter().enumerate() {
+            let (element, attributes) = geometry(shape, view);
+            s.push('<');
+            s.push_str(element);
+            for (name, value) in &attributes {
+                let _ = write!(s, r#" {name}="{value}""#);
+            }
+            s.push_str(&style(shape, BODY, view.scale));
+            if !animated {
+                s.push_str("/>\n");
+                continue;
+            }
+            s.push_str(">\n");
+            // One <animate> per moving attribute, its values frame by frame.
+            let frames: Vec<Vec<(&'static str, String)>> = scene
+                .bodies
+                .iter()
+                .map(|body| geometry(&body[i], view).1)
+                .collect();
+            for (a, (name, _)) in attributes.iter().enumerate() {
+                let values: Vec<String> = frames.iter().map(|f| f[a].1.clone()).collect();
+                animate(&mut s, name, &values);
+            }
+            let _ = writeln!(s, "</{element}>");
+        }
+        s.push_str("</g>\n");
+        if let Some(h0) = scene.headings.first() {
+            let line = heading_line(h0, self.heading_length);
+            let _ = write!(
+                s,
+                r#"<g class="heading"><line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{HEADING}" stroke-width="3" stroke-linecap="round" vector-effect="non-scaling-stroke""#,
+                num(line[0]),
+                num(line[1]),
+                num(line[2]),
+                num(line[3])
+            );
+            if animated {
+                s.push_str(">\n");
+                let lines: Vec<[f64; 4]> = scene
+                    .headings
+                    .iter()
+                    .map(|h| heading_line(h, self.heading_length))
+                    .collect();
+                for (k, name) in ["x1", "y1", "x2", "y2"].iter().enumerate() {
+                    let values: Vec<String> = lines.iter().map(|l| num(l[k])).collect();
+                    animate(&mut s, name, &values);
+                }
+                s.push_str("</line></g>\n");
+            } else {
+                s.push_str("/></g>\n");
+            }
+        }
+        s.push_str("<g class=\"impacts\">\n");
+        // Impact points: hidden until their time in every loop.
+        for (&p, &t) in scene.contacts.iter().zip(self.impact_times) {
+            let f = self.fraction(t);
+            let _ = write!(
+                s,
+                r#"<circle class="impact" data-t="{t:?}" cx="{}" cy="{}" r="{}" fill="{IMPACT}" fill-opacity="0.8""#,
+                num(p[0]),
+                num(p[1]),
+                num(MARKER_PX / view.scale),
+            );
+            if !animated || f == 0.0 {
+                s.push_str(" visibility=\"visible\"/>\n");
+            } else {
+                let _ = writeln!(
+                    s,
+                    r#" visibility="hidden"><animate attributeName="visibility" dur="{dur}" repeatCount="indefinite" calcMode="discrete" keyTimes="0;{}" values="hidden;visible"/></circle>"#,
+                    key(f)
+                );
+            }
+        }
+        s.push_str("</g>\n</g>\n</svg>\n");
+        // The elapsed time: a bar filling in one loop.
+        let bar_y = HEADER + ph + BELOW + 8.0;
+        let _ = writeln!(
+            s,
+            r##"<rect x="{LEFT}" y="{y}" width="{w}" height="6" fill="none" stroke="#999999"/>
+<rect class="time" x="{LEFT}" y="{y}" width="{w0}" height="6" fill="#999999">"##,
+            y = num(bar_y),
+            w = num(pw),
+            w0 = if animated { "0".to_string() } else { num(pw) },
+        );
+        if animated {
+            let _ = writeln!(
+                s,
+                r#"<animate attributeName="width" dur="{dur}" repeatCount="indefinite" values="0;{}"/>"#,
+                num(pw)
+            );
+        }
+        s.push_str("</rect>\n</svg>\n");
+        s
     }
-    s.push_str("</rect>\n</svg>\n");
-    Ok(s)
+
+    /// The frames a poster of `count` panels shows: evenly spread over the
+    /// animation's frames, first and last included.
+    fn poster_frames(&self, count: usize) -> Vec<usize> {
+        let n = self.times.len();
+        let count = count.clamp(1, n);
+        if count == 1 {
+            return vec![0];
+        }
+        let mut out: Vec<usize> = (0..count)
+            .map(|k| ((k * (n - 1)) as f64 / (count - 1) as f64).round() as usize)
+            .collect();
+        out.dedup();
+        out
+    }
+
+    /// The poster: a still strip of panels, each the plane at one frame
+    /// (walls, the body's path so far, the body, its heading, the impacts
+    /// so far) with its clock and axes.
+    fn poster(&self, model: &str, count: usize) -> String {
+        let scene = self.scene;
+        let view = &self.view;
+        let frames = self.poster_frames(count);
+        let scale = POSTER_PANEL / view.w.max(view.h * VIEW.0 / VIEW.1);
+        let (pw, ph) = (view.w * scale, view.h * scale);
+        let (left, top, gap_x, gap_y) = (64.0, 56.0, 72.0, 64.0);
+        let columns = frames.len().min(POSTER_COLUMNS);
+        let rows = frames.len().div_ceil(POSTER_COLUMNS);
+        let width = left + columns as f64 * (pw + gap_x);
+        let height = top + rows as f64 * (ph + gap_y);
+        let (t0, t1) = self.span();
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif">
+<title>{title}</title>
+<rect width="{w}" height="{h}" fill="white"/>
+<text x="{left}" y="24" font-size="16">{title}</text>"#,
+            w = num(width),
+            h = num(height),
+            title = escape(&format!(
+                "{model}: {} frames of t = {} … {} s, {} impact{}",
+                frames.len(),
+                num(t0),
+                num(t1),
+                scene.contacts.len(),
+                if scene.contacts.len() == 1 { "" } else { "s" }
+            )),
+        );
+        // The path of each body shape's anchor, drawn faintly in every panel.
+        let anchor = |shape: &Shape| -> [f64; 2] {
+            match shape {
+                Shape::Dot(p) => *p,
+                Shape::Circle { center, .. } => *center,
+                Shape::Polyline {
+                    points,
+                    closed: true,
+                } => {
+                    let n = points.len() as f64;
+                    let sum = points
+                        .iter()
+                        .fold([0.0, 0.0], |a, p| [a[0] + p[0], a[1] + p[1]]);
+                    [sum[0] / n, sum[1] / n]
+                }
+                Shape::Polyline { points, .. } => points[points.len() - 1],
+                Shape::Line { point, .. } => *point,
+            }
+        };
+        for (k, &i) in frames.iter().enumerate() {
+            let t = self.times[i];
+            let (x, y) = (
+                left + (k % POSTER_COLUMNS) as f64 * (pw + gap_x),
+                top + (k / POSTER_COLUMNS) as f64 * (ph + gap_y),
+            );
+            let _ = writeln!(
+                s,
+                r#"<g class="frame" data-t="{t:?}" data-index="{i}">
+<text class="clock-frame" x="{}" y="{}" font-size="14" font-family="monospace" font-weight="bold">{}</text>"#,
+                num(x),
+                num(y - 8.0),
+                escape(&self.clock(t))
+            );
+            s.push_str(&self.axes_svg(x, y, pw, ph, 10.0));
+            let _ = writeln!(
+                s,
+                r#"<svg class="plane" x="{}" y="{}" width="{}" height="{}" viewBox="{}" data-scale="{}">
+<g transform="scale(1,-1)">"#,
+                num(x),
+                num(y),
+                num(pw),
+                num(ph),
+                view.view_box(),
+                num(scale)
+            );
+            s.push_str(&self.walls_svg(scale));
+            s.push_str("<g class=\"path\">\n");
+            for (j, _) in scene.bodies[0].iter().enumerate() {
+                let points: Vec<String> = scene.bodies[..=i]
+                    .iter()
+                    .map(|b| {
+                        let p = anchor(&b[j]);
+                        format!("{},{}", num(p[0]), num(p[1]))
+                    })
+                    .collect();
+                let _ = writeln!(
+                    s,
+                    r##"<polyline points="{}" fill="none" stroke="#aaaaaa" stroke-width="1" vector-effect="non-scaling-stroke"/>"##,
+                    points.join(" ")
+                );
+            }
+            s.push_str("</g>\n<g class=\"body\">\n");
+            for shape in &scene.bodies[i] {
+                s.push_str(&element(shape, view, &style(shape, BODY, scale)));
+            }
+            s.push_str("</g>\n");
+            if let Some(h) = scene.headings.get(i) {
+                let l = heading_line(h, self.heading_length);
+                let _ = writeln!(
+                    s,
+                    r#"<g class="heading"><line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{HEADING}" stroke-width="3" stroke-linecap="round" vector-effect="non-scaling-stroke"/></g>"#,
+                    num(l[0]),
+                    num(l[1]),
+                    num(l[2]),
+                    num(l[3])
+                );
+            }
+            s.push_str("<g class=\"impacts\">\n");
+            for (&p, &ti) in scene.contacts.iter().zip(self.impact_times) {
+                if ti <= t {
+                    let _ = writeln!(
+                        s,
+                        r#"<circle class="impact" data-t="{ti:?}" cx="{}" cy="{}" r="{}" fill="{IMPACT}" fill-opacity="0.8"/>"#,
+                        num(p[0]),
+                        num(p[1]),
+                        num(MARKER_PX / scale)
+                    );
+                }
+            }
+            s.push_str("</g>\n</g>\n</svg>\n</g>\n");
+        }
+        s.push_str("</svg>\n");
+        s
+    }
 }
 
 /// The error of `--animate` with a circuit.

@@ -33,7 +33,7 @@ pub enum Command {
         model_file: Option<PathBuf>,
     },
     /// Integrate a model (its paper defaults unless told otherwise).
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Error against a reference solution for a ladder of step sizes, and
     /// the fitted order of convergence.
     Convergence(ConvergenceArgs),
@@ -142,11 +142,24 @@ pub struct RunArgs {
     )]
     pub plot_panels: Option<Vec<PlotPanel>>,
     /// Animate the motion (an SVG a browser plays, looping): the walls, the
-    /// body moving through at most 600 recorded frames and the impact
-    /// points; planar models only (those with a drawing). One loop lasts
-    /// the simulated time, clamped to 5–30 s.
+    /// body and its heading moving through at most 600 recorded frames, the
+    /// impact points, a clock and axes with ticks, the view fitted to the
+    /// body's path and the walls near it. Planar models only: the catalogue
+    /// models with a drawing, and model files with a `[drawing]` table or
+    /// coordinates x and y (a dot at (x, y)). One loop lasts the simulated
+    /// time, clamped to 5–30 s.
     #[arg(long, value_name = "FILE.svg")]
     pub animate: Option<PathBuf>,
+    /// With --animate: also write a still poster (SVG, no animation: for
+    /// viewers without SMIL), a strip of --poster-frames panels evenly
+    /// spread in time, each with its clock, axes, the body, its path so far
+    /// and the impacts so far. SVG only (no PNG: screenshot the SVG in a
+    /// browser for one).
+    #[arg(long, value_name = "FILE.svg", requires = "animate")]
+    pub poster: Option<PathBuf>,
+    /// Panels of --poster (1 to 24).
+    #[arg(long, value_name = "K", default_value_t = crate::animate::DEFAULT_POSTER_FRAMES, requires = "poster")]
+    pub poster_frames: usize,
     /// Summary format on stdout.
     #[arg(long, value_enum, default_value_t = SummaryFormat::Text)]
     pub summary: SummaryFormat,

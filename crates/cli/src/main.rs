@@ -13,7 +13,7 @@
 //!             [--constraint retraction|midpoint|model] [--stepper lagrange|hamiltonian]
 //!             [--backward] [--out FILE.csv|FILE.json] [--every K] [--plot FILE.svg]
 //!             [--plot-panels energy,coords,momenta,residual,xy,phase]
-//!             [--animate FILE.svg]
+//!             [--animate FILE.svg [--poster FILE.svg] [--poster-frames K]]
 //!             [--summary json|text] [--energy-tolerance FRACTION] [--quiet]
 //! diracvi convergence <model> [--h-list H1,H2,...] [--t-end T] [--summary json|text]
 //! ```
@@ -28,7 +28,7 @@
 //! SIGINT/SIGTERM/SIGHUP.
 //!
 //! Outputs are all or nothing (`output`): the trajectory, its impacts file,
-//! the plot and the animation are written to temporary files next to their
+//! the plot, the animation and its poster are written to temporary files next to their
 //! targets and renamed into place together once everything succeeded, the
 //! summary is printed after the renames and a failure to print it undoes
 //! them; a failed or interrupted run leaves none of its files and every file

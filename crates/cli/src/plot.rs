@@ -895,12 +895,20 @@ impl ModelVisitor for DrawingWalls {
 }
 
 /// The zero sets, within a box, of a model file's boundary pieces that
-/// depend on `x` and `y` only (checked by moving the other coordinates).
-struct ContourWalls {
-    x: usize,
-    y: usize,
-    bx: Range<f64>,
-    by: Range<f64>,
+/// depend on `x` and `y` only (checked by moving the other coordinates),
+/// joined into polylines; also the walls of `--animate` for model files.
+pub(crate) struct ContourWalls {
+    /// Index of the coordinate drawn across.
+    pub x: usize,
+    /// Index of the coordinate drawn up.
+    pub y: usize,
+    /// The box sampled, across.
+    pub bx: Range<f64>,
+    /// The box sampled, up.
+    pub by: Range<f64>,
+    /// The pieces drawn (`None`: all; those not over `x` and `y` only are
+    /// skipped either way).
+    pub pieces: Option<Vec<usize>>,
 }
 
 impl DynModelVisitor for ContourWalls {
@@ -912,6 +920,9 @@ impl DynModelVisitor for ContourWalls {
         let gy = |j: usize| self.by.start + (self.by.end - self.by.start) * j as f64 / n as f64;
         let mut segments = Vec::new();
         for piece in 0..model.boundary_count() {
+            if self.pieces.as_ref().is_some_and(|p| !p.contains(&piece)) {
+                continue;
+            }
             let g = |q: &[f64]| model.boundary::<f64>(piece, q);
             let at = |base: &[f64], x: f64, y: f64| {
                 let mut q = base.to_vec();
@@ -1043,7 +1054,7 @@ fn marching_squares(
 
 /// The part of the line through `point` along `direction` inside the box,
 /// if any (Liang–Barsky).
-fn line_in_box(
+pub(crate) fn line_in_box(
     point: [f64; 2],
     direction: [f64; 2],
     x: &Range<f64>,
@@ -1166,6 +1177,7 @@ fn xy_panel(
                 y: iy,
                 bx: grow(&bx),
                 by: grow(&by),
+                pieces: None,
             })
             .unwrap_or_default();
         (!curves.is_empty()).then_some(Walls::Curves(curves))

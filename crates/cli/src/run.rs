@@ -304,6 +304,11 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let out_targets = args.out.as_deref().map(OutTargets::check).transpose()?;
     let plot_target = args.plot.as_deref().map(plot::check).transpose()?;
     let animate_target = args.animate.as_deref().map(animate::check).transpose()?;
+    let poster_target = args
+        .poster
+        .as_deref()
+        .map(|p| animate::check_poster(p, args.animate.as_deref(), args.poster_frames))
+        .transpose()?;
 
     let mut scenario = match (crate::circuit::netlist_scenario(args)?, &args.model_file) {
         (Some(netlist), _) => apply_sets(netlist, &args.sets)?,
@@ -360,6 +365,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         .filter(|_| plot_file.is_some())
         .map(|spec| PlotCollector::new(steps / args.every + 2, spec));
     let animation_file = animate_target.as_ref().map(Staged::create).transpose()?;
+    let poster_file = poster_target.as_ref().map(Staged::create).transpose()?;
     let mut animation = animation_file
         .as_ref()
         .map(|_| AnimationCollector::new(steps / args.every + 2));
@@ -411,7 +417,14 @@ pub fn run(args: &RunArgs) -> Result<()> {
         }
     }
     if let (Some(a), Some(file)) = (animation, animation_file) {
-        staged.push(animate::render(a, &scenario, &outcome.impacts, file)?);
+        let poster = poster_file.map(|p| (p, args.poster_frames));
+        staged.extend(animate::render(
+            a,
+            &scenario,
+            &outcome.impacts,
+            file,
+            poster,
+        )?);
     }
 
     let summary_data = Summary::new(&scenario, &info, &outcome, args.energy_tolerance);
@@ -422,6 +435,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
                 out: args.out.as_ref().map(|p| p.display().to_string()),
                 plot: args.plot.as_ref().map(|p| p.display().to_string()),
                 animate: args.animate.as_ref().map(|p| p.display().to_string()),
+                poster: args.poster.as_ref().map(|p| p.display().to_string()),
             };
             Some(format!("{}\n", serde_json::to_string(&json)?))
         }
@@ -456,6 +470,7 @@ struct SummaryJson<'a> {
     out: Option<String>,
     plot: Option<String>,
     animate: Option<String>,
+    poster: Option<String>,
 }
 
 /// The text summary's line for a reduced run.
@@ -613,6 +628,9 @@ fn text_summary(info: &ModelSummary, args: &RunArgs, o: &RunOutcome, summary: &S
         files.push(p.display().to_string());
     }
     if let Some(p) = &args.animate {
+        files.push(p.display().to_string());
+    }
+    if let Some(p) = &args.poster {
         files.push(p.display().to_string());
     }
     if !files.is_empty() {

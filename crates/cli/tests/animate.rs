@@ -31,6 +31,8 @@ struct Element {
     name: String,
     attributes: HashMap<String, String>,
     children: Vec<Element>,
+    /// The text directly inside the element (entities left as written).
+    text: String,
 }
 
 impl Element {
@@ -59,6 +61,14 @@ impl Element {
             .into_iter()
             .find(|e| e.attributes.get("class").map(String::as_str) == Some(class))
             .unwrap_or_else(|| panic!("no element of class {class}"))
+    }
+
+    /// Every descendant of class `class`.
+    fn classes(&self, class: &str) -> Vec<&Element> {
+        self.all()
+            .into_iter()
+            .filter(|e| e.attributes.get("class").map(String::as_str) == Some(class))
+            .collect()
     }
 
     /// The `<animate>` child moving `attribute`.
@@ -114,6 +124,7 @@ fn element(s: &str) -> (Element, &str) {
                 name,
                 attributes,
                 children: Vec::new(),
+                text: String::new(),
             };
             return (e, r);
         }
@@ -140,9 +151,11 @@ fn element(s: &str) -> (Element, &str) {
         rest = &r[close + 1..];
     }
     let mut children = Vec::new();
+    let mut text = String::new();
     loop {
         let lt = rest.find('<').expect("element closed");
         check_text(&rest[..lt]);
+        text.push_str(&rest[..lt]);
         rest = &rest[lt..];
         if let Some(r) = rest.strip_prefix("</") {
             let gt = r.find('>').expect("end tag closed");
@@ -151,6 +164,7 @@ fn element(s: &str) -> (Element, &str) {
                 name,
                 attributes,
                 children,
+                text,
             };
             return (e, &r[gt + 1..]);
         }
@@ -226,11 +240,23 @@ struct Run {
 
 impl Run {
     fn new(model: &str, extra: &[&str]) -> Run {
-        let dir = tempfile::tempdir().unwrap();
-        let mut args = vec!["run", model, "--out", "r.csv", "--animate", "r.svg", "-q"];
+        let mut args = vec!["run", model];
         args.extend(extra);
+        Self::with_args(&args).0
+    }
+
+    /// A run of `args` (with `--out r.csv --animate r.svg -q` added); also
+    /// the poster (`p.svg`) when `args` ask for one.
+    fn with_args(args: &[&str]) -> (Run, Option<Element>) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = args.to_vec();
+        args.extend(["--out", "r.csv", "--animate", "r.svg", "-q"]);
         let out = run_in(dir.path(), &args);
+        let model = args.join(" ");
         assert_eq!(out.code, 0, "{model}: {}", out.stderr);
+        let poster = std::fs::read_to_string(dir.path().join("p.svg"))
+            .ok()
+            .map(|t| parse(&t));
         let text = std::fs::read_to_string(dir.path().join("r.svg")).unwrap();
         assert!(text.len() < 1 << 20, "file size bounded: {}", text.len());
         let svg = parse(&text);
@@ -247,12 +273,13 @@ impl Run {
             .parse()
             .unwrap();
         assert!(same(dur, t_end.abs().clamp(5.0, 30.0)), "play length {dur}");
-        Run {
+        let run = Run {
             svg,
             rows,
             impacts,
             dur,
-        }
+        };
+        (run, poster)
     }
 
     fn t_end(&self) -> f64 {
@@ -281,7 +308,16 @@ impl Run {
     /// (the attribute values from a recorded configuration `q`) against
     /// every frame.
     fn check_body(&self, index: usize, names: &[&str], expected: impl Fn(&[f64]) -> Vec<f64>) {
-        let shape = &self.svg.class("body").children[index];
+        self.check_animated(&self.svg.class("body").children[index], names, expected);
+    }
+
+    /// [`check_body`](Self::check_body) for any animated element.
+    fn check_animated(
+        &self,
+        shape: &Element,
+        names: &[&str],
+        expected: impl Fn(&[f64]) -> Vec<f64>,
+    ) {
         let n = (self.rows[0].len() - 4) / 2;
         let mut all: Vec<Vec<Vec<f64>>> = Vec::new();
         let mut keys = None;
@@ -539,7 +575,9 @@ fn models_without_a_drawing_and_circuits_are_refused() {
         2,
         &["--animate", "model 'lc' has no planar drawing", "particle"],
     );
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/particle.toml");
+    // A model file without [drawing] nor coordinates x and y: the message
+    // says how to declare a drawing.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/pendulum.toml");
     let out = run_in(
         d,
         &[
@@ -550,7 +588,42 @@ fn models_without_a_drawing_and_circuits_are_refused() {
             "a.svg",
         ],
     );
-    check_failure(&out, 2, &["--animate", "has no planar drawing"]);
+    check_failure(
+        &out,
+        2,
+        &[
+            "--animate",
+            "pendulum.toml' has no [drawing] table and no coordinates named x and y",
+            "[[drawing.body]]",
+            "docs/model-files.md",
+        ],
+    );
+    let out = run_in(d, &["run", "particle", "--poster", "p.svg"]);
+    assert_eq!(out.code, 2, "--poster without --animate: {}", out.stderr);
+    let out = run_in(
+        d,
+        &["run", "particle", "--animate", "a.svg", "--poster", "a.svg"],
+    );
+    check_failure(&out, 2, &["--poster 'a.svg' is also the --animate file"]);
+    let out = run_in(
+        d,
+        &["run", "particle", "--animate", "a.svg", "--poster", "p.png"],
+    );
+    check_failure(&out, 2, &["--poster writes SVG"]);
+    let out = run_in(
+        d,
+        &[
+            "run",
+            "particle",
+            "--animate",
+            "a.svg",
+            "--poster",
+            "p.svg",
+            "--poster-frames",
+            "0",
+        ],
+    );
+    check_failure(&out, 2, &["--poster-frames must be between 1 and 24"]);
     let out = run_in(d, &["run", "lc-ladder", "--animate", "a.svg"]);
     check_failure(&out, 2, &["--animate is not available for circuits"]);
     let out = run_in(d, &["run", "particle", "--animate", "a.png"]);
@@ -574,6 +647,8 @@ fn a_failed_run_leaves_no_animation() {
             "10",
             "--animate",
             "old.svg",
+            "--poster",
+            "p.svg",
             "--out",
             "f.csv",
         ],
@@ -612,4 +687,714 @@ fn summaries_name_the_animation() {
         &["run", "particle", "--t-end", "1", "--animate", "b.svg"],
     );
     assert!(out.stdout.contains("wrote: b.svg"), "{}", out.stdout);
+}
+
+// ------------------------------------------- every model, clock, poster
+
+/// A heading line `[x1, y1, x2, y2]` from `q`.
+type HeadingOf = fn(&[f64]) -> [f64; 4];
+
+/// Where a model's moving dot is from `q` and which body shape draws it;
+/// its heading line `[x1, y1, x2, y2]` when it has one. Written here from
+/// each model's geometry, not from the drawing code.
+struct Expected {
+    /// `run` arguments naming the model.
+    args: Vec<String>,
+    /// Index of a dot of the body.
+    dot: usize,
+    position: fn(&[f64]) -> [f64; 2],
+    heading: Option<HeadingOf>,
+}
+
+fn models_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models")
+}
+
+/// The catalogue models with a drawing, and the shipped model files that
+/// declare one: the model, its dot, its heading.
+fn drawn_models() -> Vec<Expected> {
+    let cat = |name: &str, dot, position, heading| Expected {
+        args: vec![name.to_string()],
+        dot,
+        position,
+        heading,
+    };
+    let file = |name: &str, dot, position, heading| Expected {
+        args: vec![
+            "--model-file".to_string(),
+            models_dir().join(name).display().to_string(),
+        ],
+        dot,
+        position,
+        heading,
+    };
+    // A line from (x, y) along `angle`, `length` long.
+    fn line(x: f64, y: f64, angle: f64, length: f64) -> [f64; 4] {
+        [x, y, x + length * angle.cos(), y + length * angle.sin()]
+    }
+    vec![
+        cat("particle", 0, |q| [q[0], q[1]], None),
+        // θ, x, y; the heading is the body axis of semi-axis a = 1.
+        cat(
+            "ellipse",
+            1,
+            |q| [q[1], q[2]],
+            Some(|q| line(q[1], q[2], q[0], 1.0)),
+        ),
+        // The star's heading: its first axis, l = 1.
+        cat(
+            "star",
+            1,
+            |q| [q[1], q[2]],
+            Some(|q| line(q[1], q[2], q[0], 1.0)),
+        ),
+        // Seen from above: the bob at ℓ sinθ (cos φ, sin φ), ℓ = 2.
+        cat(
+            "pendulum",
+            1,
+            |q| {
+                let r = 2.0 * q[0].sin();
+                [r * q[1].cos(), r * q[1].sin()]
+            },
+            None,
+        ),
+        // x, y, θ, φ: the contact point, the heading along φ, 1.5 R (R = 1).
+        cat(
+            "disk-wall",
+            1,
+            |q| [q[0], q[1]],
+            Some(|q| line(q[0], q[1], q[3], 1.5)),
+        ),
+        cat(
+            "disk-table",
+            1,
+            |q| [q[0], q[1]],
+            Some(|q| line(q[0], q[1], q[3], 1.5)),
+        ),
+        // x, y, θ: the knife edge, the heading 2a = 0.6 along θ.
+        file(
+            "sleigh.toml",
+            1,
+            |q| [q[0], q[1]],
+            Some(|q| line(q[0], q[1], q[2], 0.6)),
+        ),
+        file(
+            "ellipse.toml",
+            1,
+            |q| [q[1], q[2]],
+            Some(|q| line(q[1], q[2], q[0], 1.0)),
+        ),
+        // θ1, θ2 with l1 = l2 = 1: the lower bob.
+        file(
+            "double-pendulum.toml",
+            2,
+            |q| [q[0].sin() + q[1].sin(), -q[0].cos() - q[1].cos()],
+            None,
+        ),
+    ]
+}
+
+/// The number in a clock's text `t = 1.25 s`.
+fn clock_value(text: &str) -> f64 {
+    text.strip_prefix("t = ")
+        .and_then(|t| t.strip_suffix(" s"))
+        .unwrap_or_else(|| panic!("clock text {text:?}"))
+        .parse()
+        .unwrap()
+}
+
+/// Decimals written in a clock's text.
+fn clock_decimals(text: &str) -> i32 {
+    let v = text.trim_start_matches("t = ").trim_end_matches(" s");
+    v.split('.').nth(1).map_or(0, |d| d.len() as i32)
+}
+
+#[test]
+fn every_drawn_model_animates_with_clock_heading_and_poster() {
+    // Every shipped model file that declares a [drawing] is in the list.
+    let mut declared: Vec<String> = std::fs::read_dir(models_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            std::fs::read_to_string(p)
+                .unwrap()
+                .lines()
+                .any(|l| l.trim() == "[drawing]")
+        })
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    declared.sort();
+    let models = drawn_models();
+    let mut listed: Vec<String> = models
+        .iter()
+        .filter(|m| m.args[0] == "--model-file")
+        .map(|m| {
+            Path::new(&m.args[1])
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    listed.sort();
+    assert_eq!(
+        declared, listed,
+        "the files with a [drawing] are all tested"
+    );
+
+    for m in &models {
+        let mut args: Vec<&str> = vec!["run"];
+        args.extend(m.args.iter().map(String::as_str));
+        args.extend(["--t-end", "3", "--poster", "p.svg", "--poster-frames", "4"]);
+        let (run, poster) = Run::with_args(&args);
+        let name = &m.args[m.args.len() - 1];
+        // Frames: one value per key time; one clock label per frame.
+        let dot = &run.svg.class("body").children[m.dot];
+        let keys = key_times(dot.animation("cx"));
+        let labels = run.svg.classes("clock-frame");
+        assert_eq!(labels.len(), keys.len(), "{name}: a clock label per frame");
+        for (label, &f) in labels.iter().zip(&keys) {
+            let t = label.num("data-t");
+            let row = run.row_at(f);
+            assert!((row[1] - t).abs() <= TOL, "{name}: label at t = {t}");
+            // The text is t rounded to its decimals.
+            let shown = clock_value(&label.text);
+            let d = clock_decimals(&label.text);
+            assert!(
+                (shown - t).abs() <= 0.5 * 10f64.powi(-d) + 1e-12,
+                "{name}: clock {:?} at t = {t}",
+                label.text
+            );
+        }
+        // The first label shows without SMIL, the others wait for their time.
+        assert_eq!(labels[0].attr("visibility"), "visible");
+        assert!(labels[1..].iter().all(|l| l.attr("visibility") == "hidden"));
+        // Enough decimals to tell frames apart, no more than needed.
+        assert!(
+            same(clock_value(&labels[0].text), 0.0),
+            "{name}: starts at 0"
+        );
+        let dt = run.t_end() / (labels.len() - 1) as f64;
+        let d = clock_decimals(&labels[0].text);
+        assert!(
+            10f64.powi(-d) <= dt + 1e-12 && 10f64.powi(1 - d) > dt,
+            "{name}: {d} decimals for frames {dt} s apart"
+        );
+        // Positions against the CSV (TOL: 7 decimals in the SVG).
+        run.check_body(m.dot, &["cx", "cy"], |q| (m.position)(q).to_vec());
+        // The heading line, where the model has one.
+        let headings = run.svg.classes("heading");
+        match m.heading {
+            Some(h) => {
+                assert_eq!(headings.len(), 1, "{name}: a heading");
+                run.check_animated(&headings[0].children[0], &["x1", "y1", "x2", "y2"], |q| {
+                    h(q).to_vec()
+                });
+            }
+            None => assert!(headings.is_empty(), "{name}: no heading"),
+        }
+        // Axes: ticks in metres, inside the view, on both axes.
+        let plane = run.svg.class("plane");
+        let vb: Vec<f64> = plane
+            .attr("viewBox")
+            .split(' ')
+            .map(|x| x.parse().unwrap())
+            .collect();
+        let ticks_x: Vec<f64> = run
+            .svg
+            .classes("tick-x")
+            .iter()
+            .map(|t| t.num("data-value"))
+            .collect();
+        let ticks_y: Vec<f64> = run
+            .svg
+            .classes("tick-y")
+            .iter()
+            .map(|t| t.num("data-value"))
+            .collect();
+        assert!(
+            (3..=15).contains(&ticks_x.len()),
+            "{name}: x ticks {ticks_x:?}"
+        );
+        assert!(
+            (2..=15).contains(&ticks_y.len()),
+            "{name}: y ticks {ticks_y:?}"
+        );
+        assert!(
+            ticks_x
+                .iter()
+                .all(|&x| vb[0] - 1e-9 <= x && x <= vb[0] + vb[2] + 1e-9)
+        );
+        assert!(
+            ticks_y
+                .iter()
+                .all(|&y| -vb[1] - vb[3] - 1e-9 <= y && y <= -vb[1] + 1e-9)
+        );
+        let labels: Vec<&str> = run
+            .svg
+            .classes("axis-label")
+            .iter()
+            .map(|l| l.text.as_str())
+            .collect();
+        assert_eq!(labels, ["x (m)", "y (m)"], "{name}");
+
+        // The poster: 4 panels, first and last frame, each with its clock,
+        // the body's dot where the CSV puts it, the impacts so far.
+        let poster = poster.expect("a poster");
+        let panels = poster.classes("frame");
+        assert_eq!(panels.len(), 4, "{name}: poster panels");
+        let times: Vec<f64> = panels.iter().map(|p| p.num("data-t")).collect();
+        assert!(
+            same(times[0], 0.0) && (times[3] - run.t_end()).abs() <= TOL,
+            "{name}: {times:?}"
+        );
+        for p in &panels {
+            let t = p.num("data-t");
+            let clock = p.class("clock-frame");
+            assert!(
+                (clock_value(&clock.text) - t).abs()
+                    <= 0.5 * 10f64.powi(-clock_decimals(&clock.text)) + 1e-12
+            );
+            assert!(
+                p.all().iter().all(|e| e.name != "animate"),
+                "{name}: a still poster"
+            );
+            let row = run.row_at(t / run.t_end());
+            let n = (row.len() - 4) / 2;
+            let want = (m.position)(&row[2..2 + n]);
+            let dot = &p.class("body").children[m.dot];
+            assert!(
+                (dot.num("cx") - want[0]).abs() <= TOL && (dot.num("cy") - want[1]).abs() <= TOL,
+                "{name}: poster dot at t = {t}"
+            );
+            let shown = p.class("impacts").children.len();
+            let before = run.impacts.iter().filter(|i| i[2] <= t).count();
+            assert_eq!(shown, before, "{name}: impacts up to t = {t}");
+        }
+    }
+}
+
+#[test]
+fn the_view_fits_the_body_not_the_walls() {
+    // The particle bounces along x over 10 m: the floor (an infinite line)
+    // widens the view by at most 15 % of the path on each side, plus the
+    // 8 % margin.
+    let run = Run::new("particle", &[]);
+    let xs: Vec<f64> = run.rows.iter().map(|r| r[2]).collect();
+    let (lo, hi) = xs
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+    let vb: Vec<f64> = run
+        .svg
+        .class("plane")
+        .attr("viewBox")
+        .split(' ')
+        .map(|x| x.parse().unwrap())
+        .collect();
+    let path = hi - lo;
+    assert!(
+        vb[2] >= path && vb[2] <= path * (1.0 + 2.0 * 0.15) * 1.2,
+        "view width {} for a {path} m path",
+        vb[2]
+    );
+    // The disk rolling for 1 s stays far from its wall y = 10: the view
+    // does not reach out to it.
+    let run = Run::new("disk-wall", &["--t-end", "1"]);
+    let ys: Vec<f64> = run.rows.iter().map(|r| r[3]).collect();
+    let top = ys.iter().fold(f64::MIN, |a, &y| a.max(y));
+    assert!(top + 1.5 < 5.0, "the disk stays below y = 5 (top {top})");
+    let vb: Vec<f64> = run
+        .svg
+        .class("plane")
+        .attr("viewBox")
+        .split(' ')
+        .map(|x| x.parse().unwrap())
+        .collect();
+    // viewBox of the flipped plane: y from −(y0 + h) to −y0.
+    assert!(
+        -vb[1] < 10.0,
+        "the view's top {} stays below the wall",
+        -vb[1]
+    );
+    // The sleigh's arena (a zero set) is drawn near the sleigh.
+    let sleigh = models_dir().join("sleigh.toml");
+    let (run, _) = Run::with_args(&[
+        "run",
+        "--model-file",
+        sleigh.to_str().unwrap(),
+        "--t-end",
+        "5",
+    ]);
+    let walls = run.walls();
+    assert!(!walls.is_empty(), "the arena is drawn");
+    for w in walls {
+        assert_eq!(w.name, "polyline");
+        for p in w.attr("points").split(' ') {
+            let (x, y) = p.split_once(',').unwrap();
+            let r = x.parse::<f64>().unwrap().hypot(y.parse().unwrap());
+            // marching squares on a grid of 1/160 of the sampled box
+            assert!((r - 2.0).abs() <= 0.05, "arena point at radius {r}");
+        }
+    }
+}
+
+// ----------------------------------------------------- headless browser
+
+/// A PNG's width, height and RGBA pixels (8-bit RGB or RGBA, not
+/// interlaced: what Chromium's screenshots are).
+fn decode_png(bytes: &[u8]) -> (usize, usize, Vec<[u8; 4]>) {
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "a PNG signature");
+    let mut pos = 8;
+    let (mut width, mut height, mut color) = (0, 0, 0);
+    let mut data = Vec::new();
+    while pos + 8 <= bytes.len() {
+        let len = u32::from_be_bytes(bytes[pos..pos + 4].try_into().unwrap()) as usize;
+        let kind = &bytes[pos + 4..pos + 8];
+        let body = &bytes[pos + 8..pos + 8 + len];
+        match kind {
+            b"IHDR" => {
+                width = u32::from_be_bytes(body[0..4].try_into().unwrap()) as usize;
+                height = u32::from_be_bytes(body[4..8].try_into().unwrap()) as usize;
+                assert_eq!(body[8], 8, "8-bit samples");
+                color = body[9];
+                assert!(
+                    color == 2 || color == 6,
+                    "RGB or RGBA, got colour type {color}"
+                );
+                assert_eq!(body[12], 0, "not interlaced");
+            }
+            b"IDAT" => data.extend_from_slice(body),
+            b"IEND" => break,
+            _ => {}
+        }
+        pos += 12 + len;
+    }
+    let raw = inflate(&data[2..]);
+    let bpp = if color == 6 { 4 } else { 3 };
+    let stride = width * bpp;
+    assert_eq!(raw.len(), height * (stride + 1), "scanlines");
+    let mut out = vec![0u8; height * stride];
+    for y in 0..height {
+        let filter = raw[y * (stride + 1)];
+        let line = &raw[y * (stride + 1) + 1..(y + 1) * (stride + 1)];
+        for x in 0..stride {
+            let a = if x >= bpp {
+                out[y * stride + x - bpp] as i32
+            } else {
+                0
+            };
+            let b = if y > 0 {
+                out[(y - 1) * stride + x] as i32
+            } else {
+                0
+            };
+            let c = if x >= bpp && y > 0 {
+                out[(y - 1) * stride + x - bpp] as i32
+            } else {
+                0
+            };
+            let predictor = match filter {
+                0 => 0,
+                1 => a,
+                2 => b,
+                3 => (a + b) / 2,
+                4 => {
+                    let p = a + b - c;
+                    let (pa, pb, pc) = ((p - a).abs(), (p - b).abs(), (p - c).abs());
+                    if pa <= pb && pa <= pc {
+                        a
+                    } else if pb <= pc {
+                        b
+                    } else {
+                        c
+                    }
+                }
+                f => panic!("filter {f}"),
+            };
+            out[y * stride + x] = (line[x] as i32 + predictor) as u8;
+        }
+    }
+    let pixels = out
+        .chunks(bpp)
+        .map(|p| [p[0], p[1], p[2], if bpp == 4 { p[3] } else { 255 }])
+        .collect();
+    (width, height, pixels)
+}
+
+/// Bits of a deflate stream, least significant first.
+struct Bits<'a> {
+    data: &'a [u8],
+    pos: usize,
+    buffer: u32,
+    count: u32,
+}
+
+impl Bits<'_> {
+    fn take(&mut self, n: u32) -> u32 {
+        while self.count < n {
+            self.buffer |= u32::from(self.data[self.pos]) << self.count;
+            self.pos += 1;
+            self.count += 8;
+        }
+        let v = self.buffer & ((1u32 << n) - 1);
+        self.buffer >>= n;
+        self.count -= n;
+        v
+    }
+}
+
+/// A canonical Huffman code: codes per length, symbols in code order.
+struct Huffman {
+    counts: [u16; 16],
+    symbols: Vec<u16>,
+}
+
+impl Huffman {
+    fn new(lengths: &[u8]) -> Huffman {
+        let mut counts = [0u16; 16];
+        for &l in lengths {
+            counts[l as usize] += 1;
+        }
+        counts[0] = 0;
+        let mut offsets = [0u16; 16];
+        for l in 1..16 {
+            offsets[l] = offsets[l - 1] + counts[l - 1];
+        }
+        let mut symbols = vec![0u16; lengths.len()];
+        for (s, &l) in lengths.iter().enumerate() {
+            if l > 0 {
+                symbols[offsets[l as usize] as usize] = s as u16;
+                offsets[l as usize] += 1;
+            }
+        }
+        Huffman { counts, symbols }
+    }
+
+    fn decode(&self, bits: &mut Bits<'_>) -> usize {
+        let (mut code, mut first, mut index) = (0i32, 0i32, 0i32);
+        for len in 1..16 {
+            code |= bits.take(1) as i32;
+            let count = i32::from(self.counts[len]);
+            if code - count < first {
+                return self.symbols[(index + code - first) as usize] as usize;
+            }
+            index += count;
+            first += count;
+            first <<= 1;
+            code <<= 1;
+        }
+        panic!("bad Huffman code")
+    }
+}
+
+/// A raw deflate stream (RFC 1951) decompressed.
+fn inflate(data: &[u8]) -> Vec<u8> {
+    const LBASE: [usize; 29] = [
+        3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115,
+        131, 163, 195, 227, 258,
+    ];
+    const LEXT: [u32; 29] = [
+        0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0,
+    ];
+    const DBASE: [usize; 30] = [
+        1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537,
+        2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577,
+    ];
+    const DEXT: [u32; 30] = [
+        0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12,
+        13, 13,
+    ];
+    let mut bits = Bits {
+        data,
+        pos: 0,
+        buffer: 0,
+        count: 0,
+    };
+    let mut out: Vec<u8> = Vec::new();
+    loop {
+        let last = bits.take(1) == 1;
+        match bits.take(2) {
+            0 => {
+                bits.buffer = 0;
+                bits.count = 0;
+                let p = bits.pos;
+                let len = u16::from_le_bytes([data[p], data[p + 1]]) as usize;
+                out.extend_from_slice(&data[p + 4..p + 4 + len]);
+                bits.pos = p + 4 + len;
+            }
+            kind @ (1 | 2) => {
+                let (lit, dist) = if kind == 1 {
+                    let mut l = [8u8; 288];
+                    l[144..256].fill(9);
+                    l[256..280].fill(7);
+                    (Huffman::new(&l), Huffman::new(&[5u8; 30]))
+                } else {
+                    let hlit = bits.take(5) as usize + 257;
+                    let hdist = bits.take(5) as usize + 1;
+                    let hclen = bits.take(4) as usize + 4;
+                    const ORDER: [usize; 19] = [
+                        16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15,
+                    ];
+                    let mut cl = [0u8; 19];
+                    for &o in &ORDER[..hclen] {
+                        cl[o] = bits.take(3) as u8;
+                    }
+                    let code = Huffman::new(&cl);
+                    let mut lengths = Vec::with_capacity(hlit + hdist);
+                    while lengths.len() < hlit + hdist {
+                        match code.decode(&mut bits) {
+                            s @ 0..=15 => lengths.push(s as u8),
+                            16 => {
+                                let prev = *lengths.last().expect("a length to repeat");
+                                for _ in 0..3 + bits.take(2) {
+                                    lengths.push(prev);
+                                }
+                            }
+                            17 => lengths.extend(std::iter::repeat_n(0, 3 + bits.take(3) as usize)),
+                            _ => lengths.extend(std::iter::repeat_n(0, 11 + bits.take(7) as usize)),
+                        }
+                    }
+                    (
+                        Huffman::new(&lengths[..hlit]),
+                        Huffman::new(&lengths[hlit..]),
+                    )
+                };
+                loop {
+                    let s = lit.decode(&mut bits);
+                    if s < 256 {
+                        out.push(s as u8);
+                    } else if s == 256 {
+                        break;
+                    } else {
+                        let s = s - 257;
+                        let len = LBASE[s] + bits.take(LEXT[s]) as usize;
+                        let d = dist.decode(&mut bits);
+                        let back = DBASE[d] + bits.take(DEXT[d]) as usize;
+                        let start = out.len() - back;
+                        for k in 0..len {
+                            out.push(out[start + k]);
+                        }
+                    }
+                }
+            }
+            k => panic!("bad block type {k}"),
+        }
+        if last {
+            return out;
+        }
+    }
+}
+
+/// Chromium, where the test finds it.
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+#[test]
+fn chromium_renders_the_animation() {
+    if std::env::var("DIRACVI_SKIP_BROWSER").as_deref() == Ok("1") {
+        eprintln!("DIRACVI_SKIP_BROWSER=1: the browser test is skipped");
+        return;
+    }
+    assert!(
+        Path::new(CHROMIUM).exists(),
+        "{CHROMIUM} is missing: install it (`apt-get install -y chromium`, as .ci/run does) or set DIRACVI_SKIP_BROWSER=1 to skip this test"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The sleigh moves slowly (1 m/s, played in real time): wherever the
+    // browser's clock is when it takes the screenshot, the body is near
+    // its start.
+    let sleigh = models_dir().join("sleigh.toml");
+    let out = run_in(
+        d,
+        &[
+            "run",
+            "--model-file",
+            sleigh.to_str().unwrap(),
+            "--t-end",
+            "20",
+            "--animate",
+            "a.svg",
+            "-q",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let svg = parse(&std::fs::read_to_string(d.join("a.svg")).unwrap());
+    let (w, h) = (
+        svg.num("width").ceil() as usize,
+        svg.num("height").ceil() as usize,
+    );
+    let profile = tempfile::tempdir().unwrap();
+    let shot = d.join("shot.png");
+    let status = std::process::Command::new("timeout")
+        .arg("120")
+        .arg(CHROMIUM)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("--window-size={w},{h}"))
+        .arg(format!("file://{}", d.join("a.svg").display()))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("chromium runs");
+    assert!(status.success(), "chromium: {status}");
+    let (pw, ph, pixels) = decode_png(&std::fs::read(&shot).expect("a screenshot"));
+    assert_eq!((pw, ph), (w, h), "screenshot size");
+    let mut colours: Vec<[u8; 4]> = pixels.clone();
+    colours.sort();
+    colours.dedup();
+    assert!(colours.len() > 50, "{} distinct colours", colours.len());
+    // The body near its start (1 s of motion at most 1 m from it, grown by
+    // 10 px): pixels of the body's blue (#1f77b4) and the heading's orange
+    // (#ff7f0e) are there.
+    let plane = svg.class("plane");
+    let vb: Vec<f64> = plane
+        .attr("viewBox")
+        .split(' ')
+        .map(|x| x.parse().unwrap())
+        .collect();
+    let scale = plane.num("data-scale");
+    let to_px = |x: f64, y: f64| {
+        (
+            plane.num("x") + (x - vb[0]) * scale,
+            plane.num("y") + (-y - vb[1]) * scale,
+        )
+    };
+    let (cx, cy) = to_px(0.0, 0.0);
+    let reach = 1.5 * scale + 10.0;
+    let near = |i: usize| {
+        let (x, y) = ((i % pw) as f64, (i / pw) as f64);
+        (x - cx).abs() <= reach && (y - cy).abs() <= reach
+    };
+    let blue = pixels
+        .iter()
+        .enumerate()
+        .filter(|&(i, p)| near(i) && p[2] > 140 && p[2] as i32 - p[0] as i32 > 80)
+        .count();
+    let orange = pixels
+        .iter()
+        .enumerate()
+        .filter(|&(i, p)| near(i) && p[0] > 200 && p[2] < 80 && p[1] > 90)
+        .count();
+    assert!(blue >= 30, "{blue} blue pixels near the body");
+    assert!(orange >= 10, "{orange} orange pixels of the heading");
+    // The clock and the axes are drawn: dark pixels above and left of the plane.
+    let dark_header = pixels[..(plane.num("y") as usize) * pw]
+        .iter()
+        .filter(|p| p[0] < 100 && p[1] < 100 && p[2] < 100)
+        .count();
+    assert!(
+        dark_header >= 100,
+        "{dark_header} dark pixels of the title and clock"
+    );
 }

@@ -84,6 +84,7 @@ pub mod model_file;
 
 pub use expr::{Expr, ExprError, ExprErrorKind, Scope, ScopeError};
 pub use model_file::{
-    CompiledModel, InitialState, InitialValue, InitialValues, ModelFile, ModelFileError,
-    ModelFileErrorKind, Position, RunSettings,
+    CompiledDrawing, CompiledModel, DrawingHeading, DrawingShape, DrawingSpec, InitialState,
+    InitialValue, InitialValues, ModelFile, ModelFileError, ModelFileErrorKind, Position,
+    RunSettings,
 };

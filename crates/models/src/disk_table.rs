@@ -18,10 +18,10 @@
 //!   `(v_x, v_y)(0) = R v_θ (cos φ, sin φ)`, `h = 1e-2`, `T = 50`.
 
 use crate::disk_wall::{
-    disk_body, disk_hamiltonian, disk_lagrangian, disk_parameters, rim_point, rolling_constraints,
-    rolling_initial, validate_disk,
+    disk_body, disk_hamiltonian, disk_heading, disk_lagrangian, disk_parameters, rim_point,
+    rolling_constraints, rolling_initial, validate_disk,
 };
-use crate::{Drawing, Model, ModelError, ParameterInfo, RunSetup, Shape, validate};
+use crate::{Drawing, Heading, Model, ModelError, ParameterInfo, RunSetup, Shape, validate};
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization, System};
 use nalgebra::{SMatrix, SVector};
 use serde::{Deserialize, Serialize};
@@ -176,5 +176,10 @@ impl Drawing<4> for DiskTable {
     /// The rim point of piece `j`: `(x ± R cos φ, y ± R sin φ)`.
     fn contact(&self, q: &SVector<f64, 4>, piece: usize) -> [f64; 2] {
         rim_point(self.params.r, q, Self::piece_sign(piece))
+    }
+
+    /// The rolling direction `φ` from the contact point, `1.5 R` long.
+    fn heading(&self, q: &SVector<f64, 4>) -> Option<Heading> {
+        Some(disk_heading(self.params.r, q))
     }
 }

@@ -30,7 +30,7 @@
 //! `(v_x, v_y)(0) = R v_θ (cos φ, sin φ)` from the constraints,
 //! `h = 1e-2`, `T = 50`.
 
-use crate::{Drawing, Model, ModelError, ParameterInfo, RunSetup, Shape, validate};
+use crate::{Drawing, Heading, Model, ModelError, ParameterInfo, RunSetup, Shape, validate};
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization, System};
 use nalgebra::{SMatrix, SVector};
 use serde::{Deserialize, Serialize};
@@ -237,6 +237,16 @@ pub(crate) fn disk_body(r: f64, q: &SVector<f64, 4>) -> Vec<Shape> {
     ]
 }
 
+/// The disk's heading: from its contact point `(x, y)` along `φ`, `1.5 R`
+/// long.
+pub(crate) fn disk_heading(r: f64, q: &SVector<f64, 4>) -> Heading {
+    Heading {
+        center: [q[0], q[1]],
+        angle: q[3],
+        length: Some(1.5 * r),
+    }
+}
+
 /// The rim point `(x + s R cos φ, y + s R sin φ)` (`s = +1` front, `−1` rear).
 pub(crate) fn rim_point(r: f64, q: &SVector<f64, 4>, s: f64) -> [f64; 2] {
     let (sin, cos) = q[3].sin_cos();
@@ -260,5 +270,10 @@ impl Drawing<4> for DiskWall {
     /// The front rim point (piece 0) or the rear one (piece 1).
     fn contact(&self, q: &SVector<f64, 4>, piece: usize) -> [f64; 2] {
         rim_point(self.params.r, q, if piece == 0 { 1.0 } else { -1.0 })
+    }
+
+    /// The rolling direction `φ` from the contact point, `1.5 R` long.
+    fn heading(&self, q: &SVector<f64, 4>) -> Option<Heading> {
+        Some(disk_heading(self.params.r, q))
     }
 }

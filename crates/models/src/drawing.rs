@@ -44,6 +44,27 @@ pub enum Shape {
     },
 }
 
+/// The orientation of a body: a line from `center` along `angle` (rad,
+/// counter-clockwise from the x-axis).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Heading {
+    /// Where the line starts (the body's centre).
+    pub center: Point,
+    /// The heading angle (rad).
+    pub angle: f64,
+    /// The line's length (m); `None`: the renderer's choice.
+    pub length: Option<f64>,
+}
+
+impl Heading {
+    /// The line's far end, for a length `length` (when it has none).
+    pub fn tip(&self, length: f64) -> Point {
+        let l = self.length.unwrap_or(length);
+        let (s, c) = self.angle.sin_cos();
+        [self.center[0] + l * c, self.center[1] + l * s]
+    }
+}
+
 /// The planar picture of a model with `N` coordinates.
 ///
 /// Contract: [`body`](Self::body) returns, for every configuration, the
@@ -61,6 +82,12 @@ pub trait Drawing<const N: usize> {
     /// Where the body touches boundary piece `piece` at a configuration `q`
     /// on that piece (an impact point).
     fn contact(&self, q: &SVector<f64, N>, piece: usize) -> Point;
+
+    /// The body's orientation at `q`, for a model whose body has one (an
+    /// angle in the plane); `None` (the default) otherwise.
+    fn heading(&self, _q: &SVector<f64, N>) -> Option<Heading> {
+        None
+    }
 }
 
 /// `count` points of the ellipse with semi-axes `a` (along the body's first

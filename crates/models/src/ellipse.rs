@@ -12,7 +12,7 @@
 //! `L_d`, `q(0) = (π/2, 0, 3.5)`, `v(0) = (−3, 2, 0)`, `h = 1e-2`, `T = 25`.
 
 use crate::drawing::{FLOOR, ellipse_outline};
-use crate::{Drawing, Model, ModelError, ParameterInfo, RunSetup, Shape, validate};
+use crate::{Drawing, Heading, Model, ModelError, ParameterInfo, RunSetup, Shape, validate};
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization, System};
 use nalgebra::{SMatrix, SVector};
 use serde::{Deserialize, Serialize};
@@ -205,5 +205,14 @@ impl Drawing<3> for Ellipse {
         let (s, c) = q[0].sin_cos();
         let phi = (p.a * p.a * s * s + p.b * p.b * c * c).sqrt();
         [q[1] + (p.b * p.b - p.a * p.a) * s * c / phi, q[2] - phi]
+    }
+
+    /// The body axis of semi-axis `a`, from the centre along `θ`.
+    fn heading(&self, q: &SVector<f64, 3>) -> Option<Heading> {
+        Some(Heading {
+            center: [q[1], q[2]],
+            angle: q[0],
+            length: Some(self.params.a),
+        })
     }
 }

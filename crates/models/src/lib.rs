@@ -109,7 +109,7 @@ mod symmetric;
 
 pub use disk_table::{DiskTable, DiskTableParams};
 pub use disk_wall::{DiskWall, DiskWallParams};
-pub use drawing::{Drawing, Point, Shape};
+pub use drawing::{Drawing, Heading, Point, Shape};
 pub use dynamic::{DynModelVisitor, DynRunSetup, NamedDynSystem, check_initial_named};
 pub use ellipse::{Ellipse, EllipseParams};
 pub use error::ModelError;
@@ -117,7 +117,9 @@ pub use file_model::{FileModel, FileText};
 pub use lc::{Lc, LcParams};
 pub use particle::{Particle, ParticleParams};
 pub use pendulum::{Pendulum, PendulumParams};
-pub use scenario::{CircuitSource, InitialData, LADDER, LADDER_DESCRIPTION, Scenario};
+pub use scenario::{
+    CircuitSource, InitialData, LADDER, LADDER_DESCRIPTION, PlaneWalls, Scenario, Scene,
+};
 pub use sized_file_model::{FAST_FILE_SIZES, SizedFileModel};
 pub use star::{Star, StarParams};
 pub use symmetric::{ReducedModelVisitor, SYMMETRIC_MODELS, Symmetric};

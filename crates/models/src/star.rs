@@ -18,7 +18,7 @@
 
 use crate::drawing::{FLOOR, rotate};
 use crate::ellipse::{planar_rigid_defaults, planar_rigid_hamiltonian, planar_rigid_lagrangian};
-use crate::{Drawing, Model, ModelError, ParameterInfo, RunSetup, Shape, validate};
+use crate::{Drawing, Heading, Model, ModelError, ParameterInfo, RunSetup, Shape, validate};
 use diracvi_geometry::{AdScalar, System};
 use nalgebra::{SMatrix, SVector};
 use serde::{Deserialize, Serialize};
@@ -190,5 +190,14 @@ impl Drawing<3> for Star {
         let (s1, s2) = Self::piece_signs(piece);
         let l = self.params.l;
         rotate([q[1], q[2]], q[0], [-l * s1, -l * s2])
+    }
+
+    /// The body's first axis, from the centre along `θ`, `l` long.
+    fn heading(&self, q: &SVector<f64, 3>) -> Option<Heading> {
+        Some(Heading {
+            center: [q[1], q[2]],
+            angle: q[0],
+            length: Some(self.params.l),
+        })
     }
 }

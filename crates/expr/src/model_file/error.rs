@@ -230,6 +230,39 @@ pub enum ModelFileErrorKind {
         /// `p·v − L(q, v)`.
         legendre: f64,
     },
+    /// `drawing.boundaries` names a piece the model does not have.
+    #[error("no boundary piece {index}: the model has {count} (model.boundaries, counted from 0)")]
+    NoSuchPiece {
+        /// The index given.
+        index: i64,
+        /// The number of pieces.
+        count: usize,
+    },
+    /// `drawing.boundaries` for a model without coordinates named `x` and
+    /// `y` (the plane in which pieces are drawn by their zero sets).
+    #[error(
+        "boundary pieces are drawn by their zero sets in the plane of the coordinates named x and y, which this model does not have: draw its walls as [[drawing.walls]] shapes instead"
+    )]
+    NoPlaneCoordinates,
+    /// A point of the drawing that is not a pair `[x, y]`.
+    #[error("expected a point [x, y] (2 entries), found {found} entries")]
+    NotAPoint {
+        /// The number of entries found.
+        found: usize,
+    },
+    /// A polyline with too few points.
+    #[error("a polyline needs at least {needed} points, found {found}")]
+    TooFewPoints {
+        /// The least number of points.
+        needed: usize,
+        /// The number found.
+        found: usize,
+    },
+    /// A wall of the drawing whose value depends on the coordinates.
+    #[error(
+        "walls are drawn still: this value must not depend on the coordinates (use [[drawing.body]] for moving shapes)"
+    )]
+    MovingWall,
     /// Names rejected when building an expression scope (only for model
     /// data changed after reading).
     #[error(transparent)]

@@ -26,6 +26,12 @@
 //! [initial]                                  # optional; both keys required when present
 //! q = [0.0, 0.0, "pi/6"]                     # numbers or expressions of the parameters
 //! v = [1.0, "solve", 0.5]                    # "solve": solved from A(q0) v0 = 0
+//! [drawing]                                  # optional; a planar picture (see [`drawing`])
+//! contact = ["x", "y"]
+//! [[drawing.body]]
+//! kind = "point"
+//! x = "x"
+//! y = "y"
 //! ```
 //!
 //! Slots: the Lagrangian is compiled over `[q_0 … q_{n−1}, v_0 … v_{n−1}]`
@@ -41,12 +47,14 @@
 //! ([`LEGENDRE_TOLERANCE`]).
 
 mod derived;
+pub mod drawing;
 mod error;
 mod position;
 mod read;
 mod write;
 
 pub use derived::LEGENDRE_TOLERANCE;
+pub use drawing::{CompiledDrawing, DrawingHeading, DrawingShape, DrawingSpec};
 pub use error::{ModelFileError, ModelFileErrorKind};
 pub use position::Position;
 
@@ -195,6 +203,8 @@ pub struct ModelFile {
     pub run: RunSettings,
     /// `[initial]`.
     pub initial: Option<InitialState>,
+    /// `[drawing]`: the planar picture of the model for animations.
+    pub drawing: Option<DrawingSpec>,
     origin: Option<Arc<Origin>>,
 }
 
@@ -221,6 +231,7 @@ impl ModelFile {
             && self.hamiltonian == other.hamiltonian
             && self.definitions == other.definitions
             && self.parameter_expressions == other.parameter_expressions
+            && self.drawing == other.drawing
             && self.parameters.len() == other.parameters.len()
             && self
                 .parameters
@@ -314,6 +325,20 @@ impl ModelFile {
 
     fn error(&self, key: String, kind: ModelFileErrorKind) -> ModelFileError {
         ModelFileError::new(self.path.clone(), key, None, kind)
+    }
+
+    /// An error about the value of `key`, placed at that value in the file
+    /// when it is a string read from there.
+    fn located_error(&self, key: &str, kind: ModelFileErrorKind) -> ModelFileError {
+        let position = self.origin.as_ref().and_then(|o| {
+            o.strings.get(key).map(|(span, _)| {
+                Position::of_offset(
+                    &o.source,
+                    position::string_char_offset(&o.source, span.clone(), 1),
+                )
+            })
+        });
+        ModelFileError::new(self.path.clone(), key.to_owned(), position, kind)
     }
 
     /// An expression error placed at its character in the file, when the
@@ -421,6 +446,17 @@ impl ModelFile {
             }
             None => None,
         };
+        let drawing = match &self.drawing {
+            Some(spec) => Some(spec.try_map(|key, text| compile(key.to_owned(), text, &q_scope))?),
+            None => None,
+        };
+        if let Some(d) = &drawing {
+            for (key, expr, wall) in d.values() {
+                if wall && expr.constant_value().is_none() {
+                    return Err(self.located_error(&key, ModelFileErrorKind::MovingWall));
+                }
+            }
+        }
         let compiled = CompiledModel {
             name: self.name.clone(),
             coordinates: self.coordinates.clone(),
@@ -430,6 +466,7 @@ impl ModelFile {
             constraints,
             boundaries,
             hamiltonian,
+            drawing,
         };
         if compiled.hamiltonian.is_some() {
             let initial = self.initial_values(&compiled, None)?;
@@ -469,9 +506,16 @@ pub struct CompiledModel {
     constraints: Vec<Vec<Expr>>,
     boundaries: Vec<Expr>,
     hamiltonian: Option<Expr>,
+    drawing: Option<CompiledDrawing>,
 }
 
 impl CompiledModel {
+    /// The file's `[drawing]`, compiled over slots `[q..]` (walls are
+    /// constants), if the file has one.
+    pub fn drawing(&self) -> Option<&CompiledDrawing> {
+        self.drawing.as_ref()
+    }
+
     /// The model's name.
     pub fn name(&self) -> &str {
         &self.name

@@ -1,6 +1,7 @@
 //! Reading the TOML document with spans (`toml::de::DeTable`), checking the
 //! schema and recording where every expression string sits in the file.
 
+use super::drawing::{DEFAULT_UNIT, DrawingHeading, DrawingShape, DrawingSpec, SHAPE_KINDS};
 use super::error::{ModelFileError, ModelFileErrorKind as K};
 use super::position::Position;
 use super::{
@@ -17,7 +18,21 @@ use toml::de::{DeString, DeTable, DeValue};
 type Value<'i> = Spanned<DeValue<'i>>;
 type Entry<'t, 'i> = (&'t Spanned<DeString<'i>>, &'t Value<'i>);
 
-const TOP: &[&str] = &["model", "definitions", "parameters", "run", "initial"];
+const TOP: &[&str] = &[
+    "model",
+    "definitions",
+    "parameters",
+    "run",
+    "initial",
+    "drawing",
+];
+const DRAWING: &[&str] = &["unit", "boundaries", "contact", "heading", "walls", "body"];
+const HEADING: &[&str] = &["x", "y", "angle", "length"];
+const POINT: &[&str] = &["kind", "x", "y"];
+const CIRCLE: &[&str] = &["kind", "x", "y", "r"];
+const ELLIPSE: &[&str] = &["kind", "x", "y", "a", "b", "angle"];
+const POLYLINE: &[&str] = &["kind", "points", "closed"];
+const LINE: &[&str] = &["kind", "x", "y", "dx", "dy"];
 const MODEL: &[&str] = &[
     "name",
     "description",
@@ -295,6 +310,11 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
         None => None,
     };
 
+    let drawing = match get(root, "drawing") {
+        Some(value) => Some(r.drawing(value, &coordinates, boundaries.len())?),
+        None => None,
+    };
+
     Ok(ModelFile {
         path: path.to_owned(),
         name,
@@ -309,6 +329,7 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
         parameter_expressions,
         run,
         initial,
+        drawing,
         origin: Some(Arc::new(Origin {
             source: source.to_owned(),
             strings: r.strings,
@@ -505,6 +526,234 @@ impl Reader<'_> {
                 Some(_) => InitialValue::Expression(self.expression(&entry_key, x)?),
                 None => InitialValue::Number(self.finite_or(&entry_key, x, expected)?),
             });
+        }
+        Ok(out)
+    }
+
+    /// The `[drawing]` table (see [`DrawingSpec`]); `coordinates` and the
+    /// number of boundary pieces check `drawing.boundaries`.
+    fn drawing(
+        &mut self,
+        value: &Value<'_>,
+        coordinates: &[String],
+        pieces: usize,
+    ) -> Result<DrawingSpec> {
+        let table = self.table("drawing", value)?;
+        self.check_keys("drawing", table, DRAWING)?;
+        let start = Some(value.span().start);
+        let unit = match get(table, "unit") {
+            Some(v) => {
+                let unit = self.string("drawing.unit", v)?;
+                if unit.trim().is_empty() {
+                    return Err(self.error("drawing.unit".into(), Some(v.span().start), K::Empty));
+                }
+                unit
+            }
+            None => DEFAULT_UNIT.to_owned(),
+        };
+        let boundaries = match get(table, "boundaries") {
+            Some(v) => {
+                let mut out = Vec::new();
+                for (i, item) in self.array("drawing.boundaries", v)?.iter().enumerate() {
+                    let key = format!("drawing.boundaries[{i}]");
+                    let at = Some(item.span().start);
+                    let index = match item.get_ref() {
+                        DeValue::Integer(n) => i64::from_str_radix(n.as_str(), n.radix()).ok(),
+                        _ => {
+                            return Err(self.wrong_type(
+                                &key,
+                                item,
+                                "an integer (a piece's index)",
+                            ));
+                        }
+                    };
+                    match index.and_then(|n| usize::try_from(n).ok()) {
+                        Some(n) if n < pieces => out.push(n),
+                        _ => {
+                            return Err(self.error(
+                                key,
+                                at,
+                                K::NoSuchPiece {
+                                    index: index.unwrap_or(i64::MAX),
+                                    count: pieces,
+                                },
+                            ));
+                        }
+                    }
+                }
+                let planar = ["x", "y"]
+                    .iter()
+                    .all(|c| coordinates.iter().any(|k| k == c));
+                if !out.is_empty() && !planar {
+                    return Err(self.error(
+                        "drawing.boundaries".into(),
+                        Some(v.span().start),
+                        K::NoPlaneCoordinates,
+                    ));
+                }
+                Some(out)
+            }
+            None => None,
+        };
+        let contact = match get(table, "contact") {
+            Some(v) => Some(self.drawing_point("drawing.contact", v)?),
+            None => None,
+        };
+        let heading = match get(table, "heading") {
+            Some(v) => {
+                let h = self.table("drawing.heading", v)?;
+                self.check_keys("drawing.heading", h, HEADING)?;
+                let at = Some(v.span().start);
+                let mut need = |name: &str| -> Result<String> {
+                    let key = format!("drawing.heading.{name}");
+                    let value = self.required(h, "drawing.heading", name, at)?;
+                    self.drawing_value(&key, value)
+                };
+                let (x, y, angle) = (need("x")?, need("y")?, need("angle")?);
+                let length = match get(h, "length") {
+                    Some(l) => Some(self.drawing_value("drawing.heading.length", l)?),
+                    None => None,
+                };
+                Some(DrawingHeading {
+                    x,
+                    y,
+                    angle,
+                    length,
+                })
+            }
+            None => None,
+        };
+        let walls = match get(table, "walls") {
+            Some(v) => self.drawing_shapes("drawing.walls", v)?,
+            None => Vec::new(),
+        };
+        let body = match get(table, "body") {
+            Some(v) => self.drawing_shapes("drawing.body", v)?,
+            None => return Err(self.error("drawing.body".into(), start, K::Missing)),
+        };
+        if body.is_empty() {
+            let at = get(table, "body").map(|v| v.span().start);
+            return Err(self.error("drawing.body".into(), at, K::Empty));
+        }
+        Ok(DrawingSpec {
+            unit,
+            boundaries,
+            walls,
+            body,
+            heading,
+            contact,
+        })
+    }
+
+    /// A value of the drawing: a finite number (kept as its shortest
+    /// round-trip text) or an expression (a string, span recorded).
+    fn drawing_value(&mut self, key: &str, v: &Value<'_>) -> Result<String> {
+        if v.get_ref().as_str().is_some() {
+            self.expression(key, v)
+        } else {
+            let x = self.finite_or(key, v, "a number or a string (an expression)")?;
+            Ok(format!("{x:?}"))
+        }
+    }
+
+    /// A point `[x, y]` of the drawing.
+    fn drawing_point(&mut self, key: &str, v: &Value<'_>) -> Result<[String; 2]> {
+        let items = self.array(key, v)?;
+        if items.len() != 2 {
+            return Err(self.error(
+                key.to_owned(),
+                Some(v.span().start),
+                K::NotAPoint { found: items.len() },
+            ));
+        }
+        Ok([
+            self.drawing_value(&format!("{key}[0]"), &items[0])?,
+            self.drawing_value(&format!("{key}[1]"), &items[1])?,
+        ])
+    }
+
+    /// An array of shape tables (`[[drawing.walls]]`, `[[drawing.body]]`).
+    fn drawing_shapes(&mut self, key: &str, v: &Value<'_>) -> Result<Vec<DrawingShape<String>>> {
+        let mut out = Vec::new();
+        for (i, item) in self.array(key, v)?.iter().enumerate() {
+            let key = format!("{key}[{i}]");
+            let table = self.table(&key, item)?;
+            let at = Some(item.span().start);
+            let kind = self.choice(
+                &format!("{key}.kind"),
+                self.required(table, &key, "kind", at)?,
+                SHAPE_KINDS,
+            )?;
+            let allowed = match kind.as_str() {
+                "point" => POINT,
+                "circle" => CIRCLE,
+                "ellipse" => ELLIPSE,
+                "polyline" => POLYLINE,
+                _ => LINE,
+            };
+            self.check_keys(&key, table, allowed)?;
+            let mut need = |name: &str| -> Result<String> {
+                let value = self.required(table, &key, name, at)?;
+                self.drawing_value(&format!("{key}.{name}"), value)
+            };
+            let shape = match kind.as_str() {
+                "point" => DrawingShape::Point {
+                    x: need("x")?,
+                    y: need("y")?,
+                },
+                "circle" => DrawingShape::Circle {
+                    x: need("x")?,
+                    y: need("y")?,
+                    r: need("r")?,
+                },
+                "ellipse" => DrawingShape::Ellipse {
+                    x: need("x")?,
+                    y: need("y")?,
+                    a: need("a")?,
+                    b: need("b")?,
+                    angle: need("angle")?,
+                },
+                "line" => DrawingShape::Line {
+                    x: need("x")?,
+                    y: need("y")?,
+                    dx: need("dx")?,
+                    dy: need("dy")?,
+                },
+                _ => {
+                    let points_key = format!("{key}.points");
+                    let list = self.required(table, &key, "points", at)?;
+                    let items = self.array(&points_key, list)?;
+                    if items.len() < 2 {
+                        return Err(self.error(
+                            points_key,
+                            Some(list.span().start),
+                            K::TooFewPoints {
+                                needed: 2,
+                                found: items.len(),
+                            },
+                        ));
+                    }
+                    let mut points = Vec::with_capacity(items.len());
+                    for (k, p) in items.iter().enumerate() {
+                        points.push(self.drawing_point(&format!("{points_key}[{k}]"), p)?);
+                    }
+                    let closed = match get(table, "closed") {
+                        Some(c) => match c.get_ref() {
+                            DeValue::Boolean(b) => *b,
+                            _ => {
+                                return Err(self.wrong_type(
+                                    &format!("{key}.closed"),
+                                    c,
+                                    "a boolean",
+                                ));
+                            }
+                        },
+                        None => false,
+                    };
+                    DrawingShape::Polyline { points, closed }
+                }
+            };
+            out.push(shape);
         }
         Ok(out)
     }

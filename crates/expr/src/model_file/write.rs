@@ -1,5 +1,6 @@
 //! Printing a [`ModelFile`] back as TOML.
 
+use super::drawing::{DEFAULT_UNIT, DrawingShape};
 use super::{InitialValue, ModelFile};
 use std::fmt::Write;
 
@@ -136,6 +137,48 @@ fn write_to(model: &ModelFile, out: &mut String) -> std::fmt::Result {
         writeln!(out, "\n[initial]")?;
         writeln!(out, "q = {}", self::initial(&initial.q))?;
         writeln!(out, "v = {}", self::initial(&initial.v))?;
+    }
+    if let Some(d) = &model.drawing {
+        writeln!(out, "\n[drawing]")?;
+        if d.unit != DEFAULT_UNIT {
+            writeln!(out, "unit = {}", quote(&d.unit))?;
+        }
+        if let Some(b) = &d.boundaries {
+            let list: Vec<String> = b.iter().map(usize::to_string).collect();
+            writeln!(out, "boundaries = [{}]", list.join(", "))?;
+        }
+        if let Some(c) = &d.contact {
+            writeln!(out, "contact = {}", strings(c))?;
+        }
+        if let Some(h) = &d.heading {
+            writeln!(out, "\n[drawing.heading]")?;
+            writeln!(out, "x = {}", quote(&h.x))?;
+            writeln!(out, "y = {}", quote(&h.y))?;
+            writeln!(out, "angle = {}", quote(&h.angle))?;
+            if let Some(l) = &h.length {
+                writeln!(out, "length = {}", quote(l))?;
+            }
+        }
+        for (group, shapes) in [("walls", &d.walls), ("body", &d.body)] {
+            for shape in shapes {
+                writeln!(out, "\n[[drawing.{group}]]")?;
+                writeln!(out, "kind = {}", quote(shape.kind()))?;
+                match shape {
+                    DrawingShape::Polyline { points, closed } => {
+                        let list: Vec<String> = points.iter().map(|p| strings(p)).collect();
+                        writeln!(out, "points = [{}]", list.join(", "))?;
+                        if *closed {
+                            writeln!(out, "closed = true")?;
+                        }
+                    }
+                    _ => {
+                        for (k, v) in shape.values() {
+                            writeln!(out, "{k} = {}", quote(v))?;
+                        }
+                    }
+                }
+            }
+        }
     }
     Ok(())
 }

@@ -113,7 +113,7 @@ fn overrides(sc: &Scenario) -> Vec<(String, f64)> {
 }
 
 /// The file's expressions compiled with the scenario's parameters.
-fn compile(sc: &Scenario, file: &ModelFile) -> Result<Arc<CompiledModel>, ModelError> {
+pub(super) fn compile(sc: &Scenario, file: &ModelFile) -> Result<Arc<CompiledModel>, ModelError> {
     Ok(Arc::new(file.compile(&overrides(sc))?))
 }
 

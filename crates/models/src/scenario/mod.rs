@@ -27,8 +27,10 @@ use crate::{
 };
 mod circuit;
 mod file;
+mod scene;
 
 pub use circuit::{CircuitSource, LADDER, LADDER_DESCRIPTION};
+pub use scene::{PlaneWalls, Scene};
 
 use diracvi_expr::ModelFile;
 use nalgebra::SVector;
