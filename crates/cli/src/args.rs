@@ -97,8 +97,9 @@ pub struct RunArgs {
     /// one, ∂(q_N, p_N)/∂(q_0, p_0), exact through impacts (the tangent map
     /// of the discrete flow, docs/theory.md §12): in `--summary json` as
     /// "jacobian": {"rows", "cols", "matrix"} (row-major; components named
-    /// q:<coordinate> then p:<coordinate>), and its determinant in the text
-    /// summary. The Lagrange–Dirac stepper of order 2 with regular
+    /// `q:NAME` then `p:NAME` after the coordinates), and in the text
+    /// summary how far it is from symplectic (systems without
+    /// constraints). The Lagrange–Dirac stepper of order 2 with regular
     /// Lagrangians; other methods, circuits and --reduce are refused.
     #[arg(long, conflicts_with = "reduce")]
     pub jacobian: bool,
