@@ -9,12 +9,9 @@ pub use commit::{Staged, Target, available_space, commit, remove_temporaries};
 
 use crate::OutputFailure;
 use anyhow::{Result, bail};
-use serde::Serialize;
-use std::collections::HashSet;
 use std::ffi::OsString;
-use std::fmt::Write as _;
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
