@@ -4,10 +4,24 @@
 //! writes the very same bytes), and the one naming of their columns, shared
 //! with Python's `to_pandas()`.
 //!
-//! The trajectory CSV names a coordinate `c`'s columns `c` and `p_c`, the
-//! impacts CSV `c`, `p_before_c` and `p_after_c`; names that cannot stand
-//! in the header (wrong count, empty, a comma, a quote or a line break, a
-//! clash with another column) fall back to `q0, …, p0, …`.
+//! ## Column names
+//!
+//! A coordinate named `c` gives the columns `q_c` (its value) and `p_c` (its
+//! momentum) in the trajectory, and `q_c`, `p_before_c`, `p_after_c` in the
+//! impacts; every other column has a fixed name without an underscore
+//! prefix of those (`k`, `t`, `energy`, `constraint_residual`; `step`,
+//! `alpha`, `t`, `piece`, `energy_before`, `energy_after`), so no
+//! coordinate name can clash with another column (a coordinate called
+//! `energy`, `alpha` or `t` gives `q_energy`, `q_alpha`, `q_t`):
+//!
+//! ```text
+//! trajectory:  k,t,q_<c>…,p_<c>…,energy,constraint_residual
+//! impacts:     step,alpha,t,piece,q_<c>…,p_before_<c>…,p_after_<c>…,energy_before,energy_after
+//! ```
+//!
+//! Names that cannot stand in a CSV header (wrong count, empty, two equal,
+//! or holding a comma, a quote or a line break; no model file or catalogued
+//! model has such names) are replaced by the indices: `q_0, q_1, …`.
 
 use crate::{ImpactRecord, RecordSink, RecordView};
 use serde::Serialize;
@@ -27,59 +41,54 @@ pub const IMPACT_FIXED: ([&str; 4], [&str; 2]) = (
     ["energy_before", "energy_after"],
 );
 
-/// The CSV columns of `n` coordinates named `names`: each name, then
-/// `p_<name>` for the trajectory, or `<name>`, `p_before_<name>`,
-/// `p_after_<name>` for the impacts. Falls back to `q0, …, p0, …` when the
-/// names do not fit a CSV header (wrong count, empty, a comma, a quote or a
-/// line break, two equal columns).
-fn columns(fixed: (&[&str], &[&str]), prefixes: &[(&str, &str)], names: &[String]) -> Vec<String> {
-    let n = names.len();
-    let named: Vec<String> = prefixes
+/// The names the columns of coordinates `coordinates` are built from: the
+/// names themselves, or `0, 1, …` when one of them cannot stand in a CSV
+/// header (empty, a comma, a quote or a line break, two equal).
+fn column_stems(coordinates: &[String]) -> Vec<String> {
+    let mut seen = HashSet::new();
+    let usable = coordinates
         .iter()
-        .flat_map(|(named, _)| names.iter().map(move |c| format!("{named}{c}")))
-        .collect();
-    let usable = names
-        .iter()
-        .all(|c| !c.is_empty() && !c.contains([',', '"', '\n', '\r']))
-        && {
-            let mut seen: HashSet<&str> = fixed.0.iter().chain(fixed.1).copied().collect();
-            named.iter().all(|c| seen.insert(c))
-        };
-    let middle = if usable {
-        named
+        .all(|c| !c.is_empty() && !c.contains([',', '"', '\n', '\r']) && seen.insert(c));
+    if usable {
+        coordinates.to_vec()
     } else {
-        prefixes
-            .iter()
-            .flat_map(|(_, indexed)| (0..n).map(move |i| format!("{indexed}{i}")))
-            .collect()
-    };
+        (0..coordinates.len()).map(|i| i.to_string()).collect()
+    }
+}
+
+fn columns(fixed: (&[&str], &[&str]), prefixes: &[&str], coordinates: &[String]) -> Vec<String> {
+    let stems = column_stems(coordinates);
     fixed
         .0
         .iter()
         .map(|c| c.to_string())
-        .chain(middle)
+        .chain(
+            prefixes
+                .iter()
+                .flat_map(|p| stems.iter().map(move |c| format!("{p}{c}"))),
+        )
         .chain(fixed.1.iter().map(|c| c.to_string()))
         .collect()
 }
 
-/// The columns of the trajectory CSV for coordinates named `coordinates`.
+/// The columns of the trajectory CSV for coordinates named `coordinates`:
+/// `k, t, q_<c>…, p_<c>…, energy, constraint_residual` (see the
+/// [module](self) notes).
 pub fn trajectory_columns(coordinates: &[String]) -> Vec<String> {
     columns(
         (&TRAJECTORY_FIXED.0, &TRAJECTORY_FIXED.1),
-        &[("", "q"), ("p_", "p")],
+        &["q_", "p_"],
         coordinates,
     )
 }
 
-/// The columns of the impacts CSV for coordinates named `coordinates`.
+/// The columns of the impacts CSV for coordinates named `coordinates`:
+/// `step, alpha, t, piece, q_<c>…, p_before_<c>…, p_after_<c>…,
+/// energy_before, energy_after` (see the [module](self) notes).
 pub fn impact_columns(coordinates: &[String]) -> Vec<String> {
     columns(
         (&IMPACT_FIXED.0, &IMPACT_FIXED.1),
-        &[
-            ("", "q"),
-            ("p_before_", "p_before"),
-            ("p_after_", "p_after"),
-        ],
+        &["q_", "p_before_", "p_after_"],
         coordinates,
     )
 }
@@ -281,6 +290,39 @@ mod tests {
     }
 
     #[test]
+    fn columns_are_qualified_so_no_name_clashes() {
+        let c = names(&["alpha", "energy", "t"]);
+        assert_eq!(
+            trajectory_columns(&c).join(","),
+            "k,t,q_alpha,q_energy,q_t,p_alpha,p_energy,p_t,energy,constraint_residual"
+        );
+        assert_eq!(
+            impact_columns(&c).join(","),
+            "step,alpha,t,piece,q_alpha,q_energy,q_t,p_before_alpha,p_before_energy,p_before_t,\
+             p_after_alpha,p_after_energy,p_after_t,energy_before,energy_after"
+        );
+        // every column distinct, even for names made of other columns' parts
+        for c in [
+            names(&["p_x", "x", "before_x", "q_x"]),
+            names(&["k", "step", "piece", "energy_before"]),
+        ] {
+            for cols in [trajectory_columns(&c), impact_columns(&c)] {
+                let set: HashSet<&String> = cols.iter().collect();
+                assert_eq!(set.len(), cols.len(), "{cols:?}");
+            }
+        }
+        // names that cannot stand in a header: indices
+        assert_eq!(
+            trajectory_columns(&names(&["a,b", "c"])).join(","),
+            "k,t,q_0,q_1,p_0,p_1,energy,constraint_residual"
+        );
+        assert_eq!(
+            trajectory_columns(&names(&["x", "x"]))[2..4].join(","),
+            "q_0,q_1"
+        );
+    }
+
+    #[test]
     fn writers_write_the_cli_formats() {
         let c = names(&["x"]);
         let mut csv = TrajectoryWriter::new(Vec::new(), TrajectoryFormat::Csv, "m", &c);
@@ -310,7 +352,7 @@ mod tests {
         let csv = String::from_utf8(csv.finish(&[]).unwrap()).unwrap();
         assert_eq!(
             csv,
-            "k,t,x,p_x,energy,constraint_residual\n0,0.0,1.0,-0.5,2.0,0.0\n"
+            "k,t,q_x,p_x,energy,constraint_residual\n0,0.0,1.0,-0.5,2.0,0.0\n"
         );
         let json = String::from_utf8(json.finish(std::slice::from_ref(&imp)).unwrap()).unwrap();
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
@@ -320,7 +362,7 @@ mod tests {
         write_impacts_csv(&mut out, &c, &[imp]).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "step,alpha,t,piece,x,p_before_x,p_after_x,energy_before,energy_after\n\
+            "step,alpha,t,piece,q_x,p_before_x,p_after_x,energy_before,energy_after\n\
              3,0.25,0.1,0,0.0,-1.0,1.0,0.5,0.5\n"
         );
     }
