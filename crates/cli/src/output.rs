@@ -5,7 +5,9 @@
 
 pub mod commit;
 
-pub use commit::{Staged, Target, available_space, commit, remove_temporaries};
+pub use commit::{
+    Staged, Target, available_space, commit, remove_temporaries, remove_temporaries_waiting,
+};
 
 use crate::OutputFailure;
 use anyhow::{Result, bail};

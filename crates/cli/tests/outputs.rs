@@ -319,6 +319,64 @@ fn a_signal_removes_the_temporaries_and_leaves_no_target() {
     assert_names(d, &["X.csv"]);
 }
 
+/// A signal during the setup of a large run (building a 10⁶-cell ladder
+/// takes seconds before the first step, with no step loop to check the
+/// flag) ends it within a second: exit 143, no output, no temporary.
+#[cfg(unix)]
+#[test]
+fn a_signal_during_a_long_setup_ends_the_run_within_a_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut child = std::process::Command::new(BIN)
+        .args([
+            "run",
+            "lc-ladder",
+            "--set",
+            "cells=1000000",
+            "--out",
+            "big.csv",
+            "-q",
+        ])
+        .current_dir(d)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the run ended before the signal: it no longer tests the setup"
+    );
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let signalled = Instant::now();
+    assert!(killed.success());
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if signalled.elapsed() > Duration::from_secs(2) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("still running 2 s after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let took = signalled.elapsed();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(status.code(), Some(143), "{err}");
+    assert!(
+        err.contains("interrupted by SIGTERM: no output written"),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+    eprintln!("SIGTERM during setup: exited after {took:?}");
+    assert_names(d, &[]);
+}
+
 // ------------------------------------------------------- 5. concurrent runs
 
 #[cfg(unix)]
