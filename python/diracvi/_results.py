@@ -50,23 +50,18 @@ class ImpactTable:
         return f"ImpactTable({len(self)} impacts)"
 
     def to_pandas(self):
-        """The table as a ``pandas.DataFrame`` (columns ``step, t, alpha,
-        piece, q_<name>..., p_before_<name>..., p_after_<name>...,
-        energy_before, energy_after``). Needs pandas."""
+        """The table as a ``pandas.DataFrame`` with the columns of the CLI's
+        impacts file ``STEM.impacts.csv``: ``step, alpha, t, piece,
+        q_<name>..., p_before_<name>..., p_after_<name>..., energy_before,
+        energy_after`` (README "Output columns"). Needs pandas."""
         pd = _pandas()
-        names = _names(self.coordinates, self.q.shape[1] if self.q.ndim == 2 else 0)
-        cols: Dict[str, Any] = {
-            "step": self.step,
-            "t": self.t,
-            "alpha": self.alpha,
-            "piece": self.piece,
-        }
-        for prefix, arr in (("q", self.q), ("p_before", self.p_before), ("p_after", self.p_after)):
-            for i, name in enumerate(names):
-                cols[f"{prefix}_{name}"] = arr[:, i]
-        cols["energy_before"] = self.energy_before
-        cols["energy_after"] = self.energy_after
-        return pd.DataFrame(cols)
+        n = self.q.shape[1] if self.q.ndim == 2 else len(self.coordinates)
+        _, names = _columns(self.coordinates, n)
+        arrays = [self.step, self.alpha, self.t, self.piece]
+        for arr in (self.q, self.p_before, self.p_after):
+            arrays.extend(arr[:, i] if arr.ndim == 2 else arr[:0] for i in range(n))
+        arrays += [self.energy_before, self.energy_after]
+        return pd.DataFrame(dict(zip(names, arrays)), columns=names)
 
 
 _PANELS = ("energy", "coords", "momenta", "residual", "xy", "phase")
@@ -110,6 +105,16 @@ def _limits(values: np.ndarray, reference: float, zero_half: float):
         mid = 0.0
     half = max(0.1 * abs(mid), zero_half)
     return (mid - half, mid + half)
+
+
+def _columns(coordinates: Sequence[str], n: int):
+    """The columns of the trajectory and impacts CSV files of coordinates
+    named ``coordinates`` (n of them; names of another count become
+    indices), computed by the same Rust function as the CLI's."""
+    from . import _diracvi
+
+    names = [str(c) for c in coordinates] if len(coordinates) == n else [""] * n
+    return _diracvi.columns(names)
 
 
 def _names(coordinates: Sequence[str], n: int) -> List[str]:
@@ -171,19 +176,17 @@ class RunResult:
         )
 
     def to_pandas(self):
-        """The recorded steps as a ``pandas.DataFrame`` (columns ``k, t,
-        q_<name>..., p_<name>..., energy, constraint_residual``). Needs
-        pandas."""
+        """The recorded steps as a ``pandas.DataFrame`` with the columns of
+        the CLI's trajectory CSV: ``k, t, q_<name>..., p_<name>..., energy,
+        constraint_residual`` (README "Output columns"). Needs pandas."""
         pd = _pandas()
-        names = _names(self.coordinates, self.q.shape[1])
-        cols: Dict[str, Any] = {"k": self.k, "t": self.t}
-        for prefix, arr in (("q", self.q), ("p", self.p)):
-            for i, name in enumerate(names):
-                cols[f"{prefix}_{name}"] = arr[:, i]
-        cols["energy"] = self.energy
-        cols["constraint_residual"] = self.constraint_residual
-        return pd.DataFrame(cols)
-
+        n = self.q.shape[1]
+        names, _ = _columns(self.coordinates, n)
+        arrays = [self.k, self.t]
+        for arr in (self.q, self.p):
+            arrays.extend(arr[:, i] for i in range(n))
+        arrays += [self.energy, self.constraint_residual]
+        return pd.DataFrame(dict(zip(names, arrays)), columns=names)
 
     def plot(self, panels: Optional[Sequence[str]] = None, *, file: Optional[str] = None):
         """The panels of the CLI's ``--plot`` as a matplotlib ``Figure``

@@ -25,6 +25,19 @@ fn _diracvi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scenario::models, m)?)?;
     m.add_function(wrap_pyfunction!(scenario::file_model, m)?)?;
     m.add_function(wrap_pyfunction!(ensemble::ensemble, m)?)?;
+    m.add_function(wrap_pyfunction!(columns, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
+}
+
+/// The columns of the trajectory CSV and of the impacts CSV for coordinates
+/// named `coordinates` (`diracvi_run::trajectory_columns`,
+/// `diracvi_run::impact_columns`): the one naming `to_pandas()` shares with
+/// `diracvi run --out`.
+#[pyfunction]
+fn columns(coordinates: Vec<String>) -> (Vec<String>, Vec<String>) {
+    (
+        diracvi_run::trajectory_columns(&coordinates),
+        diracvi_run::impact_columns(&coordinates),
+    )
 }

@@ -85,3 +85,56 @@ def test_overrides_equal_cli_set(cli):
     assert r.summary["final_state"] == c["final_state"]
     assert r.summary["impact_times"] == c["impact_times"]
     assert r.summary["steps"] == c["steps"] == 1750
+
+
+#: A model file whose coordinates are named like fixed columns of the
+#: output files (the impact-time fraction ``alpha``, ``t``, ``energy``).
+CLASHING = """
+[model]
+name = "clash"
+coordinates = ["alpha", "t", "energy"]
+lagrangian = "0.5*(alpha_dot^2 + t_dot^2 + energy_dot^2)"
+boundaries = ["0.95 - alpha"]
+
+[run]
+h = 0.1
+t_end = 1.5
+
+[initial]
+q = [0.0, 0.0, 0.0]
+v = [1.0, 2.0, 3.0]
+"""
+
+
+def test_to_pandas_columns_are_the_csv_headers(cli, tmp_path):
+    """One naming (README "Output columns"): RunResult.to_pandas() has the
+    trajectory CSV's columns and ImpactTable.to_pandas() the impacts CSV's,
+    with the same numbers, for coordinates named like fixed columns."""
+    pytest.importorskip("pandas")
+    model = tmp_path / "clash.toml"
+    model.write_text(CLASHING)
+    out = tmp_path / "clash.csv"
+    proc = subprocess.run(
+        [str(cli), "run", "--model-file", str(model), "--out", str(out), "-q"],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    r = diracvi.scenario(diracvi.Model.from_file(str(model))).run()
+    for path, df in ((out, r.to_pandas()), (tmp_path / "clash.impacts.csv", r.impacts.to_pandas())):
+        lines = path.read_text().splitlines()
+        header = lines[0].split(",")
+        assert list(df.columns) == header, path.name
+        rows = [[float(x) for x in line.split(",")] for line in lines[1:]]
+        assert len(rows) == len(df)
+        assert bits(rows) == bits(df.to_numpy(dtype=float)), path.name
+    assert list(r.to_pandas().columns) == [
+        "k", "t", "q_alpha", "q_t", "q_energy", "p_alpha", "p_t", "p_energy",
+        "energy", "constraint_residual",
+    ]
+    imp = r.impacts.to_pandas()
+    assert list(imp.columns[:5]) == ["step", "alpha", "t", "piece", "q_alpha"]
+    # the impact-time fraction (0.5: alpha = 0.95 half-way through the step
+    # 0.9 -> 1.0) and the coordinate alpha (0.95) are different columns
+    assert len(imp) == 1
+    assert imp["alpha"][0] == pytest.approx(0.5, abs=1e-9)
+    assert imp["q_alpha"][0] == pytest.approx(0.95, abs=1e-9)

@@ -114,9 +114,12 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = ImpactsArg::Elastic)]
     pub impacts: ImpactsArg,
     /// Write the trajectory (format from the extension: .csv or .json). CSV
-    /// columns are named after the model's coordinates (k, t, theta, x, …,
-    /// p_theta, p_x, …, energy, constraint_residual) and the impacts go to a
-    /// sibling file STEM.impacts.csv. Output files appear only when the whole
+    /// columns: a coordinate c gives q_c and p_c (k, t, q_theta, q_x, …,
+    /// p_theta, p_x, …, energy, constraint_residual); the impacts go to a
+    /// sibling file STEM.impacts.csv (step, alpha = the impact-time
+    /// fraction of the step, t, piece, q_c…, p_before_c…, p_after_c…,
+    /// energy_before, energy_after); Python's to_pandas() uses the same
+    /// names, and no coordinate name can clash with a fixed column. Output files appear only when the whole
     /// run succeeded (written to temporary files, renamed at the end); a
     /// failed or interrupted run leaves none and changes no existing file.
     #[arg(long, value_name = "FILE.csv|FILE.json")]

@@ -5,21 +5,21 @@
 
 pub mod commit;
 
-pub use commit::{Staged, Target, available_space, commit, remove_temporaries};
+pub use commit::{
+    Staged, Target, available_space, commit, remove_temporaries, remove_temporaries_waiting,
+};
 
 use crate::OutputFailure;
 use anyhow::{Result, bail};
-use serde::Serialize;
-use std::collections::HashSet;
 use std::ffi::OsString;
-use std::fmt::Write as _;
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 pub use diracvi_run::{ImpactRecord, RecordSink, RecordView};
+use diracvi_run::{TrajectoryFormat, TrajectoryWriter as RunWriter, write_impacts_csv};
 
 /// Output format of `--out`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,45 +142,15 @@ impl OutTargets {
     }
 }
 
-/// The CSV columns of `n` coordinates named `names`: each name, then
-/// `p_<name>` for the trajectory, or `<name>`, `p_before_<name>`,
-/// `p_after_<name>` for the impacts. Falls back to `q0, …, p0, …` when the
-/// names do not fit a CSV header (wrong count, empty, a comma, a quote or a
-/// line break, two equal columns).
-fn columns(names: &[String], n: usize, prefixes: &[(&str, &str)], fixed: &[&str]) -> Vec<String> {
-    let named: Vec<String> = prefixes
-        .iter()
-        .flat_map(|(named, _)| names.iter().map(move |c| format!("{named}{c}")))
-        .collect();
-    let usable = names.len() == n
-        && names
-            .iter()
-            .all(|c| !c.is_empty() && !c.contains([',', '"', '\n', '\r']))
-        && {
-            let mut seen: HashSet<&str> = fixed.iter().copied().collect();
-            named.iter().all(|c| seen.insert(c))
-        };
-    if usable {
-        named
-    } else {
-        prefixes
-            .iter()
-            .flat_map(|(_, indexed)| (0..n).map(move |i| format!("{indexed}{i}")))
-            .collect()
-    }
-}
-
-/// `--out`: streams records as they are produced into staged files.
+/// `--out`: streams records as they are produced into staged files, in
+/// the formats of [`diracvi_run::TrajectoryWriter`] (shared with library
+/// runs, so both write the same bytes).
 #[derive(Debug)]
 pub struct TrajectoryWriter {
-    format: Format,
-    out: BufWriter<File>,
+    inner: RunWriter<BufWriter<File>>,
     file: Staged,
     impacts: Option<Staged>,
     coordinates: Vec<String>,
-    records: usize,
-    error: Option<io::Error>,
-    line: String,
 }
 
 impl TrajectoryWriter {
@@ -197,38 +167,17 @@ impl TrajectoryWriter {
             .file()
             .try_clone()
             .map_err(|e| output_failure(targets.trajectory().path(), e))?;
-        let mut w = Self {
-            format: targets.format(),
-            out: BufWriter::new(handle),
+        let format = match targets.format() {
+            Format::Csv => TrajectoryFormat::Csv,
+            Format::Json => TrajectoryFormat::Json,
+        };
+        let w = Self {
+            inner: RunWriter::new(BufWriter::new(handle), format, model, coordinates),
             file,
             impacts,
             coordinates: coordinates.to_vec(),
-            records: 0,
-            error: None,
-            line: String::new(),
         };
-        let head = match w.format {
-            Format::Json => format!(
-                "{{\"model\": {}, \"coordinates\": {}, \"records\": [",
-                serde_json::to_string(model)?,
-                serde_json::to_string(coordinates)?
-            ),
-            Format::Csv => {
-                let n = coordinates.len();
-                let mut h = String::from("k,t");
-                for c in columns(
-                    coordinates,
-                    n,
-                    &[("", "q"), ("p_", "p")],
-                    &["k", "t", "energy", "constraint_residual"],
-                ) {
-                    let _ = write!(h, ",{c}");
-                }
-                h.push_str(",energy,constraint_residual\n");
-                h
-            }
-        };
-        w.write(head.as_bytes());
+        w.note_error();
         Ok(w)
     }
 
@@ -237,12 +186,10 @@ impl TrajectoryWriter {
         self.file.target()
     }
 
-    fn write(&mut self, bytes: &[u8]) {
-        if self.error.is_none()
-            && let Err(e) = self.out.write_all(bytes)
-        {
+    /// Note a write error of the trajectory (so the step loop stops).
+    fn note_error(&self) {
+        if let Some(e) = self.inner.error() {
             note_write_failure(format!("cannot write '{}': {e}", self.path().display()));
-            self.error = Some(e);
         }
     }
 
@@ -251,37 +198,28 @@ impl TrajectoryWriter {
     ///
     /// # Errors
     /// An [`OutputFailure`] naming the file that could not be written.
-    pub fn finish(mut self, impacts: &[ImpactRecord]) -> Result<Vec<Staged>> {
-        if self.format == Format::Json {
-            let mut tail = String::from("\n], \"impacts\": [");
-            for (i, imp) in impacts.iter().enumerate() {
-                tail.push_str(if i == 0 { "\n" } else { ",\n" });
-                tail.push_str(&serde_json::to_string(imp)?);
-            }
-            tail.push_str("\n]}\n");
-            self.write(tail.as_bytes());
-        }
-        if self.error.is_none()
-            && let Err(e) = self.out.flush()
-        {
-            self.error = Some(e);
-        }
-        if let Some(e) = self.error.take() {
-            return Err(output_failure(self.path(), e));
-        }
+    pub fn finish(self, impacts: &[ImpactRecord]) -> Result<Vec<Staged>> {
+        let Self {
+            inner,
+            mut file,
+            impacts: impacts_file,
+            coordinates,
+        } = self;
+        let out = inner
+            .finish(impacts)
+            .map_err(|e| output_failure(file.target(), e))?;
+        drop(out);
         let mut staged = Vec::new();
-        if let Some(mut file) = self.impacts.take() {
-            let target = file.target().to_path_buf();
-            let mut w = BufWriter::new(file.file());
-            write_impacts_csv(&mut w, &self.coordinates, impacts)
+        if let Some(mut imp) = impacts_file {
+            let target = imp.target().to_path_buf();
+            let mut w = BufWriter::new(imp.file());
+            write_impacts_csv(&mut w, &coordinates, impacts)
                 .and_then(|()| w.flush())
                 .map_err(|e| output_failure(&target, e))?;
             drop(w);
-            file.sync()?;
-            staged.push(file);
+            imp.sync()?;
+            staged.push(imp);
         }
-        let Self { out, mut file, .. } = self;
-        drop(out);
         file.sync()?;
         staged.push(file);
         Ok(staged)
@@ -298,94 +236,12 @@ pub fn output_failure(path: &Path, e: impl std::fmt::Display) -> anyhow::Error {
 
 impl RecordSink for TrajectoryWriter {
     fn record(&mut self, r: &RecordView<'_>) {
-        if self.error.is_some() {
+        if self.inner.error().is_some() {
             return;
         }
-        let mut line = std::mem::take(&mut self.line);
-        line.clear();
-        match self.format {
-            Format::Csv => {
-                let _ = write!(line, "{},{:?}", r.k, r.t);
-                for x in r.q.iter().chain(r.p) {
-                    let _ = write!(line, ",{x:?}");
-                }
-                let _ = writeln!(line, ",{:?},{:?}", r.energy, r.constraint_residual);
-            }
-            Format::Json => {
-                #[derive(Serialize)]
-                struct Json<'a> {
-                    k: usize,
-                    t: f64,
-                    q: &'a [f64],
-                    p: &'a [f64],
-                    energy: f64,
-                    constraint_residual: f64,
-                }
-                line.push_str(if self.records == 0 { "\n" } else { ",\n" });
-                let json = serde_json::to_string(&Json {
-                    k: r.k,
-                    t: r.t,
-                    q: r.q,
-                    p: r.p,
-                    energy: r.energy,
-                    constraint_residual: r.constraint_residual,
-                });
-                match json {
-                    Ok(s) => line.push_str(&s),
-                    Err(e) => {
-                        note_write_failure(format!(
-                            "cannot write '{}': {e}",
-                            self.path().display()
-                        ));
-                        self.error = Some(io::Error::other(e));
-                        return;
-                    }
-                }
-            }
-        }
-        self.records += 1;
-        self.write(line.as_bytes());
-        self.line = line;
+        self.inner.record(r);
+        self.note_error();
     }
-}
-
-fn write_impacts_csv(
-    w: &mut impl Write,
-    coordinates: &[String],
-    impacts: &[ImpactRecord],
-) -> io::Result<()> {
-    let n = coordinates.len();
-    let mut h = String::from("step,alpha,t,piece");
-    for c in columns(
-        coordinates,
-        n,
-        &[
-            ("", "q"),
-            ("p_before_", "p_before"),
-            ("p_after_", "p_after"),
-        ],
-        &[
-            "step",
-            "alpha",
-            "t",
-            "piece",
-            "energy_before",
-            "energy_after",
-        ],
-    ) {
-        let _ = write!(h, ",{c}");
-    }
-    h.push_str(",energy_before,energy_after\n");
-    w.write_all(h.as_bytes())?;
-    for imp in impacts {
-        let mut line = format!("{},{:?},{:?},{}", imp.step, imp.alpha, imp.t, imp.piece);
-        for x in imp.q.iter().chain(&imp.p_before).chain(&imp.p_after) {
-            let _ = write!(line, ",{x:?}");
-        }
-        let _ = writeln!(line, ",{:?},{:?}", imp.energy_before, imp.energy_after);
-        w.write_all(line.as_bytes())?;
-    }
-    Ok(())
 }
 
 /// A lower bound on the bytes of `records` records of `n` coordinates in

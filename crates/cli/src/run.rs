@@ -448,7 +448,10 @@ pub fn run(args: &RunArgs) -> Result<()> {
     // All or nothing: rename every file into place (under a lock), then
     // print the summary; an interruption or a summary that cannot be
     // printed undoes the renames (dropping `committed`).
+    // The signal watcher waits while `commit` is held (and stops watching
+    // once the commit went through): only these checks end a run here.
     signals::exit_if_interrupted();
+    let commit = signals::commit_guard();
     let committed = output::commit(staged)?;
     if let Some(status) = signals::pending() {
         drop(committed);
@@ -458,6 +461,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
         crate::emit(&summary)?;
     }
     committed.finish();
+    signals::mark_done();
+    drop(commit);
     Ok(())
 }
 

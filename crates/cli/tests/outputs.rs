@@ -160,7 +160,7 @@ fn a_summary_that_cannot_be_printed_undoes_the_outputs() {
             "run", "particle", "--t-end", "2", "--out", "t.csv", "--plot", "t.svg",
         ],
     );
-    assert!(header(d.join("t.csv")).starts_with("k,t,x,y"));
+    assert!(header(d.join("t.csv")).starts_with("k,t,q_x,q_y"));
     assert_names(d, &["t.csv", "t.impacts.csv", "t.svg"]);
 }
 
@@ -319,6 +319,64 @@ fn a_signal_removes_the_temporaries_and_leaves_no_target() {
     assert_names(d, &["X.csv"]);
 }
 
+/// A signal during the setup of a large run (building a 10⁶-cell ladder
+/// takes seconds before the first step, with no step loop to check the
+/// flag) ends it within a second: exit 143, no output, no temporary.
+#[cfg(unix)]
+#[test]
+fn a_signal_during_a_long_setup_ends_the_run_within_a_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut child = std::process::Command::new(BIN)
+        .args([
+            "run",
+            "lc-ladder",
+            "--set",
+            "cells=1000000",
+            "--out",
+            "big.csv",
+            "-q",
+        ])
+        .current_dir(d)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the run ended before the signal: it no longer tests the setup"
+    );
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let signalled = Instant::now();
+    assert!(killed.success());
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if signalled.elapsed() > Duration::from_secs(2) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("still running 2 s after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let took = signalled.elapsed();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(status.code(), Some(143), "{err}");
+    assert!(
+        err.contains("interrupted by SIGTERM: no output written"),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+    eprintln!("SIGTERM during setup: exited after {took:?}");
+    assert_names(d, &[]);
+}
+
 // ------------------------------------------------------- 5. concurrent runs
 
 #[cfg(unix)]
@@ -374,7 +432,7 @@ fn two_runs_on_one_path_never_leave_a_mixed_pair() {
         // impacts file must be the same run's.
         let traj = header(d.join("t.csv"));
         let imps = read(d.join("t.impacts.csv"));
-        let model = if traj.contains(",theta,") {
+        let model = if traj.contains(",q_theta,") {
             "ellipse"
         } else {
             "particle"
@@ -391,7 +449,11 @@ fn two_runs_on_one_path_never_leave_a_mixed_pair() {
             imp_header,
             format!(
                 "step,alpha,t,piece,{},{},{},energy_before,energy_after",
-                coordinates.join(","),
+                coordinates
+                    .iter()
+                    .map(|c| format!("q_{c}"))
+                    .collect::<Vec<_>>()
+                    .join(","),
                 coordinates
                     .iter()
                     .map(|c| format!("p_before_{c}"))
@@ -832,6 +894,9 @@ fn usage_errors_are_one_line_and_a_hint() {
 
 #[test]
 fn csv_headers_name_the_coordinates() {
+    // One rule (crates/run/src/writer.rs): coordinate c gives q_c and p_c
+    // in the trajectory, q_c, p_before_c and p_after_c in the impacts; the
+    // other columns are fixed names, so no coordinate can clash with them.
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     ok_in(
@@ -840,41 +905,87 @@ fn csv_headers_name_the_coordinates() {
     );
     assert_eq!(
         header(d.join("e.csv")),
-        "k,t,theta,x,y,p_theta,p_x,p_y,energy,constraint_residual"
+        "k,t,q_theta,q_x,q_y,p_theta,p_x,p_y,energy,constraint_residual"
     );
     assert_eq!(
         header(d.join("e.impacts.csv")),
-        "step,alpha,t,piece,theta,x,y,p_before_theta,p_before_x,p_before_y,\
+        "step,alpha,t,piece,q_theta,q_x,q_y,p_before_theta,p_before_x,p_before_y,\
          p_after_theta,p_after_x,p_after_y,energy_before,energy_after"
     );
     ok_in(d, &["run", "lc", "--steps", "3", "--out", "l.csv", "-q"]);
     assert_eq!(
         header(d.join("l.csv")),
-        "k,t,q_l,q_c1,q_c2,q_c3,p_q_l,p_q_c1,p_q_c2,p_q_c3,energy,constraint_residual"
+        "k,t,q_q_l,q_q_c1,q_q_c2,q_q_c3,p_q_l,p_q_c1,p_q_c2,p_q_c3,energy,constraint_residual"
     );
-    // A model file's coordinates, including one that collides with a fixed
-    // column: then the columns fall back to q0, …, p0, ….
+    // A model file whose coordinates are named like the fixed columns
+    // (`alpha`, `t`, `energy`), with a wall so that the impacts file has
+    // rows: every column keeps its coordinate's name.
     std::fs::write(
         d.join("m.toml"),
-        "[model]\nname = \"m\"\ncoordinates = [\"t\"]\nlagrangian = \"0.5*t_dot^2\"\n\
-         [initial]\nq = [0.0]\nv = [1.0]\n",
+        "[model]\nname = \"m\"\ncoordinates = [\"alpha\", \"t\", \"energy\"]\n\
+         lagrangian = \"0.5*(alpha_dot^2 + t_dot^2 + energy_dot^2)\"\n\
+         boundaries = [\"0.95 - alpha\"]\n\
+         [run]\nh = 0.1\n\
+         [initial]\nq = [0.0, 0.0, 0.0]\nv = [1.0, 2.0, 3.0]\n",
     )
     .unwrap();
-    ok_in(
+    let r = run_in(
         d,
         &[
             "run",
             "--model-file",
             "m.toml",
             "--steps",
-            "2",
+            "15",
             "--out",
             "m.csv",
-            "-q",
+            "--summary",
+            "json",
         ],
     );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let summary: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(summary["impacts"], 1, "alpha reaches the wall at t = 0.95");
+    let traj = read(d.join("m.csv"));
+    let mut lines = traj.lines();
     assert_eq!(
-        header(d.join("m.csv")),
-        "k,t,q0,p0,energy,constraint_residual"
+        lines.next().unwrap(),
+        "k,t,q_alpha,q_t,q_energy,p_alpha,p_t,p_energy,energy,constraint_residual"
+    );
+    // the row of step 5: t = 0.5, q = (0.5, 1, 1.5), p = v, E = 7
+    let row: Vec<f64> = lines
+        .nth(5)
+        .unwrap()
+        .split(',')
+        .map(|x| x.parse().unwrap())
+        .collect();
+    let want = [5.0, 0.5, 0.5, 1.0, 1.5, 1.0, 2.0, 3.0, 7.0, 0.0];
+    for (got, want) in row.iter().zip(want) {
+        assert!((got - want).abs() <= 1e-12, "{row:?}");
+    }
+    let impacts = read(d.join("m.impacts.csv"));
+    let mut lines = impacts.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "step,alpha,t,piece,q_alpha,q_t,q_energy,p_before_alpha,p_before_t,p_before_energy,\
+         p_after_alpha,p_after_t,p_after_energy,energy_before,energy_after"
+    );
+    let imp: Vec<f64> = lines
+        .next()
+        .unwrap()
+        .split(',')
+        .map(|x| x.parse().unwrap())
+        .collect();
+    // The impact-time fraction and the coordinate alpha are distinct
+    // columns: alpha reaches 0.95 at t = 0.95, half-way through the step
+    // 0.9 → 1.0 (free flight, which the midpoint step integrates exactly;
+    // the root finder locates it to 1e-9), and its momentum is reversed.
+    assert_eq!(imp[0], 9.0, "step");
+    assert!((imp[1] - 0.5).abs() < 1e-9, "fraction {}", imp[1]);
+    assert!((imp[2] - 0.95).abs() < 1e-9, "t = {}", imp[2]);
+    assert!((imp[4] - 0.95).abs() < 1e-9, "q_alpha = {}", imp[4]);
+    assert!(
+        (imp[7] - 1.0).abs() < 1e-9 && (imp[10] + 1.0).abs() < 1e-9,
+        "{imp:?}"
     );
 }

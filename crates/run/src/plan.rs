@@ -280,12 +280,25 @@ impl RunPlan {
     }
 }
 
-/// Number of steps: `steps` if given, otherwise `round(t_end / h)`.
+/// Number of steps of `scenario`: `steps` if given, otherwise
+/// `round(t_end / h)` ([`step_count_for`] with the scenario's step and end
+/// time).
 ///
 /// # Errors
 /// [`RunError::TooManySteps`] when `t_end / h` exceeds [`MAX_STEPS`],
 /// [`RunError::StepsOverLimit`] when `steps` does.
 pub fn step_count(scenario: &Scenario, steps: Option<usize>) -> Result<usize, RunError> {
+    step_count_for(scenario.h, scenario.t_end, steps)
+}
+
+/// Number of steps of a run of step `h` to `t_end`: `steps` if given,
+/// otherwise `round(t_end / h)` (what `diracvi run` takes).
+///
+/// # Errors
+/// [`RunError::TooManySteps`] when `t_end / h` exceeds [`MAX_STEPS`] or is
+/// not finite, [`RunError::StepsOverLimit`] when `steps` exceeds it. A
+/// negative `t_end` gives 0 steps (the runners refuse it).
+pub fn step_count_for(h: f64, t_end: f64, steps: Option<usize>) -> Result<usize, RunError> {
     if let Some(n) = steps {
         if n as f64 > MAX_STEPS {
             return Err(RunError::StepsOverLimit {
@@ -295,11 +308,11 @@ pub fn step_count(scenario: &Scenario, steps: Option<usize>) -> Result<usize, Ru
         }
         return Ok(n);
     }
-    let n = (scenario.t_end / scenario.h).round();
+    let n = (t_end / h).round();
     if !(n.is_finite() && n <= MAX_STEPS) {
         return Err(RunError::TooManySteps {
-            t_end: scenario.t_end,
-            h: scenario.h,
+            t_end,
+            h,
             steps: n,
             max: MAX_STEPS,
         });

@@ -150,10 +150,11 @@ pub fn execute_with_progress(
     })?
 }
 
-struct Runner<'a> {
-    plan: RunPlan,
-    sink: &'a mut dyn RecordSink,
-    progress: &'a mut dyn FnMut(usize),
+/// Run a model of compile-time size as a [`RunPlan`] says.
+pub(crate) struct Runner<'a> {
+    pub(crate) plan: RunPlan,
+    pub(crate) sink: &'a mut dyn RecordSink,
+    pub(crate) progress: &'a mut dyn FnMut(usize),
 }
 
 impl ModelVisitor for Runner<'_> {

@@ -194,10 +194,38 @@ impl Summary {
         outcome: &RunOutcome,
         energy_tolerance: f64,
     ) -> Summary {
+        let mut summary = Summary::of_run(
+            &scenario.model,
+            info,
+            scenario.h,
+            scenario.t_end,
+            outcome,
+            energy_tolerance,
+        );
+        summary.warnings.extend(solved_velocities_note(scenario));
+        summary
+    }
+
+    /// The summary of `outcome`, a run of the model named `model` (which
+    /// `info` describes: [`describe_system`](crate::describe_system) for a
+    /// system of the user's crate) with step `h` to end time `t_end`, with
+    /// warnings for an energy drift above `energy_tolerance` (relative to
+    /// the energy scale). For the same run it equals what [`Summary::new`]
+    /// gives for a scenario of that name, but for the note on initial
+    /// velocities solved from a model file's constraints (which a system
+    /// given in Rust has not).
+    pub fn of_run(
+        model: &str,
+        info: &ModelSummary,
+        h: f64,
+        t_end: f64,
+        outcome: &RunOutcome,
+        energy_tolerance: f64,
+    ) -> Summary {
         let m = &outcome.method;
         let o = outcome;
         Summary {
-            model: scenario.model.clone(),
+            model: model.to_owned(),
             coordinates: info.coordinates.clone(),
             discretization: m.discretization.as_str(),
             constraint: m.constraint.as_str(),
@@ -220,9 +248,9 @@ impl Summary {
                 curvature_force: r.curvature_force,
             }),
             direction: m.direction_str(),
-            h: scenario.h,
+            h,
             steps: o.steps,
-            t_end: m.direction.sign() * o.steps as f64 * scenario.h,
+            t_end: m.direction.sign() * o.steps as f64 * h,
             impacts: o.impacts.len(),
             impact_times: o.impact_times(),
             energy: EnergyJson {
@@ -233,10 +261,7 @@ impl Summary {
                 max_relative_deviation: o.max_relative_energy_deviation(),
             },
             energy_tolerance,
-            warnings: warnings(o, energy_tolerance, scenario.h, scenario.t_end)
-                .into_iter()
-                .chain(solved_velocities_note(scenario))
-                .collect(),
+            warnings: warnings(o, energy_tolerance, h, t_end),
             constraint_residual_max: o.max_constraint_residual,
             final_state: FinalStateJson {
                 t: o.final_t,

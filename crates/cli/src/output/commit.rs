@@ -49,6 +49,16 @@ pub fn remove_temporaries() {
     }
 }
 
+/// [`remove_temporaries`] from another thread than the one writing the
+/// files (the signal watcher): waits for a registration in progress (a
+/// temporary being created or removed) instead of skipping.
+pub fn remove_temporaries_waiting() {
+    let mut list = temporaries();
+    for path in list.drain(..) {
+        let _ = fs::remove_file(path);
+    }
+}
+
 /// An [`OutputFailure`] naming `path`.
 fn failure(path: &Path, e: impl std::fmt::Display) -> anyhow::Error {
     anyhow::Error::new(OutputFailure(format!(
@@ -211,6 +221,9 @@ impl Staged {
             use std::os::unix::fs::PermissionsExt;
             builder.permissions(fs::Permissions::from_mode(0o666));
         }
+        // Created and registered under the registry's lock, so the signal
+        // watcher never sees the file without its registration.
+        let mut registry = temporaries();
         let tmp = builder.tempfile_in(target.dir()).map_err(|e| {
             // tempfile adds the temporary's path: report the OS error alone.
             let full = e.to_string();
@@ -222,7 +235,8 @@ impl Staged {
                 target.dir().display()
             )
         })?;
-        temporaries().push(tmp.path().to_path_buf());
+        registry.push(tmp.path().to_path_buf());
+        drop(registry);
         Ok(Staged {
             target: path.to_path_buf(),
             file: Some(StagedFile::Temporary(tmp)),
@@ -261,8 +275,13 @@ impl Staged {
 impl Drop for Staged {
     fn drop(&mut self) {
         if let Some(StagedFile::Temporary(t)) = self.file.take() {
-            unregister(t.path());
+            // Unregistered and removed under the registry's lock (see
+            // `Staged::create`).
+            let mut registry = temporaries();
+            registry.retain(|p| p != t.path());
             // Dropping the temporary file removes it.
+            drop(t);
+            drop(registry);
         }
     }
 }

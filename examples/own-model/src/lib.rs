@@ -1,0 +1,161 @@
+//! # diracvi-example-own-model
+//!
+//! A model written in its own crate and run through the public API of
+//! `diracvi-run`, which gives it everything `diracvi run` gives a
+//! catalogued model or a model file: the same steppers and impact laws, the
+//! summary (warnings included) and the CSV/JSON trajectory writers.
+//!
+//! The model is a ball bouncing inside a circular bowl under gravity:
+//! `q = (x, y)`, `L = ½ m (ẋ² + ẏ²) − m g y`, one wall `g₀(q) = R² − x² − y² ≥ 0`.
+//! [`Bowl`] implements [`DynSystem`] (the physics, generic over the
+//! automatic-differentiation scalar, so every derivative is exact) and
+//! [`NamedDynSystem`] (its name and the names of its coordinates and wall);
+//! [`run`] integrates it and returns the CLI's summary. `bowl.toml`, beside
+//! this crate, is the same model as a model file: the test
+//! `tests/cli_equivalence.rs` checks that `diracvi run --model-file bowl.toml`
+//! writes the same summary and trajectory, bit for bit.
+//!
+//! ```
+//! use diracvi_example_own_model::{Bowl, run};
+//! use diracvi_run::{Discard, RunPlan, step_count_for};
+//!
+//! let bowl = Bowl::default();
+//! let setup = bowl.default_setup();
+//! let steps = step_count_for(setup.h, setup.t_end, None).unwrap();
+//! let (summary, outcome) = run(&bowl, &setup, RunPlan::new(steps), &mut Discard).unwrap();
+//! assert_eq!(summary.steps, 3000);
+//! assert!(summary.impacts > 0);
+//! assert_eq!(outcome.impacts.len(), summary.impacts);
+//! // the midpoint scheme keeps the energy within 1e-3 of its scale
+//! assert!(summary.energy.max_relative_deviation < 1e-3);
+//! ```
+//!
+//! Within this workspace the crate inherits the workspace's build profiles;
+//! a crate of your own should copy the profile notes of `diracvi-run`'s
+//! documentation ("Build profile of a dependent crate").
+
+use diracvi_geometry::AdScalar;
+use diracvi_geometry::dynamic::DynSystem;
+use diracvi_models::{ConstraintDiscretization, Discretization, DynRunSetup, NamedDynSystem};
+use diracvi_run::{
+    DEFAULT_ENERGY_TOLERANCE, RecordSink, RunError, RunOutcome, RunPlan, Summary, describe_system,
+    execute_system,
+};
+use nalgebra::DVector;
+
+/// A ball bouncing inside a circular bowl of radius `r` under gravity.
+///
+/// Every expression is written in the order `bowl.toml` writes it, so that
+/// the two compute the same floating-point operations (a model file is
+/// evaluated left to right, with its constant factors folded first).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bowl {
+    /// Mass (kg).
+    pub m: f64,
+    /// Gravitational acceleration (m/s²).
+    pub g: f64,
+    /// Radius of the bowl (m).
+    pub r: f64,
+}
+
+impl Default for Bowl {
+    /// The values of `bowl.toml`: `m = 1`, `g = 9.8`, `R = 1`.
+    fn default() -> Self {
+        Self {
+            m: 1.0,
+            g: 9.8,
+            r: 1.0,
+        }
+    }
+}
+
+impl Bowl {
+    /// The run of `bowl.toml`: from the centre at `v = (1.5, 0.5)` m/s,
+    /// `h = 1e-3` s to `t = 3` s, midpoint discretization.
+    pub fn default_setup(&self) -> DynRunSetup {
+        DynRunSetup {
+            q0: DVector::from_vec(vec![0.0, 0.0]),
+            v0: DVector::from_vec(vec![1.5, 0.5]),
+            h: 1e-3,
+            t_end: 3.0,
+            discretization: Discretization::Midpoint,
+            constraint: ConstraintDiscretization::Midpoint,
+        }
+    }
+}
+
+impl DynSystem for Bowl {
+    fn coordinate_count(&self) -> usize {
+        2
+    }
+
+    fn constraint_count(&self) -> usize {
+        0
+    }
+
+    /// `½ m (ẋ² + ẏ²) − m g y`.
+    fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
+        (v[0] * v[0] + v[1] * v[1]) * (0.5 * self.m) - q[1] * (self.m * self.g)
+    }
+
+    fn constraint_forms<S: AdScalar>(&self, _q: &[S], _a: &mut [S]) {}
+
+    fn boundary_count(&self) -> usize {
+        1
+    }
+
+    /// `g₀ = R² − x² − y²`.
+    fn boundary<S: AdScalar>(&self, _j: usize, q: &[S]) -> S {
+        -(q[0] * q[0]) + self.r * self.r - q[1] * q[1]
+    }
+
+    /// `(p_x² + p_y²)/(2m) + m g y`, the Legendre transform of `L`.
+    fn hamiltonian<S: AdScalar>(&self, q: &[S], p: &[S]) -> Option<S> {
+        Some((p[0] * p[0] + p[1] * p[1]) / (2.0 * self.m) + q[1] * (self.m * self.g))
+    }
+}
+
+impl NamedDynSystem for Bowl {
+    fn name(&self) -> &str {
+        "bowl"
+    }
+
+    fn description(&self) -> &str {
+        "ball bouncing inside a circular bowl under gravity"
+    }
+
+    fn coordinates(&self) -> Vec<String> {
+        vec!["x".into(), "y".into()]
+    }
+
+    fn piece_name(&self, _j: usize) -> String {
+        "the bowl's wall R^2 - x^2 - y^2 >= 0".into()
+    }
+}
+
+/// Run `model` from `setup` as `plan` says, feeding the recorded steps to
+/// `sink`; the summary `diracvi run --summary json` prints for the same run
+/// (energy tolerance [`DEFAULT_ENERGY_TOLERANCE`]) and the outcome (every
+/// impact as an [`ImpactRecord`](diracvi_run::ImpactRecord)).
+///
+/// # Errors
+/// Every [`RunError`] of [`execute_system`] (bad initial data, a step that
+/// fails, …).
+pub fn run<Mo: NamedDynSystem>(
+    model: &Mo,
+    setup: &DynRunSetup,
+    plan: RunPlan,
+    sink: &mut dyn RecordSink,
+) -> Result<(Summary, RunOutcome), RunError> {
+    let info = describe_system(model, setup)?;
+    let outcome = execute_system(model, setup, plan, sink)?;
+    let summary = Summary::of_run(
+        model.name(),
+        &info,
+        setup.h,
+        setup.t_end,
+        &outcome,
+        DEFAULT_ENERGY_TOLERANCE,
+    );
+    Ok((summary, outcome))
+}

@@ -1,0 +1,63 @@
+//! Run the ball in the bowl of `diracvi-example-own-model` and print the
+//! summary as `diracvi run --summary json` prints it; with an argument
+//! `OUT.csv`, also write the trajectory there and the impacts to
+//! `OUT.impacts.csv`, in the CLI's formats.
+//!
+//! ```text
+//! cargo run -p diracvi-example-own-model -- bowl.csv
+//! ```
+
+use diracvi_example_own_model::{Bowl, run};
+use diracvi_run::{
+    Discard, RecordSink, RunPlan, TrajectoryFormat, TrajectoryWriter, step_count_for,
+    write_impacts_csv,
+};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    match main_inner() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn main_inner() -> Result<(), Box<dyn std::error::Error>> {
+    let bowl = Bowl::default();
+    let setup = bowl.default_setup();
+    let steps = step_count_for(setup.h, setup.t_end, None)?;
+    let out = std::env::args_os().nth(1).map(PathBuf::from);
+    let coordinates = ["x".to_string(), "y".to_string()];
+    let mut writer = out
+        .as_ref()
+        .map(|path| {
+            File::create(path).map(|f| {
+                TrajectoryWriter::new(
+                    BufWriter::new(f),
+                    TrajectoryFormat::Csv,
+                    "bowl",
+                    &coordinates,
+                )
+            })
+        })
+        .transpose()?;
+    let sink: &mut dyn RecordSink = match writer.as_mut() {
+        Some(w) => w,
+        None => &mut Discard,
+    };
+    let plan = RunPlan::new(steps).every(if out.is_some() { 1 } else { 0 });
+    let (summary, outcome) = run(&bowl, &setup, plan, sink)?;
+    if let (Some(w), Some(path)) = (writer, out.as_ref()) {
+        w.finish(&outcome.impacts)?;
+        let mut impacts = BufWriter::new(File::create(path.with_extension("impacts.csv"))?);
+        write_impacts_csv(&mut impacts, &coordinates, &outcome.impacts)?;
+        impacts.flush()?;
+    }
+    println!("{}", serde_json::to_string_pretty(&summary)?);
+    Ok(())
+}
