@@ -980,7 +980,7 @@ fn csv_headers_name_the_coordinates() {
     // columns: alpha reaches 0.95 at t = 0.95, half-way through the step
     // 0.9 → 1.0 (free flight, which the midpoint step integrates exactly;
     // the root finder locates it to 1e-9), and its momentum is reversed.
-    assert_eq!(imp[0], 9.0, "step");
+    assert!((imp[0] - 9.0).abs() < 0.5, "step {}", imp[0]);
     assert!((imp[1] - 0.5).abs() < 1e-9, "fraction {}", imp[1]);
     assert!((imp[2] - 0.95).abs() < 1e-9, "t = {}", imp[2]);
     assert!((imp[4] - 0.95).abs() < 1e-9, "q_alpha = {}", imp[4]);
