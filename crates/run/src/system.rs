@@ -264,7 +264,10 @@ pub fn execute_system_with_progress<Mo: NamedDynSystem>(
 }
 
 /// [`execute_system`] on the run-time-sized core whatever the system's size
-/// (see the [module](self) notes on compile time).
+/// (one instantiation of the integrators instead of one per size of
+/// [`FAST_FILE_SIZES`](diracvi_models::FAST_FILE_SIZES): much less to compile,
+/// slower steps on small systems, a summary whose `method.core` reads
+/// `run-time`).
 ///
 /// # Errors
 /// As [`execute_system`].

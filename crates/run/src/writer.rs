@@ -72,8 +72,8 @@ fn columns(fixed: (&[&str], &[&str]), prefixes: &[&str], coordinates: &[String])
 }
 
 /// The columns of the trajectory CSV for coordinates named `coordinates`:
-/// `k, t, q_<c>…, p_<c>…, energy, constraint_residual` (see the
-/// [module](self) notes).
+/// `k, t, q_<c>…, p_<c>…, energy, constraint_residual` (the
+/// rule: coordinate `c` gives `q_c` and `p_c`; README "Output columns").
 pub fn trajectory_columns(coordinates: &[String]) -> Vec<String> {
     columns(
         (&TRAJECTORY_FIXED.0, &TRAJECTORY_FIXED.1),
@@ -84,7 +84,7 @@ pub fn trajectory_columns(coordinates: &[String]) -> Vec<String> {
 
 /// The columns of the impacts CSV for coordinates named `coordinates`:
 /// `step, alpha, t, piece, q_<c>…, p_before_<c>…, p_after_<c>…,
-/// energy_before, energy_after` (see the [module](self) notes).
+/// energy_before, energy_after` (README "Output columns").
 pub fn impact_columns(coordinates: &[String]) -> Vec<String> {
     columns(
         (&IMPACT_FIXED.0, &IMPACT_FIXED.1),
