@@ -41,7 +41,7 @@ def test_netlist_summary_equals_the_cli(cli):
         check=True, capture_output=True, text=True,
     ).stdout
     want = json.loads(out)
-    for key in ("out", "plot", "animate", "wall_time_s"):
+    for key in ("out", "plot", "animate", "poster", "wall_time_s"):
         want.pop(key, None)
     got = dict(r.summary)
     got.pop("wall_time_s", None)

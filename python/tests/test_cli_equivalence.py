@@ -60,7 +60,7 @@ def test_python_equals_cli(cli, tmp_path, model, stepper, backward):
     # Summary: the CLI's JSON key for key (warnings, energy_tolerance,
     # method, reduction included), but wall time and the file names.
     s = r.summary
-    cli_keys = set(cli_summary) - {"out", "plot", "animate"}
+    cli_keys = set(cli_summary) - {"out", "plot", "animate", "poster"}
     assert set(s) == cli_keys
     for key in cli_keys - {"wall_time_s"}:
         assert s[key] == cli_summary[key], key
