@@ -24,7 +24,9 @@ mod tangent;
 pub use composition::{DynComposed, dyn_constrained_velocity, dyn_continuous_measures};
 pub use hamiltonian::DynNonholonomicHamiltonian;
 pub use lagrange_dirac::{DynLagrangeDirac, DynOrientedStep, dyn_step_measures};
-pub use tangent::{DynStepTangent, implicit_derivative};
+pub use tangent::{
+    DynStepTangent, implicit_derivative, multipliers_from_reaction, physical_tangent,
+};
 
 use crate::{Direction, DynState, StepError, StepStats};
 use diracvi_geometry::GeometryError;

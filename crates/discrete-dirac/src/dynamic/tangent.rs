@@ -36,21 +36,50 @@ impl DynStepTangent {
     /// with `σ = ±1` the direction of time: `S T S`, `S = diag(I, σ I)`,
     /// and `S ∂/∂h`.
     pub fn physical(mut self, sign: f64) -> Self {
+        physical_tangent(&mut self.start, sign);
         if sign < 0.0 {
             let n = self.step.len() / 2;
-            for i in 0..2 * n {
-                for j in 0..2 * n {
-                    if (i < n) != (j < n) {
-                        self.start[(i, j)] = -self.start[(i, j)];
-                    }
-                }
-            }
             for i in n..2 * n {
                 self.step[i] = -self.step[i];
             }
         }
         self
     }
+}
+
+/// `X ← S X S`, `S = diag(I, σ I)`: an oriented tangent map (`π = σ p`,
+/// `2n × 2n`, positions first) between physical states.
+pub fn physical_tangent(x: &mut DMatrix<f64>, sign: f64) {
+    if sign < 0.0 {
+        let n = x.nrows() / 2;
+        for i in 0..2 * n {
+            for j in 0..2 * n {
+                if (i < n) != (j < n) {
+                    x[(i, j)] = -x[(i, j)];
+                }
+            }
+        }
+    }
+}
+
+/// `A(q)` (`m × n`) and the multipliers `μ` of a reaction `A(q)ᵀ μ`, or
+/// `None` when the rows of `A(q)` are dependent.
+pub fn multipliers_from_reaction<Sy: DynSystem>(
+    system: &Sy,
+    q: &DVector<f64>,
+    reaction: &DVector<f64>,
+) -> Option<(DMatrix<f64>, DVector<f64>)> {
+    let (n, m) = (system.coordinate_count(), system.constraint_count());
+    let mut rows = vec![0.0; m * n];
+    system.constraint_forms(q.as_slice(), &mut rows);
+    let forms = DMatrix::from_row_slice(m, n, &rows);
+    if m == 0 {
+        return Some((forms, DVector::zeros(0)));
+    }
+    let mu = (&forms * forms.transpose())
+        .lu()
+        .solve(&(&forms * reaction))?;
+    Some((forms, mu))
 }
 
 /// Pivots of the step Jacobian below this fraction of the largest mark it
@@ -104,24 +133,13 @@ where
         let ld = self.discrete_lagrangian();
         let second = ld.second_increment(a, d, h).map_err(geo)?;
         let (_, w) = constraint_second_dyn(self.constraint(), &ld, a, d, h).map_err(geo)?;
-        let forms = |q: &DVector<f64>| {
-            let mut rows = vec![0.0; m * n];
-            system.constraint_forms(q.as_slice(), &mut rows);
-            DMatrix::from_row_slice(m, n, &rows)
-        };
-        let a_forms = forms(a);
         // μ from the reaction `A(a)ᵀ μ` (A has full row rank on a step).
-        let mu = if m == 0 {
-            DVector::zeros(0)
-        } else {
-            let gram = &a_forms * a_forms.transpose();
-            gram.lu().solve(&(&a_forms * reaction)).ok_or_else(|| {
-                StepError::Unsupported(format!(
-                    "step {k} at t = {t}: the constraint rows A(q) are dependent; \
-                     the tangent map needs independent rows"
-                ))
-            })?
-        };
+        let (a_forms, mu) = multipliers_from_reaction(system, a, reaction).ok_or_else(|| {
+            StepError::Unsupported(format!(
+                "step {k} at t = {t}: the constraint rows A(q) are dependent; \
+                 the tangent map needs independent rows"
+            ))
+        })?;
         let reaction_a = reaction_jacobian_dyn(system, a, &mu).map_err(geo)?;
         let p = &second.jacobian;
         // ∂F/∂y, y = (b, μ).
@@ -163,7 +181,9 @@ where
         pi_z += p.view((n, n), (n, n)) * yb;
         if self.is_symmetric() && m > 0 {
             let b = a + d;
-            let b_forms = forms(&b);
+            let mut rows = vec![0.0; m * n];
+            system.constraint_forms(b.as_slice(), &mut rows);
+            let b_forms = DMatrix::from_row_slice(m, n, &rows);
             let reaction_b = reaction_jacobian_dyn(system, &b, &mu).map_err(geo)?;
             pi_z -= reaction_b * yb + b_forms.transpose() * y.rows(n, m);
         }

@@ -727,7 +727,7 @@ where
                         .copy_from(&tangent.start);
                     step.set_column(2 * n, &tangent.step);
                     let mut x = step * c;
-                    physical(&mut x, sign);
+                    diracvi_discrete_dirac::dynamic::physical_tangent(&mut x, sign);
                     if let Some(j) = &mut self.jacobian {
                         *j = x * &*j;
                     }
@@ -818,21 +818,6 @@ where
             t: t0,
             max: self.params.max_impacts_per_step,
         })
-    }
-}
-
-/// `X ← S X S`, `S = diag(I, σ I)`: an oriented tangent map (`π = σ p`)
-/// between physical states.
-fn physical(x: &mut DMatrix<f64>, sign: f64) {
-    if sign < 0.0 {
-        let n = x.nrows() / 2;
-        for i in 0..2 * n {
-            for j in 0..2 * n {
-                if (i < n) != (j < n) {
-                    x[(i, j)] = -x[(i, j)];
-                }
-            }
-        }
     }
 }
 

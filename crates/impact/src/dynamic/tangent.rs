@@ -12,31 +12,14 @@
 use super::{DynImpactSite, DynRebound};
 use crate::ImpactError;
 use diracvi_discrete_dirac::StepError;
-use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, implicit_derivative};
+use diracvi_discrete_dirac::dynamic::{
+    DynLagrangeDirac, implicit_derivative, multipliers_from_reaction,
+};
 use diracvi_geometry::GeometryError;
 use diracvi_geometry::dynamic::{
     DynSystem, boundary_hessian_dyn, constraint_second_dyn, reaction_jacobian_dyn,
 };
-use nalgebra::{DMatrix, DVector};
-
-/// `λ` from a reaction `A(q)ᵀ λ` (rows of `A` independent).
-pub(crate) fn multipliers<Sy: DynSystem>(
-    system: &Sy,
-    q: &DVector<f64>,
-    reaction: &DVector<f64>,
-) -> Option<(DMatrix<f64>, DVector<f64>)> {
-    let (n, m) = (system.coordinate_count(), system.constraint_count());
-    let mut rows = vec![0.0; m * n];
-    system.constraint_forms(q.as_slice(), &mut rows);
-    let forms = DMatrix::from_row_slice(m, n, &rows);
-    if m == 0 {
-        return Some((forms, DVector::zeros(0)));
-    }
-    let lam = (&forms * forms.transpose())
-        .lu()
-        .solve(&(&forms * reaction))?;
-    Some((forms, lam))
-}
+use nalgebra::DMatrix;
 
 /// `∂π⁺/∂(a, q̃, h₁, h₂)` (`n × (2n + 2)`) of the \[VCI\] Theorem 3.1 law.
 pub(crate) fn vci_rebound_tangent<Sy: DynSystem>(
@@ -64,9 +47,10 @@ pub(crate) fn vci_rebound_tangent<Sy: DynSystem>(
     let (a, d1, q) = (&site.a, &site.before.d, &site.before.b);
     let (h1, h2) = (site.h1, site.h2);
     let e = &rebound.after.d;
-    let (forms, lam) = multipliers(system, q, &rebound.after.reaction).ok_or_else(|| {
-        unsupported("the constraint rows A(q̃) are dependent at the impact point".to_owned())
-    })?;
+    let (forms, lam) =
+        multipliers_from_reaction(system, q, &rebound.after.reaction).ok_or_else(|| {
+            unsupported("the constraint rows A(q̃) are dependent at the impact point".to_owned())
+        })?;
     let s1 = ld.second_increment(a, d1, h1).map_err(geo)?;
     let s2 = ld.second_increment(q, e, h2).map_err(geo)?;
     let (_, w2) = constraint_second_dyn(stepper.constraint(), &ld, q, e, h2).map_err(geo)?;
