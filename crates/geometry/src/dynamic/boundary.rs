@@ -16,22 +16,45 @@ pub fn boundary_gradient_dyn<Sy: DynSystem>(
     j: usize,
     q: &DVector<f64>,
 ) -> Result<(f64, DVector<f64>), GeometryError> {
+    let mut dg = DVector::zeros(q.len());
+    let g = boundary_gradient_into(system, j, q.as_slice(), dg.as_mut_slice())?;
+    Ok((g, dg))
+}
+
+/// [`boundary_gradient_dyn`] without allocating: `g_j(q)` returned, `dg_j(q)`
+/// written into `dg` (of the length of `q`).
+///
+/// # Errors
+/// [`GeometryError::NoSuchBoundaryPiece`] for a bad `j`;
+/// [`GeometryError::DimensionMismatch`] when `dg` and `q` differ in length.
+pub fn boundary_gradient_into<Sy: DynSystem>(
+    system: &Sy,
+    j: usize,
+    q: &[f64],
+    dg: &mut [f64],
+) -> Result<f64, GeometryError> {
     let count = system.boundary_count();
     if j >= count {
         return Err(GeometryError::NoSuchBoundaryPiece { piece: j, count });
     }
     let n = q.len();
-    let mut dg = DVector::zeros(n);
+    if dg.len() != n {
+        return Err(GeometryError::DimensionMismatch {
+            what: "dg",
+            expected: n,
+            got: dg.len(),
+        });
+    }
     let mut g = 0.0;
     with_width!(n, W => {
         for blk in blocks::<W>(n) {
-            let x = seed_block::<W>(q.as_slice(), blk);
+            let x = seed_block::<W>(q, blk);
             let value = system.boundary(j, &x);
             g = value.re;
-            read_block(&value, blk.1, &mut dg.as_mut_slice()[blk.0..]);
+            read_block(&value, blk.1, &mut dg[blk.0..]);
         }
     });
-    Ok((g, dg))
+    Ok(g)
 }
 
 /// The touching band of `g` at `q` (see [`crate::touch_band`]).

@@ -7,8 +7,13 @@
 use crate::ad::DenseConstant;
 use num_dual::{DualSVec, HyperDualSVec64};
 
-/// A scratch vector of numbers on the heap (outside the evaluation kernels).
-pub(crate) type Buf<S> = Vec<S>;
+/// A scratch vector of numbers outside the evaluation kernels: on the
+/// stack up to 8 entries (every system of the papers), on the heap beyond.
+pub(crate) type Buf<S> = Scratch<S, 8>;
+
+/// A scratch vector of `m × n` constraint-form entries (on the stack up to
+/// the 3 × 8 of the largest systems of the papers).
+pub(crate) type FormsBuf<S> = Scratch<S, 24>;
 
 /// A scratch vector of `n` numbers: on the stack in an array of `K` when
 /// `n ≤ K`, on the heap otherwise. The kernels take `K` = the chunk width,
@@ -38,6 +43,42 @@ impl<S: Copy, const K: usize> Scratch<S, K> {
     }
 }
 
+impl<S: Copy, const K: usize> FromIterator<S> for Scratch<S, K> {
+    /// The items in order: inline while they fit, on the heap otherwise.
+    #[inline(always)]
+    fn from_iter<I: IntoIterator<Item = S>>(iter: I) -> Self {
+        let mut it = iter.into_iter();
+        let Some(first) = it.next() else {
+            return Scratch::Heap(Vec::new());
+        };
+        if K == 0 {
+            return Scratch::Heap(std::iter::once(first).chain(it).collect());
+        }
+        let mut a = [first; K];
+        let mut n = 1;
+        while let Some(x) = it.next() {
+            if n == K {
+                let mut v = a.to_vec();
+                v.push(x);
+                v.extend(it);
+                return Scratch::Heap(v);
+            }
+            a[n] = x;
+            n += 1;
+        }
+        Scratch::Inline(a, n)
+    }
+}
+
+impl<'a, S: Copy, const K: usize> IntoIterator for &'a Scratch<S, K> {
+    type Item = &'a S;
+    type IntoIter = std::slice::Iter<'a, S>;
+    #[inline(always)]
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
 impl<S: Copy, const K: usize> std::ops::Deref for Scratch<S, K> {
     type Target = [S];
     #[inline(always)]
@@ -60,8 +101,15 @@ impl<S: Copy, const K: usize> std::ops::DerefMut for Scratch<S, K> {
 }
 
 /// Call `$body` with the const `$w` bound to the chunk width used for `$n`
-/// directions: `n` itself up to 4, then 6 and 8 (wider chunks are slower
-/// per evaluation than they save in evaluations).
+/// directions: 1, 2, 4 or 8, the smallest that holds `n` up to 8 (wider
+/// chunks are slower per evaluation than they save in evaluations).
+///
+/// Each width is a separate instantiation of every kernel for every
+/// system type, so the set is kept small: widths 3 and 6 (for `n = 3`,
+/// `5, 6`) cost a third more build time for a few per cent of speed on
+/// those sizes. A padded direction is seeded with nothing and reads as
+/// zero; the directions in use are computed exactly as in a chunk of their
+/// own size (forward-mode directions do not mix).
 macro_rules! with_width {
     ($n:expr, $w:ident => $body:expr) => {
         match $n {
@@ -73,16 +121,8 @@ macro_rules! with_width {
                 const $w: usize = 2;
                 $body
             }
-            3 => {
-                const $w: usize = 3;
-                $body
-            }
-            4 => {
+            3 | 4 => {
                 const $w: usize = 4;
-                $body
-            }
-            5 | 6 => {
-                const $w: usize = 6;
                 $body
             }
             _ => {

@@ -4,7 +4,7 @@
 //! itself, `R_{q0}^{-1}(q1) = q1 − q0`.
 
 use super::DynSystem;
-use super::chunk::{Buf, Scratch, blocks, constants, read_block, seed_block, with_width};
+use super::chunk::{Buf, FormsBuf, Scratch, blocks, constants, read_block, seed_block, with_width};
 use crate::ad::DenseConstant;
 use crate::{AdScalar, ConstraintDiscretization, GeometryError, Orientation};
 use nalgebra::{DMatrix, DVector};
@@ -49,7 +49,7 @@ pub fn evaluate_constraint_dyn<Sy: DynSystem, S: AdScalar>(
         return Ok(());
     }
     let inv_h = h.recip();
-    let mut forms = vec![S::from(0.0); m * n];
+    let mut forms = FormsBuf::<S>::from_fn(m * n, |_| S::from(0.0));
     let sign = |x: S| {
         if orientation == Orientation::Forward {
             x
@@ -111,7 +111,7 @@ pub fn constraint_jacobian_dyn<Sy: DynSystem>(
     let (a, b, d) = (a.as_slice(), &b[..], d.as_slice());
     with_width!(n, W => {
         let ad: Scratch<DualSVec<f64, W>, W> = constants(a);
-        let mut c = vec![DualSVec::<f64, W>::constant(0.0); m];
+        let mut c = FormsBuf::<DualSVec<f64, W>>::from_fn(m, |_| DualSVec::<f64, W>::constant(0.0));
         let mut row = [0.0; W];
         for blk in blocks::<W>(n) {
             let bd = seed_block::<W>(b, blk);
@@ -151,7 +151,7 @@ pub fn constraint_residual_dyn<Sy: DynSystem>(
         return Ok(0.0);
     }
     let b: Buf<f64> = a.iter().zip(d.iter()).map(|(x, y)| x + y).collect();
-    let mut c = vec![0.0; m];
+    let mut c = FormsBuf::<f64>::from_fn(m, |_| 0.0);
     evaluate_constraint_dyn(
         cd,
         system,

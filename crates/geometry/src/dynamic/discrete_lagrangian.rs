@@ -235,7 +235,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         d: &[f64],
         h: S,
     ) -> Option<(Buf<S>, Buf<S>)> {
-        let dd: Buf<S> = increment::<S, 0>(x, y, d).to_vec();
+        let dd: Buf<S> = increment::<S, 8>(x, y, d);
         let (q0, step): (&[S], Buf<S>) = match self.orientation {
             Orientation::Forward => (x, dd),
             Orientation::Reversed => (y, dd.iter().map(|&di| -di).collect()),
@@ -244,10 +244,10 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         let v: Buf<S> = step.iter().map(|&di| di * inv_h).collect();
         let c1 = self.node_weight();
         let q: Buf<S> = match self.map {
-            Discretization::Forward => q0.to_vec(),
+            Discretization::Forward => q0.iter().copied().collect(),
             Discretization::Midpoint => q0.iter().zip(&step).map(|(&a, &s)| a + s * 0.5).collect(),
         };
-        let mut force = vec![S::from(0.0); q.len()];
+        let mut force = Buf::<S>::from_fn(q.len(), |_| S::from(0.0));
         if !self.system.gyroscopic_force(&q, &v, &mut force) {
             return None;
         }
@@ -531,7 +531,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
             && let Some((f_a, f_b)) = self.forces(a, b, d, h)
         {
             let f = if first { f_a } else { f_b };
-            for (o, fi) in out.iter_mut().zip(f) {
+            for (o, fi) in out.iter_mut().zip(f.iter()) {
                 *o += fi;
             }
         }

@@ -34,7 +34,8 @@ mod second;
 mod terms;
 
 pub use boundary::{
-    DynBoundaryFrame, boundary_gradient_dyn, min_boundary_dyn, touch_band_slice, violated_piece_dyn,
+    DynBoundaryFrame, boundary_gradient_dyn, boundary_gradient_into, min_boundary_dyn,
+    touch_band_slice, violated_piece_dyn,
 };
 pub use constraint::{constraint_jacobian_dyn, constraint_residual_dyn, evaluate_constraint_dyn};
 pub use discrete_lagrangian::{DynDiscreteLagrangian, DynLdJet, DynLdTimeJet, TERMWISE_ABOVE};

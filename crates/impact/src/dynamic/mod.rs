@@ -24,12 +24,13 @@ use crate::{ImpactError, ImpactParams};
 use argmin::core::{CostFunction, Executor, State as _, TerminationReason};
 use argmin::solver::brent::BrentRoot;
 use diracvi_discrete_dirac::dynamic::{
-    DynLagrangeDirac, DynOneStep, DynStepOutput, DynSubStep, DynSubStepper,
+    DynLagrangeDirac, DynOneStep, DynStepOutput, DynStepTangent, DynSubStep, DynSubStepper,
 };
 use diracvi_discrete_dirac::newton::NewtonParams;
 use diracvi_discrete_dirac::{Direction, DynState, StepError, StepStats};
 use diracvi_geometry::dynamic::{
-    DynBoundaryFrame, DynSystem, boundary_gradient_dyn, touch_band_slice, violated_piece_dyn,
+    DynBoundaryFrame, DynSystem, boundary_gradient_dyn, boundary_gradient_into, touch_band_slice,
+    violated_piece_dyn,
 };
 use diracvi_geometry::{ConstraintDiscretization, Discretization, GeometryError};
 use nalgebra::{DMatrix, DVector};
@@ -170,13 +171,57 @@ pub struct DynImpactIntegrator<St, L> {
     law: L,
     params: ImpactParams,
     /// `(q, g_j(q), dg_j(q))` at the end of the last sub-step, per piece.
-    grad_cache: Vec<Option<GradientAt>>,
-    /// The product of the steps' tangent maps, when tracked
-    /// ([`track_jacobian`](Self::track_jacobian)).
-    jacobian: Option<DMatrix<f64>>,
+    grad_cache: Vec<GradientAt>,
+    /// Work vectors of [`suspects`](Self::suspects): the increment and
+    /// `dg_j` at the start (allocated once).
+    suspect_work: (DVector<f64>, DVector<f64>),
+    /// The product of the steps' tangent maps and the derivatives that
+    /// extend it, when tracked ([`track_jacobian`](Self::track_jacobian)).
+    jacobian: Option<Tracked<St, L>>,
 }
 
-type GradientAt = (DVector<f64>, f64, DVector<f64>);
+/// The tangent map of a tracked run and the two derivatives each step
+/// multiplies it by, the stepper's and the law's, as function pointers: set
+/// by [`DynImpactIntegrator::track_jacobian`], so that the derivative code
+/// (second derivatives of every step quantity) is compiled only for the
+/// integrators that track, not for every one that is built.
+struct Tracked<St, L> {
+    jacobian: DMatrix<f64>,
+    step: StepTangentFn<St>,
+    law: LawTangentFn<St, L>,
+}
+
+type StepTangentFn<St> =
+    fn(&St, usize, f64, &DVector<f64>, &DynSubStep, f64) -> Result<DynStepTangent, StepError>;
+type LawTangentFn<St, L> =
+    fn(&L, &St, &DynImpactSite<'_>, &DynRebound) -> Result<DMatrix<f64>, ImpactError>;
+
+impl<St, L> Clone for Tracked<St, L> {
+    fn clone(&self) -> Self {
+        Self {
+            jacobian: self.jacobian.clone(),
+            step: self.step,
+            law: self.law,
+        }
+    }
+}
+
+impl<St, L> std::fmt::Debug for Tracked<St, L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tracked")
+            .field("jacobian", &self.jacobian)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `g_j` and `dg_j` at `q`, when `valid` (buffers kept between steps).
+#[derive(Debug, Clone)]
+struct GradientAt {
+    valid: bool,
+    q: DVector<f64>,
+    g: f64,
+    dg: DVector<f64>,
+}
 
 /// A sampled point of a sub-step's discrete path with every `g_j` there.
 #[derive(Clone)]
@@ -263,6 +308,7 @@ where
             law,
             params: ImpactParams::default(),
             grad_cache: Vec::new(),
+            suspect_work: (DVector::zeros(0), DVector::zeros(0)),
             jacobian: None,
         }
     }
@@ -276,7 +322,11 @@ where
     /// [`StepError::Unsupported`] rather than run without it.
     pub fn track_jacobian(mut self) -> Self {
         let n = self.stepper.system().coordinate_count();
-        self.jacobian = Some(DMatrix::identity(2 * n, 2 * n));
+        self.jacobian = Some(Tracked {
+            jacobian: DMatrix::identity(2 * n, 2 * n),
+            step: St::sub_step_tangent,
+            law: L::rebound_tangent,
+        });
         self
     }
 
@@ -284,7 +334,7 @@ where
     /// [`track_jacobian`](Self::track_jacobian) (`2n × 2n`, positions
     /// first), or `None` when not tracked.
     pub fn jacobian(&self) -> Option<&DMatrix<f64>> {
-        self.jacobian.as_ref()
+        self.jacobian.as_ref().map(|t| &t.jacobian)
     }
 
     /// Replace the impact parameters.
@@ -315,19 +365,38 @@ where
         let sys = self.stepper.system();
         let mut out = Vec::new();
         let mut near = false;
-        let d = b - a;
+        let n = a.len();
         let count = sys.boundary_count();
-        if self.grad_cache.len() != count {
-            self.grad_cache = vec![None; count];
-        }
-        for j in 0..count {
-            // g and dg at a are usually those computed at the previous step's b.
-            let (g0, dg0) = match self.grad_cache[j] {
-                Some((ref q, g, ref dg)) if q == a => (g, dg.clone()),
-                _ => boundary_gradient_dyn(sys, j, a)?,
+        if self.grad_cache.len() != count || self.suspect_work.0.len() != n {
+            let fresh = GradientAt {
+                valid: false,
+                q: DVector::zeros(n),
+                g: 0.0,
+                dg: DVector::zeros(n),
             };
-            let (g1, dg1) = boundary_gradient_dyn(sys, j, b)?;
-            self.grad_cache[j] = Some((b.clone(), g1, dg1.clone()));
+            self.grad_cache = vec![fresh; count];
+            self.suspect_work = (DVector::zeros(n), DVector::zeros(n));
+        }
+        let (d, dg0) = &mut self.suspect_work;
+        d.copy_from(b);
+        *d -= a;
+        let d = &*d;
+        for j in 0..count {
+            let cache = &mut self.grad_cache[j];
+            // g and dg at a are usually those computed at the previous step's b.
+            let g0 = if cache.valid && cache.q == *a {
+                dg0.copy_from(&cache.dg);
+                cache.g
+            } else {
+                boundary_gradient_into(sys, j, a.as_slice(), dg0.as_mut_slice())?
+            };
+            cache.valid = false;
+            let g1 = boundary_gradient_into(sys, j, b.as_slice(), cache.dg.as_mut_slice())?;
+            cache.q.copy_from(b);
+            cache.g = g1;
+            cache.valid = true;
+            let dg1 = &cache.dg;
+            let dg0 = &*dg0;
             // Round-off level of g at b: touching to within it is not a crossing.
             let eps_g = touch_band_slice(g1, dg1.as_slice(), b.as_slice());
             if g1 < -eps_g {
@@ -339,7 +408,7 @@ where
             // to §4.3's test at α → 0).
             let reach = PATH_REACH * dg0.norm().max(dg1.norm()) * d.norm();
             near |= g0 > touch_band_slice(g0, dg0.as_slice(), a.as_slice()) && g0 + g1 < reach;
-            let (s0, s1) = (dg0.dot(&d), dg1.dot(&d));
+            let (s0, s1) = (dg0.dot(d), dg1.dot(d));
             // Hermite cubic p(τ) with p(0)=g0, p(1)=g1, p'(0)=s0, p'(1)=s1.
             if s0 < 0.0 && s1 > 0.0 {
                 let p = |t: f64| {
@@ -664,7 +733,8 @@ where
         // ∂(a, π_a, h_r)/∂(q_k, π_k) of the current sub-step's data, when
         // the tangent map is tracked.
         let n = a.len();
-        let mut carry = self.jacobian.as_ref().map(|_| {
+        let tangents = self.jacobian.as_ref().map(|t| (t.step, t.law));
+        let mut carry = tangents.map(|_| {
             let mut c = DMatrix::zeros(2 * n + 1, 2 * n);
             c.view_mut((0, 0), (2 * n, 2 * n)).fill_with_identity();
             c
@@ -720,8 +790,8 @@ where
             let Some((alpha, piece)) = crossing else {
                 let (energy, res) = self.stepper.measures(&a, &sub, hr).map_err(geo)?;
                 residual_max = residual_max.max(res);
-                if let Some(c) = &carry {
-                    let tangent = self.stepper.sub_step_tangent(k, t_sub, &a, &sub, hr)?;
+                if let (Some(c), Some((step_tangent, _))) = (&carry, tangents) {
+                    let tangent = step_tangent(&self.stepper, k, t_sub, &a, &sub, hr)?;
                     let mut step = DMatrix::zeros(2 * n, 2 * n + 1);
                     step.view_mut((0, 0), (2 * n, 2 * n))
                         .copy_from(&tangent.start);
@@ -729,7 +799,7 @@ where
                     let mut x = step * c;
                     diracvi_discrete_dirac::dynamic::physical_tangent(&mut x, sign);
                     if let Some(j) = &mut self.jacobian {
-                        *j = x * &*j;
+                        j.jacobian = x * &j.jacobian;
                     }
                 }
                 return Ok(DynStepOutput {
@@ -782,9 +852,9 @@ where
             };
             let rebound = self.law.rebound(&mut self.stepper, &site)?;
             stats.post_impact_iterations += rebound.iterations;
-            if let Some(c) = &mut carry {
-                let before_tangent = self.stepper.sub_step_tangent(k, t_sub, &a, &before, h1)?;
-                let law = self.law.rebound_tangent(&self.stepper, &site, &rebound)?;
+            if let (Some(c), Some((step_tangent, law_tangent))) = (&mut carry, tangents) {
+                let before_tangent = step_tangent(&self.stepper, k, t_sub, &a, &before, h1)?;
+                let law = law_tangent(&self.law, &self.stepper, &site, &rebound)?;
                 *c = saltation(
                     c,
                     &before_tangent,
