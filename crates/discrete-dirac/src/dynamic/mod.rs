@@ -25,7 +25,8 @@ pub use composition::{DynComposed, dyn_constrained_velocity, dyn_continuous_meas
 pub use hamiltonian::DynNonholonomicHamiltonian;
 pub use lagrange_dirac::{DynLagrangeDirac, DynOrientedStep, dyn_step_measures};
 pub use tangent::{
-    DynStepSensitivity, DynStepTangent, check_directions, implicit_derivative, multipliers_from_reaction, physical_tangent,
+    DynStepSensitivity, DynStepTangent, check_directions, implicit_derivative,
+    multipliers_from_reaction, physical_tangent,
 };
 
 use crate::{Direction, DynState, StepError, StepStats};

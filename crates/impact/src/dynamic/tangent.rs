@@ -252,9 +252,7 @@ where
         let width = c.ncols();
         let (tangent, parameters) = match &self.directions {
             Some(dirs) => {
-                let s = self
-                    .stepper
-                    .sub_step_sensitivity(k, t, a, sub, hr, dirs)?;
+                let s = self.stepper.sub_step_sensitivity(k, t, a, sub, hr, dirs)?;
                 (s.tangent, Some(s.parameters))
             }
             None => (self.stepper.sub_step_tangent(k, t, a, sub, hr)?, None),
