@@ -17,12 +17,9 @@ pub const MODEL_FILE_TWINS: &[&str] = &[
     "ellipse",
     "star",
     "pendulum",
-    "double-pendulum",
     "disk-wall",
     "disk-table",
-    "sleigh",
-    "top",
-    "masses-in-a-box",
+    "lc",
 ];
 
 /// What the integrator needs to track the sensitivities: the parameter
