@@ -32,7 +32,7 @@ def test_sensitivity_equals_the_cli(cli):
     assert c["impacts"] >= 1
     r = _pendulum(2.5).run(sensitivity=("r", "g"), every=0)
     assert r.summary["sensitivity"] == c["sensitivity"]
-    assert list(r.sensitivity) == ["r", "g"]
+    assert set(r.sensitivity) == {"r", "g"}
     for name in ("r", "g"):
         assert isinstance(r.sensitivity[name], np.ndarray)
         assert r.sensitivity[name].shape == (4,)

@@ -54,8 +54,11 @@ fn check(args: &[&str], params: &[(&str, f64)]) -> u64 {
     let base = summary(&[args, &["--sensitivity", &list]].concat());
     let impacts = base["impacts"].as_u64().unwrap();
     let sens = &base["sensitivity"];
-    let keys: Vec<&String> = sens.as_object().unwrap().keys().collect();
-    assert_eq!(keys, names, "the keys in the order asked");
+    let mut keys: Vec<&String> = sens.as_object().unwrap().keys().collect();
+    let mut asked = names.clone();
+    keys.sort();
+    asked.sort_unstable();
+    assert_eq!(keys, asked);
     // the tracked run is the plain run
     let plain = final_state(&summary(args));
     for (a, b) in final_state(&base).iter().zip(&plain) {
@@ -233,6 +236,27 @@ fn the_text_summary_names_each_sensitivity() {
             out.stdout
         );
     }
+    // the JSON object's keys in the order asked
+    let out = run_in(
+        root(),
+        &[
+            "run",
+            "--model-file",
+            "models/pendulum.toml",
+            "--set",
+            "t_end=0.1",
+            "--sensitivity",
+            "r,g",
+            "--summary",
+            "json",
+            "-q",
+        ],
+    );
+    let (r, g) = (
+        out.stdout.find("\"r\":[").unwrap(),
+        out.stdout.find("\"g\":[").unwrap(),
+    );
+    assert!(r < g, "{}", out.stdout);
     // without --sensitivity the summary's key is null
     let plain = summary(&[
         "run",
