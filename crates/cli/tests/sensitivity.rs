@@ -288,18 +288,24 @@ fn what_cannot_be_differentiated_is_refused_with_a_usage_error() {
     );
     let e = refused(&["run", "lc", "--t-end", "0.1", "--sensitivity", "L"]);
     assert!(e.contains("--sensitivity is not available"), "{e}");
-    let pendulum = ["run", "--model-file", "models/pendulum.toml", "--set", "t_end=0.1"];
+    let pendulum = [
+        "run",
+        "--model-file",
+        "models/pendulum.toml",
+        "--set",
+        "t_end=0.1",
+    ];
     let e = refused(&[&pendulum[..], &["--sensitivity", "g,nope"]].concat());
     assert!(
         e.contains("no parameter `nope`") && e.contains("m, g, l, r, f0, f1"),
         "{e}"
     );
-    for extra in [
-        &["--order", "4"][..],
-        &["--stepper", "hamiltonian"][..],
-    ] {
+    for extra in [&["--order", "4"][..], &["--stepper", "hamiltonian"][..]] {
         let e = refused(&[&pendulum[..], extra, &["--sensitivity", "g"]].concat());
-        assert!(e.contains("--sensitivity is not available for this method"), "{e}");
+        assert!(
+            e.contains("--sensitivity is not available for this method"),
+            "{e}"
+        );
     }
     // --reduce: a usage error of the command line
     refused(&["run", "pendulum", "--sensitivity", "g", "--reduce"]);

@@ -63,7 +63,12 @@ fn api_sensitivity_matches_differences_of_runs() {
 #[test]
 fn refusals_are_typed() {
     let plan = || RunPlan::new(10).sensitivity(["g"]);
-    let e = execute(&Scenario::defaults("pendulum").unwrap(), plan(), &mut Discard).unwrap_err();
+    let e = execute(
+        &Scenario::defaults("pendulum").unwrap(),
+        plan(),
+        &mut Discard,
+    )
+    .unwrap_err();
     match &e {
         RunError::SensitivityUnsupported { model, what } => {
             assert_eq!(model, "pendulum");
