@@ -106,7 +106,7 @@ pub struct RunArgs {
     /// Report the derivatives of the final state with respect to model
     /// parameters, ∂(q_N, p_N)/∂θ, exact through impacts (the impact time,
     /// point and law move with θ; docs/theory.md §12.4), for the
-    /// comma-separated names of a model file's [parameters]: in
+    /// comma-separated names of a model file's `[parameters]`: in
     /// `--summary json` as "sensitivity": {"NAME": [2n numbers], …}
     /// (positions then momenta, the order of the Jacobian's rows; a
     /// parameter written as an expression of others follows them, and so
