@@ -133,6 +133,7 @@ class Scenario:
         order: int = 2,
         reduce: bool = False,
         jacobian: bool = False,
+        sensitivity: Union[str, Sequence[str], None] = None,
         energy_tolerance: float = 0.01,
     ) -> RunResult:
         """Integrate from t = 0 (GIL released).
@@ -263,6 +264,9 @@ class RunResult:
     @property
     def jacobian(self) -> Optional[npt.NDArray[np.float64]]:
         """d(q_N, p_N)/d(q_0, p_0), (2n, 2n), of a run with jacobian=True; else None."""
+    @property
+    def sensitivity(self) -> Optional[Dict[str, npt.NDArray[np.float64]]]:
+        """{name: d(q_N, p_N)/d name, (2n,)} of a run with sensitivity=(names...); else None."""
     def to_pandas(self) -> Any:
         """A pandas DataFrame, one row per record (needs pandas)."""
     def plot(

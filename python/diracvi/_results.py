@@ -168,6 +168,16 @@ class RunResult:
             return None
         return np.array(j["matrix"], dtype=float)
 
+    @property
+    def sensitivity(self) -> Optional[Dict[str, np.ndarray]]:
+        """``{name: ∂(q_N, p_N)/∂name}`` (each a ``(2n,)`` array, positions
+        then momenta) of a run with ``sensitivity=(names…)``, exact through
+        impacts (docs/theory.md §12.4); ``None`` otherwise."""
+        s = self.summary.get("sensitivity")
+        if s is None:
+            return None
+        return {name: np.array(column, dtype=float) for name, column in s.items()}
+
     def __repr__(self) -> str:
         s = self.summary
         return (

@@ -461,7 +461,7 @@ impl PyScenario {
             .map_err(|e| model_error(py, e))
     }
 
-    /// run(*, stepper="lagrange", impacts="elastic", backward=False, steps=None, every=1, order=2, reduce=False, jacobian=False, energy_tolerance=0.01)
+    /// run(*, stepper="lagrange", impacts="elastic", backward=False, steps=None, every=1, order=2, reduce=False, jacobian=False, sensitivity=(), energy_tolerance=0.01)
     ///
     /// Integrate from t = 0 with the GIL released and return a
     /// ``RunResult`` (numpy arrays ``k, t, q, p, energy,
@@ -484,6 +484,12 @@ impl PyScenario {
     /// impacts (``diracvi run --jacobian``; the lagrange stepper of order 2,
     /// regular Lagrangians; others raise ``ModelError`` of kind
     /// ``JacobianUnsupported``);
+    /// ``sensitivity``: parameter names (a sequence of str, or one str
+    /// with commas) of a model file; report ``RunResult.sensitivity``,
+    /// ``{name: ∂(q_N, p_N)/∂name}`` exact through impacts
+    /// (``diracvi run --sensitivity``, docs/theory.md §12.4; a catalogued
+    /// model raises ``ModelError`` of kind ``SensitivityUnsupported``, an
+    /// unknown name of kind ``UnknownSensitivityParameter``);
     /// ``energy_tolerance``: the summary's ``warnings`` name an energy
     /// drift above this fraction of the energy scale
     /// (``--energy-tolerance``).
@@ -493,7 +499,7 @@ impl PyScenario {
     /// and ``t``), ``ValueError`` (bad ``stepper``, ``impacts``, ``steps``,
     /// ``every``, ``order``); ``ModelError`` with kind ``UnsupportedOrder``
     /// for order 4 or 6 with the hamiltonian stepper.
-    #[pyo3(signature = (*, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1, order=2, reduce=false, jacobian=false, energy_tolerance=0.01))]
+    #[pyo3(signature = (*, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1, order=2, reduce=false, jacobian=false, sensitivity=None, energy_tolerance=0.01))]
     #[allow(clippy::too_many_arguments)]
     fn run<'py>(
         &self,
@@ -506,8 +512,10 @@ impl PyScenario {
         order: i64,
         reduce: bool,
         jacobian: bool,
+        sensitivity: Option<Bound<'py, PyAny>>,
         energy_tolerance: f64,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let names = sensitivity_names(sensitivity.as_ref())?;
         let choice = RunChoice::parse(
             stepper,
             impacts,
@@ -522,7 +530,7 @@ impl PyScenario {
         let scenario = self.inner.clone();
         let done = py.detach(move || {
             let info = describe(&scenario)?;
-            let plan = choice.plan(&scenario)?;
+            let plan = choice.plan(&scenario)?.sensitivity(&names);
             // Room for the records up front (bounded: a huge run grows as it goes).
             let expected = plan.steps.checked_div(plan.every).map_or(0, |n| n + 2);
             let mut records =
@@ -540,6 +548,29 @@ impl PyScenario {
             choice.energy_tolerance,
         )
     }
+}
+
+/// The parameter names of `run(sensitivity=…)`: a sequence of str, or one
+/// str of comma-separated names (as `--sensitivity`).
+fn sensitivity_names(value: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
+    let Some(value) = value else {
+        return Ok(Vec::new());
+    };
+    if value.is_none() {
+        return Ok(Vec::new());
+    }
+    let names: Vec<String> = match value.extract::<String>() {
+        Ok(text) => text.split(',').map(|s| s.trim().to_owned()).collect(),
+        Err(_) => value.extract::<Vec<String>>().map_err(|_| {
+            PyValueError::new_err("sensitivity must be a sequence of parameter names (str)")
+        })?,
+    };
+    if names.iter().any(String::is_empty) {
+        return Err(PyValueError::new_err(format!(
+            "sensitivity: empty parameter name in {names:?}"
+        )));
+    }
+    Ok(names)
 }
 
 /// Whether `text` is a model file: a TOML document whose `model` is a table.

@@ -103,6 +103,24 @@ pub struct RunArgs {
     /// Lagrangians; other methods, circuits and --reduce are refused.
     #[arg(long, conflicts_with = "reduce")]
     pub jacobian: bool,
+    /// Report the derivatives of the final state with respect to model
+    /// parameters, ∂(q_N, p_N)/∂θ, exact through impacts (the impact time,
+    /// point and law move with θ; docs/theory.md §12.4), for the
+    /// comma-separated names of a model file's `[parameters]`: in
+    /// `--summary json` as "sensitivity": {"NAME": [2n numbers], …}
+    /// (positions then momenta, the order of the Jacobian's rows; a
+    /// parameter written as an expression of others follows them, and so
+    /// do initial data written as expressions of the parameters or solved
+    /// from the constraints), and in the text summary the largest entry of
+    /// each. Model files only (--model-file: the catalogue's parameters are
+    /// compiled-in numbers), with the methods --jacobian accepts.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "NAME,...",
+        conflicts_with = "reduce"
+    )]
+    pub sensitivity: Vec<String>,
     /// Order of the method: 2 (the scenario's discretization, \[VCI\]
     /// Theorem 3.1 at impacts), 4 (triple jump) or 6 (Kahan–Li) of the
     /// symmetric midpoint Lagrange–Dirac step with the continuous elastic

@@ -175,7 +175,10 @@ fn cli_error(e: RunError) -> anyhow::Error {
         RunError::HamiltonianNotGiven { model } => anyhow!(
             "model '{model}' has a regular Lagrangian but no Hamiltonian was given: --stepper hamiltonian needs H(q, p) (for a model file, add model.hamiltonian, the Legendre transform of L), or use --stepper lagrange"
         ),
-        e @ (RunError::UnsupportedOrder { .. } | RunError::JacobianUnsupported { .. }) => {
+        e @ (RunError::UnsupportedOrder { .. }
+        | RunError::JacobianUnsupported { .. }
+        | RunError::SensitivityUnsupported { .. }
+        | RunError::UnknownSensitivityParameter { .. }) => {
             anyhow!("{e}")
         }
         e @ RunError::TooManySteps { steps, .. } => {
@@ -385,6 +388,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         .direction(direction)
         .reduce(args.reduce)
         .jacobian(args.jacobian)
+        .sensitivity(&args.sensitivity)
         .order(args.order)
         .every(if sinks.is_empty() { 0 } else { args.every });
     let outcome = execute(&scenario, plan, args.quiet, &mut sinks)?;
@@ -613,6 +617,14 @@ fn text_summary(info: &ModelSummary, args: &RunArgs, o: &RunOutcome, summary: &S
             j.nrows(),
             j.ncols(),
             j.amax()
+        );
+    }
+    for (name, column) in &o.sensitivity {
+        let largest = column.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+        let _ = writeln!(
+            s,
+            "sensitivity: ∂(q_N, p_N)/∂{name}, {} entries in --summary json, max |entry| {largest:.3e}",
+            column.len()
         );
     }
     let _ = writeln!(

@@ -90,7 +90,12 @@ fn validate(s: &Value, v: &Value, path: &str, errors: &mut Vec<String>) {
                 None if s.get("additionalProperties") == Some(&Value::Bool(false)) => {
                     errors.push(format!("{path}: unexpected key '{k}'"));
                 }
-                None => {}
+                // a schema for every other key (the sensitivity's names)
+                None => {
+                    if let Some(sub) = s.get("additionalProperties").filter(|a| a.is_object()) {
+                        validate(sub, x, &format!("{path}.{k}"), errors);
+                    }
+                }
             }
         }
     }
@@ -145,6 +150,16 @@ fn every_run_kind_validates() {
         &["run", "pendulum", "--t-end", "1", "--order", "6"],
         &["run", "pendulum", "--t-end", "1", "--reduce"],
         &["run", "pendulum", "--t-end", "2", "--jacobian"],
+        &[
+            "run",
+            "--model-file",
+            "models/pendulum.toml",
+            "--t-end",
+            "2",
+            "--jacobian",
+            "--sensitivity",
+            "g,r",
+        ],
         &["run", "ellipse", "--t-end", "1", "--stepper", "hamiltonian"],
         &["run", "lc", "--steps", "0"],
         &[

@@ -85,6 +85,6 @@ pub mod model_file;
 pub use expr::{Expr, ExprError, ExprErrorKind, Scope, ScopeError};
 pub use model_file::{
     CompiledDrawing, CompiledModel, DrawingHeading, DrawingShape, DrawingSpec, InitialState,
-    InitialValue, InitialValues, ModelFile, ModelFileError, ModelFileErrorKind, Position,
-    RunSettings,
+    InitialValue, InitialValues, ModelFile, ModelFileError, ModelFileErrorKind, ParametricModel,
+    Position, RunSettings,
 };

@@ -28,6 +28,71 @@ pub trait NamedDynSystem: DynSystem + Clone + Send + Sync {
     fn constraint_name(&self, a: usize) -> String {
         format!("row {a}")
     }
+    /// How a run's data move when parameter `name` changes on its own
+    /// (docs/theory.md §12.4), for the sensitivities of a run: the change of
+    /// every parameter `θ` ([`DynSystem::parameter_values`] order) and of
+    /// the initial data `q(0)`, `v(0)` (the run's, `q0`, `v0`) per unit
+    /// change of `name`.
+    ///
+    /// The default: `name` among [`DynSystem::parameter_names`] moves alone
+    /// and the initial data do not move. A model file overrides it
+    /// (parameters written as expressions of others follow them, and so do
+    /// initial data written as expressions or solved from the constraints).
+    ///
+    /// # Errors
+    /// [`ParameterSeedError::NotDifferentiable`] for a system without
+    /// parameters it can be differentiated in (the default for
+    /// [`Fixed`]: the catalogue's parameters are compiled-in numbers);
+    /// [`ParameterSeedError::Unknown`] for a name the system does not have.
+    fn parameter_seed(
+        &self,
+        name: &str,
+        q0: &DVector<f64>,
+        v0: &DVector<f64>,
+    ) -> Result<ParameterSeed, ParameterSeedError> {
+        let names = self.parameter_names();
+        if self.parameter_count() == 0 || names.len() != self.parameter_count() {
+            return Err(ParameterSeedError::NotDifferentiable);
+        }
+        let k =
+            names
+                .iter()
+                .position(|n| n == name)
+                .ok_or_else(|| ParameterSeedError::Unknown {
+                    valid: names.clone(),
+                })?;
+        let mut direction = vec![0.0; names.len()];
+        direction[k] = 1.0;
+        Ok(ParameterSeed {
+            direction,
+            q0: vec![0.0; q0.len()],
+            v0: vec![0.0; v0.len()],
+        })
+    }
+}
+
+/// How a run's data move with one parameter
+/// ([`NamedDynSystem::parameter_seed`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParameterSeed {
+    /// `dθ`: one entry per parameter of the system.
+    pub direction: Vec<f64>,
+    /// `dq(0)`.
+    pub q0: Vec<f64>,
+    /// `dv(0)`.
+    pub v0: Vec<f64>,
+}
+
+/// Why a system cannot give a [`ParameterSeed`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParameterSeedError {
+    /// The system's parameters are not automatic-differentiation variables.
+    NotDifferentiable,
+    /// No parameter of this name; `valid` lists them.
+    Unknown {
+        /// The parameters the system has.
+        valid: Vec<String>,
+    },
 }
 
 impl<Mo: NamedSystem<N, M>, const N: usize, const M: usize> NamedDynSystem for Fixed<Mo, N, M> {

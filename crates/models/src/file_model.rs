@@ -7,11 +7,12 @@
 //! derivative is exact; the core seeds them in chunks of directions, one
 //! chunk for the small systems of the papers.
 
-use crate::NamedDynSystem;
-use diracvi_expr::CompiledModel;
+use crate::{NamedDynSystem, ParameterSeed, ParameterSeedError, Scenario};
+use diracvi_expr::{CompiledModel, ModelFile, ParametricModel};
 use diracvi_geometry::AdScalar;
 use diracvi_geometry::dynamic::{DynSystem, LagrangianTerms};
-use std::sync::Arc;
+use nalgebra::DVector;
+use std::sync::{Arc, OnceLock};
 
 /// A model read from a file: a [`DynSystem`] whose Lagrangian, constraint
 /// one-forms, boundary pieces and Hamiltonian are the file's compiled
@@ -24,6 +25,21 @@ use std::sync::Arc;
 pub struct FileModel {
     compiled: Arc<CompiledModel>,
     text: Arc<FileText>,
+    /// The file and the run's overrides, to differentiate in the
+    /// parameters ([`with_parameters`](Self::with_parameters)).
+    parametric: Option<Arc<Parametric>>,
+}
+
+/// What a model file needs to be differentiated in its parameters: the
+/// scenario run (its file, parameter values and initial data); the
+/// parametric compilation, and whether the run's initial data are still
+/// the file's, are worked out on first use (docs/theory.md §12.4).
+#[derive(Debug)]
+struct Parametric {
+    scenario: Scenario,
+    file: Arc<ModelFile>,
+    follows: OnceLock<(bool, bool)>,
+    model: OnceLock<Option<ParametricModel>>,
 }
 
 /// What a file says besides its expressions' tapes: for messages.
@@ -39,7 +55,41 @@ impl FileModel {
     /// Wrap a compiled model; `text` gives the description and the boundary
     /// pieces as written.
     pub fn new(compiled: Arc<CompiledModel>, text: Arc<FileText>) -> Self {
-        Self { compiled, text }
+        Self {
+            compiled,
+            text,
+            parametric: None,
+        }
+    }
+
+    /// The same model, differentiable in the parameters of the file of
+    /// `scenario` (the scenario it was compiled for): its `…_with` hooks
+    /// evaluate the file's expressions with the parameters as automatic-
+    /// differentiation variables, and [`NamedDynSystem::parameter_seed`]
+    /// follows parameters written as expressions and, while the scenario's
+    /// `q(0)`/`v(0)` are still the file's, the initial data written as
+    /// expressions or solved from the constraints.
+    pub(crate) fn with_scenario(mut self, scenario: &Scenario, file: Arc<ModelFile>) -> Self {
+        self.parametric = Some(Arc::new(Parametric {
+            scenario: scenario.clone(),
+            file,
+            follows: OnceLock::new(),
+            model: OnceLock::new(),
+        }));
+        self
+    }
+
+    /// The parametric compilation, compiled on first use; `None` without
+    /// [`with_parameters`](Self::with_parameters) (or if it does not
+    /// compile, which the plain compilation rules out).
+    fn parametric(&self) -> Option<&ParametricModel> {
+        let p = self.parametric.as_ref()?;
+        p.model
+            .get_or_init(|| {
+                let overrides = crate::scenario::file_overrides(&p.scenario);
+                p.file.compile_parametric(&overrides).ok()
+            })
+            .as_ref()
     }
 
     /// The compiled expressions.
@@ -92,6 +142,48 @@ impl DynSystem for FileModel {
     fn hamiltonian<S: AdScalar>(&self, q: &[S], p: &[S]) -> Option<S> {
         self.compiled.hamiltonian(q, p)
     }
+
+    fn parameter_count(&self) -> usize {
+        self.parametric().map_or(0, |p| p.names().len())
+    }
+
+    fn parameter_names(&self) -> Vec<String> {
+        self.parametric()
+            .map_or_else(Vec::new, |p| p.names().to_vec())
+    }
+
+    fn parameter_values(&self) -> Vec<f64> {
+        self.parametric()
+            .map_or_else(Vec::new, |p| p.values().to_vec())
+    }
+
+    fn lagrangian_with<S: AdScalar>(&self, q: &[S], v: &[S], theta: &[S]) -> S {
+        match self.parametric() {
+            Some(p) => p.lagrangian(q, v, theta),
+            None => self.lagrangian(q, v),
+        }
+    }
+
+    fn constraint_forms_with<S: AdScalar>(&self, q: &[S], theta: &[S], a: &mut [S]) {
+        match self.parametric() {
+            Some(p) => p.constraint_forms(q, theta, a),
+            None => self.constraint_forms(q, a),
+        }
+    }
+
+    fn boundary_with<S: AdScalar>(&self, j: usize, q: &[S], theta: &[S]) -> S {
+        match self.parametric() {
+            Some(p) => p.boundary(j, q, theta),
+            None => self.boundary(j, q),
+        }
+    }
+
+    fn hamiltonian_with<S: AdScalar>(&self, q: &[S], p: &[S], theta: &[S]) -> Option<S> {
+        match self.parametric() {
+            Some(model) => model.hamiltonian(q, p, theta),
+            None => self.hamiltonian(q, p),
+        }
+    }
 }
 
 impl NamedDynSystem for FileModel {
@@ -112,6 +204,36 @@ impl NamedDynSystem for FileModel {
     }
     fn constraint_name(&self, a: usize) -> String {
         crate::file_model::constraint_row_name(&self.compiled, a)
+    }
+    fn parameter_seed(
+        &self,
+        name: &str,
+        q0: &DVector<f64>,
+        v0: &DVector<f64>,
+    ) -> Result<ParameterSeed, ParameterSeedError> {
+        let (Some(source), Some(model)) = (self.parametric.as_ref(), self.parametric()) else {
+            return Err(ParameterSeedError::NotDifferentiable);
+        };
+        let direction = model
+            .direction(name)
+            .ok_or_else(|| ParameterSeedError::Unknown {
+                valid: model.names().to_vec(),
+            })?;
+        let (q_follows, v_follows) = *source
+            .follows
+            .get_or_init(|| crate::scenario::file_follows(&source.scenario, &source.file));
+        let (dq, dv) = model.initial_direction(
+            &direction,
+            q0.as_slice(),
+            v0.as_slice(),
+            q_follows,
+            v_follows,
+        );
+        Ok(ParameterSeed {
+            direction,
+            q0: dq,
+            v0: dv,
+        })
     }
 }
 

@@ -110,7 +110,10 @@ mod symmetric;
 pub use disk_table::{DiskTable, DiskTableParams};
 pub use disk_wall::{DiskWall, DiskWallParams};
 pub use drawing::{Drawing, Heading, Point, Shape};
-pub use dynamic::{DynModelVisitor, DynRunSetup, NamedDynSystem, check_initial_named};
+pub use dynamic::{
+    DynModelVisitor, DynRunSetup, NamedDynSystem, ParameterSeed, ParameterSeedError,
+    check_initial_named,
+};
 pub use ellipse::{Ellipse, EllipseParams};
 pub use error::ModelError;
 pub use file_model::{FileModel, FileText};

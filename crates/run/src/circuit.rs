@@ -55,6 +55,13 @@ pub(crate) fn execute(
                 .to_owned(),
         });
     }
+    if !plan.sensitivity.is_empty() {
+        return Err(RunError::SensitivityUnsupported {
+            model: name.clone(),
+            what: "for circuits (a degenerate Lagrangian; the sparse stepper has no tangent map)"
+                .to_owned(),
+        });
+    }
     if plan.reduce {
         return Err(unsupported(
             "--reduce: a circuit declares no symmetry to reduce by",
@@ -117,6 +124,7 @@ pub(crate) fn execute(
         reduction: None,
         method,
         jacobian: None,
+        sensitivity: Vec::new(),
     };
     let record = |sink: &mut dyn RecordSink, k, s: &diracvi_discrete_dirac::DynState, e, r| {
         sink.record(&RecordView {

@@ -109,6 +109,7 @@ pub(crate) fn erase<const N: usize, E>(t: Trajectory<N, E>, method: Method) -> R
         reduction: None,
         method,
         jacobian: None,
+        sensitivity: Vec::new(),
     }
 }
 

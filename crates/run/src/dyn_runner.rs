@@ -92,11 +92,26 @@ impl DynModelVisitor for DynRunner<'_> {
             Core::RunTime,
         );
         method.check()?;
-        if plan.jacobian {
+        // the parameters' directions and the initial data's derivatives
+        // (refusals naming the model before the method's)
+        let seeds = if plan.sensitivity.is_empty() {
+            None
+        } else {
+            Some(crate::sensitivity::seeds(model, setup, &plan.sensitivity)?)
+        };
+        if plan.tracks_derivatives() {
+            let jacobian_asked = plan.jacobian;
             let refuse = |what: &str| {
-                Err(RunError::JacobianUnsupported {
-                    model: name.to_string(),
-                    what: what.to_owned(),
+                Err(if jacobian_asked {
+                    RunError::JacobianUnsupported {
+                        model: name.to_string(),
+                        what: what.to_owned(),
+                    }
+                } else {
+                    RunError::SensitivityUnsupported {
+                        model: name.to_string(),
+                        what: what.to_owned(),
+                    }
                 })
             };
             if method.stepper != Stepper::Lagrange || method.order.is_composed() {
@@ -113,6 +128,19 @@ impl DynModelVisitor for DynRunner<'_> {
             }
         }
         let mut jacobian = None;
+        let mut sensitivity = None;
+        // the integrator with the derivatives the plan asks for tracked
+        macro_rules! tracked {
+            ($integrator:expr) => {{
+                let integrator = $integrator;
+                match &seeds {
+                    Some(s) => integrator
+                        .track_sensitivity(s.directions.clone(), s.initial.clone())
+                        .map_err(|e| failed(ImpactError::Step(e)))?,
+                    None => integrator.track_jacobian(),
+                }
+            }};
+        }
         macro_rules! run {
             ($integrator:expr) => {
                 drive_impacts(
@@ -156,12 +184,13 @@ impl DynModelVisitor for DynRunner<'_> {
                     method.constraint,
                     method.direction,
                 );
-                match (plan.impacts, plan.jacobian) {
+                match (plan.impacts, plan.tracks_derivatives()) {
                     (Impacts::Elastic, false) => run!(DynImpactIntegrator::new(stepper)),
                     (Impacts::Elastic, true) => {
-                        let mut integrator = DynImpactIntegrator::new(stepper).track_jacobian();
+                        let mut integrator = tracked!(DynImpactIntegrator::new(stepper));
                         let out = run!(integrator);
                         jacobian = integrator.jacobian().cloned();
+                        sensitivity = integrator.sensitivity().cloned();
                         out
                     }
                     (Impacts::Reject, false) => {
@@ -169,10 +198,10 @@ impl DynModelVisitor for DynRunner<'_> {
                     }
                     (Impacts::Reject, true) => {
                         let mut integrator =
-                            DynImpactIntegrator::with_law(stepper, DynRejectCrossing)
-                                .track_jacobian();
+                            tracked!(DynImpactIntegrator::with_law(stepper, DynRejectCrossing));
                         let out = run!(integrator);
                         jacobian = integrator.jacobian().cloned();
+                        sensitivity = integrator.sensitivity().cloned();
                         out
                     }
                 }
@@ -201,8 +230,18 @@ impl DynModelVisitor for DynRunner<'_> {
                 }
             }
         };
+        let sensitivity = match sensitivity {
+            Some(s) => plan
+                .sensitivity
+                .iter()
+                .zip(s.column_iter())
+                .map(|(name, c)| (name.clone(), c.iter().copied().collect()))
+                .collect(),
+            None => Vec::new(),
+        };
         Ok(RunOutcome {
-            jacobian,
+            jacobian: if plan.jacobian { jacobian } else { None },
+            sensitivity,
             ..finish(
                 trajectory,
                 impacts,
@@ -274,6 +313,7 @@ fn erase<E>(t: DynTrajectory<E>, method: Method) -> RunOutcome {
         reduction: None,
         method,
         jacobian: None,
+        sensitivity: Vec::new(),
     }
 }
 

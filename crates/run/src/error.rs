@@ -109,6 +109,28 @@ pub enum RunError {
         /// What was asked for and why it is refused.
         what: String,
     },
+    /// `--sensitivity` was asked for with a method or model whose parameter
+    /// derivatives are not available (docs/theory.md §12.4): a catalogued
+    /// model (its parameters are compiled-in numbers; `what` names its
+    /// model file where the repository ships one), or a method without a
+    /// tangent map.
+    #[error("{model}: --sensitivity is not available {what}")]
+    SensitivityUnsupported {
+        /// The model's name.
+        model: String,
+        /// What was asked for and why it is refused.
+        what: String,
+    },
+    /// `--sensitivity` named a parameter the model does not have.
+    #[error("{model}: --sensitivity: no parameter `{name}`; the model's parameters are: {}", valid.join(", "))]
+    UnknownSensitivityParameter {
+        /// The model's name.
+        model: String,
+        /// The name given.
+        name: String,
+        /// The model's parameters.
+        valid: Vec<String>,
+    },
     /// A step failed during the integration.
     #[error("{model}: {error}")]
     Integration {

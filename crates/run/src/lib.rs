@@ -133,6 +133,7 @@ mod outcome;
 mod plan;
 mod reduced;
 mod runner;
+mod sensitivity;
 mod sink;
 mod summary;
 mod system;
@@ -147,10 +148,12 @@ pub use plan::{
     step_count_for,
 };
 pub use runner::{ModelSummary, describe, execute, execute_with_progress};
+pub use sensitivity::{MODEL_FILE_TWINS, momentum_direction};
 pub use sink::{Discard, RecordBuffer, RecordSink, RecordView};
 pub use summary::{
     DEFAULT_ENERGY_TOLERANCE, EnergyJson, FinalStateJson, JacobianJson, MethodJson, ReductionJson,
-    StatisticsJson, Summary, solved_velocities_note, symplecticity_defect, warnings,
+    SensitivityJson, StatisticsJson, Summary, solved_velocities_note, symplecticity_defect,
+    warnings,
 };
 pub use system::{
     AsSized, SizeMismatch, describe_system, execute_system, execute_system_run_time,

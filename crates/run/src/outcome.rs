@@ -272,6 +272,10 @@ pub struct RunOutcome {
     /// run with [`RunPlan::jacobian`](crate::RunPlan::jacobian), `None`
     /// otherwise.
     pub jacobian: Option<nalgebra::DMatrix<f64>>,
+    /// `∂(q_N, p_N)/∂θ` (`2n` entries, positions then momenta) for each
+    /// parameter of [`RunPlan::sensitivity`](crate::RunPlan::sensitivity),
+    /// in the order asked; empty otherwise.
+    pub sensitivity: Vec<(String, Vec<f64>)>,
 }
 
 /// What a reduced run reduced by (docs/theory.md §7).

@@ -187,7 +187,7 @@ impl fmt::Display for Impacts {
 }
 
 /// How to integrate a scenario.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RunPlan {
     /// One-step map.
@@ -215,6 +215,12 @@ pub struct RunPlan {
     /// docs/theory.md §12): the Lagrange–Dirac stepper of order 2 with
     /// the \[VCI\] law, regular Lagrangians, on the run-time-sized core.
     pub jacobian: bool,
+    /// Parameters to differentiate the final state in:
+    /// `∂(q_N, p_N)/∂θ` for each name
+    /// ([`RunOutcome::sensitivity`](crate::RunOutcome::sensitivity);
+    /// docs/theory.md §12.4); model files only, with the methods of
+    /// [`jacobian`](Self::jacobian). Empty: none.
+    pub sensitivity: Vec<String>,
 }
 
 impl RunPlan {
@@ -230,7 +236,21 @@ impl RunPlan {
             reduce: false,
             order: Order::Two,
             jacobian: false,
+            sensitivity: Vec::new(),
         }
+    }
+
+    /// Report the derivatives of the final state with respect to the
+    /// parameters `names` (a model file's `[parameters]`).
+    pub fn sensitivity<T: AsRef<str>>(mut self, names: impl IntoIterator<Item = T>) -> Self {
+        self.sensitivity = names.into_iter().map(|n| n.as_ref().to_owned()).collect();
+        self
+    }
+
+    /// Whether the run tracks derivatives (`--jacobian` or
+    /// `--sensitivity`): then it runs on the run-time-sized core.
+    pub fn tracks_derivatives(&self) -> bool {
+        self.jacobian || !self.sensitivity.is_empty()
     }
 
     /// Track the tangent map of the flow (`true`) and report the Jacobian

@@ -124,9 +124,15 @@ pub fn execute_with_progress(
             what: "with --reduce (the reduced flow's tangent map is not built yet)".to_owned(),
         });
     }
+    if !plan.sensitivity.is_empty() && plan.reduce {
+        return Err(RunError::SensitivityUnsupported {
+            model: scenario.model.clone(),
+            what: "with --reduce (the reduced flow's tangent map is not built yet)".to_owned(),
+        });
+    }
     // The tangent map is built on the run-time-sized core (a catalogued
     // model runs there through `Fixed`).
-    if (!scenario.fits_compile_time_core() || plan.jacobian) && !plan.reduce {
+    if (!scenario.fits_compile_time_core() || plan.tracks_derivatives()) && !plan.reduce {
         // Model files of any size run on the run-time-sized core; the small
         // ones (and the catalogue) take the compile-time-sized core, which
         // is faster for them (docs/theory.md §11.3).

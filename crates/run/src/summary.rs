@@ -58,6 +58,9 @@ pub struct Summary {
     /// `∂(q_N, p_N)/∂(q_0, p_0)` of a run with `--jacobian`, `None`
     /// otherwise.
     pub jacobian: Option<JacobianJson>,
+    /// `∂(q_N, p_N)/∂θ` for each parameter of a run with `--sensitivity`,
+    /// `None` otherwise.
+    pub sensitivity: Option<SensitivityJson>,
     /// Wall time of the integration (s).
     pub wall_time_s: f64,
 }
@@ -72,6 +75,24 @@ pub struct JacobianJson {
     pub cols: Vec<String>,
     /// `matrix[i][j] = ∂ rows[i] / ∂ cols[j]`.
     pub matrix: Vec<Vec<f64>>,
+}
+
+/// The derivatives of the final state with respect to parameters
+/// (docs/theory.md §12.4): a JSON object from each parameter's name, in the
+/// order asked, to `∂(q_N, p_N)/∂θ` (`2n` numbers, positions then momenta,
+/// the order of the Jacobian's rows).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SensitivityJson(pub Vec<(String, Vec<f64>)>);
+
+impl Serialize for SensitivityJson {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (name, column) in &self.0 {
+            map.serialize_entry(name, column)?;
+        }
+        map.end()
+    }
 }
 
 /// `max |∂Φᵀ J ∂Φ − J| / max |∂Φ|²` with `J = [[0, I], [−I, 0]]`: how far
@@ -279,6 +300,8 @@ impl Summary {
                 .jacobian
                 .as_ref()
                 .map(|j| JacobianJson::new(&info.coordinates, j)),
+            sensitivity: (!o.sensitivity.is_empty())
+                .then(|| SensitivityJson(o.sensitivity.clone())),
             wall_time_s: o.wall_time.as_secs_f64(),
         }
     }

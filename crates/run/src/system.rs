@@ -245,10 +245,19 @@ pub fn execute_system_with_progress<Mo: NamedDynSystem>(
     sink: &mut dyn RecordSink,
     progress: &mut dyn FnMut(usize),
 ) -> Result<RunOutcome, RunError> {
-    check_plan(model, plan)?;
+    check_plan(model, &plan)?;
     check_setup(model, setup)?;
+    // derivatives are tracked on the run-time-sized core only
+    if plan.tracks_derivatives() {
+        return DynRunner {
+            plan,
+            sink,
+            progress,
+        }
+        .visit(model, setup);
+    }
     let runner = Runner {
-        plan,
+        plan: plan.clone(),
         sink,
         progress,
     };
@@ -278,7 +287,7 @@ pub fn execute_system_run_time<Mo: NamedDynSystem>(
     sink: &mut dyn RecordSink,
     progress: &mut dyn FnMut(usize),
 ) -> Result<RunOutcome, RunError> {
-    check_plan(model, plan)?;
+    check_plan(model, &plan)?;
     check_setup(model, setup)?;
     DynRunner {
         plan,
@@ -288,7 +297,7 @@ pub fn execute_system_run_time<Mo: NamedDynSystem>(
     .visit(model, setup)
 }
 
-fn check_plan<Mo: NamedDynSystem>(model: &Mo, plan: RunPlan) -> Result<(), RunError> {
+fn check_plan<Mo: NamedDynSystem>(model: &Mo, plan: &RunPlan) -> Result<(), RunError> {
     if plan.reduce {
         return Err(RunError::ReductionUnsupported {
             model: model.name().to_string(),

@@ -726,6 +726,18 @@ where
         self.oriented_tangent(k, t, a, &sub.d, &sub.reaction, h)
     }
 
+    fn sub_step_sensitivity(
+        &self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        sub: &DynSubStep,
+        h: f64,
+        directions: &nalgebra::DMatrix<f64>,
+    ) -> Result<super::DynStepSensitivity, StepError> {
+        self.oriented_sensitivity(k, t, a, &sub.d, &sub.reaction, h, directions)
+    }
+
     fn measures(
         &self,
         a: &DVector<f64>,

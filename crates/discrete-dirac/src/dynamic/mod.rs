@@ -25,7 +25,8 @@ pub use composition::{DynComposed, dyn_constrained_velocity, dyn_continuous_meas
 pub use hamiltonian::DynNonholonomicHamiltonian;
 pub use lagrange_dirac::{DynLagrangeDirac, DynOrientedStep, dyn_step_measures};
 pub use tangent::{
-    DynStepTangent, implicit_derivative, multipliers_from_reaction, physical_tangent,
+    DynStepSensitivity, DynStepTangent, check_directions, implicit_derivative,
+    multipliers_from_reaction, physical_tangent,
 };
 
 use crate::{Direction, DynState, StepError, StepStats};
@@ -144,6 +145,30 @@ pub trait DynSubStepper {
         Err(StepError::Unsupported(
             "the tangent map (--jacobian) is available for the Lagrange–Dirac stepper of \
              order 2 only (not yet for the Hamiltonian stepper or the composed orders 4 and 6)"
+                .to_owned(),
+        ))
+    }
+
+    /// [`sub_step_tangent`](Self::sub_step_tangent) together with the
+    /// derivative of `(b, π_b)` in the parameter directions `directions`
+    /// (`P × r`; docs/theory.md §12.4). By default not available.
+    ///
+    /// # Errors
+    /// As [`sub_step_tangent`](Self::sub_step_tangent).
+    fn sub_step_sensitivity(
+        &self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        sub: &DynSubStep,
+        h: f64,
+        directions: &nalgebra::DMatrix<f64>,
+    ) -> Result<DynStepSensitivity, StepError> {
+        let _ = (k, t, a, sub, h, directions);
+        Err(StepError::Unsupported(
+            "parameter sensitivities (--sensitivity) are available for the Lagrange–Dirac \
+             stepper of order 2 only (not yet for the Hamiltonian stepper or the composed \
+             orders 4 and 6)"
                 .to_owned(),
         ))
     }

@@ -19,7 +19,9 @@ use super::lagrange_dirac::DynLagrangeDirac;
 use crate::StepError;
 use crate::linear::LinearSolver;
 use diracvi_geometry::GeometryError;
-use diracvi_geometry::dynamic::{DynSystem, constraint_second_dyn, reaction_jacobian_dyn};
+use diracvi_geometry::dynamic::{
+    DynDiscreteLagrangian, DynSystem, ParamLifted, constraint_second_dyn, reaction_jacobian_dyn,
+};
 use nalgebra::{DMatrix, DVector};
 
 /// The derivative of one oriented step `(a, π_a; h) ↦ (b, π_b)`.
@@ -126,13 +128,70 @@ where
         reaction: &DVector<f64>,
         h: f64,
     ) -> Result<DynStepTangent, StepError> {
+        self.tangent_over(self.system(), 0, k, t, a, d, reaction, h)
+            .map(|s| s.tangent)
+    }
+
+    /// The tangent map of the oriented step (as
+    /// [`oriented_tangent`](Self::oriented_tangent)) together with the
+    /// derivative of `(b, π_b)` in the parameter directions `directions`
+    /// (`P × r`, `P =` [`DynSystem::parameter_count`]; docs/theory.md
+    /// §12.4), from the step equations differentiated in `θ` through the
+    /// system's `…_with` hooks ([`ParamLifted`]).
+    ///
+    /// # Errors
+    /// As [`oriented_tangent`](Self::oriented_tangent);
+    /// [`StepError::Unsupported`] when `directions` does not have one row
+    /// per parameter of the system.
+    #[allow(clippy::too_many_arguments)]
+    pub fn oriented_sensitivity(
+        &self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        d: &DVector<f64>,
+        reaction: &DVector<f64>,
+        h: f64,
+        directions: &DMatrix<f64>,
+    ) -> Result<DynStepSensitivity, StepError> {
+        check_directions(self.system(), directions)?;
+        let lifted = ParamLifted::new(self.system(), directions);
+        self.tangent_over(&lifted, directions.ncols(), k, t, a, d, reaction, h)
+    }
+
+    /// The step's derivative in its data `(a, π_a, h)` and in `r` parameter
+    /// directions, with the step quantities' second derivatives taken over
+    /// `lifted`: the system itself (`r = 0`) or its [`ParamLifted`] (the
+    /// last `r` coordinates are the directions, held at `0` on both ends).
+    #[allow(clippy::too_many_arguments)]
+    fn tangent_over<Ly: DynSystem>(
+        &self,
+        lifted: &Ly,
+        r: usize,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        d: &DVector<f64>,
+        reaction: &DVector<f64>,
+        h: f64,
+    ) -> Result<DynStepSensitivity, StepError> {
         let geo = |source: GeometryError| StepError::Geometry { step: k, t, source };
         let system = self.system();
         let (n, m) = (system.coordinate_count(), system.constraint_count());
-        let nz = 2 * n + 1;
-        let ld = self.discrete_lagrangian();
-        let second = ld.second_increment(a, d, h).map_err(geo)?;
-        let (_, w) = constraint_second_dyn(self.constraint(), &ld, a, d, h).map_err(geo)?;
+        let np = n + r;
+        // lifted z' = (a, s_a, b, s_b, h); the data z = (a, π_a, h, s).
+        let (col_b, col_sa, col_sb, col_h) = (np, n, np + n, 2 * np);
+        let row_p2 = np;
+        let nz = 2 * n + 1 + r;
+        let lift = |x: &DVector<f64>| {
+            let mut y = DVector::zeros(np);
+            y.rows_mut(0, n).copy_from(x);
+            y
+        };
+        let (al, dl) = (lift(a), lift(d));
+        let ld = DynDiscreteLagrangian::new(lifted, self.map()).oriented(self.orientation());
+        let second = ld.second_increment(&al, &dl, h).map_err(geo)?;
+        let (_, w) = constraint_second_dyn(self.constraint(), &ld, &al, &dl, h).map_err(geo)?;
         // μ from the reaction `A(a)ᵀ μ` (A has full row rank on a step).
         let (a_forms, mu) = multipliers_from_reaction(system, a, reaction).ok_or_else(|| {
             StepError::Unsupported(format!(
@@ -140,28 +199,35 @@ where
                  the tangent map needs independent rows"
             ))
         })?;
-        let reaction_a = reaction_jacobian_dyn(system, a, &mu).map_err(geo)?;
+        let reaction_a = reaction_jacobian_dyn(lifted, &al, &mu).map_err(geo)?;
         let p = &second.jacobian;
         // ∂F/∂y, y = (b, μ).
         let mut jy = DMatrix::zeros(n + m, n + m);
         jy.view_mut((0, 0), (n, n))
-            .copy_from(&p.view((0, n), (n, n)));
+            .copy_from(&p.view((0, col_b), (n, n)));
         jy.view_mut((0, n), (n, m))
             .copy_from(&(-a_forms.transpose()));
         jy.view_mut((n, 0), (m, n))
-            .copy_from(&w.view((0, n), (m, n)));
-        // ∂F/∂z, z = (a, π_a, h).
+            .copy_from(&w.view((0, col_b), (m, n)));
+        // ∂F/∂z, z = (a, π_a, h, s).
         let mut jz = DMatrix::zeros(n + m, nz);
         jz.view_mut((0, 0), (n, n))
-            .copy_from(&(p.view((0, 0), (n, n)) - &reaction_a));
+            .copy_from(&(p.view((0, 0), (n, n)) - reaction_a.view((0, 0), (n, n))));
         for i in 0..n {
             jz[(i, n + i)] = 1.0;
-            jz[(i, 2 * n)] = p[(i, 2 * n)];
+            jz[(i, 2 * n)] = p[(i, col_h)];
+            for s in 0..r {
+                jz[(i, 2 * n + 1 + s)] =
+                    p[(i, col_sa + s)] + p[(i, col_sb + s)] - reaction_a[(i, n + s)];
+            }
         }
         jz.view_mut((n, 0), (m, n))
             .copy_from(&w.view((0, 0), (m, n)));
-        for r in 0..m {
-            jz[(n + r, 2 * n)] = w[(r, 2 * n)];
+        for c in 0..m {
+            jz[(n + c, 2 * n)] = w[(c, col_h)];
+            for s in 0..r {
+                jz[(n + c, 2 * n + 1 + s)] = w[(c, col_sa + s)] + w[(c, col_sb + s)];
+            }
         }
         let y = implicit_derivative(jy, &jz).map_err(|ratio| {
             StepError::Unsupported(format!(
@@ -174,18 +240,27 @@ where
         let mut pi_z = DMatrix::zeros(n, nz);
         for i in 0..n {
             for j in 0..n {
-                pi_z[(i, j)] = p[(n + i, j)];
+                pi_z[(i, j)] = p[(row_p2 + i, j)];
             }
-            pi_z[(i, 2 * n)] = p[(n + i, 2 * n)];
+            pi_z[(i, 2 * n)] = p[(row_p2 + i, col_h)];
+            for s in 0..r {
+                pi_z[(i, 2 * n + 1 + s)] =
+                    p[(row_p2 + i, col_sa + s)] + p[(row_p2 + i, col_sb + s)];
+            }
         }
-        pi_z += p.view((n, n), (n, n)) * yb;
+        pi_z += p.view((row_p2, col_b), (n, n)) * yb;
         if self.is_symmetric() && m > 0 {
             let b = a + d;
             let mut rows = vec![0.0; m * n];
             system.constraint_forms(b.as_slice(), &mut rows);
             let b_forms = DMatrix::from_row_slice(m, n, &rows);
-            let reaction_b = reaction_jacobian_dyn(system, &b, &mu).map_err(geo)?;
-            pi_z -= reaction_b * yb + b_forms.transpose() * y.rows(n, m);
+            let reaction_b = reaction_jacobian_dyn(lifted, &lift(&b), &mu).map_err(geo)?;
+            pi_z -= reaction_b.view((0, 0), (n, n)) * yb + b_forms.transpose() * y.rows(n, m);
+            for i in 0..n {
+                for s in 0..r {
+                    pi_z[(i, 2 * n + 1 + s)] -= reaction_b[(i, n + s)];
+                }
+            }
         }
         let mut start = DMatrix::zeros(2 * n, 2 * n);
         start
@@ -197,6 +272,59 @@ where
         let mut step = DVector::zeros(2 * n);
         step.rows_mut(0, n).copy_from(&yb.column(2 * n));
         step.rows_mut(n, n).copy_from(&pi_z.column(2 * n));
-        Ok(DynStepTangent { start, step })
+        let mut parameters = DMatrix::zeros(2 * n, r);
+        parameters
+            .view_mut((0, 0), (n, r))
+            .copy_from(&yb.columns(2 * n + 1, r));
+        parameters
+            .view_mut((n, 0), (n, r))
+            .copy_from(&pi_z.columns(2 * n + 1, r));
+        Ok(DynStepSensitivity {
+            tangent: DynStepTangent { start, step },
+            parameters,
+        })
     }
+}
+
+/// The derivative of one oriented step in its data and in `r` parameter
+/// directions (docs/theory.md §12.4).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DynStepSensitivity {
+    /// `∂(b, π_b)/∂(a, π_a)` and `∂(b, π_b)/∂h`.
+    pub tangent: DynStepTangent,
+    /// `∂(b, π_b)/∂θ · D`: `2n × r`, positions first, then momenta.
+    pub parameters: DMatrix<f64>,
+}
+
+impl DynStepSensitivity {
+    /// The same derivative between physical states `(q, p)`, `p = σ π`
+    /// (see [`DynStepTangent::physical`]).
+    pub fn physical(self, sign: f64) -> Self {
+        let mut parameters = self.parameters;
+        if sign < 0.0 {
+            let n = parameters.nrows() / 2;
+            parameters.rows_mut(n, n).neg_mut();
+        }
+        Self {
+            tangent: self.tangent.physical(sign),
+            parameters,
+        }
+    }
+}
+
+/// [`StepError::Unsupported`] unless `directions` has one row per
+/// parameter of `system` and the system has parameters.
+pub fn check_directions<Sy: DynSystem>(
+    system: &Sy,
+    directions: &DMatrix<f64>,
+) -> Result<(), StepError> {
+    let count = system.parameter_count();
+    if count == 0 || directions.nrows() != count {
+        return Err(StepError::Unsupported(format!(
+            "parameter sensitivities need a system differentiable in its parameters \
+             ({count} declared) and one direction entry per parameter ({} given)",
+            directions.nrows()
+        )));
+    }
+    Ok(())
 }

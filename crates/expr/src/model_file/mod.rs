@@ -49,6 +49,7 @@
 mod derived;
 pub mod drawing;
 mod error;
+mod parametric;
 mod position;
 mod read;
 mod write;
@@ -56,6 +57,7 @@ mod write;
 pub use derived::LEGENDRE_TOLERANCE;
 pub use drawing::{CompiledDrawing, DrawingHeading, DrawingShape, DrawingSpec};
 pub use error::{ModelFileError, ModelFileErrorKind};
+pub use parametric::ParametricModel;
 pub use position::Position;
 
 use crate::expr::{Expr, ExprError, Scope, ScopeError};

@@ -30,6 +30,7 @@ mod constraint;
 pub mod discrete_lagrangian;
 mod hamiltonian;
 mod legendre;
+mod lifted;
 mod second;
 mod terms;
 
@@ -47,6 +48,7 @@ pub use legendre::{
     check_initial_dyn, energy_dyn, energy_scale_dyn, legendre_jet_dyn, momentum_dyn,
     velocity_from_momentum_dyn,
 };
+pub use lifted::ParamLifted;
 pub use second::{DynLdSecond, boundary_hessian_dyn, constraint_second_dyn, reaction_jacobian_dyn};
 pub use terms::LagrangianTerms;
 
@@ -155,6 +157,76 @@ pub trait DynSystem {
         let _ = e;
         self.lagrangian(q, v)
     }
+
+    /// Number of parameters `θ` the system can be differentiated in
+    /// (docs/theory.md §12.4): `0` (the default) for a system whose
+    /// parameters are plain numbers. A system declaring `P > 0` evaluates
+    /// every quantity it defines with `θ` as automatic-differentiation
+    /// scalars through the `…_with` hooks below, which must agree with the
+    /// plain methods at `θ =` [`parameter_values`](Self::parameter_values).
+    fn parameter_count(&self) -> usize {
+        0
+    }
+
+    /// The names of the parameters `θ` (`parameter_count()` entries).
+    fn parameter_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The values of the parameters `θ` the plain methods use.
+    fn parameter_values(&self) -> Vec<f64> {
+        Vec::new()
+    }
+
+    /// `L(q, v; θ)`; by default `L(q, v)` (no parameter dependence).
+    fn lagrangian_with<S: AdScalar>(&self, q: &[S], v: &[S], theta: &[S]) -> S {
+        let _ = theta;
+        self.lagrangian(q, v)
+    }
+
+    /// `A(q; θ)`, row-major into `a`; by default `A(q)`.
+    fn constraint_forms_with<S: AdScalar>(&self, q: &[S], theta: &[S], a: &mut [S]) {
+        let _ = theta;
+        self.constraint_forms(q, a)
+    }
+
+    /// `g_j(q; θ)`; by default `g_j(q)`.
+    fn boundary_with<S: AdScalar>(&self, j: usize, q: &[S], theta: &[S]) -> S {
+        let _ = theta;
+        self.boundary(j, q)
+    }
+
+    /// `H(q, p; θ)`; by default `H(q, p)`.
+    fn hamiltonian_with<S: AdScalar>(&self, q: &[S], p: &[S], theta: &[S]) -> Option<S> {
+        let _ = theta;
+        self.hamiltonian(q, p)
+    }
+
+    /// The gyroscopic force with parameters; by default without.
+    fn gyroscopic_force_with<S: AdScalar>(
+        &self,
+        q: &[S],
+        v: &[S],
+        theta: &[S],
+        f: &mut [S],
+    ) -> bool {
+        let _ = theta;
+        self.gyroscopic_force(q, v, f)
+    }
+
+    /// The system's own discrete constraint with parameters; by default
+    /// without.
+    fn discrete_constraint_with<S: AdScalar>(
+        &self,
+        q0: &[S],
+        q1: &[S],
+        h: S,
+        theta: &[S],
+        c: &mut [S],
+    ) -> bool {
+        let _ = theta;
+        self.discrete_constraint(q0, q1, h, c)
+    }
 }
 
 impl<T: DynSystem + ?Sized> DynSystem for &T {
@@ -194,6 +266,46 @@ impl<T: DynSystem + ?Sized> DynSystem for &T {
     #[inline(always)]
     fn lagrangian_term<S: AdScalar>(&self, e: usize, q: &[S], v: &[S]) -> S {
         (**self).lagrangian_term(e, q, v)
+    }
+    fn parameter_count(&self) -> usize {
+        (**self).parameter_count()
+    }
+    fn parameter_names(&self) -> Vec<String> {
+        (**self).parameter_names()
+    }
+    fn parameter_values(&self) -> Vec<f64> {
+        (**self).parameter_values()
+    }
+    fn lagrangian_with<S: AdScalar>(&self, q: &[S], v: &[S], theta: &[S]) -> S {
+        (**self).lagrangian_with(q, v, theta)
+    }
+    fn constraint_forms_with<S: AdScalar>(&self, q: &[S], theta: &[S], a: &mut [S]) {
+        (**self).constraint_forms_with(q, theta, a)
+    }
+    fn boundary_with<S: AdScalar>(&self, j: usize, q: &[S], theta: &[S]) -> S {
+        (**self).boundary_with(j, q, theta)
+    }
+    fn hamiltonian_with<S: AdScalar>(&self, q: &[S], p: &[S], theta: &[S]) -> Option<S> {
+        (**self).hamiltonian_with(q, p, theta)
+    }
+    fn gyroscopic_force_with<S: AdScalar>(
+        &self,
+        q: &[S],
+        v: &[S],
+        theta: &[S],
+        f: &mut [S],
+    ) -> bool {
+        (**self).gyroscopic_force_with(q, v, theta, f)
+    }
+    fn discrete_constraint_with<S: AdScalar>(
+        &self,
+        q0: &[S],
+        q1: &[S],
+        h: S,
+        theta: &[S],
+        c: &mut [S],
+    ) -> bool {
+        (**self).discrete_constraint_with(q0, q1, h, theta, c)
     }
 }
 

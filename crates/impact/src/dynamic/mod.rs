@@ -24,7 +24,7 @@ use crate::{ImpactError, ImpactParams};
 use argmin::core::{CostFunction, Executor, State as _, TerminationReason};
 use argmin::solver::brent::BrentRoot;
 use diracvi_discrete_dirac::dynamic::{
-    DynLagrangeDirac, DynOneStep, DynStepOutput, DynStepTangent, DynSubStep, DynSubStepper,
+    DynLagrangeDirac, DynOneStep, DynStepOutput, DynSubStep, DynSubStepper,
 };
 use diracvi_discrete_dirac::newton::NewtonParams;
 use diracvi_discrete_dirac::{Direction, DynState, StepError, StepStats};
@@ -143,6 +143,28 @@ pub trait DynImpactLaw<St: DynSubStepper> {
             site.step, site.t
         ))))
     }
+
+    /// The derivative of the rebound's momentum `π⁺` with respect to
+    /// `(a, q̃, h1, h2, s)`, `s` the parameter directions `directions`
+    /// (`P × r`): `n × (2n + 2 + r)` (docs/theory.md §12.4). By default not
+    /// available.
+    ///
+    /// # Errors
+    /// As [`rebound_tangent`](Self::rebound_tangent).
+    fn rebound_sensitivity(
+        &self,
+        stepper: &St,
+        site: &DynImpactSite<'_>,
+        rebound: &DynRebound,
+        directions: &DMatrix<f64>,
+    ) -> Result<DMatrix<f64>, ImpactError> {
+        let _ = (stepper, rebound, directions);
+        Err(ImpactError::Step(StepError::Unsupported(format!(
+            "step {} at t = {}: parameter sensitivities through an impact are available for \
+             the Lagrange–Dirac law of [VCI] Theorem 3.1 only",
+            site.step, site.t
+        ))))
+    }
 }
 
 /// No impacts: any crossing is [`ImpactError::Crossing`].
@@ -175,43 +197,14 @@ pub struct DynImpactIntegrator<St, L> {
     /// Work vectors of [`suspects`](Self::suspects): the increment and
     /// `dg_j` at the start (allocated once).
     suspect_work: (DVector<f64>, DVector<f64>),
-    /// The product of the steps' tangent maps and the derivatives that
-    /// extend it, when tracked ([`track_jacobian`](Self::track_jacobian)).
-    jacobian: Option<Tracked<St, L>>,
-}
-
-/// The tangent map of a tracked run and the two derivatives each step
-/// multiplies it by, the stepper's and the law's, as function pointers: set
-/// by [`DynImpactIntegrator::track_jacobian`], so that the derivative code
-/// (second derivatives of every step quantity) is compiled only for the
-/// integrators that track, not for every one that is built.
-struct Tracked<St, L> {
-    jacobian: DMatrix<f64>,
-    step: StepTangentFn<St>,
-    law: LawTangentFn<St, L>,
-}
-
-type StepTangentFn<St> =
-    fn(&St, usize, f64, &DVector<f64>, &DynSubStep, f64) -> Result<DynStepTangent, StepError>;
-type LawTangentFn<St, L> =
-    fn(&L, &St, &DynImpactSite<'_>, &DynRebound) -> Result<DMatrix<f64>, ImpactError>;
-
-impl<St, L> Clone for Tracked<St, L> {
-    fn clone(&self) -> Self {
-        Self {
-            jacobian: self.jacobian.clone(),
-            step: self.step,
-            law: self.law,
-        }
-    }
-}
-
-impl<St, L> std::fmt::Debug for Tracked<St, L> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tracked")
-            .field("jacobian", &self.jacobian)
-            .finish_non_exhaustive()
-    }
+    /// The product of the steps' tangent maps, when tracked
+    /// ([`track_jacobian`](Self::track_jacobian)).
+    jacobian: Option<DMatrix<f64>>,
+    /// The parameter directions `D` (`P × r`) whose sensitivities are
+    /// tracked ([`track_sensitivity`](Self::track_sensitivity)).
+    directions: Option<DMatrix<f64>>,
+    /// `∂(q_k, p_k)/∂θ · D` (`2n × r`), when tracked.
+    sensitivity: Option<DMatrix<f64>>,
 }
 
 /// `g_j` and `dg_j` at `q`, when `valid` (buffers kept between steps).
@@ -310,7 +303,55 @@ where
             grad_cache: Vec::new(),
             suspect_work: (DVector::zeros(0), DVector::zeros(0)),
             jacobian: None,
+            directions: None,
+            sensitivity: None,
         }
+    }
+
+    /// Track the derivatives of the flow in the system's parameters
+    /// (docs/theory.md §12.4) along the columns of `directions` (`P × r`,
+    /// `P =` [`DynSystem::parameter_count`]), starting from `initial`
+    /// (`2n × r`: `∂(q_0, p_0)/∂θ · D`, e.g. the dependence of the initial
+    /// momentum on the parameters), and the tangent map with them: every
+    /// [`advance`](DynOneStep::advance) sets `S ← ∂Φ/∂x S + ∂Φ/∂θ D`, impacts
+    /// included (the impact time, point and law move with `θ`). A step
+    /// whose derivative is not available fails with
+    /// [`StepError::Unsupported`].
+    ///
+    /// # Errors
+    /// [`StepError::Unsupported`] when the system has no parameters to
+    /// differentiate in or the shapes do not match.
+    pub fn track_sensitivity(
+        self,
+        directions: DMatrix<f64>,
+        initial: DMatrix<f64>,
+    ) -> Result<Self, StepError> {
+        diracvi_discrete_dirac::dynamic::check_directions(self.stepper.system(), &directions)?;
+        let n = self.stepper.system().coordinate_count();
+        if initial.nrows() != 2 * n || initial.ncols() != directions.ncols() {
+            return Err(StepError::Unsupported(format!(
+                "the initial sensitivities must be 2n × r = {} × {}, not {} × {}",
+                2 * n,
+                directions.ncols(),
+                initial.nrows(),
+                initial.ncols()
+            )));
+        }
+        let mut out = if self.jacobian.is_some() {
+            self
+        } else {
+            self.track_jacobian()
+        };
+        out.directions = Some(directions);
+        out.sensitivity = Some(initial);
+        Ok(out)
+    }
+
+    /// `∂(q_k, p_k)/∂θ · D` (`2n × r`) over the steps advanced since
+    /// [`track_sensitivity`](Self::track_sensitivity), or `None` when not
+    /// tracked.
+    pub fn sensitivity(&self) -> Option<&DMatrix<f64>> {
+        self.sensitivity.as_ref()
     }
 
     /// Track the tangent map of the flow (docs/theory.md §12): every
@@ -322,11 +363,7 @@ where
     /// [`StepError::Unsupported`] rather than run without it.
     pub fn track_jacobian(mut self) -> Self {
         let n = self.stepper.system().coordinate_count();
-        self.jacobian = Some(Tracked {
-            jacobian: DMatrix::identity(2 * n, 2 * n),
-            step: St::sub_step_tangent,
-            law: L::rebound_tangent,
-        });
+        self.jacobian = Some(DMatrix::identity(2 * n, 2 * n));
         self
     }
 
@@ -334,7 +371,7 @@ where
     /// [`track_jacobian`](Self::track_jacobian) (`2n × 2n`, positions
     /// first), or `None` when not tracked.
     pub fn jacobian(&self) -> Option<&DMatrix<f64>> {
-        self.jacobian.as_ref().map(|t| &t.jacobian)
+        self.jacobian.as_ref()
     }
 
     /// Replace the impact parameters.
@@ -733,12 +770,7 @@ where
         // ∂(a, π_a, h_r)/∂(q_k, π_k) of the current sub-step's data, when
         // the tangent map is tracked.
         let n = a.len();
-        let tangents = self.jacobian.as_ref().map(|t| (t.step, t.law));
-        let mut carry = tangents.map(|_| {
-            let mut c = DMatrix::zeros(2 * n + 1, 2 * n);
-            c.view_mut((0, 0), (2 * n, 2 * n)).fill_with_identity();
-            c
-        });
+        let mut carry = self.jacobian.as_ref().map(|_| self.start_carry(n));
         for impacts in 0..=self.params.max_impacts_per_step {
             let t_sub = t0 + sign * elapsed;
             let sub = self.stepper.sub_step(k, t_sub, &a, &pi_a, hr)?;
@@ -790,17 +822,8 @@ where
             let Some((alpha, piece)) = crossing else {
                 let (energy, res) = self.stepper.measures(&a, &sub, hr).map_err(geo)?;
                 residual_max = residual_max.max(res);
-                if let (Some(c), Some((step_tangent, _))) = (&carry, tangents) {
-                    let tangent = step_tangent(&self.stepper, k, t_sub, &a, &sub, hr)?;
-                    let mut step = DMatrix::zeros(2 * n, 2 * n + 1);
-                    step.view_mut((0, 0), (2 * n, 2 * n))
-                        .copy_from(&tangent.start);
-                    step.set_column(2 * n, &tangent.step);
-                    let mut x = step * c;
-                    diracvi_discrete_dirac::dynamic::physical_tangent(&mut x, sign);
-                    if let Some(j) = &mut self.jacobian {
-                        j.jacobian = x * &j.jacobian;
-                    }
+                if let Some(c) = &carry {
+                    self.absorb_smooth(k, t_sub, &a, &sub, hr, c, sign)?;
                 }
                 return Ok(DynStepOutput {
                     to: DynState {
@@ -852,16 +875,8 @@ where
             };
             let rebound = self.law.rebound(&mut self.stepper, &site)?;
             stats.post_impact_iterations += rebound.iterations;
-            if let (Some(c), Some((step_tangent, law_tangent))) = (&mut carry, tangents) {
-                let before_tangent = step_tangent(&self.stepper, k, t_sub, &a, &before, h1)?;
-                let law = law_tangent(&self.law, &self.stepper, &site, &rebound)?;
-                *c = saltation(
-                    c,
-                    &before_tangent,
-                    &law,
-                    &frame.dg,
-                    clamped.then_some(alpha),
-                );
+            if let Some(c) = &mut carry {
+                *c = self.impact_carry(k, t_sub, &site, &rebound, c, clamped.then_some(alpha))?;
             }
             events.push(DynImpactEvent {
                 step: k,
@@ -889,40 +904,4 @@ where
             max: self.params.max_impacts_per_step,
         })
     }
-}
-
-/// The data `(q̃, π⁺, h₂)` of the sub-step after an impact, differentiated
-/// through the impact (docs/theory.md §12.3), from those of the sub-step
-/// that crossed, `c = ∂(a, π_a, h_r)/∂(q_k, π_k)`: the impact time
-/// `h₁` follows from `g(q̃(a, π_a, h₁)) = 0` (or is `α h_r` when the impact
-/// fraction was clamped to `alpha`), `q̃` from the step to the wall
-/// (`before`), `π⁺` from the law's derivative `law = ∂π⁺/∂(a, q̃, h₁, h₂)`,
-/// and `h₂ = h_r − h₁`.
-fn saltation(
-    c: &DMatrix<f64>,
-    before: &diracvi_discrete_dirac::dynamic::DynStepTangent,
-    law: &DMatrix<f64>,
-    dg: &DVector<f64>,
-    clamped: Option<f64>,
-) -> DMatrix<f64> {
-    let n = dg.len();
-    let z = c.rows(0, 2 * n);
-    let hr = c.row(2 * n);
-    let qz = before.start.rows(0, n) * z;
-    let qh = before.step.rows(0, n);
-    let dh1 = match clamped {
-        Some(alpha) => hr * alpha,
-        None => -(dg.transpose() * &qz) / dg.dot(&qh),
-    };
-    let dq = &qz + qh * &dh1;
-    let dh2 = hr - &dh1;
-    let dpi = law.columns(0, n) * c.rows(0, n)
-        + law.columns(n, n) * &dq
-        + law.column(2 * n) * &dh1
-        + law.column(2 * n + 1) * &dh2;
-    let mut out = DMatrix::zeros(2 * n + 1, 2 * n);
-    out.rows_mut(0, n).copy_from(&dq);
-    out.rows_mut(n, n).copy_from(&dpi);
-    out.row_mut(2 * n).copy_from(&dh2);
-    out
 }

@@ -9,21 +9,56 @@
 //! of the boundary frame is needed, only the Hessian of `g`. The momentum
 //! the step continues from is then `π⁺ = D2 L_d(a, q̃, h₁) − ν ∇g(q̃)`.
 
-use super::{DynImpactSite, DynRebound};
+use super::{DynImpactIntegrator, DynImpactLaw, DynImpactSite, DynRebound};
 use crate::ImpactError;
 use diracvi_discrete_dirac::StepError;
 use diracvi_discrete_dirac::dynamic::{
-    DynLagrangeDirac, implicit_derivative, multipliers_from_reaction,
+    DynLagrangeDirac, DynStepTangent, DynSubStep, DynSubStepper, check_directions,
+    implicit_derivative, multipliers_from_reaction, physical_tangent,
 };
 use diracvi_geometry::GeometryError;
 use diracvi_geometry::dynamic::{
-    DynSystem, boundary_hessian_dyn, constraint_second_dyn, reaction_jacobian_dyn,
+    DynDiscreteLagrangian, DynSystem, ParamLifted, boundary_gradient_dyn, boundary_hessian_dyn,
+    constraint_second_dyn, reaction_jacobian_dyn,
 };
-use nalgebra::DMatrix;
+use nalgebra::{DMatrix, DVector};
 
 /// `∂π⁺/∂(a, q̃, h₁, h₂)` (`n × (2n + 2)`) of the \[VCI\] Theorem 3.1 law.
 pub(crate) fn vci_rebound_tangent<Sy: DynSystem>(
     stepper: &DynLagrangeDirac<Sy>,
+    site: &DynImpactSite<'_>,
+    rebound: &DynRebound,
+) -> Result<DMatrix<f64>, ImpactError> {
+    vci_rebound_over(stepper, stepper.system(), 0, site, rebound)
+}
+
+/// `∂π⁺/∂(a, q̃, h₁, h₂, s)` (`n × (2n + 2 + r)`) of the \[VCI\] Theorem
+/// 3.1 law, `s` the parameter directions `directions` (`P × r`;
+/// docs/theory.md §12.4).
+pub(crate) fn vci_rebound_sensitivity<Sy: DynSystem>(
+    stepper: &DynLagrangeDirac<Sy>,
+    site: &DynImpactSite<'_>,
+    rebound: &DynRebound,
+    directions: &DMatrix<f64>,
+) -> Result<DMatrix<f64>, ImpactError> {
+    check_directions(stepper.system(), directions).map_err(ImpactError::Step)?;
+    let lifted = ParamLifted::new(stepper.system(), directions);
+    vci_rebound_over(stepper, &lifted, directions.ncols(), site, rebound)
+}
+
+/// `x` (`n` entries) followed by `r` zeros.
+fn lift(x: &DVector<f64>, r: usize) -> DVector<f64> {
+    let mut y = DVector::zeros(x.len() + r);
+    y.rows_mut(0, x.len()).copy_from(x);
+    y
+}
+
+/// The law's derivative with the second derivatives taken over `lifted`:
+/// the system (`r = 0`) or its [`ParamLifted`] with `r` directions.
+fn vci_rebound_over<Sy: DynSystem, Ly: DynSystem>(
+    stepper: &DynLagrangeDirac<Sy>,
+    lifted: &Ly,
+    r: usize,
     site: &DynImpactSite<'_>,
     rebound: &DynRebound,
 ) -> Result<DMatrix<f64>, ImpactError> {
@@ -43,7 +78,11 @@ pub(crate) fn vci_rebound_tangent<Sy: DynSystem>(
     let geo = |source: GeometryError| ImpactError::Geometry { step: k, t, source };
     let system = stepper.system();
     let (n, m) = (system.coordinate_count(), system.constraint_count());
-    let ld = stepper.discrete_lagrangian();
+    let np = n + r;
+    // lifted z' = (a, s_a, b, s_b, h): columns and rows of the second derivatives
+    let (cb, csa, csb, ch) = (np, n, np + n, 2 * np);
+    let rp2 = np;
+    let ld = DynDiscreteLagrangian::new(lifted, stepper.map()).oriented(stepper.orientation());
     let (a, d1, q) = (&site.a, &site.before.d, &site.before.b);
     let (h1, h2) = (site.h1, site.h2);
     let e = &rebound.after.d;
@@ -51,52 +90,69 @@ pub(crate) fn vci_rebound_tangent<Sy: DynSystem>(
         multipliers_from_reaction(system, q, &rebound.after.reaction).ok_or_else(|| {
             unsupported("the constraint rows A(q̃) are dependent at the impact point".to_owned())
         })?;
-    let s1 = ld.second_increment(a, d1, h1).map_err(geo)?;
-    let s2 = ld.second_increment(q, e, h2).map_err(geo)?;
-    let (_, w2) = constraint_second_dyn(stepper.constraint(), &ld, q, e, h2).map_err(geo)?;
-    let (_, dg, hg) = boundary_hessian_dyn(system, site.frame.piece, q).map_err(geo)?;
-    let reaction_q = reaction_jacobian_dyn(system, q, &lam).map_err(geo)?;
+    let (al, d1l, ql, el) = (lift(a, r), lift(d1, r), lift(q, r), lift(e, r));
+    let s1 = ld.second_increment(&al, &d1l, h1).map_err(geo)?;
+    let s2 = ld.second_increment(&ql, &el, h2).map_err(geo)?;
+    let (_, w2) = constraint_second_dyn(stepper.constraint(), &ld, &ql, &el, h2).map_err(geo)?;
+    let (_, dg_full, hg) = boundary_hessian_dyn(lifted, site.frame.piece, &ql).map_err(geo)?;
+    let dg = dg_full.rows(0, n).into_owned();
+    let reaction_q = reaction_jacobian_dyn(lifted, &ql, &lam).map_err(geo)?;
     // ν from the tangential equations' full form.
     let p1_after = s2.gradient.rows(0, n);
-    let p2_before = s1.gradient.rows(n, n);
+    let p2_before = s1.gradient.rows(rp2, n);
     let residual = p1_after - forms.transpose() * &lam + p2_before;
     let nu = dg.dot(&residual) / dg.norm_squared();
     let (j1, j2) = (&s1.jacobian, &s2.jacobian);
     let two = 2 * n;
-    // Unknowns y = (e, λ, ν); data x = (a, q̃, h₁, h₂). Rows: energy,
+    // Unknowns y = (e, λ, ν); data x = (a, q̃, h₁, h₂, s). Rows: energy,
     // momentum (n), constraint (m).
     let size = n + m + 1;
     let mut gy = DMatrix::zeros(size, size);
-    let mut gx = DMatrix::zeros(size, two + 2);
+    let mut gx = DMatrix::zeros(size, two + 2 + r);
     for j in 0..n {
         // Energy: D3 L_d(a, q̃, h₁) − D3 L_d(q̃, q̃ + e, h₂).
-        gy[(0, j)] = -j2[(two, n + j)];
-        gx[(0, j)] = j1[(two, j)];
-        gx[(0, n + j)] = j1[(two, n + j)] - j2[(two, j)] - j2[(two, n + j)];
+        gy[(0, j)] = -j2[(ch, cb + j)];
+        gx[(0, j)] = j1[(ch, j)];
+        gx[(0, n + j)] = j1[(ch, cb + j)] - j2[(ch, j)] - j2[(ch, cb + j)];
     }
-    gx[(0, two)] = j1[(two, two)];
-    gx[(0, two + 1)] = -j2[(two, two)];
+    gx[(0, two)] = j1[(ch, ch)];
+    gx[(0, two + 1)] = -j2[(ch, ch)];
+    for s in 0..r {
+        gx[(0, two + 2 + s)] =
+            j1[(ch, csa + s)] + j1[(ch, csb + s)] - j2[(ch, csa + s)] - j2[(ch, csb + s)];
+    }
     for i in 0..n {
         for j in 0..n {
-            gy[(1 + i, j)] = j2[(i, n + j)];
-            gx[(1 + i, j)] = j1[(n + i, j)];
-            gx[(1 + i, n + j)] = j1[(n + i, n + j)] + j2[(i, j)] + j2[(i, n + j)]
+            gy[(1 + i, j)] = j2[(i, cb + j)];
+            gx[(1 + i, j)] = j1[(rp2 + i, j)];
+            gx[(1 + i, n + j)] = j1[(rp2 + i, cb + j)] + j2[(i, j)] + j2[(i, cb + j)]
                 - reaction_q[(i, j)]
                 - nu * hg[(i, j)];
         }
-        for r in 0..m {
-            gy[(1 + i, n + r)] = -forms[(r, i)];
+        for c in 0..m {
+            gy[(1 + i, n + c)] = -forms[(c, i)];
         }
         gy[(1 + i, n + m)] = -dg[i];
-        gx[(1 + i, two)] = j1[(n + i, two)];
-        gx[(1 + i, two + 1)] = j2[(i, two)];
-    }
-    for r in 0..m {
-        for j in 0..n {
-            gy[(1 + n + r, j)] = w2[(r, n + j)];
-            gx[(1 + n + r, n + j)] = w2[(r, j)] + w2[(r, n + j)];
+        gx[(1 + i, two)] = j1[(rp2 + i, ch)];
+        gx[(1 + i, two + 1)] = j2[(i, ch)];
+        for s in 0..r {
+            gx[(1 + i, two + 2 + s)] = j1[(rp2 + i, csa + s)]
+                + j1[(rp2 + i, csb + s)]
+                + j2[(i, csa + s)]
+                + j2[(i, csb + s)]
+                - reaction_q[(i, n + s)]
+                - nu * hg[(i, n + s)];
         }
-        gx[(1 + n + r, two + 1)] = w2[(r, two)];
+    }
+    for c in 0..m {
+        for j in 0..n {
+            gy[(1 + n + c, j)] = w2[(c, cb + j)];
+            gx[(1 + n + c, n + j)] = w2[(c, j)] + w2[(c, cb + j)];
+        }
+        gx[(1 + n + c, two + 1)] = w2[(c, ch)];
+        for s in 0..r {
+            gx[(1 + n + c, two + 2 + s)] = w2[(c, csa + s)] + w2[(c, csb + s)];
+        }
     }
     let y = implicit_derivative(gy, &gx).map_err(|ratio| {
         unsupported(format!(
@@ -104,15 +160,227 @@ pub(crate) fn vci_rebound_tangent<Sy: DynSystem>(
         ))
     })?;
     // π⁺ = D2 L_d(a, q̃, h₁) − ν ∇g(q̃).
-    let mut out = DMatrix::zeros(n, two + 2);
+    let mut out = DMatrix::zeros(n, two + 2 + r);
     for i in 0..n {
         for j in 0..n {
-            out[(i, j)] = j1[(n + i, j)];
-            out[(i, n + j)] = j1[(n + i, n + j)] - nu * hg[(i, j)];
+            out[(i, j)] = j1[(rp2 + i, j)];
+            out[(i, n + j)] = j1[(rp2 + i, cb + j)] - nu * hg[(i, j)];
         }
-        out[(i, two)] = j1[(n + i, two)];
+        out[(i, two)] = j1[(rp2 + i, ch)];
+        for s in 0..r {
+            out[(i, two + 2 + s)] =
+                j1[(rp2 + i, csa + s)] + j1[(rp2 + i, csb + s)] - nu * hg[(i, n + s)];
+        }
     }
     let dnu = y.row(n + m);
     out -= &dg * dnu;
     Ok(out)
+}
+
+/// `∂g_j/∂θ · D` (`r` entries) at `q`: how the wall moves with the
+/// parameter directions `directions` (`P × r`).
+fn wall_sensitivity<Sy: DynSystem>(
+    system: &Sy,
+    piece: usize,
+    q: &DVector<f64>,
+    directions: &DMatrix<f64>,
+) -> Result<DVector<f64>, GeometryError> {
+    let n = q.len();
+    let r = directions.ncols();
+    let lifted = ParamLifted::new(system, directions);
+    let (_, grad) = boundary_gradient_dyn(&lifted, piece, &lift(q, r))?;
+    Ok(grad.rows(n, r).into_owned())
+}
+
+/// `X ← S X S'` for a `2n × (2n + r)` derivative with respect to
+/// `(q, π, s)`: `S = diag(I, σ I)` on the rows, `S' = diag(I, σ I, I)` on
+/// the columns (see [`physical_tangent`]).
+fn physical_extended(x: &mut DMatrix<f64>, n: usize, sign: f64) {
+    if sign < 0.0 {
+        for i in 0..x.nrows() {
+            for j in 0..x.ncols() {
+                let col_momentum = (n..2 * n).contains(&j);
+                if (i >= n) != col_momentum {
+                    x[(i, j)] = -x[(i, j)];
+                }
+            }
+        }
+    }
+}
+
+/// `block` (`rows × r`) in the last `r` of `width` columns, zeros before.
+fn in_parameter_columns(block: &DMatrix<f64>, width: usize) -> DMatrix<f64> {
+    let r = block.ncols();
+    let mut out = DMatrix::zeros(block.nrows(), width);
+    out.columns_mut(width - r, r).copy_from(block);
+    out
+}
+
+impl<St, L> DynImpactIntegrator<St, L>
+where
+    St: DynSubStepper,
+    L: DynImpactLaw<St>,
+{
+    /// The parameter directions tracked, if any (`P × r`).
+    fn direction_count(&self) -> usize {
+        self.directions.as_ref().map_or(0, DMatrix::ncols)
+    }
+
+    /// The carry at the start of a step: `∂(a, π_a, h_r)/∂(q_k, π_k, s)`
+    /// (`(2n + 1) × (2n + r)`), the identity on `(q_k, π_k)`.
+    pub(super) fn start_carry(&self, n: usize) -> DMatrix<f64> {
+        let mut c = DMatrix::zeros(2 * n + 1, 2 * n + self.direction_count());
+        c.view_mut((0, 0), (2 * n, 2 * n)).fill_with_identity();
+        c
+    }
+
+    /// Close a step that ended with the smooth sub-step `sub` from `a`
+    /// (step `hr`), from the carry `c`: multiply the tracked Jacobian
+    /// (and sensitivities) by the step's derivative between physical states.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn absorb_smooth(
+        &mut self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        sub: &DynSubStep,
+        hr: f64,
+        c: &DMatrix<f64>,
+        sign: f64,
+    ) -> Result<(), ImpactError> {
+        let n = a.len();
+        let width = c.ncols();
+        let (tangent, parameters) = match &self.directions {
+            Some(dirs) => {
+                let s = self.stepper.sub_step_sensitivity(k, t, a, sub, hr, dirs)?;
+                (s.tangent, Some(s.parameters))
+            }
+            None => (self.stepper.sub_step_tangent(k, t, a, sub, hr)?, None),
+        };
+        let mut step = DMatrix::zeros(2 * n, 2 * n + 1);
+        step.view_mut((0, 0), (2 * n, 2 * n))
+            .copy_from(&tangent.start);
+        step.set_column(2 * n, &tangent.step);
+        let mut x = step * c;
+        if let Some(p) = &parameters {
+            x += in_parameter_columns(p, width);
+        }
+        if parameters.is_none() {
+            physical_tangent(&mut x, sign);
+        } else {
+            physical_extended(&mut x, n, sign);
+        }
+        let xs = x.columns(0, 2 * n);
+        if let Some(s) = &mut self.sensitivity {
+            *s = xs * &*s + x.columns(2 * n, width - 2 * n);
+        }
+        if let Some(j) = &mut self.jacobian {
+            *j = xs * &*j;
+        }
+        Ok(())
+    }
+
+    /// The carry after an impact at `site` (see [`saltation`]), from the
+    /// carry `c` of the sub-step that crossed.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn impact_carry(
+        &self,
+        k: usize,
+        t: f64,
+        site: &DynImpactSite<'_>,
+        rebound: &DynRebound,
+        c: &DMatrix<f64>,
+        clamped: Option<f64>,
+    ) -> Result<DMatrix<f64>, ImpactError> {
+        let (a, before, h1) = (&site.a, site.before, site.h1);
+        let dg = &site.frame.dg;
+        Ok(match &self.directions {
+            None => {
+                let before_tangent = self.stepper.sub_step_tangent(k, t, a, before, h1)?;
+                let law = self.law.rebound_tangent(&self.stepper, site, rebound)?;
+                saltation(c, &before_tangent, None, &law, dg, None, clamped)
+            }
+            Some(dirs) => {
+                let b = self
+                    .stepper
+                    .sub_step_sensitivity(k, t, a, before, h1, dirs)?;
+                let law = self
+                    .law
+                    .rebound_sensitivity(&self.stepper, site, rebound, dirs)?;
+                let gs = wall_sensitivity(self.stepper.system(), site.frame.piece, &before.b, dirs)
+                    .map_err(|source| ImpactError::Geometry {
+                        step: k,
+                        t: site.t,
+                        source,
+                    })?;
+                saltation(
+                    c,
+                    &b.tangent,
+                    Some(&b.parameters),
+                    &law,
+                    dg,
+                    Some(&gs),
+                    clamped,
+                )
+            }
+        })
+    }
+}
+
+/// The data `(q̃, π⁺, h₂)` of the sub-step after an impact, differentiated
+/// through the impact (docs/theory.md §12.3–12.4), from those of the
+/// sub-step that crossed, `c = ∂(a, π_a, h_r)/∂(q_k, π_k, s)` (`(2n + 1) ×
+/// (2n + r)`, `r` parameter directions, possibly none): the impact time
+/// `h₁` follows from `g(q̃(a, π_a, h₁; s); s) = 0` (or is `α h_r` when the
+/// impact fraction was clamped to `alpha`), `q̃` from the step to the wall
+/// (`before`, with its parameter derivative `before_s`), `π⁺` from the
+/// law's derivative `law = ∂π⁺/∂(a, q̃, h₁, h₂, s)`, and `h₂ = h_r − h₁`;
+/// `g_s = ∂g/∂s` at `q̃`.
+fn saltation(
+    c: &DMatrix<f64>,
+    before: &DynStepTangent,
+    before_s: Option<&DMatrix<f64>>,
+    law: &DMatrix<f64>,
+    dg: &DVector<f64>,
+    g_s: Option<&DVector<f64>>,
+    clamped: Option<f64>,
+) -> DMatrix<f64> {
+    let n = dg.len();
+    let width = c.ncols();
+    let z = c.rows(0, 2 * n);
+    let hr = c.row(2 * n);
+    // ∂q̃/∂(q_k, π_k, s) at a fixed h₁
+    let mut qz = before.start.rows(0, n) * z;
+    if let Some(bs) = before_s {
+        qz += in_parameter_columns(&bs.rows(0, n).into_owned(), width);
+    }
+    let qh = before.step.rows(0, n);
+    let dh1 = match clamped {
+        Some(alpha) => hr * alpha,
+        None => {
+            let mut num = dg.transpose() * &qz;
+            if let Some(gs) = g_s {
+                let r = gs.len();
+                for s in 0..r {
+                    num[width - r + s] += gs[s];
+                }
+            }
+            -num / dg.dot(&qh)
+        }
+    };
+    let dq = &qz + qh * &dh1;
+    let dh2 = hr - &dh1;
+    let mut dpi = law.columns(0, n) * c.rows(0, n)
+        + law.columns(n, n) * &dq
+        + law.column(2 * n) * &dh1
+        + law.column(2 * n + 1) * &dh2;
+    let r = law.ncols() - (2 * n + 2);
+    if r > 0 {
+        dpi += in_parameter_columns(&law.columns(2 * n + 2, r).into_owned(), width);
+    }
+    let mut out = DMatrix::zeros(2 * n + 1, width);
+    out.rows_mut(0, n).copy_from(&dq);
+    out.rows_mut(n, n).copy_from(&dpi);
+    out.row_mut(2 * n).copy_from(&dh2);
+    out
 }

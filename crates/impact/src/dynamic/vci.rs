@@ -43,6 +43,16 @@ impl<Sy: DynSystem> DynImpactLaw<DynLagrangeDirac<Sy>> for DynVciLaw {
         super::tangent::vci_rebound_tangent(stepper, site, rebound)
     }
 
+    fn rebound_sensitivity(
+        &self,
+        stepper: &DynLagrangeDirac<Sy>,
+        site: &DynImpactSite<'_>,
+        rebound: &DynRebound,
+        directions: &DMatrix<f64>,
+    ) -> Result<DMatrix<f64>, ImpactError> {
+        super::tangent::vci_rebound_sensitivity(stepper, site, rebound, directions)
+    }
+
     fn rebound(
         &mut self,
         stepper: &mut DynLagrangeDirac<Sy>,

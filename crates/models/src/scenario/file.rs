@@ -77,7 +77,7 @@ fn file_initial(sc: &Scenario, file: &ModelFile, q: Option<&[f64]>) -> Option<In
 /// Whether the scenario's `q(0)` and `v(0)` are still the file's: `q` as
 /// the file writes it, `v` as the file writes it at the scenario's `q`
 /// (velocities marked `"solve"` solved there).
-fn follows(sc: &Scenario, file: &ModelFile) -> (bool, bool) {
+pub(crate) fn follows(sc: &Scenario, file: &ModelFile) -> (bool, bool) {
     let q = file_initial(sc, file, None).is_some_and(|i| i.q == sc.initial.q);
     let v = file_initial(sc, file, Some(&sc.initial.q)).is_some_and(|i| i.v == sc.initial.v);
     (q, v)
@@ -105,7 +105,7 @@ pub(super) fn solved_velocities(sc: &Scenario, file: &ModelFile) -> Vec<String> 
 }
 
 /// The scenario's parameter values as compile overrides.
-fn overrides(sc: &Scenario) -> Vec<(String, f64)> {
+pub(crate) fn overrides(sc: &Scenario) -> Vec<(String, f64)> {
     sc.parameters
         .iter()
         .filter_map(|(name, value)| value.as_float().map(|v| (name.clone(), v)))
@@ -224,7 +224,10 @@ pub(super) fn visit_dyn<V: DynModelVisitor>(
         description: file.description.clone(),
         boundaries: file.boundaries.clone(),
     };
-    let model = FileModel::new(compile(sc, file)?, Arc::new(text));
+    let mut model = FileModel::new(compile(sc, file)?, Arc::new(text));
+    if let Some(arc) = &sc.file {
+        model = model.with_scenario(sc, arc.clone());
+    }
     let n = file.n();
     check_length("q", n, sc.initial.q.len())?;
     check_length("v", n, sc.initial.v.len())?;

@@ -1,0 +1,118 @@
+//! Parameter sensitivities through the runner's API (docs/theory.md §12.4):
+//! `RunPlan::sensitivity` on a model file against central differences of
+//! `execute` with the parameter set, the typed refusals, and the list of
+//! catalogued models with a model file the refusal names.
+
+use diracvi_models::catalogue;
+use diracvi_run::{Discard, MODEL_FILE_TWINS, RunError, RunPlan, Scenario, execute};
+use std::path::Path;
+
+fn root() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+fn file(name: &str) -> Scenario {
+    Scenario::from_model_file(root().join("models").join(format!("{name}.toml"))).unwrap()
+}
+
+fn final_state(sc: &Scenario, steps: usize) -> (Vec<f64>, usize) {
+    let o = execute(sc, RunPlan::new(steps), &mut Discard).unwrap();
+    ([o.final_q, o.final_p].concat(), o.impacts.len())
+}
+
+/// The ellipse dropped on the floor (3 impacts in 300 steps): ∂x_N/∂a,
+/// the semi-axis entering both the inertia in L and the floor g(q; a),
+/// against central differences of whole runs, relative 1e-6.
+#[test]
+fn api_sensitivity_matches_differences_of_runs() {
+    let sc = file("ellipse");
+    let steps = 300;
+    let o = execute(
+        &sc,
+        RunPlan::new(steps).sensitivity(["a", "g"]),
+        &mut Discard,
+    )
+    .unwrap();
+    assert!(o.impacts.len() >= 3);
+    assert_eq!(o.jacobian, None, "only the sensitivities were asked for");
+    assert_eq!(o.sensitivity.len(), 2);
+    for (name, value) in [("a", 1.0), ("g", 9.8)] {
+        let (asked, exact) = o.sensitivity.iter().find(|(n, _)| n == name).unwrap();
+        assert_eq!(asked, name);
+        let delta = 1e-6 * f64::max(1.0, value);
+        let at = |e: f64| {
+            let mut s = sc.clone();
+            s.set(name, &format!("{:.17e}", value + e)).unwrap();
+            let (x, impacts) = final_state(&s, steps);
+            assert_eq!(impacts, o.impacts.len());
+            x
+        };
+        let (plus, minus) = (at(delta), at(-delta));
+        let scale = exact.iter().fold(1.0_f64, |m, x| m.max(x.abs()));
+        for i in 0..exact.len() {
+            let fd = (plus[i] - minus[i]) / (2.0 * delta);
+            assert!(
+                (fd - exact[i]).abs() <= 1e-6 * scale,
+                "∂x[{i}]/∂{name}: {} vs {fd}",
+                exact[i]
+            );
+        }
+    }
+}
+
+#[test]
+fn refusals_are_typed() {
+    let plan = || RunPlan::new(10).sensitivity(["g"]);
+    let e = execute(
+        &Scenario::defaults("pendulum").unwrap(),
+        plan(),
+        &mut Discard,
+    )
+    .unwrap_err();
+    match &e {
+        RunError::SensitivityUnsupported { model, what } => {
+            assert_eq!(model, "pendulum");
+            assert!(what.contains("models/pendulum.toml"), "{what}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = execute(
+        &file("particle"),
+        RunPlan::new(10).sensitivity(["k"]),
+        &mut Discard,
+    )
+    .unwrap_err();
+    match &e {
+        RunError::UnknownSensitivityParameter { name, valid, .. } => {
+            assert_eq!(name, "k");
+            assert_eq!(valid, &["m", "g"]);
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = execute(
+        &file("particle"),
+        plan().order(diracvi_run::Order::Four),
+        &mut Discard,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e, RunError::SensitivityUnsupported { .. }),
+        "{e:?}"
+    );
+}
+
+/// Every name of [`MODEL_FILE_TWINS`] is a catalogued model with a file
+/// `models/<name>.toml` of the same `model.name`, and every catalogued
+/// model with such a file is listed.
+#[test]
+fn the_model_file_twins_exist() {
+    let names: Vec<&str> = catalogue().iter().map(|m| m.name).collect();
+    for twin in MODEL_FILE_TWINS {
+        assert!(names.contains(twin), "{twin} is not catalogued");
+        assert_eq!(file(twin).model, *twin);
+    }
+    for name in names {
+        let has_file = root().join("models").join(format!("{name}.toml")).exists();
+        assert_eq!(has_file, MODEL_FILE_TWINS.contains(&name), "{name}");
+    }
+}
