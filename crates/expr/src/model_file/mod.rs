@@ -408,14 +408,78 @@ impl ModelFile {
                 .map_err(|e| self.expression_error(format!("definitions.{name}"), text, e))?;
         }
         let n = self.n();
+        let ModelExpressions {
+            lagrangian,
+            constraints,
+            boundaries,
+            hamiltonian,
+            q_scope,
+            qv_scope,
+        } = self.compile_model_expressions(scope)?;
+        let compile = |key: String, text: &str, scope: &Scope| {
+            Expr::compile(text, scope).map_err(|e| self.expression_error(key, text, e))
+        };
+        let terms = lagrangian_terms(&self.lagrangian, &qv_scope, n);
+        let drawing = match &self.drawing {
+            Some(spec) => Some(spec.try_map(|key, text| compile(key.to_owned(), text, &q_scope))?),
+            None => None,
+        };
+        if let Some(d) = &drawing {
+            for (key, expr, wall) in d.values() {
+                if wall && expr.constant_value().is_none() {
+                    return Err(self.located_error(&key, ModelFileErrorKind::MovingWall));
+                }
+            }
+        }
+        let compiled = CompiledModel {
+            name: self.name.clone(),
+            coordinates: self.coordinates.clone(),
+            parameters,
+            lagrangian,
+            terms,
+            constraints,
+            boundaries,
+            hamiltonian,
+            drawing,
+        };
+        if compiled.hamiltonian.is_some() {
+            let initial = self.initial_values(&compiled, None)?;
+            self.check_hamiltonian(&compiled, &initial.q, &initial.v)?;
+        }
+        Ok(compiled)
+    }
+}
+
+/// The model's own expressions compiled ([`ModelFile::compile_model_expressions`]),
+/// with the position and position–velocity scopes they were compiled in.
+pub(crate) struct ModelExpressions {
+    pub(crate) lagrangian: Expr,
+    pub(crate) constraints: Vec<Vec<Expr>>,
+    pub(crate) boundaries: Vec<Expr>,
+    pub(crate) hamiltonian: Option<Expr>,
+    pub(crate) q_scope: Scope,
+    pub(crate) qv_scope: Scope,
+}
+
+impl ModelFile {
+    /// `L`, the rows of `A`, the walls and `H` compiled in the scopes
+    /// `scope(extra)` builds over the coordinates and `extra` (the
+    /// velocities for `L`, the momenta for `H`, nothing for `A` and the
+    /// walls): shared by [`compile`](Self::compile) (parameters as
+    /// constants) and [`compile_parametric`](Self::compile_parametric)
+    /// (parameters as variables). A constraint row of the wrong length is
+    /// an error.
+    pub(crate) fn compile_model_expressions(
+        &self,
+        scope: impl Fn(&[String]) -> Result<Scope, ModelFileError>,
+    ) -> Result<ModelExpressions, ModelFileError> {
+        let n = self.n();
         let q_scope = scope(&[])?;
         let qv_scope = scope(&self.velocity_names())?;
         let compile = |key: String, text: &str, scope: &Scope| {
             Expr::compile(text, scope).map_err(|e| self.expression_error(key, text, e))
         };
-
         let lagrangian = compile("model.lagrangian".into(), &self.lagrangian, &qv_scope)?;
-        let terms = lagrangian_terms(&self.lagrangian, &qv_scope, n);
         let mut constraints = Vec::with_capacity(self.constraints.len());
         for (i, row) in self.constraints.iter().enumerate() {
             if row.len() != n {
@@ -448,33 +512,14 @@ impl ModelFile {
             }
             None => None,
         };
-        let drawing = match &self.drawing {
-            Some(spec) => Some(spec.try_map(|key, text| compile(key.to_owned(), text, &q_scope))?),
-            None => None,
-        };
-        if let Some(d) = &drawing {
-            for (key, expr, wall) in d.values() {
-                if wall && expr.constant_value().is_none() {
-                    return Err(self.located_error(&key, ModelFileErrorKind::MovingWall));
-                }
-            }
-        }
-        let compiled = CompiledModel {
-            name: self.name.clone(),
-            coordinates: self.coordinates.clone(),
-            parameters,
+        Ok(ModelExpressions {
             lagrangian,
-            terms,
             constraints,
             boundaries,
             hamiltonian,
-            drawing,
-        };
-        if compiled.hamiltonian.is_some() {
-            let initial = self.initial_values(&compiled, None)?;
-            self.check_hamiltonian(&compiled, &initial.q, &initial.v)?;
-        }
-        Ok(compiled)
+            q_scope,
+            qv_scope,
+        })
     }
 }
 

@@ -10,7 +10,7 @@
 //! parameter of the file in file order.
 
 use super::error::{ModelFileError, ModelFileErrorKind as K};
-use super::{InitialValue, ModelFile};
+use super::{InitialValue, ModelExpressions, ModelFile};
 use crate::expr::{Expr, Scope, ScopeError};
 use diracvi_geometry::AdScalar;
 use nalgebra::{DMatrix, DVector};
@@ -67,9 +67,10 @@ impl ModelFile {
         let values = self.parameter_values(overrides)?;
         let names: Vec<String> = values.iter().map(|(n, _)| n.clone()).collect();
         let scope_error = |e: ScopeError| self.error("model.coordinates".into(), K::Scope(e));
-        let scope = |first: &[String], second: &[String]| -> Result<Scope> {
-            let mut scope = Scope::with_variables(first.iter().chain(second).chain(&names))
-                .map_err(scope_error)?;
+        let scope = |second: &[String]| -> Result<Scope> {
+            let mut scope =
+                Scope::with_variables(self.coordinates.iter().chain(second).chain(&names))
+                    .map_err(scope_error)?;
             for (name, text) in &self.definitions {
                 scope.add_definition(name, text).map_err(scope_error)?;
             }
@@ -78,32 +79,13 @@ impl ModelFile {
         let compile = |key: String, text: &str, scope: &Scope| {
             Expr::compile(text, scope).map_err(|e| self.expression_error(key, text, e))
         };
-        let q_scope = scope(&self.coordinates, &[])?;
-        let qv_scope = scope(&self.coordinates, &self.velocity_names())?;
-        let lagrangian = compile("model.lagrangian".into(), &self.lagrangian, &qv_scope)?;
-        let mut constraints = Vec::with_capacity(self.constraints.len());
-        for (i, row) in self.constraints.iter().enumerate() {
-            let mut exprs = Vec::with_capacity(row.len());
-            for (j, text) in row.iter().enumerate() {
-                exprs.push(compile(
-                    format!("model.constraints[{i}][{j}]"),
-                    text,
-                    &q_scope,
-                )?);
-            }
-            constraints.push(exprs);
-        }
-        let mut boundaries = Vec::with_capacity(self.boundaries.len());
-        for (j, text) in self.boundaries.iter().enumerate() {
-            boundaries.push(compile(format!("model.boundaries[{j}]"), text, &q_scope)?);
-        }
-        let hamiltonian = match &self.hamiltonian {
-            Some(text) => {
-                let qp_scope = scope(&self.coordinates, &self.momentum_names())?;
-                Some(compile("model.hamiltonian".into(), text, &qp_scope)?)
-            }
-            None => None,
-        };
+        let ModelExpressions {
+            lagrangian,
+            constraints,
+            boundaries,
+            hamiltonian,
+            ..
+        } = self.compile_model_expressions(scope)?;
         // parameters and initial data over θ only (no definitions: they may
         // use coordinates)
         let theta_scope = Scope::with_variables(&names).map_err(scope_error)?;
