@@ -26,8 +26,8 @@ use num_dual::{DualNum, DualSVec};
 /// }
 /// assert_eq!(energy_like(2.0, 1.0, 1.0, 9.8), 2.0 - 9.8);
 /// ```
-pub trait AdScalar: DualNum<Primitive = f64> + Copy {}
-impl<T: DualNum<Primitive = f64> + Copy> AdScalar for T {}
+pub trait AdScalar: DualNum<Primitive = f64> + Copy + 'static {}
+impl<T: DualNum<Primitive = f64> + Copy + 'static> AdScalar for T {}
 
 /// A mechanical or electrical system with `N` configuration coordinates and
 /// `M` constraint one-forms (`M = 0`: unconstrained).

@@ -8,7 +8,7 @@
 //! integrators per model type — runs both.
 
 use crate::{ModelError, NamedSystem};
-use diracvi_geometry::dynamic::{DynSystem, Fixed, check_initial_dyn};
+use diracvi_geometry::dynamic::{DynSystem, Erased, ErasedSystem, Fixed, check_initial_dyn};
 use diracvi_geometry::{ConstraintDiscretization, Discretization};
 use nalgebra::DVector;
 
@@ -68,6 +68,90 @@ pub trait NamedDynSystem: DynSystem + Clone + Send + Sync {
             q0: vec![0.0; q0.len()],
             v0: vec![0.0; v0.len()],
         })
+    }
+}
+
+/// A [`NamedDynSystem`] as a trait object: an [`ErasedSystem`] with the
+/// names. Implemented for every [`NamedDynSystem`].
+pub trait ErasedNamed: ErasedSystem {
+    /// [`NamedDynSystem::name`].
+    fn erased_name(&self) -> &str;
+    /// [`NamedDynSystem::description`].
+    fn erased_description(&self) -> &str;
+    /// [`NamedDynSystem::coordinates`].
+    fn erased_coordinates(&self) -> Vec<String>;
+    /// [`NamedDynSystem::piece_name`].
+    fn erased_piece_name(&self, j: usize) -> String;
+    /// [`NamedDynSystem::constraint_name`].
+    fn erased_constraint_name(&self, a: usize) -> String;
+    /// [`NamedDynSystem::parameter_seed`].
+    ///
+    /// # Errors
+    /// As [`NamedDynSystem::parameter_seed`].
+    fn erased_parameter_seed(
+        &self,
+        name: &str,
+        q0: &DVector<f64>,
+        v0: &DVector<f64>,
+    ) -> Result<ParameterSeed, ParameterSeedError>;
+}
+
+impl<T: NamedDynSystem> ErasedNamed for T {
+    fn erased_name(&self) -> &str {
+        self.name()
+    }
+    fn erased_description(&self) -> &str {
+        self.description()
+    }
+    fn erased_coordinates(&self) -> Vec<String> {
+        self.coordinates()
+    }
+    fn erased_piece_name(&self, j: usize) -> String {
+        self.piece_name(j)
+    }
+    fn erased_constraint_name(&self, a: usize) -> String {
+        self.constraint_name(a)
+    }
+    fn erased_parameter_seed(
+        &self,
+        name: &str,
+        q0: &DVector<f64>,
+        v0: &DVector<f64>,
+    ) -> Result<ParameterSeed, ParameterSeedError> {
+        self.parameter_seed(name, q0, v0)
+    }
+}
+
+/// Any [`NamedDynSystem`] behind a pointer (docs/theory.md §11.5): the one
+/// model type a [`DynModelVisitor`] is called with by
+/// [`Scenario::visit_dyn`](crate::Scenario::visit_dyn), so the run-time core
+/// is compiled once for every model. Build one with
+/// `DynModel::new(&model)`.
+pub type DynModel<'a> = Erased<'a, dyn ErasedNamed + 'a>;
+
+impl NamedDynSystem for DynModel<'_> {
+    fn name(&self) -> &str {
+        self.system().erased_name()
+    }
+    fn description(&self) -> &str {
+        self.system().erased_description()
+    }
+    fn coordinates(&self) -> Vec<String> {
+        self.system().erased_coordinates()
+    }
+    fn piece_name(&self, j: usize) -> String {
+        self.system().erased_piece_name(j)
+    }
+    fn constraint_name(&self, a: usize) -> String {
+        self.system().erased_constraint_name(a)
+    }
+    fn parameter_seed(
+        &self,
+        name: &str,
+        q0: &DVector<f64>,
+        v0: &DVector<f64>,
+    ) -> Result<ParameterSeed, ParameterSeedError> {
+        self.system().erased_parameter_seed(name, q0, v0)
     }
 }
 

@@ -111,8 +111,8 @@ pub use disk_table::{DiskTable, DiskTableParams};
 pub use disk_wall::{DiskWall, DiskWallParams};
 pub use drawing::{Drawing, Heading, Point, Shape};
 pub use dynamic::{
-    DynModelVisitor, DynRunSetup, NamedDynSystem, ParameterSeed, ParameterSeedError,
-    check_initial_named,
+    DynModel, DynModelVisitor, DynRunSetup, ErasedNamed, NamedDynSystem, ParameterSeed,
+    ParameterSeedError, check_initial_named,
 };
 pub use ellipse::{Ellipse, EllipseParams};
 pub use error::ModelError;

@@ -20,8 +20,8 @@ use crate::{ModelSummary, RecordSink, RunError, RunOutcome, RunPlan};
 use diracvi_geometry::dynamic::DynSystem;
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, System};
 use diracvi_models::{
-    DynModelVisitor, DynRunSetup, ModelError, ModelVisitor, NamedDynSystem, NamedSystem, RunSetup,
-    check_initial_named,
+    DynModel, DynModelVisitor, DynRunSetup, ModelError, ModelVisitor, NamedDynSystem, NamedSystem,
+    RunSetup, check_initial_named,
 };
 use nalgebra::{SMatrix, SVector};
 
@@ -201,7 +201,7 @@ pub fn describe_system<Mo: NamedDynSystem>(
     setup: &DynRunSetup,
 ) -> Result<ModelSummary, ModelError> {
     check_setup(model, setup)?;
-    Ok(DescribeDyn.visit(model, setup))
+    Ok(DescribeDyn.visit(&DynModel::new(model), setup))
 }
 
 /// Integrate a system of the user's own crate as `plan` says from `t = 0`,
@@ -254,7 +254,7 @@ pub fn execute_system_with_progress<Mo: NamedDynSystem>(
             sink,
             progress,
         }
-        .visit(model, setup);
+        .visit(&DynModel::new(model), setup);
     }
     let runner = Runner {
         plan: plan.clone(),
@@ -268,7 +268,7 @@ pub fn execute_system_with_progress<Mo: NamedDynSystem>(
             sink,
             progress,
         }
-        .visit(model, setup),
+        .visit(&DynModel::new(model), setup),
     }
 }
 
@@ -294,7 +294,7 @@ pub fn execute_system_run_time<Mo: NamedDynSystem>(
         sink,
         progress,
     }
-    .visit(model, setup)
+    .visit(&DynModel::new(model), setup)
 }
 
 fn check_plan<Mo: NamedDynSystem>(model: &Mo, plan: &RunPlan) -> Result<(), RunError> {

@@ -43,16 +43,8 @@ macro_rules! with_width {
                 const $w: usize = 2;
                 $body
             }
-            3 => {
-                const $w: usize = 3;
-                $body
-            }
-            4 => {
+            3 | 4 => {
                 const $w: usize = 4;
-                $body
-            }
-            5 | 6 => {
-                const $w: usize = 6;
                 $body
             }
             _ => {

@@ -28,6 +28,7 @@ mod boundary;
 mod chunk;
 mod constraint;
 pub mod discrete_lagrangian;
+mod erased;
 mod hamiltonian;
 mod legendre;
 mod lifted;
@@ -40,6 +41,7 @@ pub use boundary::{
 };
 pub use constraint::{constraint_jacobian_dyn, constraint_residual_dyn, evaluate_constraint_dyn};
 pub use discrete_lagrangian::{DynDiscreteLagrangian, DynLdJet, DynLdTimeJet, TERMWISE_ABOVE};
+pub use erased::{Erased, ErasedSystem, ScalarHooks};
 pub use hamiltonian::{
     DynHamiltonianJet, hamiltonian_jet_dyn, hamiltonian_momentum_gradient_dyn,
     hamiltonian_position_gradient_dyn,

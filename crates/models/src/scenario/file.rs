@@ -10,8 +10,8 @@ use super::{
 use crate::file_model::{FileModel, FileText};
 use crate::sized_file_model::{self, FileModelVisitor, SizedFileModel};
 use crate::{
-    ConstraintDiscretization, Discretization, DynModelVisitor, DynRunSetup, ModelError,
-    ModelVisitor, check_initial_named,
+    ConstraintDiscretization, Discretization, DynRunSetup, ModelError, ModelVisitor,
+    check_initial_named,
 };
 use diracvi_expr::{CompiledModel, InitialState, InitialValues, ModelFile, RunSettings};
 use nalgebra::DVector;
@@ -215,11 +215,11 @@ pub(super) fn to_model_file(sc: &Scenario, file: &ModelFile) -> ModelFile {
 
 /// [`Scenario::visit_dyn`] for a model file: compile with the scenario's
 /// parameters, check the setup (lengths, `h`, `t_end`, initial data), visit.
-pub(super) fn visit_dyn<V: DynModelVisitor>(
+pub(super) fn with_dyn_model(
     sc: &Scenario,
     file: &ModelFile,
-    visitor: V,
-) -> Result<V::Output, ModelError> {
+    f: &mut super::DynModelFn<'_>,
+) -> Result<(), ModelError> {
     let text = FileText {
         description: file.description.clone(),
         boundaries: file.boundaries.clone(),
@@ -244,7 +244,8 @@ pub(super) fn visit_dyn<V: DynModelVisitor>(
         discretization: sc.discretization,
         constraint: sc.constraint,
     };
-    Ok(visitor.visit(&model, &setup))
+    f(&crate::DynModel::new(&model), &setup);
+    Ok(())
 }
 
 /// [`Scenario::visit`] for a model file of one of the sizes of

@@ -406,16 +406,33 @@ impl Scenario {
         &self,
         visitor: V,
     ) -> Result<V::Output, ModelError> {
+        let mut visitor = Some(visitor);
+        let mut output = None;
+        self.with_dyn_model(&mut |model, setup| {
+            if let Some(visitor) = visitor.take() {
+                output = Some(visitor.visit(model, setup));
+            }
+        })?;
+        output.ok_or_else(|| {
+            ModelError::Scenario(format!("'{}': no model was built to visit", self.model))
+        })
+    }
+
+    /// [`visit_dyn`](Self::visit_dyn) without its generic visitor: every
+    /// model reaches `f` as the one type [`DynModel`](crate::DynModel), and
+    /// this function — the only place a model's own functions are
+    /// instantiated for the run-time core — is compiled once, here.
+    fn with_dyn_model(&self, f: &mut DynModelFn<'_>) -> Result<(), ModelError> {
         self.not_a_circuit()?;
         if let Some(file) = &self.file {
-            return file::visit_dyn(self, file, visitor);
+            return file::with_dyn_model(self, file, f);
         }
-        struct Run<'a, V> {
+        struct Run<'a, 'f> {
             scenario: &'a Scenario,
-            visitor: V,
+            f: &'f mut DynModelFn<'f>,
         }
-        impl<V: crate::DynModelVisitor> ModelTypeVisitor for Run<'_, V> {
-            type Output = Result<V::Output, ModelError>;
+        impl ModelTypeVisitor for Run<'_, '_> {
+            type Output = Result<(), ModelError>;
             fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(self) -> Self::Output {
                 let (model, setup) = build::<N, M, Mo>(self.scenario)?;
                 let setup = crate::DynRunSetup {
@@ -427,16 +444,11 @@ impl Scenario {
                     constraint: setup.constraint,
                 };
                 let model = diracvi_geometry::dynamic::Fixed::<Mo, N, M>(model);
-                Ok(self.visitor.visit(&model, &setup))
+                (self.f)(&crate::DynModel::new(&model), &setup);
+                Ok(())
             }
         }
-        dispatch_type(
-            &self.model,
-            Run {
-                scenario: self,
-                visitor,
-            },
-        )?
+        dispatch_type(&self.model, Run { scenario: self, f })?
     }
 
     /// A circuit read from a SPICE-subset netlist (README "Circuits"),
@@ -999,3 +1011,6 @@ pub(super) fn check_end_time(t_end: f64) -> Result<(), ModelError> {
         Err(ModelError::InvalidEndTime { t_end })
     }
 }
+
+/// What [`Scenario::with_dyn_model`] calls with the model and its setup.
+type DynModelFn<'f> = dyn FnMut(&crate::DynModel<'_>, &crate::DynRunSetup) + 'f;
