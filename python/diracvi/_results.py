@@ -117,6 +117,32 @@ def _columns(coordinates: Sequence[str], n: int):
     return _diracvi.columns(names)
 
 
+_WALL = "#604020"
+
+
+def _draw_wall(ax, wall: Dict[str, Any]) -> None:
+    """One wall shape of :attr:`RunResult.walls` on the axes of the x–y
+    panel, in the CLI's wall colour, below the path: a line across the
+    view, a circle, a polyline (closed or not), a dot."""
+    kind = wall.get("kind")
+    style = dict(color=_WALL, linewidth=2, zorder=1.5)
+    if kind == "line":
+        (x, y), (dx, dy) = wall["point"], wall["direction"]
+        ax.axline((x, y), (x + dx, y + dy), **style)
+    elif kind == "circle":
+        (x, y), r = wall["center"], wall["radius"]
+        s = np.linspace(0.0, 2.0 * np.pi, 257)
+        ax.plot(x + r * np.cos(s), y + r * np.sin(s), **style)
+    elif kind == "polyline":
+        points = np.asarray(wall["points"], dtype=float).reshape(-1, 2)
+        if wall.get("closed") and len(points):
+            points = np.vstack([points, points[:1]])
+        ax.plot(points[:, 0], points[:, 1], **style)
+    elif kind == "dot":
+        x, y = wall["point"]
+        ax.plot([x], [y], "o", color=_WALL, markersize=3, zorder=1.5)
+
+
 def _names(coordinates: Sequence[str], n: int) -> List[str]:
     if len(coordinates) == n:
         return list(coordinates)
@@ -138,7 +164,14 @@ class RunResult:
     max_abs_deviation, scale, max_relative_deviation},
     constraint_residual_max, final_state{t, q, p}, statistics{...},
     wall_time_s``; ``order``, the method's order 2, 4 or 6, is not in the
-    CLI's summary).
+    CLI's summary) and ``walls``: for a model with coordinates named x and
+    y, the walls of the x–y plane that :meth:`plot` draws, as the CLI's
+    ``--plot`` and ``--animate`` draw them (computed in Rust around the
+    recorded path), one dict per shape: ``{"kind": "line", "point": [x, y],
+    "direction": [dx, dy]}``, ``{"kind": "circle", "center": [x, y],
+    "radius": r}``, ``{"kind": "polyline", "points": [[x, y], ...],
+    "closed": bool}`` or ``{"kind": "dot", "point": [x, y]}``; empty
+    otherwise.
     """
 
     model: str
@@ -151,6 +184,7 @@ class RunResult:
     constraint_residual: np.ndarray
     impacts: ImpactTable
     summary: Dict[str, Any]
+    walls: List[Dict[str, Any]] = field(default_factory=list)
 
     @property
     def final_state(self) -> Dict[str, Any]:
@@ -205,8 +239,9 @@ class RunResult:
         ``panels``: any of ``"energy"`` (E − E₀ against time), ``"coords"``
         (one panel per coordinate), ``"momenta"`` (one per momentum),
         ``"residual"`` (log10 of the constraint residual), ``"xy"`` (the
-        path of the coordinates named x and y, impact points marked, equal
-        scales; the walls are not drawn here, the CLI draws them) and
+        path of the coordinates named x and y with the model's walls in
+        brown, as the CLI draws them (:attr:`walls`), impact points marked,
+        equal scales) and
         ``"phase"`` (one (q, p) portrait per coordinate), drawn in that
         order; default ``("energy", "coords", "xy")``, ``"xy"`` only when
         the model has coordinates x and y. At most 9 coordinates are drawn,
@@ -308,10 +343,14 @@ class RunResult:
                 ax.plot(self.q[:1, ix], self.q[:1, iy], "o", color="#2CA02C")
                 if len(impact_t):
                     ax.plot(self.impacts.q[:, ix], self.impacts.q[:, iy], "o", color="#D62728")
+                for wall in self.walls:
+                    _draw_wall(ax, wall)
                 ax.set_aspect("equal", adjustable="datalim")
                 ax.set_xlabel("x")
                 ax.set_ylabel("y")
-                ax.set_title("path in the x–y plane")
+                ax.set_title(
+                    "path in the x–y plane" + (", walls in brown" if self.walls else "")
+                )
             else:  # phase
                 ax.plot(self.q[:, i], self.p[:, i], color="#1F77B4")
                 ax.plot(self.q[:1, i], self.p[:1, i], "o", color="#2CA02C")

@@ -2,12 +2,13 @@
 //! the strings `Scenario::set` parses, run results to numpy arrays and dicts
 //! (wrapped in the result classes of `diracvi._results`).
 
-use diracvi_models::Scenario;
+use crate::errors::model_error;
+use diracvi_models::{Scenario, Shape};
 use diracvi_run::{ImpactRecord, ModelSummary, RecordBuffer, RunOutcome, Summary};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 
 /// A float as `Scenario::set` reads it back exactly (`{:?}` is the shortest
 /// representation that round-trips).
@@ -140,8 +141,67 @@ pub fn summary<'py>(
     py.import("json")?.call_method1("loads", (text,))
 }
 
+/// The walls of the x–y panel of `RunResult.plot()`, as dicts: those the
+/// CLI's `--plot` and `--animate` draw ([`Scenario::walls_around`] the
+/// recorded path of the coordinates `x` and `y` and the impact points), one
+/// dict per shape — `{"kind": "line", "point": [x, y], "direction": [dx,
+/// dy]}`, `{"kind": "circle", "center": [x, y], "radius": r}`, `{"kind":
+/// "polyline", "points": [[x, y], …], "closed": bool}`, `{"kind": "dot",
+/// "point": [x, y]}`. Empty for a model without coordinates `x` and `y`,
+/// or without walls.
+fn plane_walls<'py>(
+    py: Python<'py>,
+    sc: &Scenario,
+    coordinates: &[String],
+    q: &[f64],
+    impacts: &[ImpactRecord],
+) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    let at = |name: &str| coordinates.iter().position(|c| c == name);
+    let (Some(ix), Some(iy)) = (at("x"), at("y")) else {
+        return Ok(list);
+    };
+    if sc.circuit.is_some() {
+        return Ok(list);
+    }
+    let n = coordinates.len();
+    let path = q
+        .chunks_exact(n)
+        .chain(impacts.iter().map(|i| &i.q[..]))
+        .filter(|row| row.len() == n)
+        .map(|row| [row[ix], row[iy]]);
+    let walls = sc.walls_around(path).map_err(|e| model_error(py, e))?;
+    for w in walls {
+        let d = PyDict::new(py);
+        match w {
+            Shape::Line { point, direction } => {
+                d.set_item("kind", "line")?;
+                d.set_item("point", point.to_vec())?;
+                d.set_item("direction", direction.to_vec())?;
+            }
+            Shape::Circle { center, radius } => {
+                d.set_item("kind", "circle")?;
+                d.set_item("center", center.to_vec())?;
+                d.set_item("radius", radius)?;
+            }
+            Shape::Polyline { points, closed } => {
+                d.set_item("kind", "polyline")?;
+                let points: Vec<Vec<f64>> = points.iter().map(|p| p.to_vec()).collect();
+                d.set_item("points", points)?;
+                d.set_item("closed", closed)?;
+            }
+            Shape::Dot(point) => {
+                d.set_item("kind", "dot")?;
+                d.set_item("point", point.to_vec())?;
+            }
+        }
+        list.append(d)?;
+    }
+    Ok(list)
+}
+
 /// A full run as a `diracvi.RunResult`: the recorded steps as arrays, the
-/// impact table and the summary.
+/// impact table, the summary and the walls of the x–y panel.
 pub fn run_result<'py>(
     py: Python<'py>,
     sc: &Scenario,
@@ -152,6 +212,10 @@ pub fn run_result<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let n = info.coordinates.len();
     let d = PyDict::new(py);
+    d.set_item(
+        "walls",
+        plane_walls(py, sc, &info.coordinates, &records.q, &outcome.impacts)?,
+    )?;
     d.set_item("model", &sc.model)?;
     d.set_item("coordinates", &info.coordinates)?;
     d.set_item("k", indices(py, records.k))?;

@@ -19,7 +19,7 @@
 
 use crate::output::output_failure;
 use crate::output::{ImpactRecord, RecordSink, RecordView, Staged, Target};
-use crate::plot::{ContourWalls, line_in_box};
+use crate::plot::line_in_box;
 use anyhow::{Result, anyhow, bail};
 use diracvi_models::{Heading, Scenario, Scene, Shape, catalogue};
 use std::fmt::Write as _;
@@ -667,34 +667,17 @@ impl<'a> Picture<'a> {
             [with_headings.0[0] - reach, with_headings.0[1] - reach],
             [with_headings.1[0] + reach, with_headings.1[1] + reach],
         );
-        let mut walls = scene.walls.clone();
-        if let Some(plane) = &scene.plane_walls {
-            // Sampled beyond the view (which the margins and the aspect
-            // ratio widen), so that the curves cross it whole.
-            let grow = (near.1[0] - near.0[0]).max(near.1[1] - near.0[1]);
-            let sampled: Bounds = (
-                [near.0[0] - grow, near.0[1] - grow],
-                [near.1[0] + grow, near.1[1] + grow],
-            );
-            let curves = scenario
-                .visit_dyn(ContourWalls {
-                    x: plane.x,
-                    y: plane.y,
-                    bx: sampled.0[0]..sampled.1[0],
-                    by: sampled.0[1]..sampled.1[1],
-                    pieces: plane.pieces.clone(),
-                })
-                .map_err(animation_error)?;
-            walls.extend(
-                curves
-                    .into_iter()
-                    .filter(|c| c.len() >= 2)
-                    .map(|c| Shape::Polyline {
-                        points: c.into_iter().map(|(x, y)| [x, y]).collect(),
-                        closed: false,
-                    }),
-            );
-        }
+        // A model file's zero sets sampled beyond the view (which the
+        // margins and the aspect ratio widen), so that the curves cross it
+        // whole.
+        let grow = (near.1[0] - near.0[0]).max(near.1[1] - near.0[1]);
+        let walls = scenario
+            .walls_in(
+                scene,
+                (near.0[0] - grow)..(near.1[0] + grow),
+                (near.0[1] - grow)..(near.1[1] + grow),
+            )
+            .map_err(animation_error)?;
         let near_walls: Vec<[f64; 2]> = walls
             .iter()
             .flat_map(|w| wall_points_near(w, &near))

@@ -121,7 +121,7 @@ pub struct RunArgs {
         conflicts_with = "reduce"
     )]
     pub sensitivity: Vec<String>,
-    /// Order of the method: 2 (the scenario's discretization, \[VCI\]
+    /// Order of the method: 2 (the scenario's discretization, VCI paper,
     /// Theorem 3.1 at impacts), 4 (triple jump) or 6 (Kahan–Li) of the
     /// symmetric midpoint Lagrange–Dirac step with the continuous elastic
     /// law at impacts (docs/theory.md §9; with --stepper lagrange).
@@ -282,7 +282,8 @@ pub enum StepperArg {
 /// `--impacts`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ImpactsArg {
-    /// Elastic impacts (\[VCI\] Theorem 3.1, or its Hamiltonian counterpart).
+    /// Elastic impacts (VCI paper, Theorem 3.1, or its Hamiltonian
+    /// counterpart).
     Elastic,
     /// No impacts: the run stops with an error at the first crossing.
     Reject,

@@ -11,9 +11,11 @@
 //!   coordinates);
 //! * `residual`: `log₁₀` of the constraint residual against time;
 //! * `xy`: the path of the coordinates named `x` and `y` in their plane,
-//!   with the walls (the model's drawing; for a model file, the zero sets of
-//!   the boundary pieces that depend on `x` and `y` only) and the impact
-//!   points, at equal scales on both axes;
+//!   with the walls and the impact points, at equal scales on both axes. The
+//!   walls are those `--animate` draws ([`Scenario::walls_around`]): a
+//!   catalogued model's drawing; for a model file its `[[drawing.walls]]`
+//!   shapes and the zero sets of its boundary pieces over `x` and `y` only
+//!   (those `[drawing] boundaries` lists, every such piece without the key);
 //! * `phase`: one phase portrait `(q_i, p_i)` per coordinate drawn.
 //!
 //! Every time panel has `t (s)` on its x axis, the quantity's name on its y
@@ -25,10 +27,7 @@
 use crate::args::PlotPanel;
 use crate::output::{ImpactRecord, RecordSink, RecordView, Staged, Target, output_failure};
 use anyhow::{Result, bail};
-use diracvi_models::{
-    DynModelVisitor, DynRunSetup, ModelVisitor, NamedDynSystem, NamedSystem, RunSetup, Scenario,
-    Shape,
-};
+use diracvi_models::{Scenario, Shape};
 use diracvi_run::ModelSummary;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -68,8 +67,6 @@ const MARGIN: u32 = 10;
 /// Largest magnitude an axis shows; values beyond are drawn clipped. The
 /// axis code of plotters loops forever on a range whose width overflows.
 const AXIS_LIMIT: f64 = 1e300;
-/// Grid cells per side of the sampled boundary of a model file's walls.
-const CONTOUR_CELLS: usize = 160;
 
 /// What a plot will show, settled before the run.
 #[derive(Debug, Clone)]
@@ -872,186 +869,6 @@ fn draw_impacts(
     Ok(())
 }
 
-/// The walls of the x–y panel.
-enum Walls {
-    /// The model's drawing.
-    Shapes(Vec<Shape>),
-    /// Polylines along the zero sets of a model file's boundary pieces.
-    Curves(Vec<Vec<(f64, f64)>>),
-}
-
-/// The walls of a catalogued model (its drawing).
-struct DrawingWalls;
-
-impl ModelVisitor for DrawingWalls {
-    type Output = Option<Vec<Shape>>;
-    fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
-        self,
-        model: &Mo,
-        _setup: &RunSetup<N>,
-    ) -> Option<Vec<Shape>> {
-        model.picture().map(|d| d.walls())
-    }
-}
-
-/// The zero sets, within a box, of a model file's boundary pieces that
-/// depend on `x` and `y` only (checked by moving the other coordinates),
-/// joined into polylines; also the walls of `--animate` for model files.
-pub(crate) struct ContourWalls {
-    /// Index of the coordinate drawn across.
-    pub x: usize,
-    /// Index of the coordinate drawn up.
-    pub y: usize,
-    /// The box sampled, across.
-    pub bx: Range<f64>,
-    /// The box sampled, up.
-    pub by: Range<f64>,
-    /// The pieces drawn (`None`: all; those not over `x` and `y` only are
-    /// skipped either way).
-    pub pieces: Option<Vec<usize>>,
-}
-
-impl DynModelVisitor for ContourWalls {
-    type Output = Vec<Vec<(f64, f64)>>;
-    fn visit<Mo: NamedDynSystem>(self, model: &Mo, setup: &DynRunSetup) -> Self::Output {
-        let q0: Vec<f64> = setup.q0.iter().copied().collect();
-        let n = CONTOUR_CELLS;
-        let gx = |i: usize| self.bx.start + (self.bx.end - self.bx.start) * i as f64 / n as f64;
-        let gy = |j: usize| self.by.start + (self.by.end - self.by.start) * j as f64 / n as f64;
-        let mut segments = Vec::new();
-        for piece in 0..model.boundary_count() {
-            if self.pieces.as_ref().is_some_and(|p| !p.contains(&piece)) {
-                continue;
-            }
-            let g = |q: &[f64]| model.boundary::<f64>(piece, q);
-            let at = |base: &[f64], x: f64, y: f64| {
-                let mut q = base.to_vec();
-                q[self.x] = x;
-                q[self.y] = y;
-                g(&q)
-            };
-            // Only x and y matter: the same values with the other
-            // coordinates moved.
-            let moved: Vec<f64> = q0
-                .iter()
-                .enumerate()
-                .map(|(k, &v)| {
-                    if k == self.x || k == self.y {
-                        v
-                    } else {
-                        1.3 * v + 0.37
-                    }
-                })
-                .collect();
-            let planar = [(0, 0), (n / 3, n / 2), (n, n / 4), (n / 2, n)]
-                .iter()
-                .all(|&(i, j)| {
-                    let (a, b) = (at(&q0, gx(i), gy(j)), at(&moved, gx(i), gy(j)));
-                    a.is_finite() && (a - b).abs() <= 1e-12 * a.abs().max(1.0)
-                });
-            if !planar {
-                continue;
-            }
-            let values: Vec<Vec<f64>> = (0..=n)
-                .map(|j| (0..=n).map(|i| at(&q0, gx(i), gy(j))).collect())
-                .collect();
-            marching_squares(&values, &gx, &gy, &mut segments);
-        }
-        chain(segments)
-    }
-}
-
-/// Join segments sharing end points (to `1e-9` of their length scale) into
-/// polylines.
-fn chain(segments: Vec<[(f64, f64); 2]>) -> Vec<Vec<(f64, f64)>> {
-    use std::collections::HashMap;
-    let scale = segments
-        .iter()
-        .flatten()
-        .map(|p| p.0.abs().max(p.1.abs()))
-        .fold(0.0, f64::max)
-        .max(f64::MIN_POSITIVE);
-    let key = |p: (f64, f64)| {
-        let q = scale * 1e-9;
-        ((p.0 / q).round() as i64, (p.1 / q).round() as i64)
-    };
-    // End point → segments ending there.
-    let mut ends: HashMap<(i64, i64), Vec<usize>> = HashMap::new();
-    for (k, s) in segments.iter().enumerate() {
-        for &p in s {
-            ends.entry(key(p)).or_default().push(k);
-        }
-    }
-    let mut used = vec![false; segments.len()];
-    let mut out = Vec::new();
-    for start in 0..segments.len() {
-        if used[start] {
-            continue;
-        }
-        used[start] = true;
-        let mut line = vec![segments[start][0], segments[start][1]];
-        // Grow forward from the last point, then backward from the first.
-        for forward in [true, false] {
-            loop {
-                let tip = if forward {
-                    line[line.len() - 1]
-                } else {
-                    line[0]
-                };
-                let next = ends
-                    .get(&key(tip))
-                    .and_then(|ks| ks.iter().copied().find(|&k| !used[k]));
-                let Some(k) = next else { break };
-                used[k] = true;
-                let [a, b] = segments[k];
-                let other = if key(a) == key(tip) { b } else { a };
-                if forward {
-                    line.push(other);
-                } else {
-                    line.insert(0, other);
-                }
-            }
-        }
-        out.push(line);
-    }
-    out
-}
-
-/// The segments of the zero set of the grid values `v[j][i]` at
-/// `(gx(i), gy(j))`, by marching squares (saddles split arbitrarily).
-fn marching_squares(
-    v: &[Vec<f64>],
-    gx: &dyn Fn(usize) -> f64,
-    gy: &dyn Fn(usize) -> f64,
-    out: &mut Vec<[(f64, f64); 2]>,
-) {
-    let n = v.len() - 1;
-    for j in 0..n {
-        for i in 0..n {
-            let corners = [
-                (gx(i), gy(j), v[j][i]),
-                (gx(i + 1), gy(j), v[j][i + 1]),
-                (gx(i + 1), gy(j + 1), v[j + 1][i + 1]),
-                (gx(i), gy(j + 1), v[j + 1][i]),
-            ];
-            if corners.iter().any(|c| !c.2.is_finite()) {
-                continue;
-            }
-            let mut crossings = Vec::with_capacity(4);
-            for k in 0..4 {
-                let (a, b) = (corners[k], corners[(k + 1) % 4]);
-                if (a.2 < 0.0) != (b.2 < 0.0) {
-                    let s = a.2 / (a.2 - b.2);
-                    crossings.push((a.0 + s * (b.0 - a.0), a.1 + s * (b.1 - a.1)));
-                }
-            }
-            for pair in crossings.chunks_exact(2) {
-                out.push([pair[0], pair[1]]);
-            }
-        }
-    }
-}
-
 /// The part of the line through `point` along `direction` inside the box,
 /// if any (Liang–Barsky).
 pub(crate) fn line_in_box(
@@ -1158,39 +975,20 @@ fn xy_panel(
     let (bx, by) =
         bounding_box(path.iter().chain(&hits).copied()).unwrap_or((-1.0..1.0, -1.0..1.0));
     let centre = (0.5 * (bx.start + bx.end), 0.5 * (by.start + by.end));
+    // The walls of the model's picture (those `--animate` draws), a model
+    // file's zero sets sampled around the path.
     let walls = if info.scenario.circuit.is_some() {
-        None
-    } else if info.scenario.file.is_none() {
-        info.scenario
-            .visit(DrawingWalls)
-            .ok()
-            .flatten()
-            .map(Walls::Shapes)
+        Vec::new()
     } else {
-        // Sample the pieces over the path's box widened by half its size.
-        let side = (bx.end - bx.start).max(by.end - by.start).max(1e-9);
-        let grow = |r: &Range<f64>| (r.start - 0.5 * side)..(r.end + 0.5 * side);
-        let curves = info
-            .scenario
-            .visit_dyn(ContourWalls {
-                x: ix,
-                y: iy,
-                bx: grow(&bx),
-                by: grow(&by),
-                pieces: None,
-            })
-            .unwrap_or_default();
-        (!curves.is_empty()).then_some(Walls::Curves(curves))
+        info.scenario
+            .walls_around(path.iter().chain(&hits).map(|&(x, y)| [x, y]))
+            .map_err(|e| anyhow::anyhow!("--plot: the walls of the x–y panel: {e}"))?
     };
-    let wall_view: Vec<(f64, f64)> = match &walls {
-        Some(Walls::Shapes(shapes)) => shapes.iter().flat_map(|s| wall_points(s, centre)).collect(),
-        Some(Walls::Curves(curves)) => curves.iter().flatten().copied().collect(),
-        None => Vec::new(),
-    };
+    let wall_view: Vec<(f64, f64)> = walls.iter().flat_map(|s| wall_points(s, centre)).collect();
     let (vx, vy) = bounding_box(path.iter().chain(&hits).chain(&wall_view).copied())
         .unwrap_or((-1.0..1.0, -1.0..1.0));
     let (x_name, y_name) = (name_of(info.coordinates, ix), name_of(info.coordinates, iy));
-    let caption = if walls.is_some() {
+    let caption = if !walls.is_empty() {
         format!("path in the {x_name}–{y_name} plane, walls in brown")
     } else {
         format!("path in the {x_name}–{y_name} plane")
@@ -1198,22 +996,8 @@ fn xy_panel(
     let area = titled(area, &caption)?;
     let (x, y) = equal_scale(&vx, &vy, plotting_size(&area));
     let mut chart = chart(&area, (&x, &x_name), (&y, &y_name))?;
-    match &walls {
-        Some(Walls::Shapes(shapes)) => {
-            for shape in shapes {
-                draw_wall(&mut chart, shape, &x, &y)?;
-            }
-        }
-        Some(Walls::Curves(curves)) => {
-            chart
-                .draw_series(
-                    curves
-                        .iter()
-                        .map(|c| PathElement::new(c.clone(), WALL.stroke_width(3))),
-                )
-                .map_err(plot_error)?;
-        }
-        None => {}
+    for shape in &walls {
+        draw_wall(&mut chart, shape, &x, &y)?;
     }
     draw_curve(&mut chart, path.iter().copied(), &x, &y)?;
     chart

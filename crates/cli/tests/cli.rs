@@ -1051,6 +1051,27 @@ fn clap_usage_errors_exit_with_2() {
     assert_eq!(diracvi(&["--help"]).code, 0);
 }
 
+/// The help texts come from doc comments, where rustdoc wants brackets
+/// escaped (`\[VCI\]`); clap prints them as written, so no help text may
+/// carry a backslash (issue #32).
+#[test]
+fn help_texts_have_no_backslashes() {
+    for command in [&[][..], &["run"], &["list"], &["show"], &["convergence"]] {
+        for flag in ["--help", "-h"] {
+            let mut args = command.to_vec();
+            args.push(flag);
+            let text = ok(&args);
+            assert!(!text.is_empty(), "{args:?}");
+            if let Some(line) = text.lines().find(|l| l.contains('\\')) {
+                panic!("diracvi {args:?}: a backslash in {line:?}");
+            }
+        }
+    }
+    // The impact law's citation reads as text in both help forms.
+    let long = ok(&["run", "--help"]);
+    assert!(long.contains("VCI paper, Theorem 3.1"), "{long}");
+}
+
 // ---------------------------------------------------------------- convergence
 
 #[test]

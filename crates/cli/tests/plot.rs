@@ -307,16 +307,131 @@ fn a_model_file_draws_only_the_walls_of_x_and_y() {
     assert!(walls[0].iter().all(|q| q.1 == walls[0][0].1), "horizontal");
     assert!(span(&walls[0], |q| q.0) > 200, "across the panel");
     p.assert_impact_lines();
-    // ellipse.toml: g depends on theta too — no wall is drawn in the x–y
-    // plane, the path still is.
+    // ellipse.toml: g depends on theta too, so its zero set is not drawn in
+    // the x–y plane; the floor its `[[drawing.walls]]` declares is (as
+    // `--animate` draws it): one horizontal line across the panel.
     let e = plot(&[
         "--model-file",
         model_file("ellipse.toml").to_str().unwrap(),
         "-q",
     ]);
     assert_eq!(e.y_labels(), ["E − E₀", "theta", "x", "y", "y"]);
-    assert!(e.polylines(WALL).is_empty());
-    assert_eq!(e.count_text("path in the x–y plane"), 1);
+    let floor = e.polylines(WALL);
+    assert_eq!(floor.len(), 1, "{floor:?}");
+    assert_eq!(floor[0].len(), 2);
+    assert_eq!(floor[0][0].1, floor[0][1].1, "horizontal");
+    assert!(span(&floor[0], |q| q.0) > 200, "across the panel");
+    assert_eq!(e.count_text("path in the x–y plane, walls in brown"), 1);
+}
+
+/// A particle in the disk `x² + y² ≤ R²`, its rim a circle of the drawing
+/// (`walls`) and/or the zero set of its piece (`boundaries`: the
+/// `[drawing] boundaries` line, or none for every piece over x and y).
+fn billiard(walls: bool, boundaries: Option<&str>) -> String {
+    let mut text = String::from(
+        r#"[model]
+name = "billiard"
+description = "a free particle in a circular table"
+coordinates = ["x", "y"]
+lagrangian = "0.5*m*(x_dot^2 + y_dot^2)"
+constraints = []
+boundaries = ["R^2 - x^2 - y^2"]
+
+[parameters]
+m = 1.0
+R = 2.0
+
+[run]
+h = 1e-2
+t_end = 4.0
+
+[initial]
+q = [0.0, 0.5]
+v = [1.0, 0.3]
+
+[drawing]
+"#,
+    );
+    if let Some(b) = boundaries {
+        text.push_str(&format!("boundaries = {b}\n"));
+    }
+    if walls {
+        text.push_str("\n[[drawing.walls]]\nkind = \"circle\"\nx = 0.0\ny = 0.0\nr = \"R\"\n");
+    }
+    text.push_str("\n[[drawing.body]]\nkind = \"point\"\nx = \"x\"\ny = \"y\"\n");
+    text
+}
+
+/// Plot the model file `text`, with more arguments.
+fn plot_model(text: &str, args: &[&str]) -> Plot {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("model.toml");
+    std::fs::write(&path, text).unwrap();
+    let mut all = vec!["--model-file", path.to_str().unwrap(), "-q"];
+    all.extend(args);
+    plot(&all)
+}
+
+/// Whether a polyline (pixels) is a circle about its centre, as wide as
+/// high (equal scales), closed, of at least `wide` px.
+fn assert_round(line: &[(i64, i64)], wide: i64) {
+    assert!(line.len() > 100, "{} points", line.len());
+    let (w, h) = (span(line, |p| p.0), span(line, |p| p.1));
+    assert!(w > wide && (w - h).abs() <= 2, "{w} × {h} px");
+    let (first, last) = (line[0], line[line.len() - 1]);
+    assert!((first.0 - last.0).abs() <= 1 && (first.1 - last.1).abs() <= 1);
+}
+
+#[test]
+fn a_model_files_drawing_walls_appear_in_the_xy_panel_as_in_the_animation() {
+    // The rim as a circle of the drawing, its piece's zero set left out:
+    // one round wall around the whole path, the impacts on it.
+    let p = plot_model(&billiard(true, Some("[]")), &["--plot-panels", "xy"]);
+    assert!(p.impacts() >= 1, "the particle reaches the rim");
+    assert_eq!(p.count_text("path in the x–y plane, walls in brown"), 1);
+    let walls = p.polylines(WALL);
+    assert_eq!(walls.len(), 1, "the circle only");
+    assert_round(&walls[0], 100);
+    // The piece's zero set instead (`boundaries = [0]`): walls too (arcs
+    // of the rim, sampled around the path), and with both (no `boundaries`
+    // key: every piece over x and y) the circle and the arcs.
+    let zero_set = plot_model(&billiard(false, Some("[0]")), &["--plot-panels", "xy"]);
+    let arcs = zero_set.polylines(WALL).len();
+    assert!(arcs >= 1, "the rim's zero set");
+    let both = plot_model(&billiard(true, None), &["--plot-panels", "xy"]);
+    assert_eq!(both.polylines(WALL).len(), arcs + 1);
+    // Neither: no wall, and the caption does not promise one.
+    let none = plot_model(&billiard(false, Some("[]")), &["--plot-panels", "xy"]);
+    assert!(none.polylines(WALL).is_empty());
+    assert_eq!(none.count_text("path in the x–y plane"), 1);
+}
+
+#[test]
+fn a_model_without_walls_draws_none() {
+    let free = r#"[model]
+name = "free"
+description = "a free particle: no walls"
+coordinates = ["x", "y"]
+lagrangian = "0.5*(x_dot^2 + y_dot^2)"
+constraints = []
+
+[run]
+h = 1e-2
+t_end = 1.0
+
+[initial]
+q = [0.0, 0.0]
+v = [1.0, 0.5]
+"#;
+    let p = plot_model(free, &[]);
+    assert_eq!(p.y_labels(), ["E − E₀", "x", "y", "y"]);
+    assert_eq!(p.impacts(), 0);
+    assert!(p.polylines(WALL).is_empty());
+    assert!(
+        !p.svg.contains(&format!("\"{WALL}\"")),
+        "no wall element at all"
+    );
+    assert_eq!(p.count_text("path in the x–y plane"), 1);
 }
 
 #[test]

@@ -5,12 +5,19 @@
 
 use super::{Scenario, file};
 use crate::drawing::ellipse_outline;
-use crate::{Heading, ModelError, ModelVisitor, NamedSystem, Point, RunSetup, Shape};
+use crate::{
+    DynModelVisitor, DynRunSetup, Heading, ModelError, ModelVisitor, NamedDynSystem, NamedSystem,
+    Point, RunSetup, Shape,
+};
 use diracvi_expr::{CompiledDrawing, DrawingShape, Expr};
 use nalgebra::SVector;
+use std::ops::Range;
 
 /// Points of the outline of an `ellipse` shape of a model file's drawing.
 pub const FILE_ELLIPSE_POINTS: usize = 48;
+/// Grid cells per side of the box over which a boundary piece drawn by its
+/// zero set ([`PlaneWalls`]) is sampled.
+const CONTOUR_CELLS: usize = 160;
 
 /// Walls drawn as the zero sets of boundary pieces in the plane of the
 /// coordinates `x` and `y` (a model file's walls; the renderer samples them
@@ -100,6 +107,76 @@ impl Scenario {
             }
             None => self.visit_catalogue(CatalogueScene { frames, impacts }),
         }
+    }
+
+    /// The still walls of the model's picture, as shapes: the scene's
+    /// [`walls`](Scene::walls) and, for its [`plane_walls`](Scene::plane_walls),
+    /// the zero sets of those boundary pieces sampled over the box
+    /// `bx × by` (160 cells a side) and joined into open
+    /// polylines. What every picture of a run draws as walls: `--animate`,
+    /// `--poster`, the x–y panel of `--plot` and of Python's
+    /// `RunResult.plot()`.
+    ///
+    /// # Errors
+    /// As [`visit_dyn`](Self::visit_dyn) (a model file's compile errors).
+    pub fn walls_in(
+        &self,
+        scene: &Scene,
+        bx: Range<f64>,
+        by: Range<f64>,
+    ) -> Result<Vec<Shape>, ModelError> {
+        let mut walls = scene.walls.clone();
+        if let Some(plane) = &scene.plane_walls {
+            let curves = self.visit_dyn(ContourWalls {
+                x: plane.x,
+                y: plane.y,
+                bx,
+                by,
+                pieces: plane.pieces.clone(),
+            })?;
+            walls.extend(
+                curves
+                    .into_iter()
+                    .filter(|c| c.len() >= 2)
+                    .map(|c| Shape::Polyline {
+                        points: c.into_iter().map(|(x, y)| [x, y]).collect(),
+                        closed: false,
+                    }),
+            );
+        }
+        Ok(walls)
+    }
+
+    /// The walls of the model's picture around a path of the plane (the
+    /// x–y path of a run and its impact points): [`walls_in`](Self::walls_in)
+    /// the box of the path's finite points widened by half its larger side
+    /// on every side (`−1..1` squared without such points). Empty for a
+    /// model without a picture ([`has_picture`](Self::has_picture)).
+    ///
+    /// # Errors
+    /// As [`scene`](Self::scene) and [`walls_in`](Self::walls_in).
+    pub fn walls_around(
+        &self,
+        path: impl IntoIterator<Item = Point>,
+    ) -> Result<Vec<Shape>, ModelError> {
+        let Some(scene) = self.scene(&[], &[])? else {
+            return Ok(Vec::new());
+        };
+        let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+        for p in path {
+            if p[0].is_finite() && p[1].is_finite() {
+                for i in 0..2 {
+                    lo[i] = lo[i].min(p[i]);
+                    hi[i] = hi[i].max(p[i]);
+                }
+            }
+        }
+        if lo[0] > hi[0] {
+            (lo, hi) = ([-1.0; 2], [1.0; 2]);
+        }
+        let side = (hi[0] - lo[0]).max(hi[1] - lo[1]).max(1e-9);
+        let grow = |i: usize| (lo[i] - 0.5 * side)..(hi[i] + 0.5 * side);
+        self.walls_in(&scene, grow(0), grow(1))
     }
 }
 
@@ -259,4 +336,162 @@ fn default_scene(
         headings: Vec::new(),
         contacts: impacts.iter().map(|(q, _)| at(q)).collect(),
     })
+}
+
+/// The zero sets, within a box, of a model file's boundary pieces that
+/// depend on `x` and `y` only (checked by moving the other coordinates),
+/// joined into polylines.
+struct ContourWalls {
+    /// Index of the coordinate drawn across.
+    x: usize,
+    /// Index of the coordinate drawn up.
+    y: usize,
+    /// The box sampled, across.
+    bx: Range<f64>,
+    /// The box sampled, up.
+    by: Range<f64>,
+    /// The pieces drawn (`None`: all; those not over `x` and `y` only are
+    /// skipped either way).
+    pieces: Option<Vec<usize>>,
+}
+
+impl DynModelVisitor for ContourWalls {
+    type Output = Vec<Vec<(f64, f64)>>;
+    fn visit<Mo: NamedDynSystem>(self, model: &Mo, setup: &DynRunSetup) -> Self::Output {
+        let q0: Vec<f64> = setup.q0.iter().copied().collect();
+        let n = CONTOUR_CELLS;
+        let gx = |i: usize| self.bx.start + (self.bx.end - self.bx.start) * i as f64 / n as f64;
+        let gy = |j: usize| self.by.start + (self.by.end - self.by.start) * j as f64 / n as f64;
+        let mut segments = Vec::new();
+        for piece in 0..model.boundary_count() {
+            if self.pieces.as_ref().is_some_and(|p| !p.contains(&piece)) {
+                continue;
+            }
+            let g = |q: &[f64]| model.boundary::<f64>(piece, q);
+            let at = |base: &[f64], x: f64, y: f64| {
+                let mut q = base.to_vec();
+                q[self.x] = x;
+                q[self.y] = y;
+                g(&q)
+            };
+            // Only x and y matter: the same values with the other
+            // coordinates moved.
+            let moved: Vec<f64> = q0
+                .iter()
+                .enumerate()
+                .map(|(k, &v)| {
+                    if k == self.x || k == self.y {
+                        v
+                    } else {
+                        1.3 * v + 0.37
+                    }
+                })
+                .collect();
+            let planar = [(0, 0), (n / 3, n / 2), (n, n / 4), (n / 2, n)]
+                .iter()
+                .all(|&(i, j)| {
+                    let (a, b) = (at(&q0, gx(i), gy(j)), at(&moved, gx(i), gy(j)));
+                    a.is_finite() && (a - b).abs() <= 1e-12 * a.abs().max(1.0)
+                });
+            if !planar {
+                continue;
+            }
+            let values: Vec<Vec<f64>> = (0..=n)
+                .map(|j| (0..=n).map(|i| at(&q0, gx(i), gy(j))).collect())
+                .collect();
+            marching_squares(&values, &gx, &gy, &mut segments);
+        }
+        chain(segments)
+    }
+}
+
+/// Join segments sharing end points (to `1e-9` of their length scale) into
+/// polylines.
+fn chain(segments: Vec<[(f64, f64); 2]>) -> Vec<Vec<(f64, f64)>> {
+    use std::collections::HashMap;
+    let scale = segments
+        .iter()
+        .flatten()
+        .map(|p| p.0.abs().max(p.1.abs()))
+        .fold(0.0, f64::max)
+        .max(f64::MIN_POSITIVE);
+    let key = |p: (f64, f64)| {
+        let q = scale * 1e-9;
+        ((p.0 / q).round() as i64, (p.1 / q).round() as i64)
+    };
+    // End point → segments ending there.
+    let mut ends: HashMap<(i64, i64), Vec<usize>> = HashMap::new();
+    for (k, s) in segments.iter().enumerate() {
+        for &p in s {
+            ends.entry(key(p)).or_default().push(k);
+        }
+    }
+    let mut used = vec![false; segments.len()];
+    let mut out = Vec::new();
+    for start in 0..segments.len() {
+        if used[start] {
+            continue;
+        }
+        used[start] = true;
+        let mut line = vec![segments[start][0], segments[start][1]];
+        // Grow forward from the last point, then backward from the first.
+        for forward in [true, false] {
+            loop {
+                let tip = if forward {
+                    line[line.len() - 1]
+                } else {
+                    line[0]
+                };
+                let next = ends
+                    .get(&key(tip))
+                    .and_then(|ks| ks.iter().copied().find(|&k| !used[k]));
+                let Some(k) = next else { break };
+                used[k] = true;
+                let [a, b] = segments[k];
+                let other = if key(a) == key(tip) { b } else { a };
+                if forward {
+                    line.push(other);
+                } else {
+                    line.insert(0, other);
+                }
+            }
+        }
+        out.push(line);
+    }
+    out
+}
+
+/// The segments of the zero set of the grid values `v[j][i]` at
+/// `(gx(i), gy(j))`, by marching squares (saddles split arbitrarily).
+fn marching_squares(
+    v: &[Vec<f64>],
+    gx: &dyn Fn(usize) -> f64,
+    gy: &dyn Fn(usize) -> f64,
+    out: &mut Vec<[(f64, f64); 2]>,
+) {
+    let n = v.len() - 1;
+    for j in 0..n {
+        for i in 0..n {
+            let corners = [
+                (gx(i), gy(j), v[j][i]),
+                (gx(i + 1), gy(j), v[j][i + 1]),
+                (gx(i + 1), gy(j + 1), v[j + 1][i + 1]),
+                (gx(i), gy(j + 1), v[j + 1][i]),
+            ];
+            if corners.iter().any(|c| !c.2.is_finite()) {
+                continue;
+            }
+            let mut crossings = Vec::with_capacity(4);
+            for k in 0..4 {
+                let (a, b) = (corners[k], corners[(k + 1) % 4]);
+                if (a.2 < 0.0) != (b.2 < 0.0) {
+                    let s = a.2 / (a.2 - b.2);
+                    crossings.push((a.0 + s * (b.0 - a.0), a.1 + s * (b.1 - a.1)));
+                }
+            }
+            for pair in crossings.chunks_exact(2) {
+                out.push([pair[0], pair[1]]);
+            }
+        }
+    }
 }
