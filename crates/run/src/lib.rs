@@ -137,6 +137,7 @@ mod sensitivity;
 mod sink;
 mod summary;
 mod system;
+mod tolerance;
 mod writer;
 
 pub use diracvi_discrete_dirac::{Composition, Direction, StepError};
@@ -158,6 +159,10 @@ pub use summary::{
 pub use system::{
     AsSized, SizeMismatch, describe_system, execute_system, execute_system_run_time,
     execute_system_with_progress,
+};
+pub use tolerance::{
+    ToleranceCandidate, ToleranceChoice, ToleranceJson, choose_step, choose_step_with_progress,
+    execute_with_tolerance,
 };
 pub use writer::{
     IMPACT_FIXED, TRAJECTORY_FIXED, TrajectoryFormat, TrajectoryWriter, impact_columns,
