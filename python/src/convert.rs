@@ -3,9 +3,7 @@
 //! (wrapped in the result classes of `diracvi._results`).
 
 use diracvi_models::Scenario;
-use diracvi_run::{
-    ImpactRecord, ModelSummary, RecordBuffer, RunOutcome, Summary, ToleranceChoice,
-};
+use diracvi_run::{ImpactRecord, ModelSummary, RecordBuffer, RunOutcome, Summary, ToleranceChoice};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;

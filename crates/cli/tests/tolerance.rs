@@ -46,10 +46,14 @@ fn the_summary_records_the_choice() {
 
 #[test]
 fn the_text_summary_names_the_choice() {
-    let out = run_in(root(), &["run", "particle", "--t-end", "1", "--tol", "1e-6"]);
+    let out = run_in(
+        root(),
+        &["run", "particle", "--t-end", "1", "--tol", "1e-6"],
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
-        out.stdout.contains("tolerance: 1e-6 requested; chose order"),
+        out.stdout
+            .contains("tolerance: 1e-6 requested; chose order"),
         "{}",
         out.stdout
     );

@@ -189,14 +189,22 @@ fn distance(a: &RunOutcome, b: &RunOutcome) -> Option<f64> {
     // The momentum of a constrained system is defined up to the reaction
     // `A(q)ᵀμ` (docs/theory.md §9, `Method::order_of_accuracy`): it is not
     // a quantity the orders refer to, so only `q` is compared there.
-    let momenta = if a.method.constrained { 0 } else { a.final_p.len() };
+    let momenta = if a.method.constrained {
+        0
+    } else {
+        a.final_p.len()
+    };
     let states = a
         .final_q
         .iter()
         .zip(&b.final_q)
         .chain(a.final_p.iter().zip(&b.final_p).take(momenta))
         .map(|(x, y)| mixed(*x, *y));
-    let times = a.impacts.iter().zip(&b.impacts).map(|(x, y)| mixed(x.t, y.t));
+    let times = a
+        .impacts
+        .iter()
+        .zip(&b.impacts)
+        .map(|(x, y)| mixed(x.t, y.t));
     Some(states.chain(times).fold(0.0, f64::max))
 }
 
@@ -221,8 +229,8 @@ impl Ladder {
         let p = f64::from(self.order.get());
         let t_end = self.t_end;
         let (n_last, last) = self.runs.last()?;
-        let work_per_step = (last.newton_iterations as f64 / (*n_last).max(1) as f64)
-            .max(stages(self.order));
+        let work_per_step =
+            (last.newton_iterations as f64 / (*n_last).max(1) as f64).max(stages(self.order));
         let observed = self.observed_order();
         let make = |steps: usize, error_estimate: f64, confirmed: bool| ToleranceCandidate {
             order: self.order.get(),
