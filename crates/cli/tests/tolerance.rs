@@ -75,7 +75,7 @@ fn tol_excludes_a_step_steps_and_an_order() {
         assert!(out.stderr.contains("cannot be used with"), "{}", out.stderr);
     }
     for bad in ["0", "-1e-6", "nan", "inf"] {
-        let out = run_in(root(), &["run", "pendulum", "--tol", bad]);
+        let out = run_in(root(), &["run", "pendulum", &format!("--tol={bad}")]);
         check_failure(&out, 2, &["tol"]);
     }
 }
