@@ -20,6 +20,12 @@
 //! * [`RunOutcome`] is the summary over *every* step (energies, constraint
 //!   residual, final state, solver statistics) plus every impact as an
 //!   [`ImpactRecord`].
+//! * [`choose_step`] / [`execute_with_tolerance`]: accuracy on request
+//!   (`diracvi run --tol`, docs/theory.md §13): the order (2, 4 or 6) and a
+//!   fixed step for an error of about a tolerance in the final state and
+//!   the impact times, from Richardson estimates of pilot runs; the
+//!   [`ToleranceChoice`] goes into the summary with
+//!   [`Summary::with_tolerance`].
 //! * [`RunError`] separates input errors ([`RunError::Model`],
 //!   [`RunError::NoHamiltonian`], [`RunError::TooManySteps`],
 //!   [`RunError::StepsOverLimit`],
