@@ -216,6 +216,7 @@ def ensemble(
     steps: Optional[int] = None,
     every: int = 1,
     order: int = 2,
+    tol: Optional[float] = None,
 ) -> EnsembleResult:
     """Run ``scenario`` once per override, in parallel on all cores.
 
@@ -244,6 +245,10 @@ def ensemble(
     ``order`` is that of :meth:`Scenario.run`: 2 (the scenario's own
     discretization), 4 or 6 (triple jump / Kahan–Li composition of the
     symmetric midpoint step, impacts by the continuous elastic law).
+    ``tol`` is that of :meth:`Scenario.run`: each run chooses its order and
+    step from pilot runs for an error of about ``tol`` (``diracvi run
+    --tol``; an override ``{"tol": 1e-8}`` sets it per run, ``{"h": ...}``
+    clears it); its summary's ``"tolerance"`` records the choice.
     """
     if not isinstance(scenario, Scenario):
         raise TypeError(f"scenario must be a diracvi.Scenario, got {type(scenario).__name__}")
@@ -258,6 +263,7 @@ def ensemble(
         steps=steps,
         every=every,
         order=order,
+        tol=tol,
     )
     return EnsembleResult(**d)
 

@@ -135,6 +135,7 @@ class Scenario:
         jacobian: bool = False,
         sensitivity: Union[str, Sequence[str], None] = None,
         energy_tolerance: float = 0.01,
+        tol: Optional[float] = None,
     ) -> RunResult:
         """Integrate from t = 0 (GIL released).
 
@@ -143,7 +144,10 @@ class Scenario:
         this many steps instead of round(t_end / h); every: record every
         every-th step and the last (0: none); order: 2 (the scenario's
         discretization), 4 or 6 (triple jump / Kahan–Li composition of the
-        symmetric midpoint step, continuous elastic law; lagrange only).
+        symmetric midpoint step, continuous elastic law; lagrange only);
+        tol: choose the order and a fixed step from pilot runs for an error
+        of about tol in the final state and impact times (diracvi run
+        --tol; not with steps or order; summary["tolerance"] records it).
 
         Raises ModelError, StepError, ImpactError, ValueError."""
     @property
@@ -325,6 +329,7 @@ def ensemble(
     steps: Optional[int] = None,
     every: int = 1,
     order: int = 2,
+    tol: Optional[float] = None,
 ) -> EnsembleResult:
     """Run ``scenario`` once per override on all cores (rayon, GIL released),
     keeping only what ``keep`` selects ("final_state", "impact_times",

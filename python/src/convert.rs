@@ -4,7 +4,7 @@
 
 use crate::errors::model_error;
 use diracvi_models::{Scenario, Shape};
-use diracvi_run::{ImpactRecord, ModelSummary, RecordBuffer, RunOutcome, Summary};
+use diracvi_run::{ImpactRecord, ModelSummary, RecordBuffer, RunOutcome, Summary, ToleranceChoice};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -135,8 +135,13 @@ pub fn summary<'py>(
     info: &ModelSummary,
     o: &RunOutcome,
     energy_tolerance: f64,
+    tolerance: Option<&ToleranceChoice>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let text = serde_json::to_string(&Summary::new(sc, info, o, energy_tolerance))
+    let mut data = Summary::new(sc, info, o, energy_tolerance);
+    if let Some(choice) = tolerance {
+        data = data.with_tolerance(choice);
+    }
+    let text = serde_json::to_string(&data)
         .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
     py.import("json")?.call_method1("loads", (text,))
 }
@@ -209,6 +214,7 @@ pub fn run_result<'py>(
     records: RecordBuffer,
     outcome: &RunOutcome,
     energy_tolerance: f64,
+    tolerance: Option<&ToleranceChoice>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let n = info.coordinates.len();
     let d = PyDict::new(py);
@@ -231,6 +237,9 @@ pub fn run_result<'py>(
         "impacts",
         impact_table(py, &outcome.impacts, &info.coordinates)?,
     )?;
-    d.set_item("summary", summary(py, sc, info, outcome, energy_tolerance)?)?;
+    d.set_item(
+        "summary",
+        summary(py, sc, info, outcome, energy_tolerance, tolerance)?,
+    )?;
     make(py, "RunResult", &d)
 }

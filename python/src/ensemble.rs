@@ -6,8 +6,8 @@ use crate::errors::{model_error, run_error};
 use crate::scenario::{PyScenario, RunChoice};
 use diracvi_models::Scenario;
 use diracvi_run::{
-    Discard, ImpactRecord, ModelSummary, RecordBuffer, RecordSink, RunError, RunOutcome, describe,
-    execute,
+    Discard, ImpactRecord, ModelSummary, RecordBuffer, RecordSink, RunError, RunOutcome,
+    ToleranceChoice, describe,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -67,6 +67,8 @@ struct Kept {
     scenario: Option<Scenario>,
     records: Option<RecordBuffer>,
     outcome: RunOutcome,
+    /// The choice of a run with a tolerance.
+    tolerance: Option<ToleranceChoice>,
 }
 
 /// One run: build the plan, integrate, drop what is not kept.
@@ -76,9 +78,9 @@ fn run_one(
     keep: Keep,
 ) -> Result<(Kept, ModelSummary), RunError> {
     let info = describe(&scenario)?;
-    let mut plan = choice.plan(&scenario)?;
+    let mut choice = choice;
     if !keep.trajectory {
-        plan = plan.every(0);
+        choice.every = 0;
     }
     let mut buffer = RecordBuffer::new();
     let sink: &mut dyn RecordSink = if keep.trajectory {
@@ -86,7 +88,7 @@ fn run_one(
     } else {
         &mut Discard
     };
-    let mut outcome = execute(&scenario, plan, sink)?;
+    let (scenario, mut outcome, tolerance) = choice.execute(&scenario, &[], sink)?;
     if !(keep.impacts || keep.trajectory) {
         // Only the times (and count) are needed: drop the vectors.
         outcome.impacts = outcome
@@ -104,6 +106,7 @@ fn run_one(
         scenario: (keep.summary || keep.trajectory).then_some(scenario),
         records: keep.trajectory.then_some(buffer),
         outcome,
+        tolerance,
     };
     Ok((kept, info))
 }
@@ -112,7 +115,7 @@ fn run_one(
 /// parallel, GIL released; returns the fields of a ``diracvi.EnsembleResult``
 /// as a dict. Called by ``diracvi.ensemble``, which documents it.
 #[pyfunction]
-#[pyo3(signature = (scenario, overrides, *, keep=None, threads=None, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1, order=2, reduce=false, energy_tolerance=0.01))]
+#[pyo3(signature = (scenario, overrides, *, keep=None, threads=None, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1, order=2, reduce=false, energy_tolerance=0.01, tol=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn ensemble<'py>(
     py: Python<'py>,
@@ -128,6 +131,7 @@ pub fn ensemble<'py>(
     order: i64,
     reduce: bool,
     energy_tolerance: f64,
+    tol: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let keep = match keep {
         Some(k) => Keep::parse(k)?,
@@ -148,6 +152,7 @@ pub fn ensemble<'py>(
         reduce,
         false,
         energy_tolerance,
+        tol,
     )?;
     let threads = threads
         .map(|n| {
@@ -186,6 +191,7 @@ pub fn ensemble<'py>(
             sc.set(&key, &text)
                 .map_err(|e| run_error(py, &RunError::Model(e), Some(i)))?;
         }
+        choice.tolerance(&sc)?;
         scenarios.push(sc);
     }
 
@@ -294,7 +300,14 @@ pub fn ensemble<'py>(
         let list = PyList::empty(py);
         for (k, info) in &runs {
             if let Some(sc) = &k.scenario {
-                list.append(summary(py, sc, info, &k.outcome, choice.energy_tolerance)?)?;
+                list.append(summary(
+                    py,
+                    sc,
+                    info,
+                    &k.outcome,
+                    choice.energy_tolerance,
+                    k.tolerance.as_ref(),
+                )?)?;
             }
         }
         d.set_item("summaries", list)?;
@@ -310,6 +323,7 @@ pub fn ensemble<'py>(
                     records,
                     &k.outcome,
                     choice.energy_tolerance,
+                    k.tolerance.as_ref(),
                 )?)?;
             }
         }

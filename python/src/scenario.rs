@@ -4,8 +4,8 @@ use crate::convert::{run_result, set_text};
 use crate::errors::{choice_error, model_error, run_error};
 use diracvi_models::{Scenario, catalogue};
 use diracvi_run::{
-    Direction, Impacts, Order, RecordBuffer, RunError, RunPlan, Stepper, describe, execute,
-    step_count,
+    Direction, Impacts, Order, RecordBuffer, RecordSink, RunError, RunOutcome, RunPlan, Stepper,
+    ToleranceChoice, describe, execute, execute_with_tolerance, step_count,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -46,6 +46,10 @@ pub struct RunChoice {
     pub jacobian: bool,
     /// Relative energy drift above which the summary warns.
     pub energy_tolerance: f64,
+    /// Accuracy on request (`diracvi run --tol`): choose the order and the
+    /// step from pilot runs (docs/theory.md §13); a scenario's own `tol`
+    /// applies when this is `None`.
+    pub tol: Option<f64>,
 }
 
 impl RunChoice {
@@ -61,7 +65,15 @@ impl RunChoice {
         reduce: bool,
         jacobian: bool,
         energy_tolerance: f64,
+        tol: Option<f64>,
     ) -> PyResult<Self> {
+        if let Some(tol) = tol
+            && !(tol.is_finite() && tol > 0.0)
+        {
+            return Err(PyValueError::new_err(format!(
+                "tol must be a finite number > 0, got {tol}"
+            )));
+        }
         let steps = steps
             .map(|n| {
                 usize::try_from(n)
@@ -91,7 +103,51 @@ impl RunChoice {
             reduce,
             jacobian,
             energy_tolerance,
+            tol,
         })
+    }
+
+    /// The tolerance a run of `scenario` takes: this choice's, else the
+    /// scenario's `tol`. A tolerance chooses the order and the number of
+    /// steps itself: `steps` or an order other than 2 with it is an error.
+    pub fn tolerance(&self, scenario: &Scenario) -> PyResult<Option<f64>> {
+        let tol = self.tol.or(scenario.tol);
+        if let Some(tol) = tol
+            && (self.steps.is_some() || self.order != Order::Two)
+        {
+            return Err(PyValueError::new_err(format!(
+                "tol = {tol:e} chooses the order and the step: steps and order cannot be given with it"
+            )));
+        }
+        Ok(tol)
+    }
+
+    /// Run `scenario` as asked, recording to `sink`: with a tolerance
+    /// ([`tolerance`](Self::tolerance), checked before) the order and step
+    /// are chosen by pilot runs first. Returns the scenario that ran (its
+    /// step the chosen one), the outcome and the choice.
+    pub fn execute(
+        &self,
+        scenario: &Scenario,
+        names: &[String],
+        sink: &mut dyn RecordSink,
+    ) -> Result<(Scenario, RunOutcome, Option<ToleranceChoice>), RunError> {
+        let mut sc = scenario.clone();
+        if let Some(tol) = self.tol {
+            sc.tol = Some(tol);
+        }
+        let plan = self.plan(&sc)?.sensitivity(names);
+        match sc.tol {
+            Some(tol) => {
+                let (outcome, choice, chosen) =
+                    execute_with_tolerance(&sc, plan, tol, sink, &mut |_| {})?;
+                Ok((chosen, outcome, Some(choice)))
+            }
+            None => {
+                let outcome = execute(&sc, plan, sink)?;
+                Ok((sc, outcome, None))
+            }
+        }
     }
 
     /// The plan for `scenario`.
@@ -461,7 +517,7 @@ impl PyScenario {
             .map_err(|e| model_error(py, e))
     }
 
-    /// run(*, stepper="lagrange", impacts="elastic", backward=False, steps=None, every=1, order=2, reduce=False, jacobian=False, sensitivity=(), energy_tolerance=0.01)
+    /// run(*, stepper="lagrange", impacts="elastic", backward=False, steps=None, every=1, order=2, reduce=False, jacobian=False, sensitivity=(), energy_tolerance=0.01, tol=None)
     ///
     /// Integrate from t = 0 with the GIL released and return a
     /// ``RunResult`` (numpy arrays ``k, t, q, p, energy,
@@ -492,14 +548,20 @@ impl PyScenario {
     /// unknown name of kind ``UnknownSensitivityParameter``);
     /// ``energy_tolerance``: the summary's ``warnings`` name an energy
     /// drift above this fraction of the energy scale
-    /// (``--energy-tolerance``).
+    /// (``--energy-tolerance``);
+    /// ``tol``: accuracy on request (``diracvi run --tol``, docs/theory.md
+    /// §13): the order (2, 4 or 6) and a fixed step are chosen from pilot
+    /// runs so that the error of the final state and the impact times is
+    /// about ``tol``; the summary's ``"tolerance"`` records the choice (a
+    /// scenario's own ``tol`` applies when not given; not with ``steps`` or
+    /// ``order``).
     ///
     /// Raises ``ModelError`` (invalid scenario, no Hamiltonian, too many
     /// steps), ``StepError`` / ``ImpactError`` (a failed step, with ``step``
     /// and ``t``), ``ValueError`` (bad ``stepper``, ``impacts``, ``steps``,
     /// ``every``, ``order``); ``ModelError`` with kind ``UnsupportedOrder``
     /// for order 4 or 6 with the hamiltonian stepper.
-    #[pyo3(signature = (*, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1, order=2, reduce=false, jacobian=false, sensitivity=None, energy_tolerance=0.01))]
+    #[pyo3(signature = (*, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1, order=2, reduce=false, jacobian=false, sensitivity=None, energy_tolerance=0.01, tol=None))]
     #[allow(clippy::too_many_arguments)]
     fn run<'py>(
         &self,
@@ -514,6 +576,7 @@ impl PyScenario {
         jacobian: bool,
         sensitivity: Option<Bound<'py, PyAny>>,
         energy_tolerance: f64,
+        tol: Option<f64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let names = sensitivity_names(sensitivity.as_ref())?;
         let choice = RunChoice::parse(
@@ -526,19 +589,22 @@ impl PyScenario {
             reduce,
             jacobian,
             energy_tolerance,
+            tol,
         )?;
         let scenario = self.inner.clone();
+        choice.tolerance(&scenario)?;
         let done = py.detach(move || {
             let info = describe(&scenario)?;
-            let plan = choice.plan(&scenario)?.sensitivity(&names);
+            let plan = choice.plan(&scenario)?;
             // Room for the records up front (bounded: a huge run grows as it goes).
             let expected = plan.steps.checked_div(plan.every).map_or(0, |n| n + 2);
             let mut records =
                 RecordBuffer::with_capacity(expected.min(1 << 20), info.coordinates.len());
-            let outcome = execute(&scenario, plan, &mut records)?;
-            Ok::<_, RunError>((scenario, info, records, outcome))
+            let (scenario, outcome, tolerance) = choice.execute(&scenario, &names, &mut records)?;
+            Ok::<_, RunError>((scenario, info, records, outcome, tolerance))
         });
-        let (scenario, info, records, outcome) = done.map_err(|e| run_error(py, &e, None))?;
+        let (scenario, info, records, outcome, tolerance) =
+            done.map_err(|e| run_error(py, &e, None))?;
         run_result(
             py,
             &scenario,
@@ -546,6 +612,7 @@ impl PyScenario {
             records,
             &outcome,
             choice.energy_tolerance,
+            tolerance.as_ref(),
         )
     }
 }

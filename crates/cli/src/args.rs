@@ -60,9 +60,28 @@ pub struct RunArgs {
     /// discretization, constraint, q, v (lists comma-separated). Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
-    /// Time step (s); overrides the scenario and --set.
+    /// Time step (s); overrides the scenario and --set (and a scenario's
+    /// `tol`).
     #[arg(long, value_name = "H", allow_negative_numbers = true)]
     pub h: Option<f64>,
+    /// Accuracy on request: diracvi chooses the method (order 2: the
+    /// midpoint scheme, 4: triple jump or 6: Kahan–Li; never the drifting
+    /// forward scheme) and a fixed step h = t_end / N so that the error of
+    /// the final state and of the impact times is about TOL (componentwise
+    /// |Δx| / max(1, |x|)), from pilot runs at N, 2N, 4N, … steps
+    /// (Richardson estimate, the order checked, the cheapest order chosen;
+    /// docs/theory.md §13), then runs with that step. The summary reports
+    /// the choice ("tolerance" in --summary json), and a warning when the
+    /// estimate did not decrease at the method's order (round-off floor,
+    /// chaos). Exclusive with --h, --steps, --order, --discretization and
+    /// --constraint. A scenario file may give `tol` instead of `h`.
+    #[arg(
+        long,
+        value_name = "TOL",
+        allow_negative_numbers = true,
+        conflicts_with_all = ["h", "steps", "order", "discretization", "constraint"]
+    )]
+    pub tol: Option<f64>,
     /// End time (s): take round(T/h) steps.
     #[arg(
         long,
@@ -125,8 +144,9 @@ pub struct RunArgs {
     /// Theorem 3.1 at impacts), 4 (triple jump) or 6 (Kahan–Li) of the
     /// symmetric midpoint Lagrange–Dirac step with the continuous elastic
     /// law at impacts (docs/theory.md §9; with --stepper lagrange).
-    #[arg(long, value_name = "2|4|6", default_value_t = Order::Two)]
-    pub order: Order,
+    /// Default 2.
+    #[arg(long, value_name = "2|4|6")]
+    pub order: Option<Order>,
     /// What happens at a wall: the elastic impact law of the stepper's
     /// family, or an error at the first crossing.
     #[arg(long, value_enum, default_value_t = ImpactsArg::Elastic)]

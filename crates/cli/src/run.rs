@@ -13,6 +13,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use diracvi_models::{Scenario, catalogue};
 use diracvi_run::{
     Direction, ModelSummary, ReductionSummary, RunError, RunOutcome, RunPlan, Stepper, Summary,
+    ToleranceChoice,
 };
 use serde::Serialize;
 use std::io::Read;
@@ -157,6 +158,28 @@ pub fn execute(
     .map_err(cli_error)?;
     progress.finish();
     Ok(outcome)
+}
+
+/// Choose the order and step for `--tol` (or a scenario's `tol`) from pilot
+/// runs ([`diracvi_run::choose_step_with_progress`]); a signal ends the
+/// pilots as it ends a run.
+fn choose_step(
+    scenario: &Scenario,
+    plan: &RunPlan,
+    tol: f64,
+    quiet: bool,
+) -> Result<ToleranceChoice> {
+    if !quiet {
+        crate::note_line(&format!(
+            "--tol {tol:e}: pilot runs to choose the order and the step"
+        ));
+    }
+    diracvi_run::choose_step_with_progress(scenario, plan, tol, &mut |_| {
+        if signals::pending().is_some() {
+            signals::exit_if_interrupted();
+        }
+    })
+    .map_err(cli_error)
 }
 
 /// The error of the `--stepper hamiltonian` check.
@@ -323,6 +346,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
     if let Some(h) = args.h {
         scenario.set("h", &h.to_string()).context("--h")?;
     }
+    if let Some(tol) = args.tol {
+        scenario.set("tol", &tol.to_string()).context("--tol")?;
+    }
     if let Some(t) = args.t_end {
         scenario.set("t_end", &t.to_string()).context("--t-end")?;
     }
@@ -332,7 +358,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     if let Some(c) = args.constraint {
         scenario.set("constraint", c.as_str())?;
     }
-    let steps = step_count(&scenario, args.steps).map_err(|e| match args.steps {
+    let mut steps = step_count(&scenario, args.steps).map_err(|e| match args.steps {
         Some(_) => e.context("--steps"),
         None => e,
     })?;
@@ -342,6 +368,31 @@ pub fn run(args: &RunArgs) -> Result<()> {
     {
         return Err(cli_error(e));
     }
+    let direction = if args.backward {
+        Direction::Backward
+    } else {
+        Direction::Forward
+    };
+    let mut order = args.order.unwrap_or_default();
+    // Accuracy on request: pilot runs choose the order and the step.
+    let tolerance = match scenario.tol {
+        Some(tol) => {
+            let probe = RunPlan::new(steps)
+                .stepper(args.stepper.into())
+                .impacts(args.impacts.into())
+                .direction(direction)
+                .reduce(args.reduce)
+                .jacobian(args.jacobian)
+                .sensitivity(&args.sensitivity);
+            let choice = choose_step(&scenario, &probe, tol, args.quiet)?;
+            let (chosen, plan) = choice.apply(&scenario, probe);
+            scenario = chosen;
+            steps = plan.steps;
+            order = plan.order;
+            Some(choice)
+        }
+        None => None,
+    };
     check_resources(args, out_targets.as_ref(), steps, info.coordinates.len())?;
     if animate_target.is_some() {
         animate::check_drawable(&scenario)?;
@@ -350,11 +401,6 @@ pub fn run(args: &RunArgs) -> Result<()> {
         .as_ref()
         .map(|_| PlotSpec::resolve(args.plot_panels.as_deref(), &scenario.model, &info))
         .transpose()?;
-    let direction = if args.backward {
-        Direction::Backward
-    } else {
-        Direction::Forward
-    };
 
     // Staged files: temporaries next to the targets (this also checks that
     // the directories are writable), removed on any failure.
@@ -389,7 +435,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         .reduce(args.reduce)
         .jacobian(args.jacobian)
         .sensitivity(&args.sensitivity)
-        .order(args.order)
+        .order(order)
         .every(if sinks.is_empty() { 0 } else { args.every });
     let outcome = execute(&scenario, plan, args.quiet, &mut sinks)?;
     drop(sinks);
@@ -431,7 +477,10 @@ pub fn run(args: &RunArgs) -> Result<()> {
         )?);
     }
 
-    let summary_data = Summary::new(&scenario, &info, &outcome, args.energy_tolerance);
+    let mut summary_data = Summary::new(&scenario, &info, &outcome, args.energy_tolerance);
+    if let Some(choice) = &tolerance {
+        summary_data = summary_data.with_tolerance(choice);
+    }
     let summary = match args.summary {
         SummaryFormat::Json => {
             let json = SummaryJson {
@@ -592,6 +641,19 @@ fn text_summary(info: &ModelSummary, args: &RunArgs, o: &RunOutcome, summary: &S
         "energy: initial {:.12}, final {:.12}, max |E − E0| = {:.3e} (relative {:.3e} of the energy scale {:.3e})",
         o.initial_energy, o.final_energy, o.max_abs_energy_deviation, rel, o.energy_scale
     );
+    if let Some(t) = &summary.tolerance {
+        let _ = writeln!(
+            s,
+            "tolerance: {:e} requested; chose order {} with h = {:?} ({} steps), estimated error {:.2e}; {} pilot runs in {:.3} s",
+            t.requested,
+            t.chosen_order,
+            t.chosen_h,
+            t.chosen_steps,
+            t.error_estimate,
+            t.pilot_runs,
+            t.pilot_wall_time_s
+        );
+    }
     for w in &summary.warnings {
         let _ = writeln!(s, "warning: {w}");
     }

@@ -148,6 +148,8 @@ fn every_run_kind_validates() {
         &["run", "pendulum", "--t-end", "1", "--backward"],
         &["run", "pendulum", "--t-end", "1", "--order", "4"],
         &["run", "pendulum", "--t-end", "1", "--order", "6"],
+        &["run", "pendulum", "--t-end", "1", "--tol", "1e-6"],
+        &["run", "particle", "--t-end", "2", "--tol", "1e-8"],
         &["run", "pendulum", "--t-end", "1", "--reduce"],
         &["run", "pendulum", "--t-end", "2", "--jacobian"],
         &[

@@ -56,6 +56,20 @@ pub enum RunError {
         /// The bound.
         max: f64,
     },
+    /// `--tol` given a value that is not a finite positive number.
+    #[error("--tol must be a finite number > 0, got {tol}")]
+    InvalidTolerance {
+        /// The tolerance given.
+        tol: f64,
+    },
+    /// No step could be chosen for a tolerance.
+    #[error("--tol {tol:e}: no step could be chosen: {reason}")]
+    ToleranceUnreachable {
+        /// The tolerance asked for.
+        tol: f64,
+        /// Why.
+        reason: String,
+    },
     /// An explicit number of steps above [`MAX_STEPS`](crate::MAX_STEPS).
     #[error("{steps} steps asked for; at most {max:e} are allowed")]
     StepsOverLimit {

@@ -20,6 +20,12 @@
 //! * [`RunOutcome`] is the summary over *every* step (energies, constraint
 //!   residual, final state, solver statistics) plus every impact as an
 //!   [`ImpactRecord`].
+//! * [`choose_step`] / [`execute_with_tolerance`]: accuracy on request
+//!   (`diracvi run --tol`, docs/theory.md §13): the order (2, 4 or 6) and a
+//!   fixed step for an error of about a tolerance in the final state and
+//!   the impact times, from Richardson estimates of pilot runs; the
+//!   [`ToleranceChoice`] goes into the summary with
+//!   [`Summary::with_tolerance`].
 //! * [`RunError`] separates input errors ([`RunError::Model`],
 //!   [`RunError::NoHamiltonian`], [`RunError::TooManySteps`],
 //!   [`RunError::StepsOverLimit`],
@@ -137,6 +143,7 @@ mod sensitivity;
 mod sink;
 mod summary;
 mod system;
+mod tolerance;
 mod writer;
 
 pub use diracvi_discrete_dirac::{Composition, Direction, StepError};
@@ -158,6 +165,10 @@ pub use summary::{
 pub use system::{
     AsSized, SizeMismatch, describe_system, execute_system, execute_system_run_time,
     execute_system_with_progress,
+};
+pub use tolerance::{
+    ToleranceCandidate, ToleranceChoice, ToleranceJson, choose_step, choose_step_with_progress,
+    execute_with_tolerance,
 };
 pub use writer::{
     IMPACT_FIXED, TRAJECTORY_FIXED, TrajectoryFormat, TrajectoryWriter, impact_columns,

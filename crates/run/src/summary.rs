@@ -3,7 +3,7 @@
 //! (both serialize this, so the two agree key for key), written down in
 //! `docs/summary.schema.json`.
 
-use crate::{ModelSummary, RunOutcome};
+use crate::{ModelSummary, RunOutcome, ToleranceChoice, ToleranceJson};
 use diracvi_models::Scenario;
 use serde::Serialize;
 
@@ -61,6 +61,9 @@ pub struct Summary {
     /// `∂(q_N, p_N)/∂θ` for each parameter of a run with `--sensitivity`,
     /// `None` otherwise.
     pub sensitivity: Option<SensitivityJson>,
+    /// How the step was chosen for a run with `--tol`
+    /// ([`Summary::with_tolerance`]); `None` for a run with a given step.
+    pub tolerance: Option<ToleranceJson>,
     /// Wall time of the integration (s).
     pub wall_time_s: f64,
 }
@@ -302,8 +305,19 @@ impl Summary {
                 .map(|j| JacobianJson::new(&info.coordinates, j)),
             sensitivity: (!o.sensitivity.is_empty())
                 .then(|| SensitivityJson(o.sensitivity.clone())),
+            tolerance: None,
             wall_time_s: o.wall_time.as_secs_f64(),
         }
+    }
+
+    /// This summary with the record of a `--tol` choice, its warnings
+    /// first.
+    pub fn with_tolerance(mut self, choice: &ToleranceChoice) -> Summary {
+        self.tolerance = Some(choice.to_json());
+        let mut warnings = choice.warnings.clone();
+        warnings.append(&mut self.warnings);
+        self.warnings = warnings;
+        self
     }
 }
 

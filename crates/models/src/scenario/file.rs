@@ -46,6 +46,7 @@ pub(super) fn scenario(file: ModelFile) -> Result<Scenario, ModelError> {
         model: file.name.clone(),
         h: run.h.unwrap_or(DEFAULT_H),
         t_end: run.t_end.unwrap_or(DEFAULT_T_END),
+        tol: None,
         discretization,
         constraint,
         // a parameter written as an expression follows the others unless set

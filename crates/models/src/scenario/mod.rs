@@ -42,9 +42,10 @@ use std::sync::Arc;
 use toml::{Table, Value};
 
 /// Top-level keys of a scenario file.
-const TOP_KEYS: [&str; 7] = [
+const TOP_KEYS: [&str; 8] = [
     "model",
     "h",
+    "tol",
     "t_end",
     "discretization",
     "constraint",
@@ -80,6 +81,13 @@ pub struct Scenario {
     pub h: f64,
     /// End time (s), `≥ 0`; runs start at `t = 0`.
     pub t_end: f64,
+    /// Accuracy on request (`tol = …` in a scenario file, exclusive with
+    /// `h`; `--tol` on the command line): the runner chooses the order and
+    /// the step for an error of about `tol` in the final state and impact
+    /// times (docs/theory.md §13), and `h` only seeds its pilot runs.
+    /// `None`: run with `h`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tol: Option<f64>,
     /// Discretization map of the discrete Lagrangian.
     pub discretization: Discretization,
     /// Discrete constraint (irrelevant for unconstrained models).
@@ -113,6 +121,7 @@ impl PartialEq for Scenario {
             && self.model == other.model
             && self.h.to_bits() == other.h.to_bits()
             && self.t_end.to_bits() == other.t_end.to_bits()
+            && self.tol.map(f64::to_bits) == other.tol.map(f64::to_bits)
             && self.discretization == other.discretization
             && self.constraint == other.constraint
             && self.parameters == other.parameters
@@ -216,6 +225,26 @@ impl Scenario {
     /// [`ModelError::WrongLength`], [`ModelError::InvalidStep`],
     /// [`ModelError::InvalidEndTime`], [`ModelError::UnknownModel`].
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ModelError> {
+        match key.trim() {
+            "tol" => {
+                self.tol = Some(check_tolerance(parse_number("tol", value.trim())?)?);
+                return Ok(());
+            }
+            "h" => {
+                let tol = self.tol.take();
+                let result = self.set_key(key, value);
+                if result.is_err() {
+                    self.tol = tol;
+                }
+                return result;
+            }
+            _ => {}
+        }
+        self.set_key(key, value)
+    }
+
+    /// [`set`](Self::set) of every key but `tol`.
+    fn set_key(&mut self, key: &str, value: &str) -> Result<(), ModelError> {
         if let Some(c) = &self.circuit {
             *self = circuit::set_key(self, c, key.trim(), value)?;
             return Ok(());
@@ -612,6 +641,16 @@ fn scenario_from_document<const N: usize, const M: usize, Mo: Model<N, M>>(
         .transpose()?
         .unwrap_or(defaults.h);
     check_step(h)?;
+    let tol = doc
+        .get("tol")
+        .map(|v| number("tol", v).and_then(check_tolerance))
+        .transpose()?;
+    if tol.is_some() && doc.contains_key("h") {
+        return Err(ModelError::Scenario(
+            "'tol' and 'h' are exclusive: give the step, or the tolerance the step is chosen for"
+                .to_owned(),
+        ));
+    }
     let t_end = doc
         .get("t_end")
         .map(|v| number("t_end", v))
@@ -650,6 +689,7 @@ fn scenario_from_document<const N: usize, const M: usize, Mo: Model<N, M>>(
         model: Mo::NAME.to_string(),
         h,
         t_end,
+        tol,
         discretization,
         constraint,
         parameters: params_to_table(&params)?,
@@ -742,7 +782,18 @@ fn write_toml<const N: usize, const M: usize, Mo: Model<N, M>>(sc: &Scenario) ->
     // `write!` into a String cannot fail.
     let _ = writeln!(s, "# diracvi scenario: {} — {}", Mo::NAME, Mo::DESCRIPTION);
     let _ = writeln!(s, "model = {}", Value::String(sc.model.clone()));
-    let _ = writeln!(s, "h = {} # time step (s)", Value::Float(sc.h));
+    match sc.tol {
+        Some(tol) => {
+            let _ = writeln!(
+                s,
+                "tol = {} # error of the final state and impact times; diracvi chooses order and step",
+                Value::Float(tol)
+            );
+        }
+        None => {
+            let _ = writeln!(s, "h = {} # time step (s)", Value::Float(sc.h));
+        }
+    }
     let _ = writeln!(
         s,
         "t_end = {} # end time (s); runs start at t = 0",
@@ -1001,6 +1052,17 @@ pub(super) fn check_step(h: f64) -> Result<(), ModelError> {
         Ok(())
     } else {
         Err(ModelError::InvalidStep { h })
+    }
+}
+
+/// A tolerance must be finite and positive.
+pub(super) fn check_tolerance(tol: f64) -> Result<f64, ModelError> {
+    if tol.is_finite() && tol > 0.0 {
+        Ok(tol)
+    } else {
+        Err(ModelError::Scenario(format!(
+            "tol must be a finite number > 0, got {tol}"
+        )))
     }
 }
 

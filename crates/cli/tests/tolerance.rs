@@ -1,0 +1,100 @@
+//! `diracvi run --tol` (docs/theory.md §13): the summary carries the
+//! tolerance record and runs the chosen method and step; `--tol` with a
+//! step, a number of steps or an order is a usage error (exit 2); a
+//! scenario file's `tol`.
+
+mod common;
+
+use common::{check_failure, run_in};
+use serde_json::Value;
+use std::path::Path;
+
+fn root() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+fn summary(args: &[&str]) -> Value {
+    let out = run_in(root(), &[args, &["--summary", "json", "-q"]].concat());
+    assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
+#[test]
+fn the_summary_records_the_choice() {
+    let s = summary(&["run", "pendulum", "--t-end", "2", "--tol", "1e-8"]);
+    let t = &s["tolerance"];
+    assert_eq!(t["requested"].as_f64(), Some(1e-8));
+    let estimate = t["error_estimate"].as_f64().unwrap();
+    assert!(estimate > 0.0 && estimate <= 1e-8, "{t}");
+    let order = t["chosen_order"].as_u64().unwrap();
+    assert!([2, 4, 6].contains(&order), "{t}");
+    // The run is the chosen one: its method, step and steps.
+    assert_eq!(s["order"].as_u64(), Some(order));
+    assert_eq!(s["method"]["discretization"], "midpoint");
+    assert_eq!(s["method"]["constraint"], "midpoint");
+    assert_eq!(s["h"].as_f64(), t["chosen_h"].as_f64());
+    assert_eq!(s["steps"].as_u64(), t["chosen_steps"].as_u64());
+    let (h, steps) = (s["h"].as_f64().unwrap(), s["steps"].as_f64().unwrap());
+    assert!((h * steps - 2.0).abs() < 1e-12, "t_end / h is whole");
+    assert!(t["pilot_runs"].as_u64().unwrap() >= 3);
+    assert!(t["pilot_wall_time_s"].as_f64().unwrap() >= 0.0);
+    assert!(!t["candidates"].as_array().unwrap().is_empty());
+    // A run with a step has none.
+    let plain = summary(&["run", "pendulum", "--t-end", "0.5"]);
+    assert!(plain["tolerance"].is_null());
+}
+
+#[test]
+fn the_text_summary_names_the_choice() {
+    let out = run_in(
+        root(),
+        &["run", "particle", "--t-end", "1", "--tol", "1e-6"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("tolerance: 1e-6 requested; chose order"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn tol_excludes_a_step_steps_and_an_order() {
+    for extra in [
+        &["--h", "0.01"][..],
+        &["--steps", "100"],
+        &["--order", "4"],
+        &["--discretization", "forward"],
+    ] {
+        let out = run_in(
+            root(),
+            &[&["run", "pendulum", "--tol", "1e-6"][..], extra].concat(),
+        );
+        assert_eq!(out.code, 2, "{extra:?}: {}", out.stderr);
+        assert!(out.stderr.contains("cannot be used with"), "{}", out.stderr);
+    }
+    for bad in ["0", "-1e-6", "nan", "inf"] {
+        let out = run_in(root(), &["run", "pendulum", &format!("--tol={bad}")]);
+        check_failure(&out, 2, &["tol"]);
+    }
+}
+
+#[test]
+fn a_scenario_file_gives_tol() {
+    let dir = std::env::temp_dir().join(format!("diracvi-tol-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("tol.toml");
+    std::fs::write(&file, "model = \"pendulum\"\ntol = 1e-7\nt_end = 1.0\n").unwrap();
+    let path = file.to_str().unwrap();
+    let s = summary(&["run", "--scenario", path]);
+    assert_eq!(s["tolerance"]["requested"].as_f64(), Some(1e-7));
+    // --h overrides the file's tol: a plain run.
+    let s = summary(&["run", "--scenario", path, "--h", "0.01"]);
+    assert!(s["tolerance"].is_null());
+    assert_eq!(s["h"].as_f64(), Some(0.01));
+    std::fs::write(&file, "model = \"pendulum\"\ntol = 1e-7\nh = 0.01\n").unwrap();
+    let out = run_in(root(), &["run", "--scenario", path]);
+    check_failure(&out, 2, &["exclusive"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
