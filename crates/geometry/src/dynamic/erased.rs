@@ -193,7 +193,7 @@ impl<T: DynSystem + Send + Sync> ErasedSystem for T {
 }
 
 /// Any [`DynSystem`] behind a pointer: the one system type the run-time
-/// core is compiled for (see the [module docs](self)).
+/// core is compiled for (docs/theory.md §11.5).
 ///
 /// ```
 /// use diracvi_geometry::dynamic::{DynSystem, Erased, energy_dyn};
