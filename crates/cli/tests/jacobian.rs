@@ -5,19 +5,8 @@
 
 mod common;
 
-use common::run_in;
+use common::{root, run_in, summary};
 use serde_json::Value;
-use std::path::Path;
-
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
-
-fn summary(args: &[&str]) -> Value {
-    let out = run_in(root(), &[args, &["--summary", "json", "-q"]].concat());
-    assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
-    serde_json::from_str(&out.stdout).unwrap()
-}
 
 fn matrix(s: &Value) -> Vec<Vec<f64>> {
     s["jacobian"]["matrix"]

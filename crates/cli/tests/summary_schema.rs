@@ -6,7 +6,9 @@
 //! `additionalProperties: false`, `items`, `oneOf`) and fails on any other
 //! keyword, so the schema cannot grow past what is checked.
 
-use assert_cmd::Command;
+mod common;
+
+use common::summary;
 use serde_json::Value;
 use std::path::Path;
 
@@ -104,22 +106,6 @@ fn validate(s: &Value, v: &Value, path: &str, errors: &mut Vec<String>) {
             validate(items, x, &format!("{path}[{i}]"), errors);
         }
     }
-}
-
-fn summary(args: &[&str]) -> Value {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = Command::new(env!("CARGO_BIN_EXE_diracvi"))
-        .current_dir(root)
-        .args(args)
-        .args(["--summary", "json", "-q"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 #[test]

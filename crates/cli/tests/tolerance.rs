@@ -5,19 +5,7 @@
 
 mod common;
 
-use common::{check_failure, run_in};
-use serde_json::Value;
-use std::path::Path;
-
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
-
-fn summary(args: &[&str]) -> Value {
-    let out = run_in(root(), &[args, &["--summary", "json", "-q"]].concat());
-    assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
-    serde_json::from_str(&out.stdout).unwrap()
-}
+use common::{check_failure, root, run_in, summary};
 
 #[test]
 fn the_summary_records_the_choice() {

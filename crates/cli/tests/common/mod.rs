@@ -54,3 +54,16 @@ pub fn check_failure(out: &Output, code: i32, needles: &[&str]) -> String {
     }
     err.to_string()
 }
+
+/// The repository root (model files and scenarios are named from there).
+pub fn root() -> &'static std::path::Path {
+    std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// The JSON summary of `diracvi <args> --summary json -q`, run from the
+/// repository root; the run must succeed.
+pub fn summary(args: &[&str]) -> serde_json::Value {
+    let out = run_in(root(), &[args, &["--summary", "json", "-q"]].concat());
+    assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+    serde_json::from_str(&out.stdout).expect("the summary is JSON")
+}
