@@ -129,6 +129,8 @@ pub struct DynLagrangeDirac<Sy, LS: LinearSolver = StructuredLu> {
     last_increment: Option<(DVector<f64>, f64)>,
     /// The one before, for the extrapolated warm start.
     previous_increment: Option<(DVector<f64>, f64)>,
+    /// Storage of the warm-start guess of the steps taken.
+    guess: DVector<f64>,
     carry: DynPositionCarry,
     /// The units of the step equations ([`crate::momentum_unit`]), fixed at
     /// the first solve.
@@ -266,6 +268,7 @@ where
             trial: SolverContext::new(n, m, solver),
             last_increment: None,
             previous_increment: None,
+            guess: DVector::zeros(n),
             carry: DynPositionCarry::new(n),
             unit: None,
         }
@@ -382,14 +385,25 @@ where
         // Warm start: the last increment extrapolated linearly, or the last
         // one alone after a change of step.
         let same = |h1: f64| h1.to_bits() == h.to_bits();
-        let guess = match (&self.last_increment, &self.previous_increment) {
+        let mut guess = std::mem::take(&mut self.guess);
+        guess.resize_vertically_mut(self.n, 0.0);
+        match (&self.last_increment, &self.previous_increment) {
             (Some((last, h1)), Some((previous, h0))) if same(*h1) && same(*h0) => {
-                last * 2.0 - previous
+                for i in 0..self.n {
+                    guess[i] = last[i] * 2.0 - previous[i];
+                }
             }
-            (Some((last, h1)), _) => last * (h / h1),
-            (None, _) => DVector::zeros(self.n),
-        };
-        self.step_oriented_from(k, t, a, pi_a, h, &guess)
+            (Some((last, h1)), _) => {
+                let r = h / h1;
+                for i in 0..self.n {
+                    guess[i] = last[i] * r;
+                }
+            }
+            (None, _) => guess.fill(0.0),
+        }
+        let s = self.step_oriented_from(k, t, a, pi_a, h, &guess);
+        self.guess = guess;
+        s
     }
 
     /// [`step_oriented`](Self::step_oriented) from the increment guess
@@ -408,8 +422,13 @@ where
         guess: &DVector<f64>,
     ) -> Result<DynOrientedStep, StepError> {
         let s = self.solve_oriented(k, t, a, pi_a, h, guess)?;
-        self.previous_increment = self.last_increment.take();
-        self.last_increment = Some((s.d.clone(), h));
+        // Rotate the two kept increments, reusing the older one's storage.
+        let mut kept = match self.previous_increment.take() {
+            Some((v, _)) if v.len() == s.d.len() => v,
+            _ => DVector::zeros(s.d.len()),
+        };
+        kept.copy_from(&s.d);
+        self.previous_increment = self.last_increment.replace((kept, h));
         Ok(s)
     }
 
@@ -424,6 +443,16 @@ where
             );
         }
         self.carry.add(a, d)
+    }
+
+    /// [`add_with_carry`](Self::add_with_carry) into `out` (the plain sum
+    /// `a + d` there already is replaced), for inputs of `n` entries.
+    fn add_with_carry_into(&mut self, a: &DVector<f64>, d: &DVector<f64>, out: &mut DVector<f64>) {
+        if a.len() != self.n || d.len() != self.n || out.len() != self.n {
+            *out = self.add_with_carry(a, d);
+            return;
+        }
+        self.carry.add_into(a, d, out);
     }
 
     /// Solve the oriented step equations for `b = a + d` given `(a, π_a)`,
@@ -637,14 +666,15 @@ pub fn dyn_step_measures<Sy: DynSystem>(
 fn taken<Sy, LS>(
     stepper: &mut DynLagrangeDirac<Sy, LS>,
     a: &DVector<f64>,
-    s: DynOrientedStep,
+    mut s: DynOrientedStep,
 ) -> DynSubStep
 where
     Sy: DynSystem,
     LS: LinearSolver<Jacobian = DMatrix<f64>>,
 {
+    stepper.add_with_carry_into(a, &s.d, &mut s.b);
     DynSubStep {
-        b: stepper.add_with_carry(a, &s.d),
+        b: s.b,
         stats: StepStats::from_newton(&s.info, s.degenerate),
         d: s.d,
         pi_b: s.pi_b,

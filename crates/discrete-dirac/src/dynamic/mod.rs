@@ -206,11 +206,18 @@ impl DynPositionCarry {
     /// `q + d` with the carry of the previous update when `q` is the point
     /// that update returned (bit for bit); records the new carry.
     pub fn add(&mut self, q: &DVector<f64>, d: &DVector<f64>) -> DVector<f64> {
+        let mut out = DVector::zeros(q.len());
+        self.add_into(q, d, &mut out);
+        out
+    }
+
+    /// [`add`](Self::add) into `out` (of the length of `q`), without
+    /// allocating.
+    pub fn add_into(&mut self, q: &DVector<f64>, d: &DVector<f64>, out: &mut DVector<f64>) {
         let same = q
             .iter()
             .zip(self.last.iter())
             .all(|(a, b)| a.to_bits() == b.to_bits());
-        let mut out = DVector::zeros(q.len());
         for i in 0..q.len() {
             let dd = if same { d[i] + self.carry[i] } else { d[i] };
             let s = q[i] + dd;
@@ -218,8 +225,7 @@ impl DynPositionCarry {
             self.carry[i] = (q[i] - (s - bb)) + (dd - bb);
             out[i] = s;
         }
-        self.last.copy_from(&out);
-        out
+        self.last.copy_from(out);
     }
 }
 
@@ -307,7 +313,14 @@ pub fn dyn_advance<St: DynSubStepper + ?Sized>(
     h: f64,
 ) -> Result<DynStepOutput, StepError> {
     let sign = stepper.direction().sign();
-    let s = stepper.sub_step(k, from.t, &from.q, &(&from.p * sign), h)?;
+    let flipped;
+    let pi_a = if sign == 1.0 {
+        &from.p
+    } else {
+        flipped = &from.p * sign;
+        &flipped
+    };
+    let s = stepper.sub_step(k, from.t, &from.q, pi_a, h)?;
     let (energy, constraint_residual) =
         stepper
             .measures(&from.q, &s, h)

@@ -35,6 +35,7 @@ use diracvi_geometry::dynamic::{
 use diracvi_geometry::{ConstraintDiscretization, Discretization, GeometryError};
 use nalgebra::{DMatrix, DVector};
 use serde::Serialize;
+use std::borrow::Cow;
 use std::cell::RefCell;
 
 /// One impact, as recorded (see [`ImpactEvent`](crate::ImpactEvent)).
@@ -760,8 +761,13 @@ where
                 g,
             });
         }
-        let mut a = from.q.clone();
-        let mut pi_a = &from.p * sign;
+        // Borrowed until an impact replaces them (no copy per smooth step).
+        let mut a = Cow::Borrowed(&from.q);
+        let mut pi_a = if sign == 1.0 {
+            Cow::Borrowed(&from.p)
+        } else {
+            Cow::Owned(&from.p * sign)
+        };
         let mut hr = h;
         let mut elapsed = 0.0;
         let mut stats = StepStats::default();
@@ -775,13 +781,12 @@ where
             let t_sub = t0 + sign * elapsed;
             let sub = self.stepper.sub_step(k, t_sub, &a, &pi_a, hr)?;
             stats.absorb(&sub.stats);
-            let b = sub.b.clone();
             let geo = |source| ImpactError::Geometry {
                 step: k,
                 t: t_sub,
                 source,
             };
-            let (suspects, near) = self.suspects(&a, &b).map_err(geo)?;
+            let (suspects, near) = self.suspects(&a, &sub.b).map_err(geo)?;
             let mut crossing = if suspects.is_empty() {
                 None
             } else {
@@ -828,8 +833,8 @@ where
                 return Ok(DynStepOutput {
                     to: DynState {
                         t: t0 + sign * h,
-                        q: b,
-                        p: &sub.pi_b * sign,
+                        q: sub.b,
+                        p: sub.pi_b * sign,
                     },
                     energy,
                     constraint_residual: residual_max,
@@ -864,13 +869,13 @@ where
             let site = DynImpactSite {
                 step: k,
                 t: t_imp,
-                a: a.clone(),
-                pi_a: pi_a.clone(),
+                a: a.clone().into_owned(),
+                pi_a: pi_a.clone().into_owned(),
                 h1,
                 h2,
                 before: &before,
                 frame: &frame,
-                pass_through: &b - &q_imp,
+                pass_through: &sub.b - &q_imp,
                 newton: self.params.newton,
             };
             let rebound = self.law.rebound(&mut self.stepper, &site)?;
@@ -892,8 +897,8 @@ where
                 grazing: rebound.grazing,
             });
             self.stepper.reset_warm_start();
-            a = q_imp;
-            pi_a = rebound.pi_after_raw.clone();
+            a = Cow::Owned(q_imp);
+            pi_a = Cow::Owned(rebound.pi_after_raw.clone());
             elapsed += h1;
             hr = h2;
             just_hit = Some(piece);
