@@ -1,5 +1,6 @@
 //! Command-line arguments (clap derive).
 
+use crate::plot::PlotPanel;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use diracvi_run::Order;
 use std::path::PathBuf;
@@ -335,23 +336,6 @@ impl StepperArg {
             StepperArg::Hamiltonian => "hamiltonian",
         }
     }
-}
-
-/// A panel kind of `--plot-panels`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PlotPanel {
-    /// The energy deviation E − E₀ against time.
-    Energy,
-    /// One panel per coordinate against time.
-    Coords,
-    /// One panel per momentum (p_x, p_theta, …) against time.
-    Momenta,
-    /// log₁₀ of the constraint residual against time (constrained models).
-    Residual,
-    /// The path in the plane of the coordinates x and y, with the walls.
-    Xy,
-    /// One phase portrait (q, p) per coordinate.
-    Phase,
 }
 
 /// `--summary`.

@@ -24,15 +24,32 @@
 //! written `0`, and a series that does not vary beyond round-off is drawn
 //! flat in the middle of a symmetric range ([`axis_range`]).
 
-use crate::args::PlotPanel;
 use crate::output::{ImpactRecord, RecordSink, RecordView, Staged, Target, output_failure};
 use anyhow::{Result, bail};
+use clap::ValueEnum;
 use diracvi_models::{Scenario, Shape};
 use diracvi_run::ModelSummary;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use std::io::Write;
 use std::ops::Range;
+
+/// A panel kind of `--plot-panels`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlotPanel {
+    /// The energy deviation E − E₀ against time.
+    Energy,
+    /// One panel per coordinate against time.
+    Coords,
+    /// One panel per momentum (p_x, p_theta, …) against time.
+    Momenta,
+    /// log₁₀ of the constraint residual against time (constrained models).
+    Residual,
+    /// The path in the plane of the coordinates x and y, with the walls.
+    Xy,
+    /// One phase portrait (q, p) per coordinate.
+    Phase,
+}
 use std::path::Path;
 
 /// Points per curve above which the records are decimated.
