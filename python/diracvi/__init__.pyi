@@ -262,9 +262,11 @@ class RunResult:
     constraint_residual: npt.NDArray[np.float64]
     impacts: ImpactTable
     summary: Dict[str, Any]
-    walls: List[Dict[str, Any]] = ...
-    """The walls of the x–y plane plot() draws (as the CLI): dicts with
-    "kind" in line, circle, polyline, dot; empty without x and y."""
+    @property
+    def walls(self) -> List[Dict[str, Any]]:
+        """The walls of the x–y plane plot() draws (as the CLI): dicts with
+        "kind" in line, circle, polyline, dot; empty without x and y.
+        Computed on first access (survives pickling either way)."""
     @property
     def final_state(self) -> Dict[str, Any]:
         """``{"t", "q", "p"}`` after the last step."""

@@ -164,14 +164,7 @@ class RunResult:
     max_abs_deviation, scale, max_relative_deviation},
     constraint_residual_max, final_state{t, q, p}, statistics{...},
     wall_time_s``; ``order``, the method's order 2, 4 or 6, is not in the
-    CLI's summary) and ``walls``: for a model with coordinates named x and
-    y, the walls of the x–y plane that :meth:`plot` draws, as the CLI's
-    ``--plot`` and ``--animate`` draw them (computed in Rust around the
-    recorded path), one dict per shape: ``{"kind": "line", "point": [x, y],
-    "direction": [dx, dy]}``, ``{"kind": "circle", "center": [x, y],
-    "radius": r}``, ``{"kind": "polyline", "points": [[x, y], ...],
-    "closed": bool}`` or ``{"kind": "dot", "point": [x, y]}``; empty
-    otherwise.
+    CLI's summary) and :attr:`walls` (computed on first access).
     """
 
     model: str
@@ -184,7 +177,42 @@ class RunResult:
     constraint_residual: np.ndarray
     impacts: ImpactTable
     summary: Dict[str, Any]
-    walls: List[Dict[str, Any]] = field(default_factory=list)
+    # The walls once computed (None: not yet), and the scenario they are
+    # computed from until then (it pickles through its TOML).
+    _walls: Optional[List[Dict[str, Any]]] = field(default=None, repr=False)
+    _walls_scenario: Any = field(default=None, repr=False)
+
+    @property
+    def walls(self) -> List[Dict[str, Any]]:
+        """For a model with coordinates named x and y, the walls of the x–y
+        plane that :meth:`plot` draws, as the CLI's ``--plot`` and
+        ``--animate`` draw them (computed in Rust around the recorded path
+        and the impact points), one dict per shape: ``{"kind": "line",
+        "point": [x, y], "direction": [dx, dy]}``, ``{"kind": "circle",
+        "center": [x, y], "radius": r}``, ``{"kind": "polyline", "points":
+        [[x, y], ...], "closed": bool}`` or ``{"kind": "dot", "point": [x,
+        y]}``; empty otherwise.
+
+        Computed on first access and kept (a model file's curved boundary
+        is traced on a grid around the path: work an ensemble member that is
+        never drawn does not pay); a result pickled before that computes
+        them after unpickling, one pickled after carries them."""
+        if self._walls is None:
+            from . import _diracvi
+
+            n = len(self.coordinates)
+            points = np.concatenate(
+                [
+                    np.asarray(self.q, dtype=float).reshape(-1, n),
+                    np.asarray(self.impacts.q, dtype=float).reshape(-1, n),
+                ]
+            )
+            walls = list(
+                _diracvi.plane_walls(self._walls_scenario, list(self.coordinates), points)
+            )
+            object.__setattr__(self, "_walls", walls)
+            object.__setattr__(self, "_walls_scenario", None)
+        return self._walls
 
     @property
     def final_state(self) -> Dict[str, Any]:

@@ -3,6 +3,7 @@
 //! (wrapped in the result classes of `diracvi._results`).
 
 use crate::errors::model_error;
+use crate::scenario::PyScenario;
 use diracvi_models::{Scenario, Shape};
 use diracvi_run::{ImpactRecord, ModelSummary, RecordBuffer, RunOutcome, Summary, ToleranceChoice};
 use numpy::{PyArray1, PyArrayMethods};
@@ -146,6 +147,15 @@ pub fn summary<'py>(
     py.import("json")?.call_method1("loads", (text,))
 }
 
+/// Whether a run of `sc` over `coordinates` has walls to draw in the x–y
+/// plane: coordinates named `x` and `y`, not a circuit (the walls
+/// themselves are computed on first access to `RunResult.walls`).
+fn has_plane(sc: &Scenario, coordinates: &[String]) -> bool {
+    sc.circuit.is_none()
+        && coordinates.iter().any(|c| c == "x")
+        && coordinates.iter().any(|c| c == "y")
+}
+
 /// The walls of the x–y panel of `RunResult.plot()`, as dicts: those the
 /// CLI's `--plot` and `--animate` draw ([`Scenario::walls_around`] the
 /// recorded path of the coordinates `x` and `y` and the impact points), one
@@ -153,28 +163,24 @@ pub fn summary<'py>(
 /// dy]}`, `{"kind": "circle", "center": [x, y], "radius": r}`, `{"kind":
 /// "polyline", "points": [[x, y], …], "closed": bool}`, `{"kind": "dot",
 /// "point": [x, y]}`. Empty for a model without coordinates `x` and `y`,
-/// or without walls.
-fn plane_walls<'py>(
+/// or without walls. `q` holds the recorded rows, then the impact points,
+/// `coordinates.len()` numbers each.
+pub fn plane_walls<'py>(
     py: Python<'py>,
     sc: &Scenario,
     coordinates: &[String],
     q: &[f64],
-    impacts: &[ImpactRecord],
 ) -> PyResult<Bound<'py, PyList>> {
     let list = PyList::empty(py);
+    if !has_plane(sc, coordinates) {
+        return Ok(list);
+    }
     let at = |name: &str| coordinates.iter().position(|c| c == name);
     let (Some(ix), Some(iy)) = (at("x"), at("y")) else {
         return Ok(list);
     };
-    if sc.circuit.is_some() {
-        return Ok(list);
-    }
     let n = coordinates.len();
-    let path = q
-        .chunks_exact(n)
-        .chain(impacts.iter().map(|i| &i.q[..]))
-        .filter(|row| row.len() == n)
-        .map(|row| [row[ix], row[iy]]);
+    let path = q.chunks_exact(n).map(|row| [row[ix], row[iy]]);
     let walls = sc.walls_around(path).map_err(|e| model_error(py, e))?;
     for w in walls {
         let d = PyDict::new(py);
@@ -218,10 +224,16 @@ pub fn run_result<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let n = info.coordinates.len();
     let d = PyDict::new(py);
-    d.set_item(
-        "walls",
-        plane_walls(py, sc, &info.coordinates, &records.q, &outcome.impacts)?,
-    )?;
+    // The walls are computed on first access (`RunResult.walls`): from the
+    // scenario, kept for that, when there is an x–y plane.
+    if has_plane(sc, &info.coordinates) {
+        d.set_item(
+            "_walls_scenario",
+            Bound::new(py, PyScenario { inner: sc.clone() })?,
+        )?;
+    } else {
+        d.set_item("_walls", PyList::empty(py))?;
+    }
     d.set_item("model", &sc.model)?;
     d.set_item("coordinates", &info.coordinates)?;
     d.set_item("k", indices(py, records.k))?;

@@ -16,7 +16,9 @@ mod ensemble;
 mod errors;
 mod scenario;
 
+use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
+use pyo3::types::PyList;
 
 /// The native module `diracvi._diracvi`.
 #[pymodule]
@@ -26,6 +28,7 @@ fn _diracvi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scenario::file_model, m)?)?;
     m.add_function(wrap_pyfunction!(ensemble::ensemble, m)?)?;
     m.add_function(wrap_pyfunction!(columns, m)?)?;
+    m.add_function(wrap_pyfunction!(plane_walls, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
@@ -40,4 +43,25 @@ fn columns(coordinates: Vec<String>) -> (Vec<String>, Vec<String>) {
         diracvi_run::trajectory_columns(&coordinates),
         diracvi_run::impact_columns(&coordinates),
     )
+}
+
+/// The walls of the x–y plane a run of `scenario` draws (`RunResult.walls`,
+/// computed on its first access): `points` holds the recorded positions and
+/// then the impact points, one row of `len(coordinates)` numbers each.
+#[pyfunction]
+fn plane_walls<'py>(
+    py: Python<'py>,
+    scenario: &scenario::PyScenario,
+    coordinates: Vec<String>,
+    points: PyReadonlyArray2<'py, f64>,
+) -> PyResult<Bound<'py, PyList>> {
+    if points.shape()[1] != coordinates.len() && points.shape()[0] > 0 {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "points have {} columns, not one per coordinate ({})",
+            points.shape()[1],
+            coordinates.len()
+        )));
+    }
+    let flat: Vec<f64> = points.as_array().iter().copied().collect();
+    convert::plane_walls(py, &scenario.inner, &coordinates, &flat)
 }

@@ -31,7 +31,7 @@ def test_model_from_file_describes_the_system():
     assert {p.name: p.default for p in m.parameters} == {"m": 1.0, "I": 0.1, "a": 0.3, "R": 2.0}
     assert m.defaults.is_model_file and not diracvi.scenario("pendulum").is_model_file
     assert (m.defaults.h, m.defaults.t_end) == (1e-3, 20.0)
-    assert m.defaults.keys == ["m", "I", "a", "R", "h", "t_end", "discretization",
+    assert m.defaults.keys == ["m", "I", "a", "R", "h", "tol", "t_end", "discretization",
                                "constraint", "q", "v"]
     # from_toml of the same text: an equal model.
     assert diracvi.Model.from_toml((MODELS / "sleigh.toml").read_text()) == m

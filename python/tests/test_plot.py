@@ -185,3 +185,37 @@ def test_a_model_without_walls_draws_none_and_results_pickle():
     # The walls travel with the result.
     b = diracvi.scenario(diracvi.Model.from_toml(BILLIARD)).run()
     assert pickle.loads(pickle.dumps(b)).walls == b.walls
+
+
+def test_walls_are_computed_on_first_access_and_survive_pickling():
+    import pickle
+
+    sleigh = diracvi.scenario(diracvi.Model.from_file(MODELS / "sleigh.toml"), t_end=12)
+    # An ensemble keeping trajectories traces no wall: each member keeps
+    # its scenario until `walls` is read.
+    e = diracvi.ensemble(sleigh, [{}, {"m": 2.0}], keep="trajectory")
+    for r in e.results:
+        assert r._walls is None and r._walls_scenario is not None
+    eager = diracvi.scenario(diracvi.Model.from_file(MODELS / "sleigh.toml"), t_end=12).run()
+    first = e.results[0]
+    # Pickled before the first access: computed after unpickling, equal.
+    before = pickle.loads(pickle.dumps(first))
+    assert before._walls is None
+    walls = first.walls
+    (arena,) = walls
+    assert arena["kind"] == "polyline" and len(arena["points"]) > 100
+    assert walls == eager.walls, "the member's walls are the single run's"
+    assert before.walls == walls
+    # Computed once, then kept (the same list), the scenario let go.
+    assert first.walls is walls
+    assert first._walls_scenario is None
+    # Pickled after: the walls travel, nothing left to compute.
+    after = pickle.loads(pickle.dumps(first))
+    assert after._walls == walls and after._walls_scenario is None
+    # The other member's walls come from its own run.
+    assert [w["kind"] for w in e.results[1].walls] == ["polyline"]
+    # No x and y (or a circuit): nothing to compute, nothing kept.
+    p = diracvi.scenario("pendulum", t_end=0.1).run()
+    assert p._walls == [] and p._walls_scenario is None and p.walls == []
+    # repr and equality of the data are unchanged.
+    assert "walls" not in repr(first)

@@ -86,3 +86,48 @@ fn a_scenario_file_gives_tol() {
     check_failure(&out, 2, &["exclusive"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_model_file_gives_tol_in_its_run_section() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root().join("models/particle.toml")).unwrap();
+    let with_tol = text.replace("h = 1e-2 ", "tol = 1e-8 ");
+    assert_ne!(with_tol, text, "particle.toml has `h = 1e-2` in [run]");
+    let file = dir.path().join("particle-tol.toml");
+    std::fs::write(&file, &with_tol).unwrap();
+    let path = file.to_str().unwrap();
+    let s = summary(&["run", "--model-file", path, "--t-end", "2"]);
+    let t = &s["tolerance"];
+    assert_eq!(t["requested"].as_f64(), Some(1e-8), "{s}");
+    let estimate = t["error_estimate"].as_f64().unwrap();
+    assert!(estimate > 0.0 && estimate <= 1e-8, "{t}");
+    assert_eq!(s["h"].as_f64(), t["chosen_h"].as_f64());
+    // `show` prints it back as `[run] tol`, and that file runs the same
+    let shown = run_in(root(), &["show", "--model-file", path]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    assert!(shown.stdout.contains("\ntol = 1e-8\n"), "{}", shown.stdout);
+    assert!(!shown.stdout.contains("\nh = "), "{}", shown.stdout);
+    let copy = dir.path().join("copy.toml");
+    std::fs::write(&copy, &shown.stdout).unwrap();
+    let again = summary(&[
+        "run",
+        "--model-file",
+        copy.to_str().unwrap(),
+        "--t-end",
+        "2",
+    ]);
+    assert_eq!(again["tolerance"]["chosen_h"], t["chosen_h"]);
+    assert_eq!(again["final_state"], s["final_state"]);
+    // --h on the command line replaces the file's tol: a plain run
+    let plain = summary(&["run", "--model-file", path, "--t-end", "2", "--h", "0.01"]);
+    assert!(plain["tolerance"].is_null());
+    // both `h` and `tol` in [run]: refused, naming the file and the key
+    let both = dir.path().join("both.toml");
+    std::fs::write(
+        &both,
+        with_tol.replace("tol = 1e-8 ", "h = 1e-2\ntol = 1e-8 "),
+    )
+    .unwrap();
+    let out = run_in(root(), &["run", "--model-file", both.to_str().unwrap()]);
+    check_failure(&out, 2, &["both.toml", "run.tol", "exclusive with `run.h`"]);
+}

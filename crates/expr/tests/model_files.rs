@@ -551,6 +551,35 @@ fn schema_and_name_errors() {
             ..
         }
     ));
+    // a tolerance instead of a step: finite, > 0, never with `h`
+    let e = run("tol = 0");
+    assert_eq!(located(&e), ("run.tol", 13, 7));
+    assert!(matches!(e.kind(), ModelFileErrorKind::OutOfRange { .. }));
+    let e = run("tol = nan");
+    assert!(matches!(e.kind(), ModelFileErrorKind::NonFinite { .. }));
+    let e = fails(&(BASE.to_owned() + "[run]\ntol = 1e-8\nh = 1e-3\n"));
+    assert_eq!(located(&e), ("run.tol", 13, 7));
+    assert_eq!(
+        e.kind(),
+        &ModelFileErrorKind::Exclusive {
+            other: "run.h",
+            reason: "give the step, or the tolerance diracvi chooses the step for"
+        }
+    );
+    assert!(
+        e.to_string()
+            .starts_with("bad.toml:13:7: run.tol: exclusive with `run.h`"),
+        "{e}"
+    );
+    let file =
+        ModelFile::from_toml_str(&(BASE.to_owned() + "[run]\ntol = 1e-8\n"), "ok.toml").unwrap();
+    assert_eq!((file.run.tol, file.run.h), (Some(1e-8), None));
+    let printed = file.to_toml_string();
+    assert!(printed.contains("\n[run]\ntol = 1e-8\n"), "{printed}");
+    assert_eq!(
+        ModelFile::from_toml_str(&printed, "again.toml").unwrap(),
+        file
+    );
 }
 
 #[test]

@@ -302,3 +302,66 @@ fn parameter_descriptions_match_the_serialized_keys() {
         }
     }
 }
+
+#[test]
+fn tol_is_a_key_of_every_scenario_and_survives_round_trips() {
+    // the catalogue
+    for name in names() {
+        let mut s = Scenario::defaults(name).unwrap();
+        assert!(
+            s.keys().iter().any(|k| k == "tol"),
+            "{name}: {:?}",
+            s.keys()
+        );
+        s.set("tol", "1e-7").unwrap();
+        let back = Scenario::from_toml(&s.to_toml()).unwrap();
+        assert_eq!(back.tol, Some(1e-7), "{name}");
+        assert_eq!(back, s, "{name}");
+    }
+    // a model file: `[run] tol` becomes the scenario's, and prints back
+    let file = format!("{}/../../models/particle.toml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut s = Scenario::from_model_file(&file).unwrap();
+    assert_eq!(s.tol, None);
+    assert!(s.keys().iter().any(|k| k == "tol"), "{:?}", s.keys());
+    let with_tol = text
+        .lines()
+        .map(|l| {
+            if l.trim_start().starts_with("h =") {
+                "tol = 1e-9".to_owned()
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_ne!(with_tol, text, "particle.toml has a [run] h");
+    let from_file = Scenario::from_toml(&with_tol).unwrap();
+    assert_eq!(from_file.tol, Some(1e-9));
+    s.set("h", "1e-3").unwrap(); // the default step a file with `tol` gets
+    s.set("tol", "1e-9").unwrap();
+    assert_eq!(from_file, s);
+    let printed = s.to_toml();
+    assert!(
+        printed.contains("\ntol = 1e-9\n") && !printed.contains("\nh = "),
+        "{printed}"
+    );
+    assert_eq!(Scenario::from_toml(&printed).unwrap(), s);
+    // `--set h=…` replaces the tolerance again
+    s.set("h", "0.002").unwrap();
+    assert_eq!(s.tol, None);
+    assert!(s.to_toml().contains("\nh = 0.002\n"));
+    // both in a file: the file and the key
+    let both = with_tol.replace("tol = 1e-9", "h = 1e-3\ntol = 1e-9");
+    let err = Scenario::from_toml(&both).unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.contains("run.tol") && message.contains("run.h"),
+        "{message}"
+    );
+    // a circuit: `tol` is a key and round-trips with its `h`
+    let mut s = Scenario::from_toml("model = \"lc-ladder\"\n").unwrap();
+    assert!(s.keys().iter().any(|k| k == "tol"), "{:?}", s.keys());
+    s.set("tol", "1e-6").unwrap();
+    assert_eq!(Scenario::from_toml(&s.to_toml()).unwrap(), s);
+}

@@ -35,7 +35,11 @@
 //! stages: 1, 3, 9), a deterministic count rather than a timing. When no
 //! order's estimate decreases at its order (round-off floor, a chaotic
 //! system, impacts that keep changing), the least-error pilot step is taken
-//! and the choice carries a warning saying so.
+//! and the choice carries a warning saying so. A ladder that does not
+//! settle and whose differences, after reaching their least value `d`,
+//! grow again at finer steps has met a floor (round-off amplified by the
+//! dynamics, as in a chaotic run): a confirmed order's estimate below `d`
+//! is raised to `d`, with a warning when the tolerance itself is below it.
 
 use crate::{Discard, Order, RecordSink, RunError, RunOutcome, RunPlan, execute_with_progress};
 use diracvi_models::{ConstraintDiscretization, Discretization, Scenario};
@@ -272,6 +276,29 @@ impl Ladder {
         (d1 > 0.0 && d2 > 0.0).then(|| (d1 / d2).log2())
     }
 
+    /// The pilots' measured floor: `Some(d)` when the ladder ran at least
+    /// three comparable pilots and their differences, after reaching their
+    /// least `d`, grew again by more than 2× at finer steps — round-off
+    /// amplified by the dynamics (chaos), below which no step of any order
+    /// gets (`None` while the differences still decrease).
+    fn floor(&self) -> Option<f64> {
+        let d: Vec<f64> = self
+            .runs
+            .windows(2)
+            .filter_map(|w| distance(&w[0].1, &w[1].1))
+            .collect();
+        if d.len() < 2 {
+            return None;
+        }
+        let (at, least) = d
+            .iter()
+            .copied()
+            .enumerate()
+            .min_by(|a, b| a.1.total_cmp(&b.1))?;
+        let grew = d[at + 1..].iter().any(|&x| x > 2.0 * least);
+        (grew && least > 0.0).then_some(least)
+    }
+
     /// Whether the last pilots settle the error model: `Some((coarsest
     /// steps, C, floor))` with `C = 0` for a pair at round-off.
     fn settled(&self) -> Option<(usize, f64, f64)> {
@@ -356,6 +383,8 @@ pub fn choose_step_with_progress(
     let mut candidates: Vec<ToleranceCandidate> = Vec::new();
     let mut first_error: Option<RunError> = None;
     let mut pilot_runs = 0;
+    // The least measured floor of an unsettled ladder, and its order.
+    let mut floor: Option<(Order, f64)> = None;
     for &order in orders {
         let sc = configured(scenario, order);
         let mut ladder = Ladder {
@@ -422,6 +451,16 @@ pub fn choose_step_with_progress(
         if unusable {
             continue;
         }
+        if settled.is_none()
+            && let Some(f) = ladder.floor()
+        {
+            floor = Some(floor.map_or(
+                (order, f),
+                |(o, g): (Order, f64)| {
+                    if f < g { (order, f) } else { (o, g) }
+                },
+            ));
+        }
         if let Some(c) = ladder.candidate(tol, settled) {
             candidates.push(c);
         }
@@ -466,10 +505,27 @@ pub fn choose_step_with_progress(
             c.clone()
         }
     };
-    let floor = round_off(chosen.steps);
-    if chosen.confirmed && tol < floor {
+    let mut chosen = chosen;
+    if chosen.confirmed
+        && let Some((o, measured)) = floor
+        && chosen.error_estimate < measured
+    {
+        // Another order's pilots stopped agreeing at `measured`: the
+        // confirmed extrapolation below it is not to be believed.
+        if tol < measured {
+            warnings.push(format!(
+                "--tol {tol:e}: the order-{} pilots stop converging at a difference of {measured:.2e} however fine the step (round-off amplified by the dynamics, e.g. chaos): an error below about that is not reachable, and the order-{} estimate {:.2e} is raised to it",
+                o.get(),
+                chosen.order,
+                chosen.error_estimate
+            ));
+        }
+        chosen.error_estimate = measured;
+    }
+    let round = round_off(chosen.steps);
+    if chosen.confirmed && tol < round {
         warnings.push(format!(
-            "--tol {tol:e} is below the round-off floor of about {floor:.1e} for {} steps: the run's error is round-off, not the tolerance",
+            "--tol {tol:e} is below the round-off floor of about {round:.1e} for {} steps: the run's error is round-off, not the tolerance",
             chosen.steps
         ));
     }

@@ -5,17 +5,32 @@
 //! configuration and impact times: its momentum is defined up to the
 //! constraint reaction), against independent references: the
 //! closed-form bouncing particle, and for the nonholonomic pendulum a
-//! Kahan–Li (order 6) run at a step whose own error is below 1e-13.
-//! Run with `-- --nocapture` for the table of achieved against requested
+//! Kahan–Li (order 6) run at a step whose own error is below 1e-13; the
+//! ellipse on its early window `[0, 3]` s (three impacts, before the
+//! billiard's sensitivity amplifies round-off) against its exact flights
+//! and root-found impacts; the double pendulum of `models/double-pendulum.toml`
+//! on `[0, 3]` s (three impacts) against a Kahan–Li run at a fine step,
+//! itself checked converged by halving that step. On the double pendulum's
+//! chaotic long window no order is confirmed: the run says so in a warning
+//! and takes the least-error pilot step. Run with `-- --nocapture` for the table of achieved against requested
 //! errors.
 
 use diracvi_models::Scenario;
-use diracvi_models::reference::BouncingParticle;
+use diracvi_models::reference::{BouncingParticle, RigidBodyReference};
 use diracvi_run::{
     Discard, Order, RunError, RunOutcome, RunPlan, choose_step, execute, execute_with_tolerance,
 };
 
-const LADDER: [f64; 8] = [1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10];
+const LADDER: [f64; 9] = [1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11];
+
+/// The double pendulum written as a model file.
+fn double_pendulum() -> Scenario {
+    Scenario::from_model_file(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../models/double-pendulum.toml"
+    ))
+    .unwrap()
+}
 
 fn mixed(x: f64, reference: f64) -> f64 {
     (x - reference).abs() / reference.abs().max(1.0)
@@ -100,6 +115,189 @@ fn particle_error_follows_the_tolerance() {
     let p = [m * v[0], m * v[1]];
     let times = exact.impact_times(scenario.t_end);
     ladder("particle", &scenario, &q, &p, &times);
+}
+
+#[test]
+fn ellipse_error_follows_the_tolerance_on_its_early_window() {
+    let mut scenario = Scenario::defaults("ellipse").unwrap();
+    // [0, 3] s: three impacts, before the billiard's sensitivity to the
+    // impact angles amplifies round-off (by [0, 6] s the order-6 pilots
+    // already differ by 1e-11 at every step: a floor, not a convergence).
+    scenario.t_end = 3.0;
+    // The catalogue's ellipse is the paper's ([VCI] §4.2), the reference's.
+    let exact = RigidBodyReference::ellipse();
+    let param = |k: &str| scenario.parameters[k].as_float().unwrap();
+    let given = [param("m"), param("g"), param("a"), param("b")];
+    assert!(
+        given
+            .iter()
+            .zip([1.0, 9.8, 1.0, 0.5])
+            .all(|(x, y)| (x - y).abs() < 1e-15),
+        "{given:?}"
+    );
+    assert!(
+        !scenario.parameters.contains_key("inertia"),
+        "I = m(a² + b²)/4"
+    );
+    assert_eq!(
+        (&scenario.initial.q[..], &scenario.initial.v[..]),
+        (&exact.q0[..], &exact.v0[..])
+    );
+    let trajectory = exact.trajectory(scenario.t_end);
+    let times: Vec<f64> = trajectory.impacts().iter().map(|i| i.t).collect();
+    assert_eq!(times.len(), 3);
+    let (q, v) = trajectory.state_at(scenario.t_end);
+    // p = M v with M = diag(I, m, m)
+    let p = [exact.inertia * v[0], exact.m * v[1], exact.m * v[2]];
+    ladder("ellipse", &scenario, &q, &p, &times);
+}
+
+/// An order-6 reference of the double pendulum on `[0, t_end]`, checked
+/// converged: the run at `steps` and at `2 steps` agree to `5e-12` (5 % of
+/// the least error the ladder allows, 10 × 1e-11).
+fn double_pendulum_reference(scenario: &Scenario, steps: usize) -> RunOutcome {
+    let run = |n: usize| {
+        let mut sc = scenario.clone();
+        sc.h = sc.t_end / n as f64;
+        execute(&sc, RunPlan::new(n).order(Order::Six), &mut Discard).unwrap()
+    };
+    let (coarse, fine) = (run(steps), run(2 * steps));
+    let times: Vec<f64> = fine.impacts.iter().map(|i| i.t).collect();
+    let converged = error(&coarse, &fine.final_q, &fine.final_p, &times);
+    assert!(converged < 5e-12, "reference not converged: {converged:e}");
+    fine
+}
+
+#[test]
+fn double_pendulum_error_follows_the_tolerance() {
+    let mut scenario = double_pendulum();
+    // [0, 3] s, three impacts: by 5 s order-6 runs from 2500 to 20 000
+    // steps already scatter by 2e-11 (round-off amplified by the dynamics),
+    // too close to the ladder's 10 × 1e-11 for a reference.
+    scenario.t_end = 3.0;
+    let r = double_pendulum_reference(&scenario, 6000);
+    let times: Vec<f64> = r.impacts.iter().map(|i| i.t).collect();
+    assert_eq!(times.len(), 3, "the lower bob hits the floor three times");
+    ladder("double pendulum", &scenario, &r.final_q, &r.final_p, &times);
+}
+
+#[test]
+fn the_chaotic_window_says_it_confirmed_nothing() {
+    // The ellipse over its default 25 s (24–26 impacts): the impact
+    // sequence depends on round-off, successive pilots end with different
+    // impact counts or far apart, and no order is confirmed.
+    let scenario = Scenario::defaults("ellipse").unwrap();
+    assert!((scenario.t_end - 25.0).abs() < 1e-12, "{}", scenario.t_end);
+    let tol = 1e-6;
+    let (outcome, choice, sc) =
+        execute_with_tolerance(&scenario, RunPlan::new(0), tol, &mut Discard, &mut |_| {}).unwrap();
+    assert!(!choice.candidates.is_empty());
+    assert!(
+        choice.candidates.iter().all(|c| !c.confirmed),
+        "{:?}",
+        choice.candidates
+    );
+    // It says so, with the observed orders and the estimate against TOL.
+    assert_eq!(choice.warnings.len(), 1, "{:?}", choice.warnings);
+    let w = &choice.warnings[0];
+    for needle in [
+        "does not decrease at the method's order for any order",
+        "order 6:",
+        "order 4:",
+        "order 2:",
+        "the run takes the least-error pilot step",
+    ] {
+        assert!(w.contains(needle), "{needle:?} not in {w}");
+    }
+    // It runs the pilot with the least estimated error, and reports that
+    // estimate, not the tolerance.
+    let best = choice
+        .candidates
+        .iter()
+        .min_by(|a, b| a.error_estimate.total_cmp(&b.error_estimate))
+        .unwrap();
+    assert_eq!(
+        (choice.order.get(), choice.steps, choice.error_estimate),
+        (best.order, best.steps, best.error_estimate)
+    );
+    assert_eq!(
+        (outcome.steps, outcome.method.order_of_accuracy()),
+        (best.steps, best.order)
+    );
+    assert!((sc.h * best.steps as f64 - 25.0).abs() < 1e-9);
+    // Above TOL here, and said to be: the same method at twice the steps
+    // ends elsewhere (or with another impact count), so TOL is not met.
+    assert!(choice.error_estimate > tol);
+    assert!(
+        w.contains("above the tolerance: it cannot be reached this way"),
+        "{w}"
+    );
+    let mut finer = sc.clone();
+    finer.h = sc.h / 2.0;
+    let f = execute(
+        &finer,
+        RunPlan::new(2 * best.steps).order(choice.order),
+        &mut Discard,
+    )
+    .unwrap();
+    let apart = f.impacts.len() != outcome.impacts.len()
+        || f.final_q
+            .iter()
+            .zip(&outcome.final_q)
+            .any(|(a, b)| (a - b).abs() > tol * a.abs().max(1.0));
+    assert!(
+        apart,
+        "the finer run agrees: the warning would be a false alarm"
+    );
+}
+
+#[test]
+fn a_measured_floor_raises_a_confirmed_estimate() {
+    // The double pendulum over [0, 8] s (eight impacts): order 4 is
+    // confirmed and would extrapolate to 5e-11, but the order-6 pilots stop
+    // converging near 1e-10 (round-off amplified by the dynamics).
+    let mut scenario = double_pendulum();
+    scenario.t_end = 8.0;
+    let tol = 1e-10;
+    let choice = choose_step(&scenario, &RunPlan::new(0), tol).unwrap();
+    let chosen = choice
+        .candidates
+        .iter()
+        .find(|c| c.order == choice.order.get())
+        .unwrap();
+    assert!(chosen.confirmed, "{:?}", choice.candidates);
+    assert!(
+        choice
+            .candidates
+            .iter()
+            .any(|c| c.order == 6 && !c.confirmed),
+        "{:?}",
+        choice.candidates
+    );
+    assert!(chosen.error_estimate <= tol, "{chosen:?}");
+    assert!(
+        choice.error_estimate > tol,
+        "raised to the floor: {choice:?}"
+    );
+    assert!(
+        choice
+            .warnings
+            .iter()
+            .any(|w| w.contains("pilots stop converging at a difference of")),
+        "{:?}",
+        choice.warnings
+    );
+    // The floor is real: two order-6 runs whose truncation errors are far
+    // below it differ by more than the order-4 extrapolation claimed.
+    let run = |n: usize| {
+        let mut sc = scenario.clone();
+        sc.h = sc.t_end / n as f64;
+        execute(&sc, RunPlan::new(n).order(Order::Six), &mut Discard).unwrap()
+    };
+    let (a, b) = (run(16_000), run(32_000));
+    let times: Vec<f64> = b.impacts.iter().map(|i| i.t).collect();
+    let apart = error(&a, &b.final_q, &b.final_p, &times);
+    assert!(apart > chosen.error_estimate, "{apart:e} vs {chosen:?}");
 }
 
 #[test]

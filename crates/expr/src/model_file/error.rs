@@ -170,6 +170,15 @@ pub enum ModelFileErrorKind {
         /// What is required.
         requirement: &'static str,
     },
+    /// A key given together with another it excludes (e.g. `run.tol` with
+    /// `run.h`); the error's key is this one, `other` the key it excludes.
+    #[error("exclusive with `{other}`: {reason}")]
+    Exclusive {
+        /// The other key (full TOML path, e.g. `run.h`).
+        other: &'static str,
+        /// Why only one of the two may be given.
+        reason: &'static str,
+    },
     /// A string that is not one of the allowed choices.
     #[error("`{value}` is not one of: {}", allowed.join(", "))]
     InvalidChoice {

@@ -20,6 +20,7 @@
 //! R = 2.0
 //! [run]                                      # optional, every key optional
 //! h = 1e-3                                   # > 0
+//! # tol = 1e-8                               # > 0, instead of h: diracvi chooses order and step
 //! t_end = 20.0                               # >= 0
 //! discretization = "midpoint"                # "forward" | "midpoint"
 //! constraint = "midpoint"                    # "retraction" | "midpoint"
@@ -83,6 +84,10 @@ pub const CONSTRAINT_DISCRETIZATIONS: &[&str] = &["retraction", "midpoint"];
 pub struct RunSettings {
     /// Time step, finite and `> 0`.
     pub h: Option<f64>,
+    /// Accuracy on request, finite and `> 0`, exclusive with `h`: the
+    /// runner chooses the order and the step for an error of about `tol`
+    /// in the final state and impact times (`--tol`).
+    pub tol: Option<f64>,
     /// Final time, finite and `≥ 0`.
     pub t_end: Option<f64>,
     /// One of [`DISCRETIZATIONS`].

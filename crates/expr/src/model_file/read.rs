@@ -42,7 +42,7 @@ const MODEL: &[&str] = &[
     "boundaries",
     "hamiltonian",
 ];
-const RUN: &[&str] = &["h", "t_end", "discretization", "constraint"];
+const RUN: &[&str] = &["h", "tol", "t_end", "discretization", "constraint"];
 const INITIAL: &[&str] = &["q", "v"];
 
 struct Reader<'s> {
@@ -262,6 +262,30 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
                 ));
             }
             run.h = Some(h);
+        }
+        if let Some(v) = get(table, "tol") {
+            let tol = r.finite("run.tol", v)?;
+            if tol <= 0.0 {
+                return Err(r.error(
+                    "run.tol".into(),
+                    Some(v.span().start),
+                    K::OutOfRange {
+                        value: tol,
+                        requirement: "the tolerance must be > 0",
+                    },
+                ));
+            }
+            if run.h.is_some() {
+                return Err(r.error(
+                    "run.tol".into(),
+                    Some(v.span().start),
+                    K::Exclusive {
+                        other: "run.h",
+                        reason: "give the step, or the tolerance diracvi chooses the step for",
+                    },
+                ));
+            }
+            run.tol = Some(tol);
         }
         if let Some(v) = get(table, "t_end") {
             let t_end = r.finite("run.t_end", v)?;

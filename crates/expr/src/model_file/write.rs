@@ -123,6 +123,9 @@ fn write_to(model: &ModelFile, out: &mut String) -> std::fmt::Result {
         if let Some(h) = model.run.h {
             writeln!(out, "h = {}", number(h))?;
         }
+        if let Some(tol) = model.run.tol {
+            writeln!(out, "tol = {}", number(tol))?;
+        }
         if let Some(t) = model.run.t_end {
             writeln!(out, "t_end = {}", number(t))?;
         }

@@ -190,7 +190,7 @@ fn initial_of(circuit: &Circuit) -> InitialData {
 
 /// `lc-ladder` from a scenario document (`model = "lc-ladder"`).
 pub(super) fn ladder_scenario(doc: &Table) -> Result<Scenario, ModelError> {
-    const KEYS: [&str; 5] = ["model", "h", "t_end", "discretization", "parameters"];
+    const KEYS: [&str; 6] = ["model", "h", "tol", "t_end", "discretization", "parameters"];
     if let Some(key) = doc.keys().find(|k| !KEYS.contains(&k.as_str())) {
         return Err(ModelError::Scenario(format!(
             "unknown key '{key}' for {LADDER} (valid top-level keys: {})",
@@ -259,7 +259,7 @@ pub(super) fn netlist_scenario(
 
 /// A netlist scenario from a scenario document with a `netlist` key.
 pub(super) fn netlist_document(doc: &Table, model: &str) -> Result<Scenario, ModelError> {
-    const KEYS: [&str; 5] = ["model", "netlist", "h", "t_end", "discretization"];
+    const KEYS: [&str; 6] = ["model", "netlist", "h", "tol", "t_end", "discretization"];
     if let Some(key) = doc.keys().find(|k| !KEYS.contains(&k.as_str())) {
         return Err(ModelError::Scenario(format!(
             "unknown key '{key}' for a netlist scenario (valid top-level keys: {})",
@@ -290,8 +290,24 @@ pub(super) fn netlist_document(doc: &Table, model: &str) -> Result<Scenario, Mod
     Ok(sc)
 }
 
-/// Apply `discretization` (and `h`, `t_end`) from a document.
+/// Apply `discretization` (and `h`, `t_end`, `tol`) from a document. A
+/// circuit's `tol` may come with `h` (a netlist has no default step): `h`
+/// then seeds the pilot runs.
 fn run_keys(sc: &mut Scenario, doc: &Table) -> Result<(), ModelError> {
+    if let Some(v) = doc.get("tol") {
+        let tol = match v {
+            Value::Float(x) => *x,
+            Value::Integer(i) => *i as f64,
+            other => {
+                return Err(ModelError::IllTypedParameter {
+                    key: "tol".into(),
+                    value: other.to_string(),
+                    expected: "a number".into(),
+                });
+            }
+        };
+        sc.tol = Some(super::check_tolerance(tol)?);
+    }
     for key in ["h", "t_end", "discretization"] {
         let Some(v) = doc.get(key) else { continue };
         let raw = match v {
@@ -333,7 +349,7 @@ pub(super) fn keys(source: &CircuitSource) -> Vec<String> {
     };
     params
         .iter()
-        .chain(&["h", "t_end", "discretization"])
+        .chain(&["h", "tol", "t_end", "discretization"])
         .map(|s| s.to_string())
         .collect()
 }
@@ -426,6 +442,13 @@ pub(super) fn to_toml(sc: &Scenario, source: &CircuitSource) -> String {
     }
     let _ = writeln!(s, "model = {}", Value::String(sc.model.clone()));
     let _ = writeln!(s, "h = {} # time step (s)", Value::Float(sc.h));
+    if let Some(tol) = sc.tol {
+        let _ = writeln!(
+            s,
+            "tol = {} # error of the final state; diracvi chooses order and step (h seeds the pilots)",
+            Value::Float(tol)
+        );
+    }
     let _ = writeln!(
         s,
         "t_end = {} # end time (s); runs start at t = 0",

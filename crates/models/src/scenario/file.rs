@@ -46,7 +46,7 @@ pub(super) fn scenario(file: ModelFile) -> Result<Scenario, ModelError> {
         model: file.name.clone(),
         h: run.h.unwrap_or(DEFAULT_H),
         t_end: run.t_end.unwrap_or(DEFAULT_T_END),
-        tol: None,
+        tol: run.tol,
         discretization,
         constraint,
         // a parameter written as an expression follows the others unless set
@@ -193,8 +193,11 @@ pub(super) fn to_model_file(sc: &Scenario, file: &ModelFile) -> ModelFile {
             *value = v;
         }
     }
+    // `tol` and `h` are exclusive in a file: with a tolerance, `h` (which
+    // only seeds the pilot runs) is left to its default
     out.run = RunSettings {
-        h: Some(sc.h),
+        h: sc.tol.is_none().then_some(sc.h),
+        tol: sc.tol,
         t_end: Some(sc.t_end),
         discretization: Some(sc.discretization.to_string()),
         constraint: Some(sc.constraint.to_string()),

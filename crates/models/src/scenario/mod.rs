@@ -54,7 +54,15 @@ const TOP_KEYS: [&str; 8] = [
 ];
 
 /// Keys [`Scenario::set`] accepts besides the model's parameters.
-const RUN_KEYS: [&str; 6] = ["h", "t_end", "discretization", "constraint", "q", "v"];
+const RUN_KEYS: [&str; 7] = [
+    "h",
+    "tol",
+    "t_end",
+    "discretization",
+    "constraint",
+    "q",
+    "v",
+];
 
 /// Continuous initial data `q(0)`, `v(0)` (the model's coordinates, in order).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -278,7 +286,7 @@ impl Scenario {
     }
 
     /// Every key [`set`](Self::set) accepts for `model`: its parameters, then
-    /// `h`, `t_end`, `discretization`, `constraint`, `q`, `v`.
+    /// `h`, `tol`, `t_end`, `discretization`, `constraint`, `q`, `v`.
     ///
     /// # Errors
     /// [`ModelError::UnknownModel`].
@@ -295,8 +303,9 @@ impl Scenario {
     }
 
     /// Every key [`set`](Self::set) accepts for this scenario's model
-    /// (catalogued or read from a file): its parameters, then `h`, `t_end`,
-    /// `discretization`, `constraint`, `q`, `v`.
+    /// (catalogued or read from a file): its parameters, then `h`, `tol`,
+    /// `t_end`, `discretization`, `constraint`, `q`, `v` (a circuit: its
+    /// parameters, `h`, `tol`, `t_end`, `discretization`).
     pub fn keys(&self) -> Vec<String> {
         if let Some(c) = &self.circuit {
             return circuit::keys(c);
@@ -748,8 +757,8 @@ fn set_key<const N: usize, const M: usize, Mo: Model<N, M>>(
     })
 }
 
-/// Apply one of [`RUN_KEYS`] to `out` (`n` coordinates); `Ok(false)` when
-/// `key` is not a run key.
+/// Apply one of [`RUN_KEYS`] but `tol` (which [`Scenario::set`] takes
+/// itself) to `out` (`n` coordinates); `Ok(false)` when `key` is not one.
 fn set_run_key(out: &mut Scenario, key: &str, raw: &str, n: usize) -> Result<bool, ModelError> {
     match key {
         "h" => {
