@@ -442,7 +442,6 @@ impl<Mo: NamedDynSystem> Flow<'_, Mo> {
         tangent: bool,
         keep: bool,
     ) -> Result<Return, PeriodicError> {
-        let n = self.n;
         let h = self.setup.h;
         let mut integrator = DynImpactIntegrator::new(self.stepper());
         if tangent {
