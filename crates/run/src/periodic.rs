@@ -1362,3 +1362,129 @@ fn stack_vec(q: &[f64], p: &[f64]) -> DVector<f64> {
 fn scenario_dim(points: &[BranchPoint]) -> usize {
     points.last().map_or(0, |p| p.orbit.q.len())
 }
+
+impl PeriodicOrbit {
+    /// The orbit as `diracvi periodic --summary json` prints it (and
+    /// Python's `periodic_orbit` returns it): model, section, fixed point,
+    /// period, residual, multipliers, verdict, monodromy.
+    pub fn to_json(&self, h: f64) -> serde_json::Value {
+        let section = match self.section {
+            Section::Impact { piece, count } => serde_json::json!({
+                "kind": "impact",
+                "piece": piece,
+                "piece_name": self.piece_name,
+                "count": count,
+            }),
+            Section::Steps(steps) => serde_json::json!({"kind": "steps", "steps": steps}),
+        };
+        let names: Vec<String> = ["q", "p"]
+            .iter()
+            .flat_map(|k| self.coordinates.iter().map(move |c| format!("{k}:{c}")))
+            .collect();
+        let matrix: Vec<Vec<f64>> = self
+            .monodromy
+            .row_iter()
+            .map(|r| r.iter().copied().collect())
+            .collect();
+        serde_json::json!({
+            "model": self.model,
+            "coordinates": self.coordinates,
+            "section": section,
+            "h": h,
+            "period": self.period,
+            "steps": self.steps,
+            "impacts": self.impacts,
+            "energy": self.energy,
+            "fixed_point": {"q": self.q, "p": self.p, "v": self.v},
+            "residual": self.residual,
+            "iterations": self.iterations,
+            "residual_history": self.residual_history,
+            "multipliers": self.multipliers,
+            "reciprocity_defect": self.reciprocity_defect,
+            "max_modulus": self.max_modulus,
+            "stability": self.stability,
+            "monodromy": {"rows": names, "cols": names, "matrix": matrix},
+        })
+    }
+}
+
+impl Branch {
+    /// The branch as JSON: the parameter, every point's value and orbit
+    /// ([`PeriodicOrbit::to_json`]), the stability changes and why it
+    /// stopped early, if it did.
+    pub fn to_json(&self, h: f64) -> serde_json::Value {
+        let points: Vec<serde_json::Value> = self
+            .points
+            .iter()
+            .map(|p| serde_json::json!({"value": p.value, "orbit": p.orbit.to_json(h)}))
+            .collect();
+        serde_json::json!({
+            "parameter": self.parameter,
+            "points": points,
+            "stability_changes": self.changes,
+            "stopped": self.stopped.as_ref().map(|(value, e)| {
+                serde_json::json!({"value": value, "error": e.to_string()})
+            }),
+        })
+    }
+
+    /// The branch table as CSV: one row per point — the parameter's
+    /// value, period, steps, impacts, energy, residual, iterations,
+    /// stability, largest nontrivial modulus, `q_<c>` and `p_<c>` of the
+    /// fixed point, then each multiplier `m<i>_re`, `m<i>_im`, `m<i>_abs`,
+    /// `m<i>_kind` in the order of [`PeriodicOrbit::multipliers`] (trivial
+    /// first).
+    pub fn to_csv(&self) -> String {
+        let Some(first) = self.points.first() else {
+            return format!("{}\n", self.parameter);
+        };
+        let coords = &first.orbit.coordinates;
+        let mut header: Vec<String> = [
+            self.parameter.as_str(),
+            "period",
+            "steps",
+            "impacts",
+            "energy",
+            "residual",
+            "iterations",
+            "stability",
+            "max_modulus",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        header.extend(coords.iter().map(|c| format!("q_{c}")));
+        header.extend(coords.iter().map(|c| format!("p_{c}")));
+        for i in 0..first.orbit.multipliers.len() {
+            for part in ["re", "im", "abs", "kind"] {
+                header.push(format!("m{i}_{part}"));
+            }
+        }
+        let mut out = header.join(",");
+        out.push('\n');
+        for p in &self.points {
+            let o = &p.orbit;
+            let mut row: Vec<String> = vec![
+                format!("{:e}", p.value),
+                format!("{:e}", o.period),
+                o.steps.to_string(),
+                o.impacts.to_string(),
+                format!("{:e}", o.energy),
+                format!("{:e}", o.residual),
+                o.iterations.to_string(),
+                o.stability.to_string(),
+                format!("{:e}", o.max_modulus),
+            ];
+            row.extend(o.q.iter().chain(&o.p).map(|x| format!("{x:e}")));
+            for m in &o.multipliers {
+                row.push(format!("{:e}", m.re));
+                row.push(format!("{:e}", m.im));
+                row.push(format!("{:e}", m.modulus));
+                row.push(m.kind.label().replace(',', ";"));
+            }
+            out.push_str(&row.join(","));
+            out.push('\n');
+        }
+        out
+    }
+}
