@@ -274,6 +274,17 @@ pub enum PeriodicError {
         /// The time searched.
         horizon: f64,
     },
+    /// Newton's method converged to an equilibrium (a state the flow
+    /// does not move), not to a periodic orbit.
+    #[error(
+        "{model}: Newton's method converged to an equilibrium (q = {q:?}), not to a periodic orbit: no orbit of this period near the guess; try another --period or larger initial data"
+    )]
+    Equilibrium {
+        /// The model's name.
+        model: String,
+        /// The equilibrium's configuration.
+        q: Vec<f64>,
+    },
     /// Newton's method did not converge.
     #[error(
         "{model}: the periodic orbit did not converge: residual {residual:.3e} after {iterations} Newton iterations (tolerance {tolerance:.1e}){reason}"
@@ -300,6 +311,7 @@ impl PeriodicError {
             PeriodicError::Run(e) => e.is_numerical(),
             PeriodicError::NoReturn { .. }
             | PeriodicError::NoPeriod { .. }
+            | PeriodicError::Equilibrium { .. }
             | PeriodicError::NotConverged { .. } => true,
             PeriodicError::UnknownSection { .. } | PeriodicError::Unsupported { .. } => false,
         }
@@ -878,7 +890,8 @@ fn search<Mo: NamedDynSystem>(
         }
     };
     // The flow direction at the fixed point, from the grid orbit (central
-    // difference of its states before and after): for the grid map.
+    // difference of its states before and after): for the grid map; a
+    // state that does not move is an equilibrium.
     let q = xs.rows(0, n).into_owned();
     let p = xs.rows(n, n).into_owned();
     let v = velocity_from_momentum_dyn(model, &q, &p, &setup.v0).map_err(|error| {
@@ -886,6 +899,22 @@ fn search<Mo: NamedDynSystem>(
     })?;
     let energy = energy_dyn(model, &q, &v);
     let monodromy = ret.jacobian.clone();
+    let flow_direction = match section {
+        Section::Steps(Some(steps)) => {
+            let orbit = flow.run(&xs, Section::Steps(Some(steps)), false, true)?;
+            let after = &orbit.states[1];
+            let before = &orbit.states[orbit.states.len().saturating_sub(2)];
+            let moved = (after - &xs).amax().max((before - &xs).amax());
+            if moved <= 1e-10 * scale(&xs) {
+                return Err(PeriodicError::Equilibrium {
+                    model: name,
+                    q: q.as_slice().to_vec(),
+                });
+            }
+            Some((after - before) / (2.0 * setup.h))
+        }
+        _ => None,
+    };
     let context = Context {
         n,
         coordinates: model.coordinates(),
@@ -905,15 +934,7 @@ fn search<Mo: NamedDynSystem>(
             None => None,
         },
         energy_gradient: flow.energy_gradient(&q, &v),
-        flow_direction: match section {
-            Section::Steps(Some(steps)) => {
-                let orbit = flow.run(&xs, Section::Steps(Some(steps)), false, true)?;
-                let after = &orbit.states[1];
-                let before = &orbit.states[orbit.states.len().saturating_sub(2)];
-                Some((after - before) / (2.0 * setup.h))
-            }
-            _ => None,
-        },
+        flow_direction,
         stability_tolerance: options.stability_tolerance,
     };
     let (multipliers, reciprocity_defect, max_modulus, stability) = classify(&monodromy, &context);
