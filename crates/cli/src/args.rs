@@ -99,7 +99,12 @@ pub struct PeriodicArgs {
     pub impact: usize,
     /// Without --section: the period (s), rounded to a whole number of
     /// steps.
-    #[arg(long, value_name = "T", conflicts_with = "steps", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "T",
+        conflicts_with = "steps",
+        allow_negative_numbers = true
+    )]
     pub period: Option<f64>,
     /// Without --section: the period as a number of steps.
     #[arg(long, value_name = "N")]

@@ -222,10 +222,7 @@ fn branch_text(b: &Branch) -> String {
         s.push_str("stability does not change along the branch\n");
     }
     if let Some((value, e)) = &b.stopped {
-        s.push_str(&format!(
-            "stopped at {} = {value:e}: {e}\n",
-            b.parameter
-        ));
+        s.push_str(&format!("stopped at {} = {value:e}: {e}\n", b.parameter));
     }
     s
 }

@@ -52,7 +52,11 @@ fn the_upright_ellipse_bounce_is_found_and_returns_under_a_plain_run() {
     let (a, b) = (nontrivial[0], nontrivial[1]);
     assert!((a.0 * b.0 - a.1 * b.1 - 1.0).abs() < 1e-8 && (a.0 * b.1 + a.1 * b.0).abs() < 1e-8);
     let largest = a.0.hypot(a.1).max(b.0.hypot(b.1));
-    let verdict = if largest > 1.0 + 1e-6 { "unstable" } else { "stable" };
+    let verdict = if largest > 1.0 + 1e-6 {
+        "unstable"
+    } else {
+        "stable"
+    };
     assert_eq!(s["stability"], verdict);
     assert!(mults.iter().any(|m| m["kind"] == "section"));
     assert!(mults.iter().any(|m| m["kind"] == "energy"));
@@ -111,10 +115,19 @@ fn the_upright_ellipse_bounce_is_found_and_returns_under_a_plain_run() {
     assert!((col("t") - period).abs() < 1e-9);
     for (i, c) in ["theta", "x", "y"].iter().enumerate() {
         assert!((col(&format!("q_{c}")) - q[i]).abs() <= 1e-12, "q_{c}");
-        assert!((col(&format!("p_after_{c}")) - p[i]).abs() <= 1e-12, "p_{c}");
+        assert!(
+            (col(&format!("p_after_{c}")) - p[i]).abs() <= 1e-12,
+            "p_{c}"
+        );
     }
     let text = run_in(root(), &args(&["--section", "0"])).stdout;
-    for needle in ["stability: ", "energy", "symmetry (x)", "section (time shift)", "period: "] {
+    for needle in [
+        "stability: ",
+        "energy",
+        "symmetry (x)",
+        "section (time shift)",
+        "period: ",
+    ] {
         assert!(text.contains(needle), "{needle}: {text}");
     }
 }
@@ -140,7 +153,12 @@ fn continuation_writes_a_branch_table_and_reports_stability_changes() {
         ]),
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(out.stdout.matches("stability changes from").count(), 2, "{}", out.stdout);
+    assert_eq!(
+        out.stdout.matches("stability changes from").count(),
+        2,
+        "{}",
+        out.stdout
+    );
     assert!(out.stdout.contains("from stable to unstable"));
     let table = std::fs::read_to_string(&csv).unwrap();
     let mut lines = table.lines();

@@ -30,8 +30,7 @@ use crate::RunError;
 use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, DynOneStep, DynSubStepper};
 use diracvi_discrete_dirac::{Direction, DynState};
 use diracvi_geometry::dynamic::{
-    boundary_gradient_dyn, energy_dyn, legendre_jet_dyn, momentum_dyn,
-    velocity_from_momentum_dyn,
+    boundary_gradient_dyn, energy_dyn, legendre_jet_dyn, momentum_dyn, velocity_from_momentum_dyn,
 };
 use diracvi_impact::ImpactError;
 use diracvi_impact::dynamic::{DynImpactEvent, DynImpactIntegrator};
@@ -766,7 +765,10 @@ fn search<Mo: NamedDynSystem>(
                     p.len()
                 )));
             }
-            stack(&DVector::from_column_slice(q), &DVector::from_column_slice(p))
+            stack(
+                &DVector::from_column_slice(q),
+                &DVector::from_column_slice(p),
+            )
         }
         None => stack(&setup.q0, &momentum_dyn(model, &setup.q0, &setup.v0)),
     };
@@ -894,9 +896,8 @@ fn search<Mo: NamedDynSystem>(
     // state that does not move is an equilibrium.
     let q = xs.rows(0, n).into_owned();
     let p = xs.rows(n, n).into_owned();
-    let v = velocity_from_momentum_dyn(model, &q, &p, &setup.v0).map_err(|error| {
-        PeriodicError::Run(RunError::InitialState { error })
-    })?;
+    let v = velocity_from_momentum_dyn(model, &q, &p, &setup.v0)
+        .map_err(|error| PeriodicError::Run(RunError::InitialState { error }))?;
     let energy = energy_dyn(model, &q, &v);
     let monodromy = ret.jacobian.clone();
     let flow_direction = match section {
@@ -1015,7 +1016,12 @@ fn eigenvector(m: &DMatrix<f64>, lambda: Complex<f64>) -> DVector<Complex<f64>> 
     let k = m.nrows();
     let shift = lambda + Complex::new(1e-10 * (1.0 + lambda.norm()), 1e-11);
     let a = DMatrix::from_fn(k, k, |i, j| {
-        Complex::new(m[(i, j)], 0.0) - if i == j { shift } else { Complex::new(0.0, 0.0) }
+        Complex::new(m[(i, j)], 0.0)
+            - if i == j {
+                shift
+            } else {
+                Complex::new(0.0, 0.0)
+            }
     });
     let lu = a.lu();
     let mut v = DVector::from_fn(k, |i, _| Complex::new(1.0 + 0.1 * i as f64, 0.3));
@@ -1151,9 +1157,10 @@ fn classify(m: &DMatrix<f64>, c: &Context) -> (Vec<Multiplier>, f64, f64, Stabil
         // The time shift: the eigenvector closest to the flow direction,
         // and its reciprocal partner (the energy).
         let candidates = free(&kinds);
-        if let Some(&best) = candidates.iter().max_by(|&&a, &&b| {
-            alignment(f, &vectors[a]).total_cmp(&alignment(f, &vectors[b]))
-        }) {
+        if let Some(&best) = candidates
+            .iter()
+            .max_by(|&&a, &&b| alignment(f, &vectors[a]).total_cmp(&alignment(f, &vectors[b])))
+        {
             kinds[best] = Some(MultiplierKind::TimeShiftEnergy);
             let inv = Complex::new(1.0, 0.0) / eig[best];
             if let Some(&partner) = free(&kinds)
@@ -1176,11 +1183,7 @@ fn classify(m: &DMatrix<f64>, c: &Context) -> (Vec<Multiplier>, f64, f64, Stabil
         push(&mut out, z, kind);
     }
     // Nontrivial: largest modulus first, then by imaginary part.
-    nontrivial.sort_by(|a, b| {
-        b.norm()
-            .total_cmp(&a.norm())
-            .then(b.im.total_cmp(&a.im))
-    });
+    nontrivial.sort_by(|a, b| b.norm().total_cmp(&a.norm()).then(b.im.total_cmp(&a.im)));
     let mut defect: f64 = 0.0;
     let mut paired = vec![false; nontrivial.len()];
     for i in 0..nontrivial.len() {
@@ -1234,9 +1237,11 @@ pub struct StabilityChange {
     pub from: Stability,
     /// The verdict after.
     pub to: Stability,
-    /// The parameter where the largest nontrivial modulus crosses
-    /// `1 + stability tolerance`, by linear interpolation between the two
-    /// points.
+    /// The parameter where the stability index crosses `1 + stability
+    /// tolerance`, by linear interpolation between the two points: for
+    /// multipliers in reciprocal pairs the largest `|Re(λ + 1/λ)| / 2`
+    /// (the half-trace of a pair: at most 1 on the unit circle, smooth
+    /// through both kinds of change), otherwise the largest modulus.
     pub estimate: f64,
 }
 
@@ -1289,7 +1294,15 @@ pub fn continue_orbit(
     guess: Option<(&[f64], &[f64])>,
 ) -> Result<Branch, PeriodicError> {
     let parameter = parameter.trim();
-    let run_keys = ["h", "t_end", "tol", "discretization", "constraint", "q", "v"];
+    let run_keys = [
+        "h",
+        "t_end",
+        "tol",
+        "discretization",
+        "constraint",
+        "q",
+        "v",
+    ];
     if run_keys.contains(&parameter) || !scenario.keys().iter().any(|k| k == parameter) {
         let valid: Vec<String> = scenario
             .keys()
@@ -1352,7 +1365,7 @@ pub fn continue_orbit(
         .map(|w| {
             let (a, b) = (&w[0], &w[1]);
             let threshold = 1.0 + options.stability_tolerance;
-            let (ma, mb) = (a.orbit.max_modulus, b.orbit.max_modulus);
+            let (ma, mb) = (stability_index(&a.orbit), stability_index(&b.orbit));
             let estimate = if (mb - ma).abs() > 0.0 {
                 let s = ((threshold - ma) / (mb - ma)).clamp(0.0, 1.0);
                 a.value + s * (b.value - a.value)
@@ -1376,8 +1389,27 @@ pub fn continue_orbit(
     })
 }
 
+/// The stability index of [`StabilityChange::estimate`].
+fn stability_index(o: &PeriodicOrbit) -> f64 {
+    let nontrivial = o.multipliers.iter().filter(|m| !m.kind.is_trivial());
+    if o.reciprocity_defect < 1e-6 {
+        nontrivial
+            .filter(|m| m.modulus > 0.0)
+            .map(|m| {
+                let z = Complex::new(m.re, m.im);
+                (z + Complex::new(1.0, 0.0) / z).re.abs() / 2.0
+            })
+            .fold(0.0, f64::max)
+    } else {
+        o.max_modulus
+    }
+}
+
 fn stack_vec(q: &[f64], p: &[f64]) -> DVector<f64> {
-    stack(&DVector::from_column_slice(q), &DVector::from_column_slice(p))
+    stack(
+        &DVector::from_column_slice(q),
+        &DVector::from_column_slice(p),
+    )
 }
 
 fn scenario_dim(points: &[BranchPoint]) -> usize {

@@ -120,7 +120,11 @@ fn the_upright_ellipse_bouncing_vertically_is_a_periodic_orbit() {
         .find(|m| m.kind == MultiplierKind::Energy)
         .unwrap();
     let expected = 1.0 - 9.8 * sc.h / (2.0 * o.v[2]);
-    assert!((energy.re - expected).abs() < 1e-9, "{} vs {expected}", energy.re);
+    assert!(
+        (energy.re - expected).abs() < 1e-9,
+        "{} vs {expected}",
+        energy.re
+    );
 }
 
 /// The fixed point checked without Newton's method: a plain run (the
@@ -204,7 +208,11 @@ fn continuation_in_the_semi_axis_reports_the_change_of_stability() {
         assert!((o.p[2] - speed).abs() < 1e-9 * speed);
         assert!(o.reciprocity_defect < 1e-8, "a = {}", p.value);
         let t = trace(o);
-        assert!(t > last_trace, "a = {}: trace {t} after {last_trace}", p.value);
+        assert!(
+            t > last_trace,
+            "a = {}: trace {t} after {last_trace}",
+            p.value
+        );
         last_trace = t;
         let expected = if t.abs() <= 2.0 {
             Stability::Stable
@@ -215,14 +223,29 @@ fn continuation_in_the_semi_axis_reports_the_change_of_stability() {
     }
     assert_eq!(branch.changes.len(), 2, "{:?}", branch.changes);
     let (flip, circle) = (&branch.changes[0], &branch.changes[1]);
-    assert_eq!((flip.from, flip.to), (Stability::Unstable, Stability::Stable));
-    assert_eq!((circle.from, circle.to), (Stability::Stable, Stability::Unstable));
-    assert!(circle.from_value < 0.5 && 0.5 < circle.to_value, "{circle:?}");
+    assert_eq!(
+        (flip.from, flip.to),
+        (Stability::Unstable, Stability::Stable)
+    );
+    assert_eq!(
+        (circle.from, circle.to),
+        (Stability::Stable, Stability::Unstable)
+    );
+    assert!(
+        circle.from_value < 0.5 && 0.5 < circle.to_value,
+        "{circle:?}"
+    );
     for c in &branch.changes {
         assert!(c.from_value <= c.estimate && c.estimate <= c.to_value);
     }
+    // the half-trace of the pair crosses 1 at the circle a = b
+    assert!((circle.estimate - 0.5).abs() < 1e-3, "{circle:?}");
     let at_flip = |i: usize| trace(&branch.points[i].orbit);
-    let i = branch.points.iter().position(|p| p.value == flip.to_value).unwrap();
+    let i = branch
+        .points
+        .iter()
+        .position(|p| p.value == flip.to_value)
+        .unwrap();
     assert!(at_flip(i - 1) < -2.0 && at_flip(i) >= -2.0);
 }
 
@@ -267,7 +290,10 @@ fn a_normal_mode_of_the_double_pendulum_closes_after_whole_steps() {
     let pair = nontrivial(&o);
     assert_eq!(pair.len(), 2);
     for z in &pair {
-        assert!((z.0.hypot(z.1) - 1.0).abs() < 1e-9 && z.1.abs() > 0.1, "{pair:?}");
+        assert!(
+            (z.0.hypot(z.1) - 1.0).abs() < 1e-9 && z.1.abs() > 0.1,
+            "{pair:?}"
+        );
     }
     assert!(o.reciprocity_defect < 1e-8);
     assert_eq!(o.stability, Stability::Stable);
@@ -282,7 +308,11 @@ fn a_normal_mode_of_the_double_pendulum_closes_after_whole_steps() {
     rerun.set("q", &list(&o.q)).unwrap();
     rerun.set("v", &list(&o.v)).unwrap();
     let r = execute(&rerun, RunPlan::new(o.steps), &mut Discard).unwrap();
-    for (a, b) in [r.final_q, r.final_p].concat().iter().zip([o.q, o.p].concat()) {
+    for (a, b) in [r.final_q, r.final_p]
+        .concat()
+        .iter()
+        .zip([o.q, o.p].concat())
+    {
         assert!((a - b).abs() <= 1e-12, "{a} vs {b}");
     }
     sc.set("q", "0.05,0.0707").unwrap();
