@@ -41,7 +41,7 @@ fn parse_continuation(text: &str) -> Result<(String, Vec<f64>)> {
     let a: f64 = a.trim().parse().map_err(|_| bad())?;
     let b: f64 = b.trim().parse().map_err(|_| bad())?;
     let n: usize = n.trim().parse().map_err(|_| bad())?;
-    if !(a.is_finite() && b.is_finite()) || n < 2 || n > 100_000 {
+    if !(a.is_finite() && b.is_finite() && (2..=100_000).contains(&n)) {
         return Err(bad());
     }
     Ok((name.trim().to_owned(), parameter_values(a, b, n)))

@@ -103,7 +103,7 @@ fn the_upright_ellipse_bouncing_vertically_is_a_periodic_orbit() {
     assert!(o.reciprocity_defect < 1e-8);
     // the verdict is the multipliers'
     let largest = pair.iter().map(|z| z.0.hypot(z.1)).fold(0.0, f64::max);
-    assert_eq!(o.max_modulus, largest);
+    assert!((o.max_modulus - largest).abs() <= 1e-12 * largest);
     assert_eq!(
         o.stability,
         if largest > 1.0 + 1e-6 {
@@ -244,7 +244,7 @@ fn continuation_in_the_semi_axis_reports_the_change_of_stability() {
     let i = branch
         .points
         .iter()
-        .position(|p| p.value == flip.to_value)
+        .position(|p| p.value.to_bits() == flip.to_value.to_bits())
         .unwrap();
     assert!(at_flip(i - 1) < -2.0 && at_flip(i) >= -2.0);
 }
