@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ import pytest
 import diracvi
 from diracvi import ModelError, NumericalError
 
-from conftest import ROOT
+ROOT = Path(__file__).resolve().parents[2]
 
 UPRIGHT = ["--set", "q=1.5707963267948966,0,2.0", "--set", "v=0,0,0"]
 

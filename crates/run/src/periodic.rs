@@ -1319,6 +1319,9 @@ pub fn continue_orbit(
     }
     let mut points: Vec<BranchPoint> = Vec::new();
     let mut stopped = None;
+    // The first orbit's return (its number of steps, once found) for the
+    // whole branch.
+    let mut options = options.clone();
     for (i, &value) in values.iter().enumerate() {
         let mut sc = scenario.clone();
         if let Err(e) = sc.set(parameter, &format!("{value:e}")) {
@@ -1343,7 +1346,7 @@ pub fn continue_orbit(
         let attempt = |x: Option<&DVector<f64>>| {
             let g = x.map(|x| (x.rows(0, n).into_owned(), x.rows(n, n).into_owned()));
             let g = g.as_ref().map(|(q, p)| (q.as_slice(), p.as_slice()));
-            periodic_orbit(&sc, options, if x.is_some() { g } else { guess })
+            periodic_orbit(&sc, &options, if x.is_some() { g } else { guess })
         };
         let result = match (&predicted, &previous) {
             (Some(pr), Some(prev)) => attempt(Some(pr)).or_else(|_| attempt(Some(prev))),
@@ -1351,7 +1354,10 @@ pub fn continue_orbit(
             _ => attempt(None),
         };
         match result {
-            Ok(orbit) => points.push(BranchPoint { value, orbit }),
+            Ok(orbit) => {
+                options.section = orbit.section;
+                points.push(BranchPoint { value, orbit });
+            }
             Err(e) if i == 0 => return Err(e),
             Err(e) => {
                 stopped = Some((value, e));
