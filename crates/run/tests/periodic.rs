@@ -159,10 +159,12 @@ fn the_section_map_jacobian_matches_differences_of_plain_runs() {
     };
     let delta = 1e-6;
     let scale = o.monodromy.amax();
+    let mut differences = nalgebra::DMatrix::<f64>::zeros(6, 6);
     for col in [0, 1, 3, 4, 5] {
         let (plus, minus) = (at(col, delta), at(col, -delta));
         for row in 0..6 {
             let fd = (plus[row] - minus[row]) / (2.0 * delta);
+            differences[(row, col)] = fd;
             let exact = o.monodromy[(row, col)];
             assert!(
                 (fd - exact).abs() <= 1e-6 * scale,
@@ -174,10 +176,29 @@ fn the_section_map_jacobian_matches_differences_of_plain_runs() {
     let (p1, p2, p0) = (at(2, delta), at(2, 2.0 * delta), at(2, 0.0));
     for row in 0..6 {
         let fd = (-3.0 * p0[row] + 4.0 * p1[row] - p2[row]) / (2.0 * delta);
+        differences[(row, 2)] = fd;
         let exact = o.monodromy[(row, 2)];
         assert!(
             (fd - exact).abs() <= 1e-6 * scale,
             "∂{row}/∂y: exact {exact}, differences {fd}"
+        );
+    }
+    // The multipliers of the differences' monodromy: each reported energy
+    // and nontrivial multiplier has one within 1e-5 (relative) of it.
+    let eig = differences.complex_eigenvalues();
+    for m in o
+        .multipliers
+        .iter()
+        .filter(|m| matches!(m.kind, MultiplierKind::Energy | MultiplierKind::Nontrivial))
+    {
+        let z = nalgebra::Complex::new(m.re, m.im);
+        let closest = eig
+            .iter()
+            .map(|e| (e - z).norm())
+            .fold(f64::INFINITY, f64::min);
+        assert!(
+            closest <= 1e-5 * z.norm().max(1.0),
+            "{z}: differences' eigenvalues {eig:?}"
         );
     }
 }
@@ -318,6 +339,54 @@ fn a_normal_mode_of_the_double_pendulum_closes_after_whole_steps() {
     sc.set("q", "0.05,0.0707").unwrap();
     let e = periodic_orbit(&sc, &PeriodicOptions::new(Section::Steps(None)), None).unwrap_err();
     assert!(matches!(e, PeriodicError::Equilibrium { .. }), "{e}");
+}
+
+/// A nonholonomic orbit through impacts, closed after whole steps: the
+/// rolling disk crossing its circular table along a diameter and back
+/// (two impacts in a period of 8 s, the wall 4 m from the centre). The flow is not symplectic and
+/// its tangent map singular: the momentum along the two constraint forms
+/// is absorbed at the first step, two multipliers 0 (`constraint`); a
+/// time-shift / energy pair near 1 remains (energy is conserved by ideal
+/// constraints). A plain run from the fixed point comes back after N steps.
+#[test]
+fn a_nonholonomic_bounce_has_constraint_multipliers() {
+    let mut sc = Scenario::defaults("disk-table").unwrap();
+    sc.set("q", "0,0,0,0").unwrap();
+    sc.set("v", "2,0,2,0").unwrap();
+    sc.set("t_end", "12").unwrap();
+    let o = periodic_orbit(&sc, &PeriodicOptions::new(Section::Steps(Some(800))), None).unwrap();
+    assert!(o.residual <= 1e-12, "{:e}", o.residual);
+    assert_eq!(o.impacts, 2);
+    let constraint: Vec<_> = o
+        .multipliers
+        .iter()
+        .filter(|m| m.kind == MultiplierKind::Constraint)
+        .collect();
+    assert_eq!(constraint.len(), 2, "{:?}", o.multipliers);
+    assert!(constraint.iter().all(|m| m.modulus < 1e-10));
+    let shift = o
+        .multipliers
+        .iter()
+        .filter(|m| m.kind == MultiplierKind::TimeShiftEnergy)
+        .count();
+    assert_eq!(shift, 2);
+    let mut rerun = sc.clone();
+    let list = |x: &[f64]| {
+        x.iter()
+            .map(|c| format!("{c:.17e}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    rerun.set("q", &list(&o.q)).unwrap();
+    rerun.set("v", &list(&o.v)).unwrap();
+    let r = execute(&rerun, RunPlan::new(o.steps), &mut Discard).unwrap();
+    for (a, b) in [r.final_q, r.final_p]
+        .concat()
+        .iter()
+        .zip([o.q, o.p].concat())
+    {
+        assert!((a - b).abs() <= 1e-12, "{a} vs {b}");
+    }
 }
 
 #[test]
