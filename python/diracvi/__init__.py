@@ -42,9 +42,13 @@ __all__ = [
     "RunResult",
     "Scenario",
     "StepError",
+    "Branch",
+    "PeriodicOrbit",
     "__version__",
+    "continue_orbit",
     "ensemble",
     "models",
+    "periodic_orbit",
     "scenario",
 ]
 
@@ -271,3 +275,160 @@ def ensemble(
 def _scenario_from_toml(text: str) -> Scenario:
     """Unpickle a :class:`Scenario` (pickled through its TOML)."""
     return Scenario.from_toml(text)
+
+
+@dataclass(frozen=True)
+class PeriodicOrbit:
+    """A periodic orbit of the discrete flow (:func:`periodic_orbit`,
+    docs/theory.md §14).
+
+    Fields: the fixed point ``q``, ``p``, ``v`` (numpy; ``v`` reruns it as
+    initial data), ``period`` (s), ``residual`` (``max |P(x) - x|``),
+    ``iterations`` (Newton), ``multipliers`` (complex numpy array, the
+    eigenvalues of ``monodromy``, trivial ones first), ``kinds`` (one per
+    multiplier: ``"section"``, ``"energy"``, ``"time-shift-energy"``,
+    ``"symmetry"``, ``"constraint"`` or ``"nontrivial"``), ``stability``
+    (``"stable"``, ``"unstable"`` or ``"neutral"``), ``monodromy``
+    (``2n x 2n`` numpy, positions then momenta), ``reciprocity_defect``
+    and ``summary``: the dict ``diracvi periodic --summary json`` prints.
+    """
+
+    q: Any
+    p: Any
+    v: Any
+    period: float
+    residual: float
+    iterations: int
+    multipliers: Any
+    kinds: List[str]
+    stability: str
+    monodromy: Any
+    reciprocity_defect: float
+    summary: Mapping[str, Any]
+
+    @classmethod
+    def _from_summary(cls, d: Mapping[str, Any]) -> "PeriodicOrbit":
+        import numpy as np
+
+        fp = d["fixed_point"]
+        mult = d["multipliers"]
+        return cls(
+            q=np.asarray(fp["q"], dtype=float),
+            p=np.asarray(fp["p"], dtype=float),
+            v=np.asarray(fp["v"], dtype=float),
+            period=float(d["period"]),
+            residual=float(d["residual"]),
+            iterations=int(d["iterations"]),
+            multipliers=np.asarray([complex(m["re"], m["im"]) for m in mult]),
+            kinds=[m["kind"] for m in mult],
+            stability=d["stability"],
+            monodromy=np.asarray(d["monodromy"]["matrix"], dtype=float),
+            reciprocity_defect=float(d["reciprocity_defect"]),
+            summary=d,
+        )
+
+
+@dataclass(frozen=True)
+class Branch:
+    """A branch of periodic orbits (:func:`continue_orbit`): ``parameter``,
+    its ``values`` (numpy, the points found), the ``orbits``
+    (:class:`PeriodicOrbit`), ``stability_changes`` (dicts: ``from_value``,
+    ``to_value``, ``from``, ``to``, ``estimate``) and ``stopped`` (``None``,
+    or a dict with the ``value`` where no orbit was found and the
+    ``error``)."""
+
+    parameter: str
+    values: Any
+    orbits: List[PeriodicOrbit]
+    stability_changes: List[Mapping[str, Any]]
+    stopped: Optional[Mapping[str, Any]]
+
+
+def _as_scenario(scenario: Union[Scenario, str]) -> Scenario:
+    if isinstance(scenario, str):
+        return globals()["scenario"](scenario)
+    return scenario
+
+
+def periodic_orbit(
+    scenario: Union[Scenario, str],
+    *,
+    section: Union[int, str, None] = None,
+    impact: int = 1,
+    period: Optional[float] = None,
+    steps: Optional[int] = None,
+    tolerance: float = 1e-12,
+    max_iterations: int = 30,
+    t_end: Optional[float] = None,
+) -> PeriodicOrbit:
+    """Find a periodic orbit of ``scenario``'s discrete flow by Newton
+    shooting with the exact tangent map, from its initial data (the CLI's
+    ``diracvi periodic``; docs/theory.md §14).
+
+    ``section``: a wall piece (index or name): the orbit closes at the
+    post-impact state of its ``impact``-th impact with it. Without it, the
+    orbit closes after a whole number of steps: ``period`` (s, rounded to
+    steps), ``steps``, or the first close return of the run. ``t_end``: how
+    long to search for the return (default the scenario's). Raises
+    :class:`NumericalError` when Newton's method does not converge (``kind``
+    ``"NotConverged"``), the section is not reached (``"NoReturn"``) or an
+    equilibrium is found, :class:`ModelError` for an unknown section or a
+    method or model without a tangent map.
+    """
+    import json
+
+    text = _diracvi.periodic_orbit(
+        _as_scenario(scenario),
+        section=section,
+        impact=impact,
+        period=period,
+        steps=steps,
+        tolerance=tolerance,
+        max_iterations=max_iterations,
+        t_end=t_end,
+    )
+    return PeriodicOrbit._from_summary(json.loads(text))
+
+
+def continue_orbit(
+    scenario: Union[Scenario, str],
+    parameter: str,
+    values: Iterable[float],
+    *,
+    section: Union[int, str, None] = None,
+    impact: int = 1,
+    period: Optional[float] = None,
+    steps: Optional[int] = None,
+    tolerance: float = 1e-12,
+    max_iterations: int = 30,
+    t_end: Optional[float] = None,
+) -> Branch:
+    """Natural-parameter continuation of a periodic orbit (the CLI's
+    ``diracvi periodic --continue PARAM=a:b:n``): the orbit at each of
+    ``values`` of the model parameter ``parameter``, each from the previous
+    ones; stops at the first value without an orbit (``Branch.stopped``).
+    The other arguments as for :func:`periodic_orbit`."""
+    import json
+
+    import numpy as np
+
+    text = _diracvi.continue_orbit(
+        _as_scenario(scenario),
+        parameter,
+        [float(x) for x in values],
+        section=section,
+        impact=impact,
+        period=period,
+        steps=steps,
+        tolerance=tolerance,
+        max_iterations=max_iterations,
+        t_end=t_end,
+    )
+    d = json.loads(text)
+    return Branch(
+        parameter=d["parameter"],
+        values=np.asarray([pt["value"] for pt in d["points"]], dtype=float),
+        orbits=[PeriodicOrbit._from_summary(pt["orbit"]) for pt in d["points"]],
+        stability_changes=d["stability_changes"],
+        stopped=d["stopped"],
+    )

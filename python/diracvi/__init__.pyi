@@ -338,3 +338,50 @@ def ensemble(
     "impacts", "summary", "trajectory"). Results in input order, equal to
     the runs done one by one. The lowest-index failure is raised, with
     ``run_index`` set."""
+
+
+class PeriodicOrbit:
+    q: Any
+    p: Any
+    v: Any
+    period: float
+    residual: float
+    iterations: int
+    multipliers: Any
+    kinds: List[str]
+    stability: str
+    monodromy: Any
+    reciprocity_defect: float
+    summary: Mapping[str, Any]
+
+class Branch:
+    parameter: str
+    values: Any
+    orbits: List[PeriodicOrbit]
+    stability_changes: List[Mapping[str, Any]]
+    stopped: Optional[Mapping[str, Any]]
+
+def periodic_orbit(
+    scenario: Union[Scenario, str],
+    *,
+    section: Union[int, str, None] = ...,
+    impact: int = ...,
+    period: Optional[float] = ...,
+    steps: Optional[int] = ...,
+    tolerance: float = ...,
+    max_iterations: int = ...,
+    t_end: Optional[float] = ...,
+) -> PeriodicOrbit: ...
+def continue_orbit(
+    scenario: Union[Scenario, str],
+    parameter: str,
+    values: Iterable[float],
+    *,
+    section: Union[int, str, None] = ...,
+    impact: int = ...,
+    period: Optional[float] = ...,
+    steps: Optional[int] = ...,
+    tolerance: float = ...,
+    max_iterations: int = ...,
+    t_end: Optional[float] = ...,
+) -> Branch: ...

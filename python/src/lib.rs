@@ -14,6 +14,7 @@
 mod convert;
 mod ensemble;
 mod errors;
+mod periodic;
 mod scenario;
 
 use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
@@ -29,6 +30,8 @@ fn _diracvi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ensemble::ensemble, m)?)?;
     m.add_function(wrap_pyfunction!(columns, m)?)?;
     m.add_function(wrap_pyfunction!(plane_walls, m)?)?;
+    m.add_function(wrap_pyfunction!(periodic::periodic_orbit, m)?)?;
+    m.add_function(wrap_pyfunction!(periodic::continue_orbit, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

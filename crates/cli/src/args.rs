@@ -38,6 +38,104 @@ pub enum Command {
     /// Error against a reference solution for a ladder of step sizes, and
     /// the fitted order of convergence.
     Convergence(ConvergenceArgs),
+    /// Find a periodic orbit of the discrete flow by Newton shooting with
+    /// its exact tangent map, print its Floquet multipliers and stability;
+    /// with --continue, follow it along a model parameter
+    /// (docs/theory.md §14).
+    Periodic(Box<PeriodicArgs>),
+}
+
+/// Options of `diracvi periodic`.
+///
+/// The orbit closes either at a section at impacts (--section PIECE: the
+/// post-impact state at the K-th impact with that wall piece, from which
+/// the plain simulation returns to it exactly) or after a whole number of
+/// steps (no --section: the flow map Φ^N over the period, N from --period
+/// T, --steps N, or the first close return of the run from the initial
+/// data). The initial data are the guess (for a section, first carried to
+/// it). Newton's method takes least-squares steps, so the directions the
+/// return map does not fix (the phase along the orbit, a translation
+/// symmetry) are left alone. Printed: the fixed point (q, p and v, to rerun
+/// it with `diracvi run --set q=… --set v=…`), the period, the residual
+/// max |P(x) − x|, the multipliers (eigenvalues of ∂P) with the trivial
+/// ones named — section (0), energy or time shift / energy (near 1),
+/// symmetry (a cyclic coordinate: 1, 1), constraint (0) — and the verdict
+/// from the others: stable when none lies outside the unit circle. The
+/// Lagrange–Dirac stepper of order 2 with regular Lagrangians (the methods
+/// of `run --jacobian`); a section needs an unconstrained system.
+#[derive(Debug, Args)]
+pub struct PeriodicArgs {
+    /// Model name; may be omitted when --scenario names the model.
+    pub model: Option<String>,
+    /// Scenario file (TOML, as printed by `diracvi show`).
+    #[arg(long, value_name = "FILE.toml", conflicts_with = "model_file")]
+    pub scenario: Option<PathBuf>,
+    /// Model file (TOML; docs/model-files.md).
+    #[arg(long, value_name = "FILE.toml", conflicts_with = "model")]
+    pub model_file: Option<PathBuf>,
+    /// Override a scenario key (a model parameter, h, t_end, q, v, …).
+    /// Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Time step (s).
+    #[arg(long, value_name = "H", allow_negative_numbers = true)]
+    pub h: Option<f64>,
+    /// How long to search for the return (s; default the scenario's
+    /// t_end).
+    #[arg(long, value_name = "T", allow_negative_numbers = true)]
+    pub t_end: Option<f64>,
+    /// Discretization map of the discrete Lagrangian.
+    #[arg(long, value_enum)]
+    pub discretization: Option<DiscretizationArg>,
+    /// Discrete constraint.
+    #[arg(long, value_enum)]
+    pub constraint: Option<ConstraintArg>,
+    /// The section: a boundary piece (its index or name, see `diracvi
+    /// show`); the orbit closes at its post-impact state.
+    #[arg(long, value_name = "PIECE", conflicts_with_all = ["period", "steps"])]
+    pub section: Option<String>,
+    /// With --section: the K-th impact with the piece closes the orbit
+    /// (other pieces' impacts in between are part of it).
+    #[arg(long, value_name = "K", default_value_t = 1, requires = "section")]
+    pub impact: usize,
+    /// Without --section: the period (s), rounded to a whole number of
+    /// steps.
+    #[arg(
+        long,
+        value_name = "T",
+        conflicts_with = "steps",
+        allow_negative_numbers = true
+    )]
+    pub period: Option<f64>,
+    /// Without --section: the period as a number of steps.
+    #[arg(long, value_name = "N")]
+    pub steps: Option<usize>,
+    /// Converged when max |P(x) − x| <= TOL · max(1, max |x|).
+    #[arg(long, value_name = "TOL", default_value_t = 1e-12)]
+    pub tolerance: f64,
+    /// Newton iterations allowed.
+    #[arg(long, value_name = "N", default_value_t = 30)]
+    pub max_iterations: usize,
+    /// Natural-parameter continuation: n values of the model parameter
+    /// PARAM from a to b, each orbit from the previous ones (linear
+    /// extrapolation through the last two); prints the branch (period,
+    /// residual, verdict, largest nontrivial |λ| per value) and where the
+    /// stability changes. Stops at the first value without an orbit.
+    #[arg(long = "continue", value_name = "PARAM=a:b:n")]
+    pub continue_: Option<String>,
+    /// With --continue: write the branch table, CSV (one row per value:
+    /// the value, period, steps, impacts, energy, residual, iterations,
+    /// stability, max_modulus, q_<c>, p_<c>, then m<i>_re, m<i>_im,
+    /// m<i>_abs, m<i>_kind per multiplier) or JSON (every orbit as
+    /// --summary json prints one, and the stability changes).
+    #[arg(long, value_name = "FILE.csv|FILE.json")]
+    pub out: Option<PathBuf>,
+    /// Output format on stdout.
+    #[arg(long, value_enum, default_value_t = SummaryFormat::Text)]
+    pub summary: SummaryFormat,
+    /// No text output.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Options of `diracvi run`.

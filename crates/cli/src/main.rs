@@ -16,6 +16,8 @@
 //!             [--animate FILE.svg [--poster FILE.svg] [--poster-frames K]]
 //!             [--summary json|text] [--energy-tolerance FRACTION] [--quiet]
 //! diracvi convergence <model> [--h-list H1,H2,...] [--t-end T] [--summary json|text]
+//! diracvi periodic [<model>] [--model-file FILE] [--section PIECE [--impact K]] [--period T | --steps N]
+//!                  [--continue PARAM=a:b:n [--out FILE.csv|FILE.json]] [--summary json|text]
 //! ```
 //!
 //! Errors are one line on stderr starting with `error: ` (usage errors of
@@ -39,6 +41,7 @@ mod args;
 mod circuit;
 mod convergence;
 mod output;
+mod periodic;
 mod plot;
 mod progress;
 mod run;
@@ -111,6 +114,7 @@ fn main() -> ExitCode {
         Command::Show { model, model_file } => run::show(model.as_deref(), model_file.as_deref()),
         Command::Run(args) => run::run(&args),
         Command::Convergence(args) => convergence::convergence(&args),
+        Command::Periodic(args) => periodic::periodic(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

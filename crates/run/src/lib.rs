@@ -136,6 +136,7 @@ mod drive;
 mod dyn_runner;
 mod error;
 mod outcome;
+mod periodic;
 mod plan;
 mod reduced;
 mod runner;
@@ -150,6 +151,11 @@ pub use diracvi_discrete_dirac::{Composition, Direction, StepError};
 pub use diracvi_impact::ImpactError;
 pub use error::RunError;
 pub use outcome::{Core, ImpactLaw, ImpactRecord, Method, ReductionSummary, RunOutcome};
+pub use periodic::{
+    Branch, BranchPoint, Multiplier, MultiplierKind, PeriodicError, PeriodicOptions, PeriodicOrbit,
+    Section, Stability, StabilityChange, continue_orbit, parameter_values, periodic_orbit,
+    section_piece,
+};
 pub use plan::{
     Impacts, MAX_STEPS, NotAnOrder, Order, RunPlan, Stepper, UnknownChoice, step_count,
     step_count_for,
