@@ -314,7 +314,7 @@ pub fn dyn_advance<St: DynSubStepper + ?Sized>(
 ) -> Result<DynStepOutput, StepError> {
     let sign = stepper.direction().sign();
     let flipped;
-    let pi_a = if sign == 1.0 {
+    let pi_a = if stepper.direction() == Direction::Forward {
         &from.p
     } else {
         flipped = &from.p * sign;

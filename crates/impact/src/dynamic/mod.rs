@@ -763,7 +763,7 @@ where
         }
         // Borrowed until an impact replaces them (no copy per smooth step).
         let mut a = Cow::Borrowed(&from.q);
-        let mut pi_a = if sign == 1.0 {
+        let mut pi_a = if self.stepper.direction() == Direction::Forward {
             Cow::Borrowed(&from.p)
         } else {
             Cow::Owned(&from.p * sign)
