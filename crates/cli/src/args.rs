@@ -125,9 +125,10 @@ pub struct PeriodicArgs {
     pub continue_: Option<String>,
     /// With --continue: write the branch table, CSV (one row per value:
     /// the value, period, steps, impacts, energy, residual, iterations,
-    /// stability, max_modulus, q_<c>, p_<c>, then m<i>_re, m<i>_im,
-    /// m<i>_abs, m<i>_kind per multiplier) or JSON (every orbit as
-    /// --summary json prints one, and the stability changes).
+    /// stability, max_modulus, q_NAME and p_NAME per coordinate, then
+    /// mK_re, mK_im, mK_abs, mK_kind per multiplier K = 0, 1, …) or JSON
+    /// (every orbit as --summary json prints one, and the stability
+    /// changes).
     #[arg(long, value_name = "FILE.csv|FILE.json")]
     pub out: Option<PathBuf>,
     /// Output format on stdout.
