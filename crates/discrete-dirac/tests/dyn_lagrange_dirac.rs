@@ -22,7 +22,7 @@ use diracvi_discrete_dirac::{
     Direction, DynState, LagrangeDirac, NewtonParams, RunOptions, State, StepError, StepStats,
     integrate, state_from_velocity,
 };
-use diracvi_geometry::dynamic::{DynSystem, Fixed};
+use diracvi_geometry::dynamic::{DynSystem, Erased, Fixed};
 use diracvi_geometry::{
     AdScalar, ConstraintDiscretization, Discretization, GeometryError, SMatrix, SVector, System,
 };
@@ -308,7 +308,7 @@ fn compare<Sy, const N: usize, const M: usize>(
     steps: usize,
 ) -> Outcome<N>
 where
-    Sy: System<N, M> + Copy,
+    Sy: System<N, M> + Copy + Send + Sync + 'static,
 {
     let Setup {
         map,
@@ -319,8 +319,11 @@ where
     } = setup;
     let mut fixed = LagrangeDirac::<Sy, Discretization, N, M>::new(system, map, cd, direction)
         .with_params(params);
-    let mut dynamic =
-        DynLagrangeDirac::new(Fixed::<Sy, N, M>(system), map, cd, direction).with_params(params);
+    // Reached through `Erased`, as the runner reaches every model: the
+    // run-time stepper is compiled once for all the systems of this test.
+    let fixed_system = Fixed::<Sy, N, M>(system);
+    let erased: Erased = Erased::new(&fixed_system);
+    let mut dynamic = DynLagrangeDirac::new(erased, map, cd, direction).with_params(params);
     if symmetric {
         fixed = fixed.symmetric();
         dynamic = dynamic.symmetric();

@@ -8,7 +8,7 @@ mod common;
 
 use common::*;
 use diracvi_geometry::dynamic::{
-    DynBoundaryFrame, DynDiscreteLagrangian, DynLdJet, DynSystem, Fixed, LagrangianTerms,
+    DynBoundaryFrame, DynDiscreteLagrangian, DynLdJet, DynSystem, Erased, Fixed, LagrangianTerms,
     boundary_gradient_dyn, boundary_hessian_dyn, check_initial_dyn, constraint_jacobian_dyn,
     constraint_residual_dyn, legendre_jet_dyn, momentum_dyn, velocity_from_momentum_dyn,
 };
@@ -100,9 +100,16 @@ fn dmat<const R: usize, const C: usize>(x: &SMatrix<f64, R, C>) -> DMatrix<f64> 
 
 /// Every derivative of `system` through both maps, both orientations and
 /// two units at random points: dynamic = static, bit for bit.
-fn compare<Sy: System<N, M> + Copy, const N: usize, const M: usize>(system: Sy, seed: u64) {
+fn compare<Sy: System<N, M> + Copy + Send + Sync + 'static, const N: usize, const M: usize>(
+    system: Sy,
+    seed: u64,
+) {
     let mut rng = SmallRng::seed_from_u64(seed);
-    let dynamic = Fixed::<Sy, N, M>(system);
+    // Reached through `Erased`, as the runner reaches every model: the
+    // run-time core is then compiled once for all the systems of this test
+    // instead of once per system (docs/theory.md §11.5).
+    let fixed = Fixed::<Sy, N, M>(system);
+    let dynamic: Erased = Erased::new(&fixed);
     for map in Discretization::ALL {
         for orientation in [Orientation::Forward, Orientation::Reversed] {
             for unit in [1.0, 0.25] {
