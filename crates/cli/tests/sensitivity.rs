@@ -202,6 +202,27 @@ v = [1.0, 0.0, "solve"]
     assert!(check(&args, &[("c", -9.8 / 40.0)]) >= 1);
 }
 
+/// A parameter of the constraint (the pendulum's `f0`, `f1`) with the
+/// dependent velocity solved from the constraint: the direction stays on
+/// the constraint and the columns match differences of runs whose `φ̇(0)`
+/// is solved again at `f0 ± δ`.
+#[test]
+fn constraint_parameters_follow_a_solved_velocity() {
+    let text = std::fs::read_to_string(root().join("models/pendulum.toml")).unwrap();
+    let given = "v = [0.7853981633974483, 2.8601001819710636]";
+    assert!(text.contains(given));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pendulum-solved.toml");
+    std::fs::write(
+        &path,
+        text.replace(given, r#"v = [0.7853981633974483, "solve"]"#),
+    )
+    .unwrap();
+    let file = path.to_str().unwrap();
+    let args = ["run", "--model-file", file, "--set", "t_end=1.5"];
+    assert!(check(&args, &[("f0", std::f64::consts::PI), ("f1", 1.0)]) >= 1);
+}
+
 #[test]
 fn the_text_summary_names_each_sensitivity() {
     let out = run_in(
@@ -287,6 +308,15 @@ fn what_cannot_be_differentiated_is_refused_with_a_usage_error() {
     let e = refused(&[&pendulum[..], &["--sensitivity", "g,nope"]].concat());
     assert!(
         e.contains("no parameter `nope`") && e.contains("m, g, l, r, f0, f1"),
+        "{e}"
+    );
+    // f0 with φ̇(0) given as a number: the perturbed runs would start off
+    // the constraint (`--set f0=…` is refused as inadmissible)
+    let e = refused(&[&pendulum[..], &["--sensitivity", "f0"]].concat());
+    assert!(
+        e.contains("moves the constraint at the initial data")
+            && e.contains("model.constraints[0]")
+            && e.contains("\"solve\""),
         "{e}"
     );
     for extra in [&["--order", "4"][..], &["--stepper", "hamiltonian"][..]] {

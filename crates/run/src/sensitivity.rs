@@ -7,7 +7,7 @@ use crate::RunError;
 use diracvi_geometry::dynamic::DynSystem;
 use diracvi_models::{DynRunSetup, NamedDynSystem, ParameterSeedError};
 use nalgebra::DMatrix;
-use num_dual::HyperDual64;
+use num_dual::{Dual64, HyperDual64};
 
 /// The catalogued models the repository ships a model file of, as
 /// `models/<name>.toml` (checked by the tests of the run crate): the file
@@ -86,6 +86,7 @@ pub(crate) fn seeds<Mo: NamedDynSystem>(
         for i in 0..p {
             directions[(i, k)] = seed.direction[i];
         }
+        refuse_off_constraint(model, name, setup, &seed.q0, &seed.v0, &seed.direction)?;
         let dp = momentum_direction(
             model,
             setup.q0.as_slice(),
@@ -103,6 +104,63 @@ pub(crate) fn seeds<Mo: NamedDynSystem>(
         directions,
         initial,
     })
+}
+
+/// Refuse a parameter whose direction `(dq, dv, dθ)` leaves the constraint
+/// at the initial data: the rate `d/dε [A(q0 + ε dq; θ + ε dθ)(v0 + ε dv)]`
+/// of some row is not zero (round-off aside), so every perturbed run would
+/// start off the constraint — which a run with `--set` of that parameter
+/// refuses as inadmissible. With the dependent velocities marked `"solve"`
+/// (or written as expressions of the parameters) the direction stays on it.
+fn refuse_off_constraint<Mo: NamedDynSystem>(
+    model: &Mo,
+    name: &str,
+    setup: &DynRunSetup,
+    dq: &[f64],
+    dv: &[f64],
+    dtheta: &[f64],
+) -> Result<(), RunError> {
+    let (n, m) = (model.coordinate_count(), model.constraint_count());
+    if m == 0 {
+        return Ok(());
+    }
+    let along = |x: &[f64], dx: &[f64]| -> Vec<Dual64> {
+        x.iter().zip(dx).map(|(&a, &b)| Dual64::new(a, b)).collect()
+    };
+    let q = along(setup.q0.as_slice(), dq);
+    let v = along(setup.v0.as_slice(), dv);
+    let theta = along(&model.parameter_values(), dtheta);
+    let mut forms = vec![Dual64::from(0.0); m * n];
+    model.constraint_forms_with(&q, &theta, &mut forms);
+    for a in 0..m {
+        let row = &forms[a * n..(a + 1) * n];
+        let value = row
+            .iter()
+            .zip(&v)
+            .fold(Dual64::from(0.0), |acc, (x, y)| acc + *x * *y);
+        // the size of the terms the rate is made of
+        let scale = row
+            .iter()
+            .zip(&v)
+            .map(|(x, y)| (x.re * y.eps).abs() + (x.eps * y.re).abs())
+            .fold(0.0_f64, f64::max);
+        if value.eps.abs() > 1e-9 * scale.max(1.0) {
+            return Err(RunError::SensitivityUnsupported {
+                model: model.name().to_owned(),
+                what: format!(
+                    "for `{name}`: it moves the constraint at the initial data — \
+                     d/d{name} of {} at (q0, v0) is {:e}, not 0 — so the perturbed runs would \
+                     start off the constraint (as `--set {name}=…` runs are refused); mark the \
+                     dependent initial velocities \"solve\" in [initial] (or write them as \
+                     expressions of the parameters) so that they follow `{name}` \
+                     (docs/model-files.md)",
+                    model.constraint_name(a),
+                    value.eps
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The change of `p = ∂L/∂v(q, v; θ)` along `(dq, dv, dθ)` at `(q, v, θ₀)`:
