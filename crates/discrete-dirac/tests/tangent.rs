@@ -10,7 +10,7 @@ use common::{Lc, Pendulum};
 use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, DynStepTangent};
 use diracvi_discrete_dirac::newton::NewtonParams;
 use diracvi_discrete_dirac::{Direction, StepError};
-use diracvi_geometry::dynamic::{DynSystem, Fixed};
+use diracvi_geometry::dynamic::{DynSystem, Erased, Fixed};
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization, System};
 use nalgebra::{DMatrix, DVector, SMatrix, SVector};
 
@@ -166,7 +166,11 @@ fn check<Sy: DynSystem>(case: &mut Case<Sy>, delta: f64) -> f64 {
     worst / scale
 }
 
-fn case<const N: usize, const M: usize, Sy: System<N, M> + Clone>(
+/// The stepper reaches the system through `Erased`, as the runner reaches
+/// models, so the stepper and its tangent are compiled once for every
+/// system of this test (the few systems are leaked: they live for the test
+/// binary's lifetime anyway).
+fn case<const N: usize, const M: usize, Sy: System<N, M> + Clone + Send + Sync + 'static>(
     system: Sy,
     map: Discretization,
     cd: ConstraintDiscretization,
@@ -174,12 +178,13 @@ fn case<const N: usize, const M: usize, Sy: System<N, M> + Clone>(
     a: &[f64],
     v: &[f64],
     h: f64,
-) -> Case<Fixed<Sy, N, M>> {
-    let fixed = Fixed::<Sy, N, M>(system);
+) -> Case<Erased<'static>> {
+    let fixed: &'static Fixed<Sy, N, M> = Box::leak(Box::new(Fixed::<Sy, N, M>(system)));
+    let erased: Erased<'static> = Erased::new(fixed);
     let a = DVector::from_column_slice(a);
     let v = DVector::from_column_slice(v);
-    let p = diracvi_geometry::dynamic::momentum_dyn(&fixed, &a, &v);
-    let stepper = DynLagrangeDirac::new(fixed, map, cd, direction).with_params(tight());
+    let p = diracvi_geometry::dynamic::momentum_dyn(&erased, &a, &v);
+    let stepper = DynLagrangeDirac::new(erased, map, cd, direction).with_params(tight());
     let pi_a = p * direction.sign();
     Case {
         stepper,
@@ -303,8 +308,9 @@ fn the_tangent_of_a_degenerate_step_is_refused() {
     let lc = Lc::default();
     let start = lc.start();
     let fixed = Fixed::<Lc, 4, 2>(lc);
+    let erased: Erased = Erased::new(&fixed);
     let mut stepper = DynLagrangeDirac::new(
-        fixed,
+        erased,
         Discretization::Forward,
         ConstraintDiscretization::Midpoint,
         Direction::Forward,
