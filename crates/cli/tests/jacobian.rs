@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{root, run_in, summary};
+use common::{final_state, numbers, root, run_in, summary};
 use serde_json::Value;
 
 fn matrix(s: &Value) -> Vec<Vec<f64>> {
@@ -13,21 +13,7 @@ fn matrix(s: &Value) -> Vec<Vec<f64>> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| {
-            r.as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_f64().unwrap())
-                .collect()
-        })
-        .collect()
-}
-
-fn final_state(s: &Value) -> Vec<f64> {
-    let f = &s["final_state"];
-    ["q", "p"]
-        .iter()
-        .flat_map(|k| f[k].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()))
+        .map(numbers)
         .collect()
 }
 

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{check_failure, root, run_in, summary};
+use common::{check_failure, numbers, root, run_in, summary};
 use serde_json::Value;
 
 const UPRIGHT: [&str; 6] = [
@@ -22,14 +22,6 @@ fn args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     a.extend(UPRIGHT);
     a.extend(extra);
     a
-}
-
-fn numbers(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect()
 }
 
 /// The JSON summary: residual ≤ 1e-12, the nontrivial multipliers a

@@ -8,24 +8,7 @@
 
 mod common;
 
-use common::{root, run_in, summary};
-use serde_json::Value;
-
-fn final_state(s: &Value) -> Vec<f64> {
-    let f = &s["final_state"];
-    ["q", "p"]
-        .iter()
-        .flat_map(|k| f[k].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()))
-        .collect()
-}
-
-fn numbers(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect()
-}
+use common::{final_state, numbers, root, run_in, summary};
 
 /// Relative tolerance of the comparison with central differences (of
 /// step `1e-6 max(1, |θ|)`), against `max(1, max |∂x/∂θ|)`: the

@@ -67,3 +67,18 @@ pub fn summary(args: &[&str]) -> serde_json::Value {
     assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
     serde_json::from_str(&out.stdout).expect("the summary is JSON")
 }
+
+/// The numbers of a JSON array (each must be a number).
+pub fn numbers(v: &serde_json::Value) -> Vec<f64> {
+    v.as_array()
+        .expect("a JSON array")
+        .iter()
+        .map(|x| x.as_f64().expect("a number"))
+        .collect()
+}
+
+/// A summary's final state `(q_N, p_N)` as one vector, q first.
+pub fn final_state(s: &serde_json::Value) -> Vec<f64> {
+    let f = &s["final_state"];
+    ["q", "p"].iter().flat_map(|k| numbers(&f[k])).collect()
+}
