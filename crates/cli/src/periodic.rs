@@ -6,8 +6,8 @@
 
 use crate::NumericalFailure;
 use crate::args::{PeriodicArgs, SummaryFormat};
-use crate::run::{apply_sets, resolve_scenario};
-use anyhow::{Context, Result, anyhow, bail};
+use crate::run::{apply_method_options, apply_sets, resolve_scenario};
+use anyhow::{Result, anyhow, bail};
 use diracvi_models::Scenario;
 use diracvi_run::{
     Branch, PeriodicError, PeriodicOptions, PeriodicOrbit, Section, continue_orbit,
@@ -70,18 +70,14 @@ pub fn periodic(args: &PeriodicArgs) -> Result<()> {
         Some(path) => apply_sets(Scenario::from_model_file(path)?, &args.sets)?,
         None => resolve_scenario(args.model.as_deref(), args.scenario.as_deref(), &args.sets)?,
     };
-    if let Some(h) = args.h {
-        scenario.set("h", &h.to_string()).context("--h")?;
-    }
-    if let Some(t) = args.t_end {
-        scenario.set("t_end", &t.to_string()).context("--t-end")?;
-    }
-    if let Some(d) = args.discretization {
-        scenario.set("discretization", d.as_str())?;
-    }
-    if let Some(c) = args.constraint {
-        scenario.set("constraint", c.as_str())?;
-    }
+    apply_method_options(
+        &mut scenario,
+        args.h,
+        None,
+        args.t_end,
+        args.discretization,
+        args.constraint,
+    )?;
     let section = match (&args.section, args.period, args.steps) {
         (Some(piece), _, _) => Section::Impact {
             piece: section_piece(&scenario, piece).map_err(cli_error)?,

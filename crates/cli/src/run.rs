@@ -4,7 +4,7 @@
 
 use crate::NumericalFailure;
 use crate::animate::{self, AnimationCollector};
-use crate::args::{RunArgs, StepperArg, SummaryFormat};
+use crate::args::{ConstraintArg, DiscretizationArg, RunArgs, StepperArg, SummaryFormat};
 use crate::output::{self, OutTargets, RecordSink, Staged, TrajectoryWriter};
 use crate::plot::{self, PlotCollector, PlotInfo, PlotSpec};
 use crate::progress::Progress;
@@ -108,6 +108,34 @@ fn read_bounded(path: &Path) -> Result<String> {
         return Err(too_large());
     }
     String::from_utf8(bytes).map_err(|_| anyhow!("not UTF-8 text"))
+}
+
+/// Apply the command line's `--h`, `--tol`, `--t-end`, `--discretization`
+/// and `--constraint` to `scenario`, in this order (after `--set`).
+pub fn apply_method_options(
+    scenario: &mut Scenario,
+    h: Option<f64>,
+    tol: Option<f64>,
+    t_end: Option<f64>,
+    discretization: Option<DiscretizationArg>,
+    constraint: Option<ConstraintArg>,
+) -> Result<()> {
+    if let Some(h) = h {
+        scenario.set("h", &h.to_string()).context("--h")?;
+    }
+    if let Some(tol) = tol {
+        scenario.set("tol", &tol.to_string()).context("--tol")?;
+    }
+    if let Some(t) = t_end {
+        scenario.set("t_end", &t.to_string()).context("--t-end")?;
+    }
+    if let Some(d) = discretization {
+        scenario.set("discretization", d.as_str())?;
+    }
+    if let Some(c) = constraint {
+        scenario.set("constraint", c.as_str())?;
+    }
+    Ok(())
 }
 
 /// Apply `--set key=value` overrides in order.
@@ -343,21 +371,14 @@ pub fn run(args: &RunArgs) -> Result<()> {
             resolve_scenario(args.model.as_deref(), args.scenario.as_deref(), &args.sets)?
         }
     };
-    if let Some(h) = args.h {
-        scenario.set("h", &h.to_string()).context("--h")?;
-    }
-    if let Some(tol) = args.tol {
-        scenario.set("tol", &tol.to_string()).context("--tol")?;
-    }
-    if let Some(t) = args.t_end {
-        scenario.set("t_end", &t.to_string()).context("--t-end")?;
-    }
-    if let Some(d) = args.discretization {
-        scenario.set("discretization", d.as_str())?;
-    }
-    if let Some(c) = args.constraint {
-        scenario.set("constraint", c.as_str())?;
-    }
+    apply_method_options(
+        &mut scenario,
+        args.h,
+        args.tol,
+        args.t_end,
+        args.discretization,
+        args.constraint,
+    )?;
     let mut steps = step_count(&scenario, args.steps).map_err(|e| match args.steps {
         Some(_) => e.context("--steps"),
         None => e,
