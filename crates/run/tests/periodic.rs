@@ -41,8 +41,8 @@ fn nontrivial(o: &PeriodicOrbit) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// The post-impact state of the first impact of a plain run from `(q, v)`.
-fn first_return(sc: &Scenario, q: &[f64], v: &[f64], t: f64) -> Vec<f64> {
+/// `sc` started at `(q, v)` (written to the last bit).
+fn started_at(sc: &Scenario, q: &[f64], v: &[f64]) -> Scenario {
     let mut sc = sc.clone();
     let list = |x: &[f64]| {
         x.iter()
@@ -52,6 +52,26 @@ fn first_return(sc: &Scenario, q: &[f64], v: &[f64], t: f64) -> Vec<f64> {
     };
     sc.set("q", &list(q)).unwrap();
     sc.set("v", &list(v)).unwrap();
+    sc
+}
+
+/// A plain run of `o.steps` steps from the orbit's point comes back to
+/// it within 1e-12.
+fn assert_plain_run_returns(sc: &Scenario, o: &PeriodicOrbit) {
+    let rerun = started_at(sc, &o.q, &o.v);
+    let r = execute(&rerun, RunPlan::new(o.steps), &mut Discard).unwrap();
+    for (a, b) in [r.final_q, r.final_p]
+        .concat()
+        .iter()
+        .zip([o.q.clone(), o.p.clone()].concat())
+    {
+        assert!((a - b).abs() <= 1e-12, "{a} vs {b}");
+    }
+}
+
+/// The post-impact state of the first impact of a plain run from `(q, v)`.
+fn first_return(sc: &Scenario, q: &[f64], v: &[f64], t: f64) -> Vec<f64> {
+    let sc = started_at(sc, q, v);
     let steps = (t / sc.h).ceil() as usize + 1;
     let o = execute(&sc, RunPlan::new(steps), &mut Discard).unwrap();
     let i = &o.impacts[0];
@@ -319,23 +339,7 @@ fn a_normal_mode_of_the_double_pendulum_closes_after_whole_steps() {
     assert!(o.reciprocity_defect < 1e-8);
     assert_eq!(o.stability, Stability::Stable);
     // the plain run from the fixed point comes back after N steps
-    let mut rerun = sc.clone();
-    let list = |x: &[f64]| {
-        x.iter()
-            .map(|c| format!("{c:.17e}"))
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    rerun.set("q", &list(&o.q)).unwrap();
-    rerun.set("v", &list(&o.v)).unwrap();
-    let r = execute(&rerun, RunPlan::new(o.steps), &mut Discard).unwrap();
-    for (a, b) in [r.final_q, r.final_p]
-        .concat()
-        .iter()
-        .zip([o.q, o.p].concat())
-    {
-        assert!((a - b).abs() <= 1e-12, "{a} vs {b}");
-    }
+    assert_plain_run_returns(&sc, &o);
     sc.set("q", "0.05,0.0707").unwrap();
     let e = periodic_orbit(&sc, &PeriodicOptions::new(Section::Steps(None)), None).unwrap_err();
     assert!(matches!(e, PeriodicError::Equilibrium { .. }), "{e}");
@@ -370,23 +374,7 @@ fn a_nonholonomic_bounce_has_constraint_multipliers() {
         .filter(|m| m.kind == MultiplierKind::TimeShiftEnergy)
         .count();
     assert_eq!(shift, 2);
-    let mut rerun = sc.clone();
-    let list = |x: &[f64]| {
-        x.iter()
-            .map(|c| format!("{c:.17e}"))
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    rerun.set("q", &list(&o.q)).unwrap();
-    rerun.set("v", &list(&o.v)).unwrap();
-    let r = execute(&rerun, RunPlan::new(o.steps), &mut Discard).unwrap();
-    for (a, b) in [r.final_q, r.final_p]
-        .concat()
-        .iter()
-        .zip([o.q, o.p].concat())
-    {
-        assert!((a - b).abs() <= 1e-12, "{a} vs {b}");
-    }
+    assert_plain_run_returns(&sc, &o);
 }
 
 #[test]
