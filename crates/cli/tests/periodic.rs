@@ -130,10 +130,9 @@ fn the_upright_ellipse_bounce_is_found_and_returns_under_a_plain_run() {
 #[test]
 fn continuation_writes_a_branch_table_and_reports_stability_changes() {
     let dir = tempfile::tempdir().unwrap();
-    let csv = dir.path().join("branch.csv");
-    let out = run_in(
-        root(),
-        &args(&[
+    // the upright ellipse's bounce continued in `a`, the table to `out`
+    let continuation = |out: &std::path::Path, extra: &[&str]| {
+        let mut a = vec![
             "--set",
             "q=1.5707963267948966,0,1.0",
             "--section",
@@ -141,9 +140,13 @@ fn continuation_writes_a_branch_table_and_reports_stability_changes() {
             "--continue",
             "a=0.4:0.6:22",
             "--out",
-            csv.to_str().unwrap(),
-        ]),
-    );
+            out.to_str().unwrap(),
+        ];
+        a.extend(extra);
+        run_in(root(), &args(&a))
+    };
+    let csv = dir.path().join("branch.csv");
+    let out = continuation(&csv, &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(
         out.stdout.matches("stability changes from").count(),
@@ -164,20 +167,7 @@ fn continuation_writes_a_branch_table_and_reports_stability_changes() {
         assert!(r[residual].parse::<f64>().unwrap() <= 1e-12);
     }
     let json = dir.path().join("branch.json");
-    let out = run_in(
-        root(),
-        &args(&[
-            "--set",
-            "q=1.5707963267948966,0,1.0",
-            "--section",
-            "0",
-            "--continue",
-            "a=0.4:0.6:22",
-            "--out",
-            json.to_str().unwrap(),
-            "--quiet",
-        ]),
-    );
+    let out = continuation(&json, &["--quiet"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let b: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(b["points"].as_array().unwrap().len(), 22);
