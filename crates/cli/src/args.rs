@@ -27,11 +27,18 @@ pub enum Command {
     /// a model file as read (a valid model file).
     Show {
         /// Model name (see `diracvi list`).
-        #[arg(required_unless_present = "model_file", conflicts_with = "model_file")]
+        #[arg(
+            required_unless_present_any = ["model_file", "system"],
+            conflicts_with_all = ["model_file", "system"]
+        )]
         model: Option<String>,
         /// A model file (TOML; see docs/model-files.md) to print back.
-        #[arg(long, value_name = "FILE.toml")]
+        #[arg(long, value_name = "FILE.toml", conflicts_with = "system")]
         model_file: Option<PathBuf>,
+        /// A system file (parts joined through ports; docs/systems.md): its
+        /// parts and ports, then the assembled model file.
+        #[arg(long, value_name = "FILE.toml")]
+        system: Option<PathBuf>,
     },
     /// Integrate a model (its paper defaults unless told otherwise).
     Run(Box<RunArgs>),
@@ -156,6 +163,12 @@ pub struct RunArgs {
     /// the sparse Lagrange–Dirac stepper (needs --h and --t-end or --steps).
     #[arg(long, value_name = "FILE.cir", conflicts_with_all = ["model", "model_file", "scenario"])]
     pub netlist: Option<PathBuf>,
+    /// A system file: parts (model files, netlists) joined through ports
+    /// (gyrator, transformer, inductance), assembled into one model
+    /// (docs/systems.md). Names are `part.name` (`--set cone.m=0.02`,
+    /// `--set coil.Bl=2`); its `[run]` and `[initial]` are the defaults.
+    #[arg(long, value_name = "FILE.toml", conflicts_with_all = ["model", "model_file", "scenario", "netlist"])]
+    pub system: Option<PathBuf>,
     /// Override a scenario key: a model parameter, or h, t_end,
     /// discretization, constraint, q, v (lists comma-separated). Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]

@@ -46,6 +46,7 @@ mod plot;
 mod progress;
 mod run;
 mod signals;
+mod system;
 mod usage;
 
 use args::{Cli, Command};
@@ -111,7 +112,14 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::List => run::list(),
-        Command::Show { model, model_file } => run::show(model.as_deref(), model_file.as_deref()),
+        Command::Show {
+            model,
+            model_file,
+            system,
+        } => match system {
+            Some(path) => system::show(&path),
+            None => run::show(model.as_deref(), model_file.as_deref()),
+        },
         Command::Run(args) => run::run(&args),
         Command::Convergence(args) => convergence::convergence(&args),
         Command::Periodic(args) => periodic::periodic(&args),

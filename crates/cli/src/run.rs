@@ -364,10 +364,15 @@ pub fn run(args: &RunArgs) -> Result<()> {
         .map(|p| animate::check_poster(p, args.animate.as_deref(), args.poster_frames))
         .transpose()?;
 
-    let mut scenario = match (crate::circuit::netlist_scenario(args)?, &args.model_file) {
-        (Some(netlist), _) => apply_sets(netlist, &args.sets)?,
-        (None, Some(path)) => apply_sets(Scenario::from_model_file(path)?, &args.sets)?,
-        (None, None) => {
+    let mut scenario = match (
+        crate::circuit::netlist_scenario(args)?,
+        &args.model_file,
+        &args.system,
+    ) {
+        (Some(netlist), _, _) => apply_sets(netlist, &args.sets)?,
+        (None, Some(path), _) => apply_sets(Scenario::from_model_file(path)?, &args.sets)?,
+        (None, None, Some(path)) => apply_sets(crate::system::scenario(path)?, &args.sets)?,
+        (None, None, None) => {
             resolve_scenario(args.model.as_deref(), args.scenario.as_deref(), &args.sets)?
         }
     };

@@ -48,13 +48,31 @@ pub fn is_reserved(name: &str) -> bool {
     name == "pi" || Func::from_name(name).is_some()
 }
 
-/// Whether `name` is an identifier: `[A-Za-z_][A-Za-z0-9_]*`.
+/// Whether `name` is an identifier: `[A-Za-z_][A-Za-z0-9_]*`, or several
+/// joined by `.` (a qualified name such as `cone.x`, as an assembled
+/// system names the coordinates and parameters of its parts).
 pub fn is_identifier(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    name.split('.').all(|part| {
+        let mut chars = part.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// `source` with its names renamed by `f` (a name `f` maps to `None` is
+/// kept), everything else as written: how an assembled system qualifies a
+/// part's expressions (`x` → `cone.x`).
+///
+/// # Errors
+/// When `source` does not lex (an unexpected character or a malformed
+/// number), with the column.
+pub fn rename_names(
+    source: &str,
+    f: impl FnMut(&str) -> Option<String>,
+) -> Result<String, ExprError> {
+    parse::rename(source, f)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -72,9 +72,16 @@ fn lex(source: &str) -> Result<Vec<Token<'_>>, ExprError> {
             ')' => tokens.push(single(Tok::RParen)),
             ',' => tokens.push(single(Tok::Comma)),
             c if c.is_ascii_alphabetic() || c == '_' => {
+                // a name, qualified or not: `x`, `cone.x` (a `.` joins two
+                // names, so `x.5` stays a name followed by a number)
+                let bytes = source.as_bytes();
                 let mut end = bi + 1;
                 while let Some(&(_, (b, d))) = chars.peek() {
-                    if d.is_ascii_alphanumeric() || d == '_' {
+                    let joins = d == '.'
+                        && bytes
+                            .get(b + 1)
+                            .is_some_and(|&e| e.is_ascii_alphabetic() || e == b'_');
+                    if d.is_ascii_alphanumeric() || d == '_' || joins {
                         end = b + 1;
                         chars.next();
                     } else {
@@ -152,6 +159,28 @@ fn lex(source: &str) -> Result<Vec<Token<'_>>, ExprError> {
         text: "",
     });
     Ok(tokens)
+}
+
+/// `source` with every name `f` maps replaced (names `f` returns `None`
+/// for, numbers, operators and spacing are kept as written).
+pub(crate) fn rename(
+    source: &str,
+    mut f: impl FnMut(&str) -> Option<String>,
+) -> Result<String, ExprError> {
+    let mut out = String::with_capacity(source.len());
+    let mut copied = 0;
+    for t in lex(source)? {
+        if let Tok::Ident(name) = t.tok
+            && let Some(new) = f(name)
+        {
+            let start = name.as_ptr() as usize - source.as_ptr() as usize;
+            out.push_str(&source[copied..start]);
+            out.push_str(&new);
+            copied = start + name.len();
+        }
+    }
+    out.push_str(&source[copied..]);
+    Ok(out)
 }
 
 /// `+` or `-` between the terms of a sum; `*` or `/` between the factors of
@@ -574,6 +603,41 @@ mod tests {
         // one-letter names are not "corrected"
         assert_eq!(closest("b", ["a"].into_iter()), None);
         assert_eq!(closest("xyzw", ["theta"].into_iter()), None);
+    }
+
+    #[test]
+    fn lexes_qualified_names_and_renames_them() {
+        let names = |src: &str| -> Vec<String> {
+            lex(src)
+                .unwrap()
+                .iter()
+                .filter_map(|t| match t.tok {
+                    Tok::Ident(n) => Some(n.to_owned()),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(names("cone.x_dot*2 + a.b.c"), ["cone.x_dot", "a.b.c"]);
+        // a `.` before a digit or at the end does not join
+        assert_eq!(names("x.5"), ["x"]);
+        assert!(matches!(
+            lex("x.").unwrap_err().kind,
+            ExprErrorKind::MalformedNumber(_)
+        ));
+        let renamed = rename("0.5*m*x_dot^2 - k*x^2/2 + sin(x)", |n| {
+            ["m", "x_dot", "k", "x"]
+                .contains(&n)
+                .then(|| format!("cone.{n}"))
+        })
+        .unwrap();
+        assert_eq!(
+            renamed,
+            "0.5*cone.m*cone.x_dot^2 - cone.k*cone.x^2/2 + sin(cone.x)"
+        );
+        assert!(super::super::is_identifier("cone.x"));
+        assert!(!super::super::is_identifier("cone..x"));
+        assert!(!super::super::is_identifier("cone.1"));
+        assert!(!super::super::is_identifier(".x"));
     }
 
     #[test]

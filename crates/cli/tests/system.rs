@@ -1,0 +1,322 @@
+//! `diracvi run --system` / `show --system`: parts joined through ports,
+//! checked against the exact solution of the coupled linear system, the
+//! same system written as one model file, and bad system files.
+
+mod common;
+
+use common::{check_failure, final_state, numbers, root, run_in, summary};
+
+const SPEAKER: &str = "models/systems/loudspeaker.toml";
+
+/// `exp(A)` by scaling and squaring of a Taylor series (independent of the
+/// integrator; `A` small and its norm moderate).
+fn expm(a: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    let n = a.len();
+    let norm: f64 = a
+        .iter()
+        .map(|r| r.iter().map(|x| x.abs()).sum::<f64>())
+        .fold(0.0, f64::max);
+    let squarings = (norm.max(1.0).log2().ceil() as i32 + 4).max(0);
+    let scale = 0.5f64.powi(squarings);
+    let mul = |x: &[Vec<f64>], y: &[Vec<f64>]| -> Vec<Vec<f64>> {
+        (0..n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| (0..n).map(|k| x[i][k] * y[k][j]).sum())
+                    .collect()
+            })
+            .collect()
+    };
+    let s: Vec<Vec<f64>> = a
+        .iter()
+        .map(|r| r.iter().map(|x| x * scale).collect())
+        .collect();
+    let mut result: Vec<Vec<f64>> = (0..n)
+        .map(|i| (0..n).map(|j| f64::from(u8::from(i == j))).collect())
+        .collect();
+    let mut term = result.clone();
+    for k in 1..30 {
+        term = mul(&term, &s)
+            .into_iter()
+            .map(|r| r.into_iter().map(|x| x / k as f64).collect())
+            .collect();
+        for i in 0..n {
+            for j in 0..n {
+                result[i][j] += term[i][j];
+            }
+        }
+    }
+    for _ in 0..squarings {
+        result = mul(&result, &result);
+    }
+    result
+}
+
+/// The loudspeaker without its stop, exactly: `(x, q_L)` at `t` for the
+/// defaults (m = 0.01, k = 1000, l = c = 1e-3, Bl = 5, q_C(0) = 1e-3, at
+/// rest). Kirchhoff: q_C = q_C(0) − q_L; m ẍ = −k x + Bl i,
+/// l i̇ = (q_C(0) − q_L)/c − Bl ẋ (docs/systems.md).
+fn exact(t: f64) -> (f64, f64) {
+    let (m, k, l, c, bl, qc0) = (0.01, 1000.0, 1e-3, 1e-3, 5.0, 1e-3);
+    // z = (x, ẋ, q_L, i, 1)
+    let a = [
+        vec![0.0, 1.0, 0.0, 0.0, 0.0],
+        vec![-k / m, 0.0, 0.0, bl / m, 0.0],
+        vec![0.0, 0.0, 0.0, 1.0, 0.0],
+        vec![0.0, -bl / l, -1.0 / (c * l), 0.0, qc0 / (c * l)],
+        vec![0.0; 5],
+    ];
+    let at: Vec<Vec<f64>> = a
+        .iter()
+        .map(|r| r.iter().map(|x| x * t).collect())
+        .collect();
+    let e = expm(&at);
+    // z(0) = (0, 0, 0, 0, 1)
+    (e[0][4], e[2][4])
+}
+
+fn final_x_ql(h: &str) -> (f64, f64) {
+    let s = summary(&[
+        "run",
+        "--system",
+        SPEAKER,
+        "--set",
+        "cone.xmax=1",
+        "--t-end",
+        "0.01",
+        "--h",
+        h,
+    ]);
+    assert_eq!(s["impacts"].as_u64(), Some(0));
+    let q = numbers(&s["final_state"]["q"]);
+    (q[0], q[1])
+}
+
+#[test]
+fn loudspeaker_without_its_stop_follows_the_exact_linear_solution_at_order_2() {
+    let (x, ql) = exact(0.01);
+    let coarse = final_x_ql("2e-5");
+    let fine = final_x_ql("1e-5");
+    let err = |(a, b): (f64, f64)| ((a - x).abs() / x.abs()).max((b - ql).abs() / ql.abs());
+    let (e1, e2) = (err(coarse), err(fine));
+    println!("x(0.01) = {x:e}, q_L = {ql:e}; relative errors {e1:e} (h = 2e-5), {e2:e} (1e-5)");
+    assert!(e2 < 1e-3, "error {e2}");
+    let ratio = e1 / e2;
+    assert!(
+        (ratio - 4.0).abs() < 0.5,
+        "error ratio {ratio} (order 2 gives 4)"
+    );
+}
+
+/// The loudspeaker written out by hand as one model file.
+const FLAT: &str = r#"
+[model]
+name = "flat-speaker"
+coordinates = ["x", "ql", "qc"]
+lagrangian = "0.5*m*x_dot^2 - 0.5*k*x^2 + 0.5*l*ql_dot^2 - qc^2/(2*c) + Bl*x*ql_dot"
+constraints = [["0", "-1", "-1"]]
+boundaries = ["xmax - x"]
+[parameters]
+m = 0.01
+k = 1000.0
+xmax = 0.0005
+l = 0.001
+c = 0.001
+Bl = 5.0
+[run]
+h = 1e-5
+t_end = 0.05
+discretization = "midpoint"
+constraint = "midpoint"
+[initial]
+q = [0.0, 0.0, 0.001]
+v = [0.0, 0.0, "solve"]
+"#;
+
+#[test]
+fn the_assembled_loudspeaker_equals_the_same_system_written_as_one_model_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let flat = dir.path().join("flat.toml");
+    std::fs::write(&flat, FLAT).unwrap();
+    let flat = flat.to_str().unwrap();
+    for extra in [&[][..], &["--order", "4"][..]] {
+        let a = summary(&[&["run", "--system", SPEAKER][..], extra].concat());
+        let b = summary(&[&["run", "--model-file", flat][..], extra].concat());
+        let (ia, ib) = (numbers(&a["impact_times"]), numbers(&b["impact_times"]));
+        assert_eq!(ia.len(), ib.len(), "{extra:?}");
+        assert!(ia.len() >= 3, "{} impacts with the stop", ia.len());
+        for (tu, tv) in ia.iter().zip(&ib) {
+            assert!((tu - tv).abs() <= 1e-12, "impact at {tu} vs {tv}");
+        }
+        for (u, v) in final_state(&a).iter().zip(final_state(&b)) {
+            assert!((u - v).abs() <= 1e-10, "{extra:?}: {u} vs {v}");
+        }
+        let e = &a["energy"];
+        let drift = e["max_abs_deviation"].as_f64().unwrap() / e["initial"].as_f64().unwrap();
+        assert!(drift < 1e-3, "relative energy deviation {drift}");
+    }
+}
+
+#[test]
+fn show_prints_the_parts_and_an_assembled_model_file_that_runs() {
+    let out = run_in(root(), &["show", "--system", SPEAKER]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("# part `tank`: netlist tank.cir"));
+    assert!(
+        out.stdout
+            .contains("# port `coil`: gyrator a = cone.x b = tank.L1 Bl = 5")
+    );
+    assert!(
+        out.stdout
+            .contains(r#"coordinates = ["cone.x", "tank.L1", "tank.C1"]"#)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("assembled.toml");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let a = summary(&["run", "--system", SPEAKER, "--t-end", "0.01"]);
+    let b = summary(&[
+        "run",
+        "--model-file",
+        file.to_str().unwrap(),
+        "--t-end",
+        "0.01",
+    ]);
+    assert_eq!(final_state(&a), final_state(&b));
+    // names are part.name in --set and in the CSV header
+    let csv = dir.path().join("t.csv");
+    let out = run_in(
+        root(),
+        &[
+            "run",
+            "--system",
+            SPEAKER,
+            "--set",
+            "coil.Bl=2",
+            "--t-end",
+            "1e-4",
+            "--out",
+            csv.to_str().unwrap(),
+            "-q",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let header = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        header.starts_with("k,t,q_cone.x,q_tank.L1,q_tank.C1,"),
+        "{header}"
+    );
+}
+
+#[test]
+fn an_inductance_port_makes_a_reluctance_actuator_that_keeps_its_energy() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("armature.toml"),
+        "[model]\nname = \"armature\"\ncoordinates = [\"x\"]\n\
+         lagrangian = \"0.5*m*x_dot^2 - 0.5*k*(x - x0)^2\"\nboundaries = [\"x - 0.0002\"]\n\
+         [parameters]\nm = 0.005\nk = 200.0\nx0 = 0.002\n[initial]\nq = [0.002]\nv = [0.0]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("coil.cir"),
+        "L1 1 0 10m IC=0\nC1 1 0 100u IC=20\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("relay.toml"),
+        "[system]\nname = \"relay\"\n\
+         [[part]]\nname = \"arm\"\nmodel_file = \"armature.toml\"\n\
+         [[part]]\nname = \"drive\"\nnetlist = \"coil.cir\"\n\
+         [[port]]\nname = \"gap\"\nkind = \"inductance\"\nb = \"drive.L1\"\n\
+         L = \"L0*g0/(g0 + arm.x)\"\nL0 = 0.02\ng0 = 0.001\n\
+         [run]\nh = 2e-6\nt_end = 0.02\n",
+    )
+    .unwrap();
+    let path = dir.path().join("relay.toml");
+    let s = summary(&["run", "--system", path.to_str().unwrap()]);
+    let impacts = s["impacts"].as_u64().unwrap();
+    assert!(
+        impacts >= 1,
+        "the armature closes onto its stop ({impacts} impacts)"
+    );
+    let e = &s["energy"];
+    let drift = e["max_abs_deviation"].as_f64().unwrap() / e["initial"].as_f64().unwrap();
+    assert!(
+        drift < 1e-3,
+        "relative energy deviation {drift} over {impacts} impacts"
+    );
+}
+
+#[test]
+fn bad_system_files_exit_2_naming_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        root().join("models/systems/cone.toml"),
+        dir.path().join("cone.toml"),
+    )
+    .unwrap();
+    std::fs::copy(
+        root().join("models/systems/tank.cir"),
+        dir.path().join("tank.cir"),
+    )
+    .unwrap();
+    let head = "[system]\nname = \"s\"\n[[part]]\nname = \"cone\"\nmodel_file = \"cone.toml\"\n\
+                [[part]]\nname = \"tank\"\nnetlist = \"tank.cir\"\n";
+    let cases: [(&str, &[&str]); 7] = [
+        // line 9 onwards: the ports
+        (
+            "[[port]]\nname = \"p\"\nkind = \"gyrator\"\na = \"cone.x\"\nb = \"tnk.L1\"\nBl = 1.0\n",
+            &["s.toml:13:5: port[0].b:", "no part `tnk`", "cone, tank"],
+        ),
+        (
+            "[[port]]\nname = \"p\"\nkind = \"gyrator\"\na = \"cone.y\"\nb = \"tank.L1\"\nBl = 1.0\n",
+            &["s.toml:12:5: port[0].a:", "no coordinate `y`"],
+        ),
+        (
+            "[[port]]\nname = \"p\"\nkind = \"spring\"\na = \"cone.x\"\nb = \"tank.L1\"\n",
+            &[
+                "s.toml:11:8: port[0].kind:",
+                "gyrator, transformer, inductance",
+            ],
+        ),
+        (
+            "[[port]]\nname = \"p\"\nkind = \"inductance\"\nb = \"tank.C1\"\nL = \"1e-3\"\n",
+            &["port[0].b:", "not one"],
+        ),
+        (
+            "[[port]]\nname = \"p\"\nkind = \"gyrator\"\na = \"cone.x\"\nb = \"tank.L1\"\n",
+            &["port[0].Bl: missing"],
+        ),
+        (
+            "[[port]]\nname = \"p\"\nkind = \"inductance\"\nb = \"tank.L1\"\nL = \"L0*cone.z\"\nL0 = 1.0\n",
+            &["port[0].L:", "no coordinate `z`"],
+        ),
+        (
+            "[[part]]\nname = \"x\"\nmodel_file = \"cone.toml\"\nnetlist = \"tank.cir\"\n",
+            &["s.toml:10:1: part[2]:", "exactly one of"],
+        ),
+    ];
+    for (tail, needles) in cases {
+        let path = dir.path().join("s.toml");
+        std::fs::write(&path, format!("{head}{tail}")).unwrap();
+        let out = run_in(dir.path(), &["run", "--system", "s.toml"]);
+        check_failure(&out, 2, needles);
+    }
+    // a part's own error keeps its file and place
+    std::fs::write(
+        dir.path().join("cone.toml"),
+        "[model]\nname = \"c\"\ncoordinates = [\"x\"]\nlagrangian = \"0.5*x_dot^^2\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("s.toml"), head).unwrap();
+    let out = run_in(dir.path(), &["show", "--system", "s.toml"]);
+    check_failure(
+        &out,
+        2,
+        &[
+            "s.toml:5:14: part[0].model_file:",
+            "in part `cone`",
+            "cone.toml:4:",
+        ],
+    );
+}

@@ -1,0 +1,571 @@
+//! Assembling the parts and ports of a system into one model file
+//! (docs/systems.md, docs/theory.md §15): the parts' names qualified by the
+//! part (`x` → `cone.x`), their Lagrangians summed with the ports' terms,
+//! their constraint rows padded with zeros and joined by the ports' rows,
+//! their walls and initial data concatenated.
+
+use crate::error::{SystemFileError, SystemFileErrorKind as K};
+use crate::read::{PartSource, PortKind, PortSpec, RunValue, SystemSpec};
+use diracvi_circuit::Circuit;
+use diracvi_circuit::netlist::{Kind, Value, Waveform};
+use diracvi_expr::expr::{is_reserved, rename_names};
+use diracvi_expr::{InitialValue, ModelFile};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// A part's model with its names qualified.
+#[derive(Debug, Clone)]
+pub(crate) struct Part {
+    pub(crate) name: String,
+    /// Local coordinate names (unqualified).
+    pub(crate) coordinates: Vec<String>,
+    /// Whether the part is a netlist (its coordinates are branch charges).
+    pub(crate) netlist: bool,
+    /// Inductor branches of a netlist part: coordinate index → inductance.
+    inductors: HashMap<usize, f64>,
+    /// Netlist Lagrangian terms by coordinate (to substitute inductances).
+    terms: Vec<String>,
+    lagrangian: String,
+    constraints: Vec<Vec<String>>,
+    boundaries: Vec<String>,
+    definitions: Vec<(String, String)>,
+    parameters: Vec<(String, ParameterValue)>,
+    q0: Vec<InitialValue>,
+    v0: Vec<InitialValue>,
+}
+
+#[derive(Debug, Clone)]
+enum ParameterValue {
+    Number(f64),
+    Expression(String),
+}
+
+/// A number as TOML writes it back exactly.
+fn number(x: f64) -> String {
+    let s = format!("{x:?}");
+    if s.contains('.') || s.contains('e') || s.contains("inf") || s.contains("NaN") {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+/// A TOML basic string.
+fn quote(s: &str) -> String {
+    toml::Value::String(s.to_owned()).to_string()
+}
+
+fn qualify(part: &str, name: &str) -> String {
+    format!("{part}.{name}")
+}
+
+impl Part {
+    /// The part's names that its expressions may use.
+    fn local_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for c in &self.coordinates {
+            names.push(c.clone());
+            names.push(format!("{c}_dot"));
+        }
+        names.extend(self.definitions.iter().map(|(n, _)| n.clone()));
+        names.extend(self.parameters.iter().map(|(n, _)| n.clone()));
+        names
+    }
+
+    /// `source` with the part's names qualified.
+    fn rename(
+        &self,
+        source: &str,
+        spec: &SystemSpec,
+        key: &str,
+    ) -> Result<String, SystemFileError> {
+        let local = self.local_names();
+        rename_names(source, |n| {
+            local.iter().any(|l| l == n).then(|| qualify(&self.name, n))
+        })
+        .map_err(|e| {
+            spec.error(
+                key,
+                K::Unsupported {
+                    part: self.name.clone(),
+                    what: format!("expression `{source}`: {e}"),
+                },
+            )
+        })
+    }
+
+    fn from_model_file(
+        name: &str,
+        file: ModelFile,
+        spec: &SystemSpec,
+        key: &str,
+    ) -> Result<Part, SystemFileError> {
+        if file.drawing.is_some() || file.hamiltonian.is_some() {
+            // both are dropped: the assembled system has its own coupling
+        }
+        let n = file.n();
+        let mut part = Part {
+            name: name.to_owned(),
+            coordinates: file.coordinates.clone(),
+            netlist: false,
+            inductors: HashMap::new(),
+            terms: Vec::new(),
+            lagrangian: String::new(),
+            constraints: Vec::new(),
+            boundaries: Vec::new(),
+            definitions: file.definitions.clone(),
+            parameters: file
+                .parameters
+                .iter()
+                .map(
+                    |(p, x)| match file.parameter_expressions.iter().find(|(e, _)| e == p) {
+                        Some((_, text)) => (p.clone(), ParameterValue::Expression(text.clone())),
+                        None => (p.clone(), ParameterValue::Number(*x)),
+                    },
+                )
+                .collect(),
+            q0: Vec::new(),
+            v0: Vec::new(),
+        };
+        let r = |s: &str| part.rename(s, spec, key);
+        let lagrangian = r(&file.lagrangian)?;
+        let constraints = file
+            .constraints
+            .iter()
+            .map(|row| row.iter().map(|e| r(e)).collect::<Result<Vec<_>, _>>())
+            .collect::<Result<Vec<_>, _>>()?;
+        let boundaries = file
+            .boundaries
+            .iter()
+            .map(|b| r(b))
+            .collect::<Result<Vec<_>, _>>()?;
+        let definitions = file
+            .definitions
+            .iter()
+            .map(|(d, text)| Ok((qualify(name, d), r(text)?)))
+            .collect::<Result<Vec<_>, SystemFileError>>()?;
+        let parameters = part
+            .parameters
+            .iter()
+            .map(|(p, v)| {
+                Ok((
+                    qualify(name, p),
+                    match v {
+                        ParameterValue::Number(x) => ParameterValue::Number(*x),
+                        ParameterValue::Expression(e) => ParameterValue::Expression(r(e)?),
+                    },
+                ))
+            })
+            .collect::<Result<Vec<_>, SystemFileError>>()?;
+        let initial =
+            |values: Option<&Vec<InitialValue>>| -> Result<Vec<InitialValue>, SystemFileError> {
+                match values {
+                    None => Ok(vec![InitialValue::Number(0.0); n]),
+                    Some(vs) => vs
+                        .iter()
+                        .map(|v| {
+                            Ok(match v {
+                                InitialValue::Expression(e) => InitialValue::Expression(r(e)?),
+                                other => other.clone(),
+                            })
+                        })
+                        .collect(),
+                }
+            };
+        let q0 = initial(file.initial.as_ref().map(|i| &i.q))?;
+        let v0 = initial(file.initial.as_ref().map(|i| &i.v))?;
+        part.lagrangian = lagrangian;
+        part.constraints = constraints;
+        part.boundaries = boundaries;
+        part.definitions = definitions;
+        part.parameters = parameters;
+        part.q0 = q0;
+        part.v0 = v0;
+        Ok(part)
+    }
+
+    fn from_netlist(
+        name: &str,
+        circuit: &Circuit,
+        spec: &SystemSpec,
+        key: &str,
+    ) -> Result<Part, SystemFileError> {
+        let unsupported = |what: String| {
+            spec.error(
+                key,
+                K::Unsupported {
+                    part: name.to_owned(),
+                    what,
+                },
+            )
+        };
+        let n = circuit.coordinates();
+        if n != circuit.netlist().elements.len() {
+            return Err(unsupported(
+                "current sources are prescribed charges, not terms of a Lagrangian; a system \
+                 cannot take them yet"
+                    .to_owned(),
+            ));
+        }
+        let coordinates: Vec<String> = (0..n).map(|i| circuit.element_of(i).name.clone()).collect();
+        let state = circuit.initial_state();
+        let mut inductors = HashMap::new();
+        let mut terms = Vec::with_capacity(n);
+        let mut v0 = Vec::with_capacity(n);
+        for (i, coordinate) in coordinates.iter().enumerate() {
+            let e = circuit.element_of(i);
+            let x = qualify(name, coordinate);
+            let (term, v) = match (e.kind, &e.value) {
+                (Kind::Inductor, &Value::Number(l)) => {
+                    inductors.insert(i, l);
+                    (
+                        format!("0.5*{}*{x}_dot^2", number(l)),
+                        InitialValue::Number(state.p[i] / l),
+                    )
+                }
+                (Kind::Capacitor, &Value::Number(c)) => {
+                    (format!("-{x}^2/(2*{})", number(c)), InitialValue::Solve)
+                }
+                (Kind::Capacitor, Value::Energy(law)) => {
+                    let u = rename_names(law.source(), |v| (v == "q").then(|| x.clone()))
+                        .map_err(|err| unsupported(format!("{}: {err}", e.name)))?;
+                    (format!("-({u})"), InitialValue::Solve)
+                }
+                (Kind::VoltageSource, Value::Source(Waveform::Dc(volts))) => {
+                    (format!("-{}*{x}", number(*volts)), InitialValue::Solve)
+                }
+                _ => {
+                    return Err(unsupported(format!(
+                        "element `{}` (line {}): a system takes inductors, capacitors and DC \
+                         voltage sources (a time-dependent source is not yet a term of the \
+                         assembled Lagrangian)",
+                        e.name, e.line
+                    )));
+                }
+            };
+            terms.push(term);
+            v0.push(v);
+        }
+        let constraints = circuit
+            .kirchhoff_rows()
+            .iter()
+            .map(|row| {
+                let mut dense = vec!["0".to_owned(); n];
+                for &(j, a) in row {
+                    dense[j] = number(a);
+                }
+                dense
+            })
+            .collect();
+        Ok(Part {
+            name: name.to_owned(),
+            coordinates,
+            netlist: true,
+            inductors,
+            terms,
+            lagrangian: String::new(),
+            constraints,
+            boundaries: Vec::new(),
+            definitions: Vec::new(),
+            parameters: Vec::new(),
+            q0: state.q.iter().map(|&q| InitialValue::Number(q)).collect(),
+            v0,
+        })
+    }
+}
+
+/// Read the parts of `spec` (paths relative to the system file's folder).
+pub(crate) fn load_parts(spec: &SystemSpec) -> Result<Vec<Part>, SystemFileError> {
+    let base = Path::new(&spec.path).parent().unwrap_or(Path::new(""));
+    spec.parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match &p.source {
+            PartSource::ModelFile(f) => {
+                let key = format!("part[{i}].model_file");
+                let file = ModelFile::from_path(base.join(f)).map_err(|source| {
+                    spec.error(
+                        &key,
+                        K::ModelFile {
+                            part: p.name.clone(),
+                            source,
+                        },
+                    )
+                })?;
+                Part::from_model_file(&p.name, file, spec, &key)
+            }
+            PartSource::Netlist(f) => {
+                let key = format!("part[{i}].netlist");
+                let path = base.join(f);
+                let shown = path.display().to_string();
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| spec.error(&key, K::Io(format!("{shown}: {e}"))))?;
+                let circuit = Circuit::parse(&text).map_err(|source| {
+                    spec.error(
+                        &key,
+                        K::Netlist {
+                            part: p.name.clone(),
+                            path: shown,
+                            source,
+                        },
+                    )
+                })?;
+                Part::from_netlist(&p.name, &circuit, spec, &key)
+            }
+        })
+        .collect()
+}
+
+/// `(part index, coordinate index)` of a qualified coordinate name.
+fn locate(
+    parts: &[Part],
+    spec: &SystemSpec,
+    key: &str,
+    name: &str,
+) -> Result<(usize, usize), SystemFileError> {
+    let Some((part, coordinate)) = name.split_once('.') else {
+        return Err(spec.error(
+            key,
+            K::BadName {
+                name: name.to_owned(),
+                reason: "expected `part.coordinate`".to_owned(),
+            },
+        ));
+    };
+    let Some(p) = parts.iter().position(|p| p.name == part) else {
+        return Err(spec.error(
+            key,
+            K::UnknownPart {
+                part: part.to_owned(),
+                parts: parts.iter().map(|p| p.name.clone()).collect(),
+            },
+        ));
+    };
+    match parts[p].coordinates.iter().position(|c| c == coordinate) {
+        Some(c) => Ok((p, c)),
+        None => Err(spec.error(
+            key,
+            K::UnknownCoordinate {
+                part: part.to_owned(),
+                name: coordinate.to_owned(),
+                available: parts[p].coordinates.clone(),
+            },
+        )),
+    }
+}
+
+/// The inductance expression of `port` with its parameters qualified and
+/// its coordinates checked.
+fn inductance_expression(
+    port: &PortSpec,
+    text: &str,
+    parts: &[Part],
+    spec: &SystemSpec,
+    key: &str,
+) -> Result<String, SystemFileError> {
+    let mut bad = None;
+    let out = rename_names(text, |n| {
+        if port.parameters.iter().any(|(p, _)| p == n) {
+            return Some(qualify(&port.name, n));
+        }
+        if n.contains('.') {
+            if let Err(e) = locate(parts, spec, key, n) {
+                bad.get_or_insert(e);
+            }
+        } else if !is_reserved(n) {
+            bad.get_or_insert(spec.error(
+                key,
+                K::BadName {
+                    name: n.to_owned(),
+                    reason: format!(
+                        "not a parameter of port `{}` nor a coordinate `part.name`",
+                        port.name
+                    ),
+                },
+            ));
+        }
+        None
+    })
+    .map_err(|e| spec.error(key, K::PortMisuse(format!("`L` does not read: {e}"))))?;
+    match bad {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+/// The assembled model file's text.
+pub(crate) fn assemble(spec: &SystemSpec, mut parts: Vec<Part>) -> Result<String, SystemFileError> {
+    // offsets of each part's coordinates in the assembled list
+    let mut offset = Vec::with_capacity(parts.len());
+    let mut n = 0;
+    for p in &parts {
+        offset.push(n);
+        n += p.coordinates.len();
+    }
+    let global = |(p, c): (usize, usize)| offset[p] + c;
+    let mut coupling = Vec::new();
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut port_parameters = Vec::new();
+    for (i, port) in spec.ports.iter().enumerate() {
+        let key = |f: &str| format!("port[{i}].{f}");
+        let b = locate(&parts, spec, &key("b"), &port.b)?;
+        for (p, x) in &port.parameters {
+            port_parameters.push((qualify(&port.name, p), *x));
+        }
+        let param = |p: &str| qualify(&port.name, p);
+        match port.kind {
+            PortKind::Gyrator | PortKind::Transformer => {
+                let a_name = port.a.as_deref().unwrap_or_default();
+                let a = locate(&parts, spec, &key("a"), a_name)?;
+                if a == b {
+                    return Err(spec.error(
+                        &key("b"),
+                        K::PortMisuse(format!("port `{}` joins `{a_name}` to itself", port.name)),
+                    ));
+                }
+                if port.kind == PortKind::Gyrator {
+                    coupling.push(format!(
+                        "{}*{}*{}_dot",
+                        param("Bl"),
+                        port.a.as_deref().unwrap_or_default(),
+                        port.b
+                    ));
+                } else {
+                    let mut row = vec!["0".to_owned(); n];
+                    row[global(a)] = "1".to_owned();
+                    row[global(b)] = format!("-{}", param("ratio"));
+                    rows.push(row);
+                }
+            }
+            PortKind::Inductance => {
+                let part = &parts[b.0];
+                let Some(_) = part.inductors.get(&b.1).filter(|_| part.netlist) else {
+                    return Err(spec.error(
+                        &key("b"),
+                        K::PortMisuse(format!(
+                            "an inductance port acts on a netlist inductor; `{}` is not one",
+                            port.b
+                        )),
+                    ));
+                };
+                let text = port.inductance.as_deref().unwrap_or_default();
+                let l = inductance_expression(port, text, &parts, spec, &key("L"))?;
+                let x = &port.b;
+                parts[b.0].terms[b.1] = format!("0.5*({l})*{x}_dot^2");
+                parts[b.0].inductors.remove(&b.1);
+            }
+        }
+    }
+
+    let mut lagrangian: Vec<String> = Vec::new();
+    for p in &parts {
+        if p.netlist {
+            lagrangian.extend(p.terms.iter().cloned());
+        } else {
+            lagrangian.push(format!("({})", p.lagrangian));
+        }
+    }
+    lagrangian.extend(coupling);
+    let mut constraints: Vec<Vec<String>> = Vec::new();
+    for (k, p) in parts.iter().enumerate() {
+        for row in &p.constraints {
+            let mut full = vec!["0".to_owned(); n];
+            full[offset[k]..offset[k] + row.len()].clone_from_slice(row);
+            constraints.push(full);
+        }
+    }
+    constraints.extend(rows);
+
+    let coordinates: Vec<String> = parts
+        .iter()
+        .flat_map(|p| p.coordinates.iter().map(|c| qualify(&p.name, c)))
+        .collect();
+    let mut q0: Vec<InitialValue> = parts.iter().flat_map(|p| p.q0.iter().cloned()).collect();
+    let mut v0: Vec<InitialValue> = parts.iter().flat_map(|p| p.v0.iter().cloned()).collect();
+    for (k, x) in &spec.initial {
+        let key = format!("initial.{k}");
+        let (name, velocity) = match k.strip_suffix("_dot") {
+            Some(c) if !coordinates.iter().any(|q| q == k) => (c, true),
+            _ => (k.as_str(), false),
+        };
+        let at = global(locate(&parts, spec, &key, name)?);
+        if velocity {
+            v0[at] = InitialValue::Number(*x);
+        } else {
+            q0[at] = InitialValue::Number(*x);
+        }
+    }
+
+    let mut out = String::new();
+    let list = |items: &[String]| {
+        format!(
+            "[{}]",
+            items
+                .iter()
+                .map(|s| quote(s))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let initial = |items: &[InitialValue]| {
+        let inner: Vec<String> = items
+            .iter()
+            .map(|v| match v {
+                InitialValue::Number(x) => number(*x),
+                InitialValue::Expression(e) => quote(e),
+                InitialValue::Solve => quote(InitialValue::SOLVE),
+            })
+            .collect();
+        format!("[{}]", inner.join(", "))
+    };
+    // writing to a String cannot fail
+    let _ = writeln!(out, "[model]");
+    let _ = writeln!(out, "name = {}", quote(&spec.name));
+    let _ = writeln!(out, "description = {}", quote(&spec.description));
+    let _ = writeln!(out, "coordinates = {}", list(&coordinates));
+    let _ = writeln!(out, "lagrangian = {}", quote(&lagrangian.join(" + ")));
+    let _ = writeln!(out, "constraints = [");
+    for row in &constraints {
+        let _ = writeln!(out, "    {},", list(row));
+    }
+    let _ = writeln!(out, "]");
+    let boundaries: Vec<String> = parts
+        .iter()
+        .flat_map(|p| p.boundaries.iter().cloned())
+        .collect();
+    let _ = writeln!(out, "boundaries = {}", list(&boundaries));
+    let definitions: Vec<&(String, String)> =
+        parts.iter().flat_map(|p| p.definitions.iter()).collect();
+    if !definitions.is_empty() {
+        let _ = writeln!(out, "[definitions]");
+        for (d, text) in definitions {
+            let _ = writeln!(out, "{} = {}", quote(d), quote(text));
+        }
+    }
+    let _ = writeln!(out, "[parameters]");
+    for p in &parts {
+        for (name, v) in &p.parameters {
+            let value = match v {
+                ParameterValue::Number(x) => number(*x),
+                ParameterValue::Expression(e) => quote(e),
+            };
+            let _ = writeln!(out, "{} = {value}", quote(name));
+        }
+    }
+    for (name, x) in &port_parameters {
+        let _ = writeln!(out, "{} = {}", quote(name), number(*x));
+    }
+    let _ = writeln!(out, "[run]");
+    for (k, v) in &spec.run {
+        let value = match v {
+            RunValue::Number(x) => number(*x),
+            RunValue::Text(s) => quote(s),
+        };
+        let _ = writeln!(out, "{k} = {value}");
+    }
+    let _ = writeln!(out, "[initial]");
+    let _ = writeln!(out, "q = {}", initial(&q0));
+    let _ = writeln!(out, "v = {}", initial(&v0));
+    Ok(out)
+}
