@@ -42,6 +42,7 @@ __all__ = [
     "RunResult",
     "Scenario",
     "StepError",
+    "System",
     "Branch",
     "PeriodicOrbit",
     "__version__",
@@ -149,6 +150,21 @@ class Model:
         """The defaults as TOML: a scenario file, or for a model file the
         model file itself (it reads back with :meth:`from_toml`)."""
         return self.defaults.to_toml()
+
+
+class System:
+    """Systems assembled from parts (model files, netlists) joined through
+    ports (gyrator, transformer, inductance): docs/systems.md, ``diracvi run
+    --system``. The assembled system is an ordinary :class:`Model`, with
+    names ``part.name`` (``params={"coil.Bl": 2.0}``)."""
+
+    @staticmethod
+    def from_file(path: Union[str, "os.PathLike[str]"]) -> Model:
+        """Read a system file and its parts, and assemble them into one
+        model. Raises :class:`ModelError` (kind ``SystemFile``) naming the
+        file, key, line and column (a part's own errors name the part's
+        file) if it is invalid."""
+        return Model._from_dict(_diracvi.file_model(Scenario.from_system(path)))
 
 
 #: The former name of :class:`Model`.

@@ -78,6 +78,10 @@ class Scenario:
     def from_file(path: Union[str, PathLike[str]]) -> Scenario:
         """Read a scenario file. Raises OSError or ModelError."""
     @staticmethod
+    def from_system(path: Union[str, PathLike[str]]) -> Scenario:
+        """A system file (parts joined through ports, docs/systems.md) as the
+        assembled model's scenario. Raises ModelError (kind ``SystemFile``)."""
+    @staticmethod
     def from_netlist(
         path: Union[str, PathLike[str]],
         *,
@@ -229,6 +233,13 @@ class Model:
         """The defaults as TOML (the model file itself for a model file)."""
 
 ModelInfo = Model
+
+class System:
+    """Systems assembled from parts joined through ports (docs/systems.md)."""
+
+    @staticmethod
+    def from_file(path: Union[str, PathLike[str]]) -> Model:
+        """Read and assemble a system file; raises ModelError (kind ``SystemFile``)."""
 
 @dataclass(frozen=True, eq=False)
 class ImpactTable:

@@ -103,3 +103,17 @@ pub fn model_error(py: Python<'_>, e: ModelError) -> PyErr {
 pub fn choice_error(e: UnknownChoice) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
+
+/// A system file error as `diracvi.ModelError` (kind `SystemFile`).
+pub fn system_error(py: Python<'_>, e: &diracvi_system::SystemFileError) -> PyErr {
+    let attrs = PyDict::new(py);
+    let filled = attrs
+        .set_item("kind", "SystemFile")
+        .and_then(|()| attrs.set_item("step", None::<usize>))
+        .and_then(|()| attrs.set_item("t", None::<f64>))
+        .and_then(|()| attrs.set_item("run_index", None::<usize>));
+    if let Err(err) = filled {
+        return err;
+    }
+    raise(py, "ModelError", e.to_string(), &attrs)
+}

@@ -295,6 +295,22 @@ impl PyScenario {
         Self::from_toml(py, &text)
     }
 
+    /// from_system(path)
+    ///
+    /// A system file (parts joined through ports, docs/systems.md; ``diracvi
+    /// run --system``): the assembled model as a model-file scenario, its
+    /// ``[run]`` and ``[initial]`` the defaults, names ``part.name``. Raises
+    /// ``ModelError`` (kind ``SystemFile``, naming the file, key, line and
+    /// column — a part's own errors with the part's file) if it is invalid.
+    #[staticmethod]
+    fn from_system(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        let system = diracvi_system::System::from_path(&path)
+            .map_err(|e| crate::errors::system_error(py, &e))?;
+        Scenario::from_model(system.into_model())
+            .map(|inner| Self { inner })
+            .map_err(|e| model_error(py, e))
+    }
+
     /// from_netlist(path, *, h, t_end, discretization="forward")
     ///
     /// A circuit from a SPICE-subset netlist file (``diracvi run --netlist``;
