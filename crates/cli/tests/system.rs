@@ -245,6 +245,62 @@ fn the_relay_keeps_its_energy_through_its_bounces_and_its_impact_times_converge_
 }
 
 #[test]
+fn a_transformer_port_is_a_lever_between_two_oscillators() {
+    let dir = tempfile::tempdir().unwrap();
+    let spring = |name: &str, m: f64, k: f64, x: f64| {
+        std::fs::write(
+            dir.path().join(format!("{name}.toml")),
+            format!(
+                "[model]\nname = \"{name}\"\ncoordinates = [\"x\"]\n\
+                 lagrangian = \"0.5*m*x_dot^2 - 0.5*k*x^2\"\n\
+                 [parameters]\nm = {m:?}\nk = {k:?}\n[initial]\nq = [{x:?}]\nv = [0.0]\n"
+            ),
+        )
+        .unwrap();
+    };
+    spring("a", 1.0, 4.0, 0.5);
+    spring("b", 2.0, 1.0, 1.0);
+    std::fs::write(
+        dir.path().join("lever.toml"),
+        "[system]\nname = \"lever\"\n\
+         [[part]]\nname = \"a\"\nmodel_file = \"a.toml\"\n\
+         [[part]]\nname = \"b\"\nmodel_file = \"b.toml\"\n\
+         [[port]]\nname = \"arm\"\nkind = \"transformer\"\na = \"a.x\"\nb = \"b.x\"\nratio = 0.5\n\
+         [run]\nh = 1e-3\nt_end = 5.0\n",
+    )
+    .unwrap();
+    let path = dir.path().join("lever.toml");
+    let s = summary(&["run", "--system", path.to_str().unwrap()]);
+    let q = numbers(&s["final_state"]["q"]);
+    // a.x = r b.x throughout: one oscillator of mass m_a r² + m_b and
+    // stiffness k_a r² + k_b
+    let omega = ((4.0 * 0.25 + 1.0) / (0.25 + 2.0_f64)).sqrt();
+    let exact = (omega * 5.0).cos();
+    assert!((q[1] - exact).abs() < 1e-6, "b.x = {} vs {exact}", q[1]);
+    assert!(
+        (q[0] - 0.5 * q[1]).abs() < 1e-14,
+        "a.x − r b.x = {:e}",
+        q[0] - 0.5 * q[1]
+    );
+    assert!(s["constraint_residual_max"].as_f64().unwrap() < 1e-14);
+}
+
+#[test]
+fn a_dc_motor_drives_the_rolling_disk_into_its_wall() {
+    const MOTOR: &str = "models/systems/motor-disk.toml";
+    for (order, bound) in [("2", 2e-3), ("4", 1e-6)] {
+        let s = summary(&["run", "--system", MOTOR, "--order", order]);
+        let impacts = s["impacts"].as_u64().unwrap();
+        assert!(impacts >= 5, "{impacts} impacts");
+        // rolling without slipping holds, and the total energy (disk,
+        // winding, source) is kept through the bounces
+        assert!(s["constraint_residual_max"].as_f64().unwrap() < 1e-12);
+        let e = s["energy"]["max_relative_deviation"].as_f64().unwrap();
+        assert!(e < bound, "order {order}: relative energy deviation {e}");
+    }
+}
+
+#[test]
 fn bad_system_files_exit_2_naming_file_line_and_key() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(
