@@ -248,6 +248,52 @@ fn the_relay_keeps_its_energy_through_its_bounces_and_its_impact_times_converge_
 }
 
 #[test]
+fn the_relay_run_forward_then_backward_returns_to_its_start_through_the_impacts() {
+    let fwd = summary(&["run", "--system", RELAY, "--t-end", "0.02"]);
+    assert!(fwd["impacts"].as_u64().unwrap() >= 3);
+    let (q, p) = (
+        numbers(&fwd["final_state"]["q"]),
+        numbers(&fwd["final_state"]["p"]),
+    );
+    // velocities from the momenta: m ẋ = p_x; the branch momenta are defined
+    // up to the Kirchhoff reaction (0, −μ, −μ), so the coil's flux linkage
+    // is p_L − p_C = L(x) i, and Kirchhoff gives the capacitor's current
+    let inductance = 0.02 * 0.001 / (0.001 + q[0]);
+    let (vx, i) = (p[0] / 0.005, (p[1] - p[2]) / inductance);
+    let list = |x: &[f64]| {
+        x.iter()
+            .map(|v| format!("{v:?}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let back = summary(&[
+        "run",
+        "--system",
+        RELAY,
+        "--t-end",
+        "0.02",
+        "--backward",
+        "--set",
+        &format!("q={}", list(&q)),
+        "--set",
+        &format!("v={}", list(&[vx, i, -i])),
+    ]);
+    assert_eq!(back["impacts"], fwd["impacts"]);
+    let (q0, p0) = (
+        numbers(&back["final_state"]["q"]),
+        numbers(&back["final_state"]["p"]),
+    );
+    for (got, want) in q0.iter().zip([0.002, 0.0, 0.002]) {
+        assert!((got - want).abs() < 1e-14, "q {q0:?}");
+    }
+    // at rest: no armature momentum, no flux linkage
+    assert!(
+        p0[0].abs() < 1e-13 && (p0[1] - p0[2]).abs() < 1e-13,
+        "p {p0:?}"
+    );
+}
+
+#[test]
 fn a_transformer_port_is_a_lever_between_two_oscillators() {
     let dir = tempfile::tempdir().unwrap();
     let spring = |name: &str, m: f64, k: f64, x: f64| {
