@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 from os import PathLike
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -287,6 +287,16 @@ class RunResult:
     @property
     def sensitivity(self) -> Optional[Dict[str, npt.NDArray[np.float64]]]:
         """{name: d(q_N, p_N)/d name, (2n,)} of a run with sensitivity=(names...); else None."""
+    def gradient(
+        self,
+        objective: Callable[[npt.NDArray[np.float64], npt.NDArray[np.float64]], float],
+        grad: Optional[
+            Callable[[npt.NDArray[np.float64], npt.NDArray[np.float64]], npt.NDArray[np.float64]]
+        ] = None,
+        eps: float = 1e-6,
+    ) -> Dict[str, Any]:
+        """dF/d(q0, p0) = J^T grad f and dF/d(parameter) of F = objective(q_N, p_N),
+        for a run with jacobian=True (and sensitivity=...)."""
     def to_pandas(self) -> Any:
         """A pandas DataFrame, one row per record (needs pandas)."""
     def plot(

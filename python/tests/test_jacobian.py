@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -47,3 +48,55 @@ def test_no_tangent_map_raises_model_error(model, kwargs):
     with pytest.raises(ModelError) as info:
         diracvi.scenario(model, t_end=0.5).run(jacobian=True, **kwargs)
     assert info.value.kind == "JacobianUnsupported"
+
+
+ELLIPSE = Path(__file__).resolve().parents[2] / "models" / "ellipse.toml"
+
+
+def _ellipse_run(v0=None, b=None, **kw):
+    m = diracvi.Model.from_file(ELLIPSE)
+    params = {} if b is None else {"b": b}
+    sc = m.scenario(t_end=1.5, v=v0, params=params)
+    return sc.run(every=0, **kw)
+
+
+def test_gradient_of_an_objective_matches_differences_of_whole_runs():
+    """F = y_N² + sin(p_θ,N) + x_N p_x,N of the bouncing ellipse (impacts
+    inside the interval): the gradient in the initial velocities and in the
+    semi-axis b from the tangent map against central differences of runs."""
+    def objective(q, p):
+        return q[2] ** 2 + np.sin(p[0]) + q[1] * p[1]
+
+    r = _ellipse_run(jacobian=True, sensitivity=("b",))
+    assert r.summary["impacts"] >= 1
+    g = r.gradient(objective)
+    exact = r.gradient(
+        objective,
+        grad=lambda q, p: np.array([0.0, p[1], 2 * q[2], np.cos(p[0]), q[1], 0.0]),
+    )
+    # the objective's own differences are far below the run's accuracy
+    for key in ("q0", "p0"):
+        np.testing.assert_allclose(g[key], exact[key], rtol=1e-7, atol=1e-9)
+    assert abs(g["b"] - exact["b"]) <= 1e-7 * abs(exact["b"])
+    # against whole runs: p0 = M v0 with M = diag(I, m, m), I = m (a² + b²)/4
+    v0 = np.array([-3.0, 2.0, 0.0])
+    inertia = np.array([(1.0 + 0.25) / 4.0, 1.0, 1.0])
+    for i in range(3):
+        d = 1e-6
+        up, down = v0.copy(), v0.copy()
+        up[i] += d
+        down[i] -= d
+        fu = objective(*map(np.asarray, (_ellipse_run(list(up)).final_state[k] for k in "qp")))
+        fd = objective(*map(np.asarray, (_ellipse_run(list(down)).final_state[k] for k in "qp")))
+        dv = (fu - fd) / (2 * d)
+        assert abs(exact["p0"][i] * inertia[i] - dv) <= 1e-5 * max(1.0, abs(dv)), (i, dv)
+    fb = [objective(*map(np.asarray, (_ellipse_run(b=0.5 + s).final_state[k] for k in "qp")))
+          for s in (1e-6, -1e-6)]
+    db = (fb[0] - fb[1]) / 2e-6
+    assert abs(exact["b"] - db) <= 1e-5 * max(1.0, abs(db)), (exact["b"], db)
+    assert g["value"] == objective(np.asarray(r.final_state["q"]), np.asarray(r.final_state["p"]))
+
+
+def test_gradient_needs_the_tangent_map():
+    with pytest.raises(ValueError, match="jacobian=True"):
+        _ellipse_run().gradient(lambda q, p: q[0])
