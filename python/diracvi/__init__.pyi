@@ -140,6 +140,7 @@ class Scenario:
         sensitivity: Union[str, Sequence[str], None] = None,
         energy_tolerance: float = 0.01,
         tol: Optional[float] = None,
+        tangents: bool = False,
     ) -> RunResult:
         """Integrate from t = 0 (GIL released).
 
@@ -287,6 +288,10 @@ class RunResult:
     @property
     def sensitivity(self) -> Optional[Dict[str, npt.NDArray[np.float64]]]:
         """{name: d(q_N, p_N)/d name, (2n,)} of a run with sensitivity=(names...); else None."""
+    tangents: Optional[npt.NDArray[np.float64]]
+    tangent_initial: Optional[npt.NDArray[np.float64]]
+    def cumulative_tangents(self) -> npt.NDArray[np.float64]:
+        """d x_k / d x_0 for k = 1..N from the tape of a run with tangents=True."""
     def gradient(
         self,
         objective: Callable[[npt.NDArray[np.float64], npt.NDArray[np.float64]], float],

@@ -181,6 +181,12 @@ class RunResult:
     # computed from until then (it pickles through its TOML).
     _walls: Optional[List[Dict[str, Any]]] = field(default=None, repr=False)
     _walls_scenario: Any = field(default=None, repr=False)
+    #: Every step's derivative ∂x_{k+1}/∂(x_k, θ), ``(N, 2n, 2n + r)``, of a
+    #: run with ``tangents=True`` (the ``r`` parameters of ``sensitivity``
+    #: last); ``None`` otherwise.
+    tangents: Optional[np.ndarray] = field(default=None, repr=False)
+    #: ∂x_0/∂θ, ``(2n, r)``, with :attr:`tangents`.
+    tangent_initial: Optional[np.ndarray] = field(default=None, repr=False)
 
     @property
     def walls(self) -> List[Dict[str, Any]]:
@@ -255,14 +261,19 @@ class RunResult:
         steps ``eps · max(1, |x_i|)``: for a smooth objective its error is
         about ``eps²`` relative, far below the run's own.
 
+        With the tape of a run with ``tangents=True`` the gradient is a
+        reverse (adjoint) sweep over it instead, ``λ_k = ∂x_{k+1}/∂x_kᵀ
+        λ_{k+1}`` from ``λ_N = ∇f`` (docs/theory.md §12.5): one
+        matrix–vector product per step, whatever the number of inputs.
+
         Returns ``{"value": F, "q0": (n,), "p0": (n,), name: float, ...}``.
-        Raises ``ValueError`` when the run has no Jacobian.
+        Raises ``ValueError`` when the run has no Jacobian and no tape.
         """
         jac = self.jacobian
-        if jac is None:
+        if jac is None and self.tangents is None:
             raise ValueError(
                 "gradient needs the run's tangent map: run with jacobian=True "
-                "(and sensitivity=(names...) for parameters)"
+                "or tangents=True (and sensitivity=(names...) for parameters)"
             )
         q = np.asarray(self.final_state["q"], dtype=float)
         p = np.asarray(self.final_state["p"], dtype=float)
@@ -282,10 +293,37 @@ class RunResult:
                 down[i] -= step
                 g[i] = (f(up) - f(down)) / (2.0 * step)
         out: Dict[str, Any] = {"value": f(x)}
+        names = list(self.summary.get("sensitivity") or {})
+        if self.tangents is not None:
+            lam = g.copy()
+            theta = np.zeros(len(names))
+            for step in self.tangents[::-1]:
+                theta += step[:, 2 * n:].T @ lam
+                lam = step[:, : 2 * n].T @ lam
+            if names:
+                theta += self.tangent_initial.T @ lam
+            out["q0"], out["p0"] = lam[:n], lam[n:]
+            for name, value in zip(names, theta):
+                out[name] = float(value)
+            return out
         back = jac.T @ g
         out["q0"], out["p0"] = back[:n], back[n:]
         for name, column in (self.sensitivity or {}).items():
             out[name] = float(column @ g)
+        return out
+
+    def cumulative_tangents(self) -> np.ndarray:
+        """∂x_k/∂x_0 for ``k = 1 … N`` (``(N, 2n, 2n)``) from the tape of a
+        run with ``tangents=True``: the tangent map of the flow at every
+        step (its last is :attr:`jacobian`)."""
+        if self.tangents is None:
+            raise ValueError("cumulative_tangents needs a run with tangents=True")
+        m = self.tangents.shape[1]
+        out = np.empty((self.tangents.shape[0], m, m))
+        j = np.eye(m)
+        for k, step in enumerate(self.tangents):
+            j = step[:, :m] @ j
+            out[k] = j
         return out
 
     def __repr__(self) -> str:

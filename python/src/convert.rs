@@ -253,5 +253,25 @@ pub fn run_result<'py>(
         "summary",
         summary(py, sc, info, outcome, energy_tolerance, tolerance)?,
     )?;
+    if let Some(tape) = &outcome.tangents {
+        let (rows, cols) = (
+            tape.initial.nrows(),
+            tape.initial.nrows() + tape.parameters.len(),
+        );
+        let mut flat: Vec<f64> = Vec::with_capacity(tape.steps.len() * rows * cols);
+        for step in &tape.steps {
+            for i in 0..rows {
+                flat.extend(step.row(i).iter());
+            }
+        }
+        let array = PyArray1::from_vec(py, flat).reshape([tape.steps.len(), rows, cols])?;
+        d.set_item("tangents", array)?;
+        let mut initial: Vec<f64> = Vec::with_capacity(rows * tape.parameters.len());
+        for i in 0..rows {
+            initial.extend(tape.initial.row(i).iter());
+        }
+        let initial = PyArray1::from_vec(py, initial).reshape([rows, tape.parameters.len()])?;
+        d.set_item("tangent_initial", initial)?;
+    }
     make(py, "RunResult", &d)
 }

@@ -44,6 +44,9 @@ pub struct RunChoice {
     pub reduce: bool,
     /// Track the tangent map and report the Jacobian (docs/theory.md §12).
     pub jacobian: bool,
+    /// Keep every step's derivative (`RunResult.tangents`, docs/theory.md
+    /// §12.5); `Scenario.run` only.
+    pub tangents: bool,
     /// Relative energy drift above which the summary warns.
     pub energy_tolerance: f64,
     /// Accuracy on request (`diracvi run --tol`): choose the order and the
@@ -102,6 +105,7 @@ impl RunChoice {
             order,
             reduce,
             jacobian,
+            tangents: false,
             energy_tolerance,
             tol,
         })
@@ -159,6 +163,7 @@ impl RunChoice {
             .every(self.every)
             .reduce(self.reduce)
             .jacobian(self.jacobian)
+            .tangents(self.tangents)
             .order(self.order))
     }
 }
@@ -533,7 +538,7 @@ impl PyScenario {
             .map_err(|e| model_error(py, e))
     }
 
-    /// run(*, stepper="lagrange", impacts="elastic", backward=False, steps=None, every=1, order=2, reduce=False, jacobian=False, sensitivity=(), energy_tolerance=0.01, tol=None)
+    /// run(*, stepper="lagrange", impacts="elastic", backward=False, steps=None, every=1, order=2, reduce=False, jacobian=False, sensitivity=(), energy_tolerance=0.01, tol=None, tangents=False)
     ///
     /// Integrate from t = 0 with the GIL released and return a
     /// ``RunResult`` (numpy arrays ``k, t, q, p, energy,
@@ -570,14 +575,20 @@ impl PyScenario {
     /// runs so that the error of the final state and the impact times is
     /// about ``tol``; the summary's ``"tolerance"`` records the choice (a
     /// scenario's own ``tol`` applies when not given; not with ``steps`` or
-    /// ``order``).
+    /// ``order``);
+    /// ``tangents``: keep every step's derivative,
+    /// ``RunResult.tangents`` (``(N, 2n, 2n + r)``: ∂x_{k+1}/∂(x_k, θ), the
+    /// ``r`` parameters of ``sensitivity`` last) and
+    /// ``RunResult.tangent_initial`` (∂x_0/∂θ): per-step tangents, and the
+    /// tape ``RunResult.gradient`` sweeps in reverse (docs/theory.md
+    /// §12.5; the methods of ``jacobian``).
     ///
     /// Raises ``ModelError`` (invalid scenario, no Hamiltonian, too many
     /// steps), ``StepError`` / ``ImpactError`` (a failed step, with ``step``
     /// and ``t``), ``ValueError`` (bad ``stepper``, ``impacts``, ``steps``,
     /// ``every``, ``order``); ``ModelError`` with kind ``UnsupportedOrder``
     /// for order 4 or 6 with the hamiltonian stepper.
-    #[pyo3(signature = (*, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1, order=2, reduce=false, jacobian=false, sensitivity=None, energy_tolerance=0.01, tol=None))]
+    #[pyo3(signature = (*, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1, order=2, reduce=false, jacobian=false, sensitivity=None, energy_tolerance=0.01, tol=None, tangents=false))]
     #[allow(clippy::too_many_arguments)]
     fn run<'py>(
         &self,
@@ -593,9 +604,10 @@ impl PyScenario {
         sensitivity: Option<Bound<'py, PyAny>>,
         energy_tolerance: f64,
         tol: Option<f64>,
+        tangents: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let names = sensitivity_names(sensitivity.as_ref())?;
-        let choice = RunChoice::parse(
+        let mut choice = RunChoice::parse(
             stepper,
             impacts,
             backward,
@@ -607,6 +619,7 @@ impl PyScenario {
             energy_tolerance,
             tol,
         )?;
+        choice.tangents = tangents;
         let scenario = self.inner.clone();
         choice.tolerance(&scenario)?;
         let done = py.detach(move || {

@@ -48,7 +48,7 @@ pub(crate) fn execute(
             model: name.clone(),
         });
     }
-    if plan.jacobian {
+    if plan.jacobian || plan.tangents {
         return Err(RunError::JacobianUnsupported {
             model: name.clone(),
             what: "for circuits (a degenerate Lagrangian; the sparse stepper has no tangent map)"
@@ -125,6 +125,7 @@ pub(crate) fn execute(
         method,
         jacobian: None,
         sensitivity: Vec::new(),
+        tangents: None,
     };
     let record = |sink: &mut dyn RecordSink, k, s: &diracvi_discrete_dirac::DynState, e, r| {
         sink.record(&RecordView {

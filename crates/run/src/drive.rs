@@ -110,6 +110,7 @@ pub(crate) fn erase<const N: usize, E>(t: Trajectory<N, E>, method: Method) -> R
         method,
         jacobian: None,
         sensitivity: Vec::new(),
+        tangents: None,
     }
 }
 

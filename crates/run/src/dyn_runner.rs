@@ -22,6 +22,7 @@ use diracvi_impact::dynamic::{
     DynRejectCrossing,
 };
 use diracvi_models::{DynModelVisitor, DynRunSetup, NamedDynSystem};
+use nalgebra::DMatrix;
 use std::time::{Duration, Instant};
 
 /// Describe a model of any size (see [`describe`](crate::describe)).
@@ -129,15 +130,21 @@ impl DynModelVisitor for DynRunner<'_> {
         }
         let mut jacobian = None;
         let mut sensitivity = None;
+        let mut tape = None;
         // the integrator with the derivatives the plan asks for tracked
         macro_rules! tracked {
             ($integrator:expr) => {{
                 let integrator = $integrator;
-                match &seeds {
+                let integrator = match &seeds {
                     Some(s) => integrator
                         .track_sensitivity(s.directions.clone(), s.initial.clone())
                         .map_err(|e| failed(ImpactError::Step(e)))?,
                     None => integrator.track_jacobian(),
+                };
+                if plan.tangents {
+                    integrator.record_tangents()
+                } else {
+                    integrator
                 }
             }};
         }
@@ -191,6 +198,7 @@ impl DynModelVisitor for DynRunner<'_> {
                         let out = run!(integrator);
                         jacobian = integrator.jacobian().cloned();
                         sensitivity = integrator.sensitivity().cloned();
+                        tape = integrator.take_tangents();
                         out
                     }
                     (Impacts::Reject, false) => {
@@ -202,6 +210,7 @@ impl DynModelVisitor for DynRunner<'_> {
                         let out = run!(integrator);
                         jacobian = integrator.jacobian().cloned();
                         sensitivity = integrator.sensitivity().cloned();
+                        tape = integrator.take_tangents();
                         out
                     }
                 }
@@ -239,9 +248,18 @@ impl DynModelVisitor for DynRunner<'_> {
                 .collect(),
             None => Vec::new(),
         };
+        let n = model.coordinate_count();
+        let tangents = tape.map(|steps| crate::TangentTape {
+            steps,
+            initial: seeds
+                .as_ref()
+                .map_or_else(|| DMatrix::zeros(2 * n, 0), |s| s.initial.clone()),
+            parameters: plan.sensitivity.clone(),
+        });
         Ok(RunOutcome {
             jacobian: if plan.jacobian { jacobian } else { None },
             sensitivity,
+            tangents,
             ..finish(
                 trajectory,
                 impacts,
@@ -314,6 +332,7 @@ fn erase<E>(t: DynTrajectory<E>, method: Method) -> RunOutcome {
         method,
         jacobian: None,
         sensitivity: Vec::new(),
+        tangents: None,
     }
 }
 

@@ -150,7 +150,9 @@ mod writer;
 pub use diracvi_discrete_dirac::{Composition, Direction, StepError};
 pub use diracvi_impact::ImpactError;
 pub use error::RunError;
-pub use outcome::{Core, ImpactLaw, ImpactRecord, Method, ReductionSummary, RunOutcome};
+pub use outcome::{
+    Core, Gradient, ImpactLaw, ImpactRecord, Method, ReductionSummary, RunOutcome, TangentTape,
+};
 pub use periodic::{
     Branch, BranchPoint, Multiplier, MultiplierKind, PeriodicError, PeriodicOptions, PeriodicOrbit,
     Section, Stability, StabilityChange, continue_orbit, parameter_values, periodic_orbit,

@@ -276,6 +276,84 @@ pub struct RunOutcome {
     /// parameter of [`RunPlan::sensitivity`](crate::RunPlan::sensitivity),
     /// in the order asked; empty otherwise.
     pub sensitivity: Vec<(String, Vec<f64>)>,
+    /// Each step's derivative, of a run with
+    /// [`RunPlan::tangents`](crate::RunPlan::tangents); `None` otherwise.
+    pub tangents: Option<TangentTape>,
+}
+
+/// The gradient of a scalar function of the final state
+/// ([`TangentTape::gradient`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gradient {
+    /// `∂F/∂(q_0, p_0)` (`2n`, positions then momenta).
+    pub initial: Vec<f64>,
+    /// `∂F/∂θ` for each parameter of the tape, in order.
+    pub parameters: Vec<(String, f64)>,
+}
+
+/// The derivatives of every step of a run (docs/theory.md §12.5): the
+/// per-step tangent maps and the parameter columns, enough for the
+/// Jacobian at every step and for gradients by a reverse (adjoint) sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TangentTape {
+    /// `∂x_{k+1}/∂(x_k, θ)` for `k = 0 … N−1` (`x = (q, p)`): `2n × (2n + r)`,
+    /// the tangent map then one column per parameter of
+    /// [`parameters`](Self::parameters), impacts included.
+    pub steps: Vec<nalgebra::DMatrix<f64>>,
+    /// `∂x_0/∂θ` (`2n × r`): how the initial state moves with the
+    /// parameters (the initial momentum `p_0 = ∂L/∂v(q_0, v_0; θ)`).
+    pub initial: nalgebra::DMatrix<f64>,
+    /// The parameters of the last `r` columns, in order.
+    pub parameters: Vec<String>,
+}
+
+impl TangentTape {
+    /// The gradient of `F(x_N)` from `grad = ∇F(x_N)` (`2n`) by the
+    /// reverse sweep `λ_k = ∂x_{k+1}/∂x_kᵀ λ_{k+1}`, `λ_N = ∇F`:
+    /// `∂F/∂x_0 = λ_0` and, per parameter,
+    /// `∂F/∂θ = Σ_k ∂x_{k+1}/∂θᵀ λ_{k+1} + ∂x_0/∂θᵀ λ_0`. One
+    /// matrix–vector product per step, whatever the number of inputs.
+    /// `None` when `grad` does not have the `2n` entries of the state.
+    pub fn gradient(&self, grad: &[f64]) -> Option<Gradient> {
+        let m = self.initial.nrows();
+        if grad.len() != m || self.steps.iter().any(|s| s.nrows() != m) {
+            return None;
+        }
+        let r = self.parameters.len();
+        let mut lambda = nalgebra::DVector::from_column_slice(grad);
+        let mut theta = nalgebra::DVector::zeros(r);
+        for step in self.steps.iter().rev() {
+            if r > 0 {
+                theta += step.columns(m, r).tr_mul(&lambda);
+            }
+            lambda = step.columns(0, m).tr_mul(&lambda);
+        }
+        if r > 0 {
+            theta += self.initial.tr_mul(&lambda);
+        }
+        Some(Gradient {
+            initial: lambda.as_slice().to_vec(),
+            parameters: self
+                .parameters
+                .iter()
+                .cloned()
+                .zip(theta.iter().copied())
+                .collect(),
+        })
+    }
+
+    /// `∂x_k/∂x_0` for `k = 1 … N` (the per-step tangents of the run).
+    pub fn cumulative(&self) -> Vec<nalgebra::DMatrix<f64>> {
+        let m = self.initial.nrows();
+        let mut j = nalgebra::DMatrix::identity(m, m);
+        self.steps
+            .iter()
+            .map(|s| {
+                j = s.columns(0, m) * &j;
+                j.clone()
+            })
+            .collect()
+    }
 }
 
 /// What a reduced run reduced by (docs/theory.md §7).

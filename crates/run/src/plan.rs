@@ -221,6 +221,11 @@ pub struct RunPlan {
     /// docs/theory.md §12.4); model files only, with the methods of
     /// [`jacobian`](Self::jacobian). Empty: none.
     pub sensitivity: Vec<String>,
+    /// Keep each step's derivative ([`RunOutcome::tangents`](crate::RunOutcome::tangents)):
+    /// per-step tangent maps, and the tape of a reverse (adjoint) sweep
+    /// for gradients (docs/theory.md §12.5); the methods of
+    /// [`jacobian`](Self::jacobian).
+    pub tangents: bool,
 }
 
 impl RunPlan {
@@ -237,6 +242,7 @@ impl RunPlan {
             order: Order::Two,
             jacobian: false,
             sensitivity: Vec::new(),
+            tangents: false,
         }
     }
 
@@ -250,7 +256,13 @@ impl RunPlan {
     /// Whether the run tracks derivatives (`--jacobian` or
     /// `--sensitivity`): then it runs on the run-time-sized core.
     pub fn tracks_derivatives(&self) -> bool {
-        self.jacobian || !self.sensitivity.is_empty()
+        self.jacobian || self.tangents || !self.sensitivity.is_empty()
+    }
+
+    /// Keep each step's derivative (`true`): see [`RunPlan::tangents`](Self#structfield.tangents).
+    pub fn tangents(mut self, tangents: bool) -> Self {
+        self.tangents = tangents;
+        self
     }
 
     /// Track the tangent map of the flow (`true`) and report the Jacobian

@@ -118,7 +118,7 @@ pub fn execute_with_progress(
     if let Some(circuit) = scenario.circuit() {
         return crate::circuit::execute(scenario, &circuit?, plan, sink, progress);
     }
-    if plan.jacobian && plan.reduce {
+    if (plan.jacobian || plan.tangents) && plan.reduce {
         return Err(RunError::JacobianUnsupported {
             model: scenario.model.clone(),
             what: "with --reduce (the reduced flow's tangent map is not built yet)".to_owned(),

@@ -60,6 +60,59 @@ fn api_sensitivity_matches_differences_of_runs() {
     }
 }
 
+/// The tape of the ellipse's steps through its impacts: the per-step
+/// tangents multiply to the tracked Jacobian, and the reverse sweep gives
+/// `Jᵀ g` and the sensitivities' `g·∂x_N/∂θ` of the forward mode.
+#[test]
+fn the_reverse_sweep_over_the_tape_equals_the_forward_mode() {
+    let sc = file("ellipse");
+    let o = execute(
+        &sc,
+        RunPlan::new(300)
+            .jacobian(true)
+            .sensitivity(["a", "g"])
+            .tangents(true),
+        &mut Discard,
+    )
+    .unwrap();
+    assert!(o.impacts.len() >= 3);
+    let tape = o.tangents.as_ref().expect("the tape was asked for");
+    assert_eq!(tape.steps.len(), 300);
+    assert_eq!((tape.steps[0].nrows(), tape.steps[0].ncols()), (6, 8));
+    assert_eq!(tape.parameters, ["a", "g"]);
+    let j = o.jacobian.as_ref().unwrap();
+    let last = tape.cumulative().pop().unwrap();
+    let scale = j.amax();
+    assert!(
+        (&last - j).amax() <= 1e-13 * scale,
+        "{}",
+        (&last - j).amax()
+    );
+    let g = [0.3, -1.2, 0.7, 2.0, 0.1, -0.5];
+    let gradient = tape.gradient(&g).unwrap();
+    let (dx0, dtheta) = (&gradient.initial, &gradient.parameters);
+    let forward = j.tr_mul(&nalgebra::DVector::from_column_slice(&g));
+    for i in 0..6 {
+        assert!(
+            (dx0[i] - forward[i]).abs() <= 1e-12 * forward.amax(),
+            "∂F/∂x0[{i}]"
+        );
+    }
+    for ((name, reverse), (asked, column)) in dtheta.iter().zip(&o.sensitivity) {
+        assert_eq!(name, asked);
+        let forward: f64 = column.iter().zip(&g).map(|(a, b)| a * b).sum();
+        assert!(
+            (reverse - forward).abs() <= 1e-12 * forward.abs().max(1.0),
+            "∂F/∂{name}: {reverse} vs {forward}"
+        );
+    }
+    assert_eq!(
+        tape.gradient(&g[..5]),
+        None,
+        "a gradient of the wrong length"
+    );
+}
+
 #[test]
 fn refusals_are_typed() {
     let plan = || RunPlan::new(10).sensitivity(["g"]);

@@ -206,6 +206,9 @@ pub struct DynImpactIntegrator<St, L> {
     directions: Option<DMatrix<f64>>,
     /// `∂(q_k, p_k)/∂θ · D` (`2n × r`), when tracked.
     sensitivity: Option<DMatrix<f64>>,
+    /// Each step's own derivative, when kept
+    /// ([`record_tangents`](Self::record_tangents)).
+    tape: Option<Vec<DMatrix<f64>>>,
 }
 
 /// `g_j` and `dg_j` at `q`, when `valid` (buffers kept between steps).
@@ -306,6 +309,7 @@ where
             jacobian: None,
             directions: None,
             sensitivity: None,
+            tape: None,
         }
     }
 
@@ -366,6 +370,30 @@ where
         let n = self.stepper.system().coordinate_count();
         self.jacobian = Some(DMatrix::identity(2 * n, 2 * n));
         self
+    }
+
+    /// Keep each step's own derivative too, `∂(q_{k+1}, p_{k+1})/∂(q_k,
+    /// p_k, θ·D)` (`2n × (2n + r)`: the tangent map, then the tracked
+    /// parameter directions), impacts included: the tape a reverse
+    /// (adjoint) sweep runs over (docs/theory.md §12.5), and the per-step
+    /// tangents. Tracks the Jacobian when nothing is tracked yet; call it
+    /// after [`track_sensitivity`](Self::track_sensitivity) to tape the
+    /// parameter columns. Memory: `2n (2n + r)` numbers per step.
+    pub fn record_tangents(self) -> Self {
+        let mut out = if self.jacobian.is_some() {
+            self
+        } else {
+            self.track_jacobian()
+        };
+        out.tape = Some(Vec::new());
+        out
+    }
+
+    /// The steps' derivatives kept since
+    /// [`record_tangents`](Self::record_tangents), in order (taken: the
+    /// tape starts again empty), or `None` when not kept.
+    pub fn take_tangents(&mut self) -> Option<Vec<DMatrix<f64>>> {
+        self.tape.as_mut().map(std::mem::take)
     }
 
     /// `∂(q_k, p_k)/∂(q_0, p_0)` over the steps advanced since

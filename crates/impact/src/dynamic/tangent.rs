@@ -270,6 +270,9 @@ where
         } else {
             physical_extended(&mut x, n, sign);
         }
+        if let Some(tape) = &mut self.tape {
+            tape.push(x.clone());
+        }
         let xs = x.columns(0, 2 * n);
         if let Some(s) = &mut self.sensitivity {
             *s = xs * &*s + x.columns(2 * n, width - 2 * n);
