@@ -4,6 +4,11 @@ every accuracy").
 
     cargo build --release -p diracvi-cli
     python3 scripts/tol_vs_scipy.py [--diracvi target/release/diracvi] [--reps 7]
+        [--baseline OTHER_DIRACVI]
+
+`--baseline` times a second diracvi binary (e.g. one built from an earlier
+commit) with the plain `--tol T` in the same interleaved passes: a
+before/after comparison under the same machine load.
 
 Needs numpy and scipy (`pip install numpy scipy`; not CI dependencies).
 
@@ -225,10 +230,14 @@ def main():
                         help="the release CLI (default: target/release/diracvi)")
     parser.add_argument("--reps", type=int, default=7, help="timed repetitions (interleaved)")
     parser.add_argument("--models", default="pendulum,particle")
+    parser.add_argument("--baseline", default=None,
+                        help="a second diracvi binary timed with --tol T in the same passes")
     args = parser.parse_args()
     models = args.models.split(",")
+    binaries = {"diracvi": args.diracvi, "baseline": args.baseline}
     print(f"# numpy {np.__version__}, scipy {scipy.__version__}, python {sys.version.split()[0]}")
-    print(f"# diracvi: {args.diracvi}")
+    print(f"# diracvi: {args.diracvi}; baseline: {args.baseline}")
+    print(f"# load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
     # (1) accuracy map
     errors = {}  # (model, solver, setting) -> error
@@ -268,6 +277,10 @@ def main():
             if (model, "diracvi", target) not in errors:
                 imp, q, p, *_ = diracvi_run(args.diracvi, model, target)
                 errors[(model, "diracvi", target)] = MODELS[model][1](imp, q, p)
+            if args.baseline:
+                selected[(model, target, "baseline --tol T")] = ("baseline", target)
+                imp, q, p, *_ = diracvi_run(args.baseline, model, target)
+                errors[(model, "baseline", target)] = MODELS[model][1](imp, q, p)
 
     # (3) interleaved timing
     runs = sorted({(m, solver, s) for (m, _, _), (solver, s) in selected.items()})
@@ -276,8 +289,8 @@ def main():
     for _ in range(args.reps):
         for r in runs:
             model, solver, setting = r
-            if solver == "diracvi":
-                *_, inner, whole, _s = diracvi_run(args.diracvi, model, setting)
+            if solver in binaries:
+                *_, inner, whole, _s = diracvi_run(binaries[solver], model, setting)
                 internal[r].append(inner)
                 process[r].append(whole)
             else:
@@ -296,15 +309,22 @@ def main():
     print(f"Medians of {args.reps} interleaved repetitions [min–max], ms; after each time: the"
           " achieved error @ the setting (--tol or rtol = atol). † = error above the target.")
     print()
-    print("| model | target | diracvi `--tol T` | diracvi, loosest --tol ≤ target | DOP853 | RK45 | Radau "
-          "| `--tol T` / fastest SciPy | loosest / fastest SciPy |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    base = ["baseline `--tol T`"] if args.baseline else []
+    header = (["model", "target", "diracvi `--tol T`"] + base
+              + ["diracvi, loosest --tol ≤ target", "DOP853", "RK45", "Radau",
+                 "`--tol T` / fastest SciPy", "loosest / fastest SciPy"]
+              + (["baseline / fastest SciPy"] if args.baseline else []))
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
     for model in models:
         for target in TARGETS:
             cols = []
             plain = (model,) + selected[(model, target, "diracvi --tol T")]
             mark = "†" if errors[plain] > target else ""
             cols.append(f"{ms(plain)}, {errors[plain]:.1e}{mark}")
+            if args.baseline:
+                old = (model, "baseline", target)
+                cols.append(f"{ms(old)}, {errors[old]:.1e}{'†' if errors[old] > target else ''}")
             best_scipy, best_name, tuned = math.inf, "", math.inf
             for solver in ["diracvi"] + SCIPY_METHODS:
                 key = (model, target, solver)
@@ -321,13 +341,16 @@ def main():
             if math.isfinite(best_scipy):
                 cols.append(f"{cell(plain)[0] / best_scipy:.2f} ({best_name})")
                 cols.append(f"{tuned / best_scipy:.2f}" if math.isfinite(tuned) else "—")
+                if args.baseline:
+                    cols.append(f"{cell((model, 'baseline', target))[0] / best_scipy:.2f}")
             else:
-                cols += ["—", "—"]
+                cols += ["—", "—"] + (["—"] if args.baseline else [])
             print(f"| {model} | {target:.0e} | " + " | ".join(cols) + " |")
     print()
     print("diracvi process wall time (spawn + pilots + run + JSON), medians, ms: " + ", ".join(
         f"{m} {t:.0e}: {statistics.median(process[(m,) + selected[(m, t, 'diracvi --tol T')]]) * 1e3:.1f}"
         for m in models for t in TARGETS))
+    print(f"# load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

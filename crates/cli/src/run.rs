@@ -401,7 +401,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     };
     let mut order = args.order.unwrap_or_default();
     // Accuracy on request: pilot runs choose the order and the step.
-    let tolerance = match scenario.tol {
+    let mut tolerance = match scenario.tol {
         Some(tol) => {
             let probe = RunPlan::new(steps)
                 .stepper(args.stepper.into())
@@ -463,7 +463,15 @@ pub fn run(args: &RunArgs) -> Result<()> {
         .sensitivity(&args.sensitivity)
         .order(order)
         .every(if sinks.is_empty() { 0 } else { args.every });
-    let outcome = execute(&scenario, plan, args.quiet, &mut sinks)?;
+    // With --tol and nothing recorded, the pilot at the chosen step is this
+    // very run (docs/theory.md §13).
+    let outcome = match tolerance
+        .as_mut()
+        .and_then(|t| t.take_run(&scenario, &plan))
+    {
+        Some(outcome) => outcome,
+        None => execute(&scenario, plan, args.quiet, &mut sinks)?,
+    };
     drop(sinks);
     check_finite(&outcome)?;
     signals::exit_if_interrupted();

@@ -2,57 +2,91 @@
 //! that the error of the final state and of the impact times is about a
 //! tolerance, from pilot runs (docs/theory.md §13).
 //!
-//! For each candidate order `p` — 2 (the symmetric midpoint step: midpoint
-//! `L_d` and midpoint constraint, whatever the scenario's discretization;
-//! never the forward/retraction scheme, which drifts), 4 (triple jump) and
-//! 6 (Kahan–Li) — the pilots run the whole interval `[0, t_end]` with
-//! `N, 2N, 4N, …` steps (`h_k = t_end / N_k`, so every pilot ends exactly at
-//! `t_end`), through [`execute`](crate::execute). Two successive pilots
-//! give the Richardson estimate of the coarser one's error
+//! **Candidates.** Order 2 is the symmetric midpoint step (midpoint `L_d`
+//! and midpoint constraint, whatever the scenario's discretization; never
+//! the forward/retraction scheme, which drifts), 4 the triple jump and 6
+//! Kahan–Li. Every pilot runs the whole interval `[0, t_end]` with `N`
+//! steps (`h = t_end / N`, so it ends exactly at `t_end`) through
+//! [`execute`](crate::execute), recording nothing.
 //!
-//! ```text
-//! e(h) ≈ ‖x_h − x_{h/2}‖ / (1 − 2^{−p}),
-//! ```
+//! **Estimates.** Two pilots of order `p` at steps `h_1 > h_2` differ by
+//! `d = ‖x_{h_1} − x_{h_2}‖ ≈ C (h_1^p − h_2^p)` when `e(h) ≈ C h^p`
+//! (Richardson; `e(h_1) ≈ d / (1 − 2^{−p})` for a halved step), where `x`
+//! is the final `(q, p)` together with the impact times (when both pilots
+//! have the same number of impacts; for a constrained system the final `q`
+//! and the impact times only, its momentum being defined up to the
+//! constraint reaction `A(q)ᵀμ`), and `‖·‖` is the max norm of the
+//! componentwise mixed error `|Δx_i| / max(1, |x_i|)`. Three pilots
+//! `h_1 > h_2 > h_3` give the observed order `p̂`, the root of
+//! `(h_1^p̂ − h_2^p̂) / (h_2^p̂ − h_3^p̂) = d_12 / d_23` (`log₂(d_12 / d_23)`
+//! for halved steps); the order is *confirmed* when the three finest pilots
+//! give `p̂ ∈ [p − 0.5, p + 1]`, and `C` is then taken from the finest
+//! pair. A finest pair whose difference is at round-off (`32 ε √N`) means
+//! the method is exact at the coarser step (a parabola under the midpoint
+//! step): that step is taken as it is.
 //!
-//! where `x` is the final `(q, p)` together with the impact times (when
-//! both pilots have the same number of impacts; for a constrained system
-//! the final `q` and the impact times only, its momentum being defined up
-//! to the constraint reaction `A(q)ᵀμ`), and `‖·‖` is the max norm
-//! of the componentwise mixed error `|Δx_i| / max(1, |x_i|)` (an absolute
-//! error for components up to 1, a relative one above). Three successive
-//! pilots give the observed order `log₂(d_k / d_{k+1})`; once it agrees
-//! with `p` (within `[p − 0.5, p + 1]`) the error constant `C` of
-//! `e ≈ C h^p` is fitted from the finest pair and the order's step is
-//! `h = (TOL / (2C))^{1/p}` (a safety factor of 2 on the error), no coarser
-//! than the coarsest pilot of the confirming triple, rounded down so that
-//! `t_end / h` is a whole number of steps. A pair whose difference is at
-//! round-off (`32 ε √N`) means the method is exact at that step (a parabola
-//! under the midpoint step): the coarser step is taken as it is.
+//! **The run is a pilot.** Once an order is confirmed, every pilot no
+//! coarser than the coarsest of the confirming triple has the estimate
+//! `C h^p`; the coarsest of them whose estimate is at most `TOL` is the run
+//! at the chosen step, and it has already run
+//! ([`ToleranceChoice::take_run`]). When none is, the next pilot is the
+//! predicted step `h = (TOL / (2C))^{1/p}` (a safety factor of 2; at least
+//! 1.25 times the finest pilot's steps) — the prospective run, which also
+//! joins the next triple. An order whose run at its confirmed prediction
+//! unsettles it (twice at most) keeps the estimate as it stands.
 //!
-//! Of the orders whose estimate was confirmed, the cheapest is chosen:
-//! predicted cost = steps × work per step, the work per step being the
-//! pilots' Newton iterations per step (at least the number of midpoint
-//! stages: 1, 3, 9), a deterministic count rather than a timing. When no
-//! order's estimate decreases at its order (round-off floor, a chaotic
-//! system, impacts that keep changing), the least-error pilot step is taken
-//! and the choice carries a warning saying so. A ladder that does not
-//! settle and whose differences, after reaching their least value `d`,
-//! grow again at finer steps has met a floor (round-off amplified by the
-//! dynamics, as in a chaotic run): a confirmed order's estimate below `d`
-//! is raised to `d`, with a warning when the tolerance itself is below it.
+//! **A ladder's pilots.** `N_0 = ⌈N_own / 16⌉` (at least 4, `N_own` the
+//! scenario's own number of steps) and `2 N_0`; the third at the step the
+//! pair predicts, clamped to `[N_0 / 2, 4 N_0]` (an unconfirmed prediction
+//! is not followed further; `1.5 N_0` when it falls on a pilot); while the
+//! order is not confirmed the ladder doubles its finest step. A pilot whose
+//! step fails (Newton, tunnelling) drops the pilots no finer than it and
+//! the ladder starts again twice as fine. At most 9 pilots per order.
+//!
+//! **Which orders run.** Order 2's pilots are the cheapest, so its pair
+//! runs first. Its estimate `e_2(h_0) = C_2 h_0²` sets a time scale `τ` of
+//! the error, `e_2(h) = (h/τ)²`, from which the other orders' steps are
+//! modelled as `(h/τ)^q = TOL/2` (never coarser than `N_0` steps), and their
+//! work as steps × midpoint stages (1, 3, 9) × order 2's Newton iterations
+//! per stage. An order's pair runs only if its modelled work undercuts the
+//! best prediction so far by more than the pair costs (`3 N_0` steps); the
+//! model only decides which pilots to run, never an estimate. Then the
+//! order of least predicted work runs its ladder to the run; another order
+//! only while its prediction beats every confirmed one, and no pilot of it
+//! costing four times that. Predicted work is steps × the pilots' Newton
+//! iterations per step (at least the stages), a deterministic count. When
+//! no order is confirmed (round-off floor, a chaotic system, impacts that
+//! keep changing), every order's ladder runs to its end, the least-error
+//! pilot is the run, and the choice carries a warning saying so. A ladder
+//! that does not settle and whose differences, after reaching their least
+//! value `d`, grow again at finer steps has met a floor (round-off
+//! amplified by the dynamics, as in a chaotic run): a confirmed order's
+//! estimate below `d` is raised to `d`, with a warning when the tolerance
+//! itself is below it.
+//!
+//! **Accounting.** [`ToleranceChoice::pilot_runs`] and
+//! [`ToleranceChoice::pilot_wall_time`] count every pilot; when the caller
+//! keeps the pilot at the chosen step as its run
+//! ([`ToleranceChoice::take_run`], done by [`execute_with_tolerance`] and
+//! the CLI when nothing is recorded and no derivative tracked) that pilot
+//! leaves both (its time is the run's own); a candidate's `pilot_runs`
+//! counts all of its order's pilots.
 
 use crate::{Discard, Order, RecordSink, RunError, RunOutcome, RunPlan, execute_with_progress};
 use diracvi_models::{ConstraintDiscretization, Discretization, Scenario};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
-/// Pilots per order at most (the finest has `2^(MAX_PILOTS − 1)` times the
-/// coarsest's steps).
+/// Pilots per order at most, besides those at a confirmed prediction.
 const MAX_PILOTS: usize = 9;
 
 /// The coarsest pilot takes `1 / COARSEST_FRACTION` of the scenario's own
 /// number of steps (its `h`), at least [`MIN_PILOT_STEPS`].
 const COARSEST_FRACTION: usize = 16;
+
+/// Pilots per order run at a confirmed prediction that then did not meet
+/// the tolerance (the order's estimate is then taken as it stands).
+const MAX_CHASES: usize = 2;
 
 /// Fewest steps of a pilot.
 const MIN_PILOT_STEPS: usize = 4;
@@ -119,6 +153,17 @@ pub struct ToleranceChoice {
     pub candidates: Vec<ToleranceCandidate>,
     /// Why the estimate may not hold (empty when it does).
     pub warnings: Vec<String>,
+    /// The pilot at the chosen step, if one was run: the run itself when
+    /// the caller's run would repeat it ([`take_run`](Self::take_run)).
+    run: Option<Box<ChosenRun>>,
+}
+
+/// A pilot at the chosen step, and how it ran.
+#[derive(Debug, Clone, PartialEq)]
+struct ChosenRun {
+    scenario: Scenario,
+    plan: RunPlan,
+    outcome: RunOutcome,
 }
 
 /// [`ToleranceChoice`] in the summary (`"tolerance"`, docs/summary.schema.json).
@@ -169,6 +214,27 @@ impl ToleranceChoice {
         plan.steps = self.steps;
         (sc, plan)
     }
+
+    /// The pilot run at the chosen step, when the run about to be made —
+    /// `scenario` as `plan` says, from [`apply`](Self::apply) — would
+    /// repeat it exactly (the same scenario and a plan that records nothing
+    /// and tracks no derivatives): it then is the run, and its count and
+    /// wall time leave [`pilot_runs`](Self::pilot_runs) and
+    /// [`pilot_wall_time`](Self::pilot_wall_time). `None`, and the choice
+    /// unchanged, otherwise.
+    pub fn take_run(&mut self, scenario: &Scenario, plan: &RunPlan) -> Option<RunOutcome> {
+        let same = self
+            .run
+            .as_ref()
+            .is_some_and(|r| r.scenario == *scenario && r.plan == *plan);
+        if !same {
+            return None;
+        }
+        let run = self.run.take()?;
+        self.pilot_runs = self.pilot_runs.saturating_sub(1);
+        self.pilot_wall_time = self.pilot_wall_time.saturating_sub(run.outcome.wall_time);
+        Some(run.outcome)
+    }
 }
 
 /// `scenario` for a pilot or the run of `order`: the order-2 candidate is
@@ -212,68 +278,308 @@ fn distance(a: &RunOutcome, b: &RunOutcome) -> Option<f64> {
     Some(states.chain(times).fold(0.0, f64::max))
 }
 
-/// The pilot ladder of one order.
+/// `h_1^p − h_2^p` for `h_1 > h_2`, without cancellation for small `p`.
+fn power_gap(h1: f64, h2: f64, p: f64) -> f64 {
+    h1.powf(p) * -(-p * (h1 / h2).ln()).exp_m1()
+}
+
+/// The observed order `p̂` of three runs at steps `h1 > h2 > h3` whose
+/// differences are `d12`, `d23`: the root of
+/// `(h1^p̂ − h2^p̂) / (h2^p̂ − h3^p̂) = d12 / d23` (`log₂(d12 / d23)` for
+/// halved steps); `None` unless both differences are positive.
+fn observed_order(h1: f64, h2: f64, h3: f64, d12: f64, d23: f64) -> Option<f64> {
+    if !(d12 > 0.0 && d23 > 0.0) {
+        return None;
+    }
+    let (x, y) = ((h1 / h2).ln(), (h2 / h3).ln());
+    // ln of the ratio at p: increasing in p, ln(x / y) at p = 0.
+    let g = |p: f64| {
+        if p.abs() < 1e-9 {
+            (x / y).ln()
+        } else {
+            ((p * x).exp_m1() / -(-p * y).exp_m1()).ln()
+        }
+    };
+    let target = (d12 / d23).ln();
+    let (mut lo, mut hi) = (-64.0, 64.0);
+    if target <= g(lo) {
+        return Some(lo);
+    }
+    if target >= g(hi) {
+        return Some(hi);
+    }
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if g(mid) < target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(0.5 * (lo + hi))
+}
+
+/// An order whose observed order was confirmed: its runs from `coarsest`
+/// steps on are in the asymptotic regime, `e(h) ≈ c h^p` (`c = 0`: the
+/// finest pair agrees to round-off), and no estimate goes below `floor`.
+#[derive(Debug, Clone, Copy)]
+struct Confirmed {
+    coarsest: usize,
+    c: f64,
+    floor: f64,
+}
+
+/// What a ladder does next.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Next {
+    /// Run a pilot of this many steps.
+    Run(usize),
+    /// The run of index `.0` meets the tolerance, with estimate `.1`.
+    Settled(usize, f64),
+    /// Run the confirmed prediction of this many steps (a prospective
+    /// run).
+    Chase(usize),
+    /// Nothing more to try.
+    Done,
+}
+
+/// The pilot runs of one order.
 struct Ladder {
     order: Order,
     /// The end time.
     t_end: f64,
     /// `(steps, outcome)` of each pilot, coarsest first, since the last
-    /// failure.
+    /// failure at a finer step.
     runs: Vec<(usize, RunOutcome)>,
+    /// Every step count tried (run or failed): none is run twice.
+    tried: Vec<usize>,
+    /// Where the ladder starts (twice a failed step after a failure).
+    start: usize,
     pilot_runs: usize,
+    /// A non-numerical error: the order cannot run at all.
+    unusable: bool,
+    /// Refused by the work budget or out of pilots: nothing more is run.
+    closed: bool,
+    /// `Some((index, estimate))` once a run meets the tolerance.
+    settled: Option<(usize, f64)>,
+    /// Pilots run at a confirmed prediction.
+    chases: usize,
 }
 
 impl Ladder {
-    /// The candidate the ladder ends with, or `None` if no pilot ran.
-    fn candidate(
-        &self,
-        tol: f64,
-        confirmed: Option<(usize, f64, f64)>,
-    ) -> Option<ToleranceCandidate> {
-        let p = f64::from(self.order.get());
-        let t_end = self.t_end;
-        let (n_last, last) = self.runs.last()?;
-        let work_per_step =
-            (last.newton_iterations as f64 / (*n_last).max(1) as f64).max(stages(self.order));
-        let observed = self.observed_order();
-        let make = |steps: usize, error_estimate: f64, confirmed: bool| ToleranceCandidate {
-            order: self.order.get(),
-            h: t_end / steps as f64,
-            steps,
-            error_estimate,
-            observed_order: observed,
-            confirmed,
-            predicted_work: steps as f64 * work_per_step,
-            pilot_runs: self.pilot_runs,
-        };
-        if let Some((n_coarsest, c, floor_error)) = confirmed {
-            if c == 0.0 {
-                // Round-off at the coarser step of the pair.
-                return Some(make(n_coarsest, floor_error, true));
-            }
-            let h = (tol / (SAFETY * c)).powf(1.0 / p);
-            let steps = ((t_end / h).ceil() as usize).max(n_coarsest);
-            let h = t_end / steps as f64;
-            return Some(make(steps, (c * h.powf(p)).max(floor_error), true));
+    fn new(order: Order, t_end: f64, start: usize) -> Self {
+        Self {
+            order,
+            t_end,
+            runs: Vec::new(),
+            tried: Vec::new(),
+            start,
+            pilot_runs: 0,
+            unusable: false,
+            closed: false,
+            settled: None,
+            chases: 0,
         }
-        // Unconfirmed: the pilot pair with the least difference.
-        let best = self
-            .runs
-            .windows(2)
-            .filter_map(|w| distance(&w[0].1, &w[1].1).map(|d| (w[0].0, d / (1.0 - 2f64.powf(-p)))))
-            .min_by(|a, b| a.1.total_cmp(&b.1));
-        best.map(|(steps, e)| make(steps, e, false))
     }
 
-    /// The observed order of the last three pilots.
+    fn p(&self) -> f64 {
+        f64::from(self.order.get())
+    }
+
+    fn h(&self, steps: usize) -> f64 {
+        self.t_end / steps as f64
+    }
+
+    /// Whether the ladder may run more pilots.
+    fn open(&self) -> bool {
+        !(self.unusable || self.closed || self.settled.is_some())
+    }
+
+    /// Newton iterations per step of the finest pilot, at least the
+    /// order's midpoint stages.
+    fn work_per_step(&self) -> f64 {
+        self.runs.last().map_or(stages(self.order), |(n, o)| {
+            (o.newton_iterations as f64 / (*n).max(1) as f64).max(stages(self.order))
+        })
+    }
+
+    /// `(d, c)` of runs `i` (coarser) and `j`: their distance and the
+    /// constant of `e = c h^p` it gives, `c = d / (h_i^p − h_j^p)`; `None`
+    /// when they are not comparable.
+    fn pair(&self, i: usize, j: usize) -> Option<(f64, f64)> {
+        let (ni, a) = &self.runs[i];
+        let (nj, b) = &self.runs[j];
+        let d = distance(a, b)?;
+        Some((d, d / power_gap(self.h(*ni), self.h(*nj), self.p())))
+    }
+
+    /// The steps for which `c h^p = tol / SAFETY` (rounded up to whole
+    /// steps; `usize::MAX` when out of range).
+    fn target(&self, c: f64, tol: f64) -> usize {
+        if c <= 0.0 {
+            return 1;
+        }
+        let h = (tol / (SAFETY * c)).powf(1.0 / self.p());
+        let n = (self.t_end / h).ceil();
+        if n.is_finite() && n < 1e15 {
+            (n as usize).max(1)
+        } else {
+            usize::MAX
+        }
+    }
+
+    /// The observed order of the three finest pilots.
     fn observed_order(&self) -> Option<f64> {
         let n = self.runs.len();
         if n < 3 {
             return None;
         }
-        let d1 = distance(&self.runs[n - 3].1, &self.runs[n - 2].1)?;
-        let d2 = distance(&self.runs[n - 2].1, &self.runs[n - 1].1)?;
-        (d1 > 0.0 && d2 > 0.0).then(|| (d1 / d2).log2())
+        let (d12, _) = self.pair(n - 3, n - 2)?;
+        let (d23, _) = self.pair(n - 2, n - 1)?;
+        let h = |i: usize| self.h(self.runs[i].0);
+        observed_order(h(n - 3), h(n - 2), h(n - 1), d12, d23)
+    }
+
+    /// Whether the finest pilots settle the error model: the finest pair at
+    /// round-off (`c = 0`, the coarser step exact), or the observed order
+    /// of the finest triple in `[p − 0.5, p + 1]` (`c` from the finest
+    /// pair).
+    fn confirmed(&self) -> Option<Confirmed> {
+        let n = self.runs.len();
+        if n < 2 {
+            return None;
+        }
+        let (d, c) = self.pair(n - 2, n - 1)?;
+        let round = round_off(self.runs[n - 1].0);
+        if d <= round {
+            return Some(Confirmed {
+                coarsest: self.runs[n - 2].0,
+                c: 0.0,
+                floor: d.max(round),
+            });
+        }
+        let p = self.p();
+        let observed = self.observed_order()?;
+        (observed >= p - 0.5 && observed <= p + 1.0).then_some(Confirmed {
+            coarsest: self.runs[n - 3].0,
+            c,
+            floor: round,
+        })
+    }
+
+    /// The constant of the finest comparable pair, confirmed or not.
+    fn constant(&self) -> Option<f64> {
+        let n = self.runs.len();
+        (n >= 2).then(|| self.pair(n - 2, n - 1).map(|(_, c)| c))?
+    }
+
+    /// The steps this order is expected to need: the confirmed or (before
+    /// confirmation) the finest pair's prediction, never coarser than the
+    /// coarsest pilot that would confirm it; `None` without a comparable
+    /// pair.
+    fn predicted_steps(&self, tol: f64) -> Option<usize> {
+        if let Some((i, _)) = self.settled {
+            return Some(self.runs[i].0);
+        }
+        if let Some(conf) = self.confirmed() {
+            return Some(self.target(conf.c, tol).max(conf.coarsest));
+        }
+        let c = self.constant()?;
+        Some(self.target(c, tol).max(self.runs[0].0))
+    }
+
+    /// Predicted work of this order at `tol` (steps × work per step); ∞
+    /// without a prediction.
+    fn predicted_work(&self, tol: f64) -> f64 {
+        self.predicted_steps(tol)
+            .map_or(f64::INFINITY, |n| n as f64 * self.work_per_step())
+    }
+
+    /// The next step count, or what the ladder settled on.
+    fn next(&self, tol: f64) -> Next {
+        let fresh = |n: usize| !self.tried.contains(&n);
+        let n = self.runs.len();
+        if n == 0 {
+            return if fresh(self.start) {
+                Next::Run(self.start)
+            } else {
+                Next::Done
+            };
+        }
+        let coarsest = self.runs[0].0;
+        let finest = self.runs[n - 1].0;
+        let doubled = finest.saturating_mul(2);
+        let or_doubled = |m: usize| {
+            if fresh(m) {
+                Next::Run(m)
+            } else if fresh(doubled) {
+                Next::Run(doubled)
+            } else {
+                Next::Done
+            }
+        };
+        if let Some(conf) = self.confirmed() {
+            if conf.c == 0.0 {
+                let i = self.runs.iter().position(|r| r.0 == conf.coarsest);
+                return i.map_or(Next::Done, |i| Next::Settled(i, conf.floor));
+            }
+            // The coarsest certified pilot that meets the tolerance is the
+            // run.
+            let p = self.p();
+            for (i, (steps, _)) in self.runs.iter().enumerate() {
+                if *steps < conf.coarsest {
+                    continue;
+                }
+                let estimate = (conf.c * self.h(*steps).powf(p)).max(conf.floor);
+                if estimate <= tol {
+                    return Next::Settled(i, estimate);
+                }
+            }
+            if self.chases >= MAX_CHASES {
+                return Next::Done;
+            }
+            let target = self
+                .target(conf.c, tol)
+                .max(finest.saturating_add(finest.div_ceil(4)));
+            return Next::Chase(target);
+        }
+        if self.chases > 0 {
+            // A run at the confirmed prediction unsettled the order.
+            return Next::Done;
+        }
+        if n == 2
+            && let Some(c) = self.constant()
+            && c > 0.0
+        {
+            // The third run, which may confirm the order, at the predicted
+            // step: down to half the coarsest, up to twice the finest (an
+            // unconfirmed prediction is not followed further).
+            let mut target = self.target(c, tol).clamp(coarsest.div_ceil(2), doubled);
+            if target == coarsest || target == finest {
+                target = (3 * coarsest).div_ceil(2);
+            }
+            return or_doubled(target);
+        }
+        or_doubled(doubled)
+    }
+
+    /// Record a pilot of `steps` and its result.
+    fn record(&mut self, steps: usize, result: Option<RunOutcome>) {
+        self.tried.push(steps);
+        match result {
+            Some(outcome) => {
+                let at = self.runs.partition_point(|r| r.0 < steps);
+                self.runs.insert(at, (steps, outcome));
+            }
+            None => {
+                // Too coarse a step for the Newton solves or the impact
+                // location (or a non-finite end): start again finer.
+                self.runs.retain(|r| r.0 > steps);
+                if self.runs.is_empty() {
+                    self.start = steps.saturating_mul(2);
+                }
+            }
+        }
     }
 
     /// The pilots' measured floor: `Some(d)` when the ladder ran at least
@@ -299,28 +605,172 @@ impl Ladder {
         (grew && least > 0.0).then_some(least)
     }
 
-    /// Whether the last pilots settle the error model: `Some((coarsest
-    /// steps, C, floor))` with `C = 0` for a pair at round-off.
-    fn settled(&self) -> Option<(usize, f64, f64)> {
-        let n = self.runs.len();
-        let p = f64::from(self.order.get());
-        if n >= 2 {
-            let (n1, a) = &self.runs[n - 2];
-            let (n2, b) = &self.runs[n - 1];
-            let d = distance(a, b)?;
-            if d <= round_off(*n2) {
-                return Some((*n1, 0.0, d.max(round_off(*n2))));
+    /// The candidate the ladder ends with and the index of its run when
+    /// a pilot is that run; `None` if no pilot ran.
+    fn candidate(&self, tol: f64) -> Option<(ToleranceCandidate, Option<usize>)> {
+        if self.runs.is_empty() {
+            return None;
+        }
+        let p = self.p();
+        let work_per_step = self.work_per_step();
+        let observed = self.observed_order();
+        let make = |steps: usize, error_estimate: f64, confirmed: bool| ToleranceCandidate {
+            order: self.order.get(),
+            h: self.t_end / steps as f64,
+            steps,
+            error_estimate,
+            observed_order: observed,
+            confirmed,
+            predicted_work: steps as f64 * work_per_step,
+            pilot_runs: self.pilot_runs,
+        };
+        if let Some((i, estimate)) = self.settled {
+            return Some((make(self.runs[i].0, estimate, true), Some(i)));
+        }
+        if let Some(conf) = self.confirmed() {
+            // Confirmed, but no pilot meets the tolerance (the budget or
+            // the pilots ran out first): the step extrapolated from the
+            // confirmed constant.
+            let steps = self.target(conf.c, tol).max(conf.coarsest);
+            let estimate = (conf.c * self.h(steps).powf(p)).max(conf.floor);
+            let run = self.runs.iter().position(|r| r.0 == steps);
+            return Some((make(steps, estimate, true), run));
+        }
+        // Unconfirmed: the pilot pair with the least difference.
+        let best = (1..self.runs.len())
+            .filter_map(|j| {
+                let (d, _) = self.pair(j - 1, j)?;
+                let ratio = self.runs[j - 1].0 as f64 / self.runs[j].0 as f64;
+                Some((j - 1, d / -(-p * ratio.ln().abs()).exp_m1()))
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        best.map(|(i, e)| (make(self.runs[i].0, e, false), Some(i)))
+    }
+}
+
+/// The scenario and plan of a pilot of `order` with `steps` steps: the
+/// caller's plan recording nothing and tracking no derivatives.
+fn pilot(scenario: &Scenario, plan: &RunPlan, order: Order, steps: usize) -> (Scenario, RunPlan) {
+    let mut sc = configured(scenario, order);
+    sc.h = sc.t_end / steps as f64;
+    let mut plan = plan.clone().order(order).jacobian(false).every(0);
+    plan.sensitivity.clear();
+    plan.steps = steps;
+    (sc, plan)
+}
+
+/// Runs the pilots of every order: the shared state of
+/// [`choose_step_with_progress`].
+struct Pilots<'a> {
+    scenario: &'a Scenario,
+    plan: &'a RunPlan,
+    tol: f64,
+    progress: &'a mut dyn FnMut(usize),
+    first_error: Option<RunError>,
+    pilot_runs: usize,
+}
+
+impl Pilots<'_> {
+    /// Run one pilot of `ladder` with `steps` steps.
+    fn run(&mut self, ladder: &mut Ladder, steps: usize) {
+        if crate::step_count_for(ladder.h(steps), ladder.t_end, None).is_err() {
+            ladder.closed = true;
+            return;
+        }
+        let (sc, plan) = pilot(self.scenario, self.plan, ladder.order, steps);
+        ladder.pilot_runs += 1;
+        self.pilot_runs += 1;
+        match execute_with_progress(&sc, plan, &mut Discard, self.progress) {
+            Ok(outcome) => {
+                if ladder.order == Order::Two && outcome.method.order_of_accuracy() != 2 {
+                    ladder.unusable = true;
+                    return;
+                }
+                let finite = outcome
+                    .final_q
+                    .iter()
+                    .chain(&outcome.final_p)
+                    .all(|x| x.is_finite());
+                ladder.record(steps, finite.then_some(outcome));
             }
-            let observed = self.observed_order()?;
-            if observed >= p - 0.5 && observed <= p + 1.0 {
-                let h1 = self.t_end / *n1 as f64;
-                let e1 = d / (1.0 - 2f64.powf(-p));
-                let n0 = self.runs[n - 3].0;
-                return Some((n0, e1 / h1.powf(p), round_off(*n2)));
+            Err(e) if e.is_numerical() => ladder.record(steps, None),
+            Err(e) => {
+                self.first_error.get_or_insert(e);
+                ladder.unusable = true;
             }
         }
-        None
     }
+
+    /// Run `ladder`'s pilots until `enough` holds or the ladder settles or
+    /// closes: out of pilots ([`MAX_PILOTS`]), or its next pilot would cost
+    /// more than `budget` (steps × work per step).
+    fn drive(&mut self, ladder: &mut Ladder, budget: f64, enough: &dyn Fn(&Ladder) -> bool) {
+        while ladder.open() && !enough(ladder) {
+            match ladder.next(self.tol) {
+                Next::Settled(i, estimate) => ladder.settled = Some((i, estimate)),
+                Next::Done => ladder.closed = true,
+                Next::Chase(steps) if !ladder.tried.contains(&steps) => {
+                    ladder.chases += 1;
+                    if steps as f64 * ladder.work_per_step() > budget {
+                        ladder.closed = true;
+                    } else {
+                        self.run(ladder, steps);
+                    }
+                }
+                Next::Chase(_) => ladder.closed = true,
+                Next::Run(steps) => {
+                    if ladder.pilot_runs >= MAX_PILOTS
+                        || steps as f64 * ladder.work_per_step() > budget
+                    {
+                        ladder.closed = true;
+                    } else {
+                        self.run(ladder, steps);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The least predicted work of the orders whose estimate is confirmed.
+fn confirmed_work(ladders: &[Ladder], tol: f64) -> f64 {
+    ladders
+        .iter()
+        .filter(|l| l.settled.is_some() || l.confirmed().is_some())
+        .map(|l| l.predicted_work(tol))
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Which orders besides order 2 are worth a pilot pair, from the order-2
+/// pilots (module docs, "Which orders run"): `(index, modelled work)` of
+/// each, cheapest first, or `None` without an order-2 estimate.
+fn modelled_orders(ladders: &[Ladder], tol: f64, first: usize) -> Option<Vec<(usize, f64)>> {
+    let probe = ladders.iter().find(|l| l.order == Order::Two)?;
+    let c = probe
+        .confirmed()
+        .map(|c| c.c)
+        .or_else(|| probe.constant())?;
+    let h_a = probe.h(probe.runs.first()?.0);
+    // e₂(h_a) = (h_a/τ)²: the time scale τ of the error; e_q(h) ≈ (h/τ)^q.
+    let e_a = c * h_a * h_a;
+    let per_stage = probe.work_per_step() / stages(Order::Two);
+    let mut modelled: Vec<(usize, f64)> = ladders
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.order != Order::Two)
+        .map(|(i, l)| {
+            let q = l.p();
+            let steps = if e_a > 0.0 {
+                let h = h_a * (tol / SAFETY).powf(1.0 / q) / e_a.sqrt();
+                (probe.t_end / h).ceil().max(first as f64)
+            } else {
+                first as f64
+            };
+            (i, steps * stages(l.order) * per_stage)
+        })
+        .collect();
+    modelled.sort_by(|a, b| a.1.total_cmp(&b.1));
+    Some(modelled)
 }
 
 /// Choose the order and step for `tol` ([`choose_step_with_progress`]
@@ -342,7 +792,8 @@ pub fn choose_step(
 /// chosen here), is about `tol`, from pilot runs on the whole interval
 /// (module docs). `progress(k)` is called after every pilot step. With
 /// `plan` tracking derivatives (`--jacobian`, `--sensitivity`) only order 2
-/// is a candidate.
+/// is a candidate. When a pilot is the run at the chosen step, the choice
+/// keeps it ([`ToleranceChoice::take_run`]).
 ///
 /// # Errors
 /// [`RunError::InvalidTolerance`] for a `tol` that is not finite and
@@ -372,111 +823,104 @@ pub fn choose_step_with_progress(
             pilot_wall_time: Duration::ZERO,
             candidates: Vec::new(),
             warnings: Vec::new(),
+            run: None,
         });
     }
-    let first_steps = own_steps.div_ceil(COARSEST_FRACTION).max(MIN_PILOT_STEPS);
+    let first = own_steps.div_ceil(COARSEST_FRACTION).max(MIN_PILOT_STEPS);
     let orders: &[Order] = if plan.tracks_derivatives() {
         &[Order::Two]
     } else {
-        &[Order::Six, Order::Four, Order::Two]
+        &[Order::Two, Order::Four, Order::Six]
     };
-    let mut candidates: Vec<ToleranceCandidate> = Vec::new();
-    let mut first_error: Option<RunError> = None;
-    let mut pilot_runs = 0;
-    // The least measured floor of an unsettled ladder, and its order.
-    let mut floor: Option<(Order, f64)> = None;
-    for &order in orders {
-        let sc = configured(scenario, order);
-        let mut ladder = Ladder {
-            order,
-            t_end,
-            runs: Vec::new(),
-            pilot_runs: 0,
-        };
-        let mut steps = first_steps;
-        let mut settled = None;
-        let mut unusable = false;
-        // The cheapest confirmed prediction so far bounds this ladder.
-        let budget = candidates
+    let mut ladders: Vec<Ladder> = orders
+        .iter()
+        .map(|&o| Ladder::new(o, t_end, first))
+        .collect();
+    let mut pilots = Pilots {
+        scenario,
+        plan,
+        tol,
+        progress,
+        first_error: None,
+        pilot_runs: 0,
+    };
+    let has_pair = |l: &Ladder| l.predicted_steps(tol).is_some();
+    // 1. The order-2 pilots up to their first comparable pair.
+    pilots.drive(&mut ladders[0], f64::INFINITY, &has_pair);
+    // 2. A pair of each other order whose modelled work could save more
+    //    than the pair costs.
+    let pair_cost = |l: &Ladder, per_stage: f64| 3.0 * first as f64 * stages(l.order) * per_stage;
+    match modelled_orders(&ladders, tol, first) {
+        Some(modelled) => {
+            let per_stage = ladders[0].work_per_step() / stages(Order::Two);
+            for (i, work) in modelled {
+                let best = ladders
+                    .iter()
+                    .map(|l| l.predicted_work(tol))
+                    .fold(f64::INFINITY, f64::min);
+                if best - work > pair_cost(&ladders[i], per_stage) {
+                    pilots.drive(&mut ladders[i], f64::INFINITY, &has_pair);
+                }
+            }
+        }
+        None => {
+            for l in ladders.iter_mut().rev() {
+                pilots.drive(l, f64::INFINITY, &has_pair);
+            }
+        }
+    }
+    // 3. Settle the order of least predicted work; another only while its
+    //    prediction beats every confirmed one.
+    loop {
+        let confirmed = confirmed_work(&ladders, tol);
+        let next = ladders
             .iter()
-            .filter(|c| c.confirmed)
-            .map(|c| c.predicted_work)
-            .fold(f64::INFINITY, f64::min);
-        for _ in 0..MAX_PILOTS {
-            if crate::step_count_for(t_end / steps as f64, t_end, None).is_err() {
-                break;
-            }
-            if steps as f64 * stages(order) > 4.0 * budget {
-                break;
-            }
-            let mut pilot_sc = sc.clone();
-            pilot_sc.h = t_end / steps as f64;
-            let mut pilot_plan = plan.clone().order(order).jacobian(false).every(0);
-            pilot_plan.sensitivity.clear();
-            pilot_plan.steps = steps;
-            ladder.pilot_runs += 1;
-            pilot_runs += 1;
-            match execute_with_progress(&pilot_sc, pilot_plan, &mut Discard, progress) {
-                Ok(outcome) => {
-                    if order == Order::Two && outcome.method.order_of_accuracy() != 2 {
-                        unusable = true;
-                        break;
-                    }
-                    let finite = outcome
-                        .final_q
-                        .iter()
-                        .chain(&outcome.final_p)
-                        .all(|x| x.is_finite());
-                    if finite {
-                        ladder.runs.push((steps, outcome));
-                    } else {
-                        ladder.runs.clear();
-                    }
-                }
-                // Too coarse a step for the Newton solves or the impact
-                // location: start the ladder again finer.
-                Err(e) if e.is_numerical() => ladder.runs.clear(),
-                Err(e) => {
-                    first_error.get_or_insert(e);
-                    unusable = true;
-                    break;
-                }
-            }
-            settled = ladder.settled();
-            if settled.is_some() {
-                break;
-            }
-            steps *= 2;
+            .enumerate()
+            .filter(|(_, l)| l.pilot_runs > 0 && l.open())
+            .map(|(i, l)| (i, l.predicted_work(tol)))
+            .filter(|(_, w)| *w < confirmed)
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        let Some((i, _)) = next else { break };
+        pilots.drive(&mut ladders[i], 4.0 * confirmed, &|_| false);
+    }
+    // 4. Nothing confirmed: every order's ladder to its end.
+    if confirmed_work(&ladders, tol).is_infinite() {
+        for l in ladders.iter_mut().rev() {
+            pilots.drive(l, f64::INFINITY, &|_| false);
         }
-        if unusable {
-            continue;
-        }
-        if settled.is_none()
-            && let Some(f) = ladder.floor()
-        {
-            floor = Some(floor.map_or(
-                (order, f),
-                |(o, g): (Order, f64)| {
-                    if f < g { (order, f) } else { (o, g) }
-                },
-            ));
-        }
-        if let Some(c) = ladder.candidate(tol, settled) {
+    }
+    let Pilots {
+        first_error,
+        pilot_runs,
+        ..
+    } = pilots;
+    // The least measured floor of an unconfirmed ladder, and its order.
+    let floor = ladders
+        .iter()
+        .filter(|l| l.settled.is_none() && l.confirmed().is_none())
+        .filter_map(|l| l.floor().map(|f| (l.order, f)))
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    let mut candidates = Vec::new();
+    let mut runs = Vec::new();
+    for l in &ladders {
+        if let Some((c, run)) = l.candidate(tol) {
+            runs.push(run.map(|i| (l.order, &l.runs[i])));
             candidates.push(c);
         }
     }
-    let pilot_wall_time = started.elapsed();
     let mut warnings = Vec::new();
     let confirmed = candidates
         .iter()
-        .filter(|c| c.confirmed)
-        .min_by(|a, b| a.predicted_work.total_cmp(&b.predicted_work));
-    let chosen = match confirmed {
-        Some(c) => c.clone(),
+        .enumerate()
+        .filter(|(_, c)| c.confirmed)
+        .min_by(|a, b| a.1.predicted_work.total_cmp(&b.1.predicted_work));
+    let (at, chosen) = match confirmed {
+        Some((i, c)) => (i, c.clone()),
         None => {
-            let Some(c) = candidates
+            let Some((i, c)) = candidates
                 .iter()
-                .min_by(|a, b| a.error_estimate.total_cmp(&b.error_estimate))
+                .enumerate()
+                .min_by(|a, b| a.1.error_estimate.total_cmp(&b.1.error_estimate))
             else {
                 return Err(first_error.unwrap_or(RunError::ToleranceUnreachable {
                     tol,
@@ -502,7 +946,7 @@ pub fn choose_step_with_progress(
                     "above the tolerance: it cannot be reached this way"
                 }
             ));
-            c.clone()
+            (i, c.clone())
         }
     };
     let mut chosen = chosen;
@@ -530,6 +974,15 @@ pub fn choose_step_with_progress(
         ));
     }
     let order = Order::try_from(i64::from(chosen.order)).unwrap_or(Order::Two);
+    // The pilot at the chosen step, kept as the run.
+    let run = runs[at].map(|(o, (steps, outcome))| {
+        let (scenario, plan) = pilot(scenario, plan, o, *steps);
+        Box::new(ChosenRun {
+            scenario,
+            plan,
+            outcome: outcome.clone(),
+        })
+    });
     Ok(ToleranceChoice {
         requested: tol,
         error_estimate: chosen.error_estimate,
@@ -537,15 +990,18 @@ pub fn choose_step_with_progress(
         h: chosen.h,
         steps: chosen.steps,
         pilot_runs,
-        pilot_wall_time,
+        pilot_wall_time: started.elapsed(),
         candidates,
         warnings,
+        run,
     })
 }
 
 /// Choose the step for `tol` ([`choose_step_with_progress`]) and run
 /// `scenario` with it, recording to `sink` as `plan` says (its order and
-/// number of steps are replaced by the choice).
+/// number of steps are replaced by the choice). When `plan` records nothing
+/// and tracks no derivatives, the pilot at the chosen step is the run
+/// ([`ToleranceChoice::take_run`]).
 ///
 /// # Errors
 /// As [`choose_step_with_progress`] and [`execute`](crate::execute).
@@ -556,8 +1012,11 @@ pub fn execute_with_tolerance(
     sink: &mut dyn RecordSink,
     progress: &mut dyn FnMut(usize),
 ) -> Result<(RunOutcome, ToleranceChoice, Scenario), RunError> {
-    let choice = choose_step_with_progress(scenario, &plan, tol, progress)?;
+    let mut choice = choose_step_with_progress(scenario, &plan, tol, progress)?;
     let (sc, plan) = choice.apply(scenario, plan);
-    let outcome = execute_with_progress(&sc, plan, sink, progress)?;
+    let outcome = match choice.take_run(&sc, &plan) {
+        Some(outcome) => outcome,
+        None => execute_with_progress(&sc, plan, sink, progress)?,
+    };
     Ok((outcome, choice, sc))
 }

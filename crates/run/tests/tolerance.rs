@@ -343,3 +343,31 @@ fn scenario_files_take_tol_instead_of_h() {
     assert!(sc.set("tol", "-1").is_err());
     assert_eq!(sc.tol, Some(1e-4));
 }
+
+#[test]
+fn the_pilot_kept_as_the_run_is_that_run() {
+    let mut scenario = Scenario::defaults("pendulum").unwrap();
+    scenario.t_end = 2.0;
+    let mut choice = choose_step(&scenario, &RunPlan::new(0), 1e-8).unwrap();
+    let (pilots, time) = (choice.pilot_runs, choice.pilot_wall_time);
+    let (sc, plan) = choice.apply(&scenario, RunPlan::new(0));
+    // A run that records is not the pilot: nothing is taken.
+    let mut recording = choice.clone();
+    assert!(recording.take_run(&sc, &plan.clone().every(1)).is_none());
+    assert_eq!(recording.pilot_runs, pilots);
+    let kept = choice
+        .take_run(&sc, &plan)
+        .expect("the chosen step is a pilot");
+    assert_eq!(choice.pilot_runs, pilots - 1);
+    assert!(choice.pilot_wall_time <= time);
+    assert!(choice.take_run(&sc, &plan).is_none(), "taken once");
+    // Bit for bit the run the caller would have made.
+    let fresh = execute(&sc, plan, &mut Discard).unwrap();
+    assert_eq!(kept.steps, choice.steps);
+    assert_eq!(
+        (&kept.final_q, &kept.final_p, kept.steps),
+        (&fresh.final_q, &fresh.final_p, fresh.steps)
+    );
+    let times = |o: &RunOutcome| o.impacts.iter().map(|i| i.t).collect::<Vec<_>>();
+    assert_eq!(times(&kept), times(&fresh));
+}
