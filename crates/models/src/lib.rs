@@ -96,6 +96,7 @@ mod dynamic;
 mod ellipse;
 mod error;
 mod file_model;
+mod heavy_top;
 mod lc;
 mod model;
 mod particle;
@@ -117,6 +118,7 @@ pub use dynamic::{
 pub use ellipse::{Ellipse, EllipseParams};
 pub use error::ModelError;
 pub use file_model::{FileModel, FileText};
+pub use heavy_top::{HeavyTop, HeavyTopParams};
 pub use lc::{Lc, LcParams};
 pub use particle::{Particle, ParticleParams};
 pub use pendulum::{Pendulum, PendulumParams};
