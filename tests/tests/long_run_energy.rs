@@ -576,13 +576,7 @@ where
 
 /// The (+) stepper of `map` with the midpoint constraint, polished.
 fn plus<Dm: DiscretizationMap<4>>(top: &HeavyTop, map: Dm) -> LagrangeDirac<HeavyTop, Dm, 4, 1> {
-    LagrangeDirac::new(
-        top.clone(),
-        map,
-        ConstraintDiscretization::Midpoint,
-        Direction::Forward,
-    )
-    .with_params(polished())
+    plus_system(top, map)
 }
 
 /// The asymmetric free body of the Euler-top reference: `I = (1, 2, 3)`,
@@ -929,13 +923,10 @@ fn heavy_top_bounces_inside_a_cone() {
 
 /// The (+) stepper of any quaternion-chart system with the midpoint
 /// constraint, polished.
-fn plus_system<Sy: System<4, 1>, Dm: DiscretizationMap<4>>(
+fn plus_system<Sy: System<4, 1> + Clone, Dm: DiscretizationMap<4>>(
     system: &Sy,
     map: Dm,
-) -> LagrangeDirac<Sy, Dm, 4, 1>
-where
-    Sy: Clone,
-{
+) -> LagrangeDirac<Sy, Dm, 4, 1> {
     LagrangeDirac::new(
         system.clone(),
         map,
