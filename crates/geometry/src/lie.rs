@@ -190,7 +190,7 @@ fn cos_sinc_sqrt<S: AdScalar>(t: S) -> (S, S) {
 fn atan_sqrt_over_sqrt<S: AdScalar>(t: S) -> S {
     if t.re() < SERIES_BELOW {
         let coefficient = |k: usize| {
-            let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
+            let sign = if k.is_multiple_of(2) { 1.0 } else { -1.0 };
             sign / (2 * k + 1) as f64
         };
         (0..20)

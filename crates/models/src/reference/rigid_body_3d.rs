@@ -27,7 +27,7 @@ pub fn jacobi_sn_cn_dn(u: f64, m: f64) -> (f64, f64, f64) {
         let (s, c) = u.sin_cos();
         return (s, c, 1.0);
     }
-    if m == 1.0 {
+    if m >= 1.0 {
         let sech = 1.0 / u.cosh();
         return (u.tanh(), sech, sech);
     }
