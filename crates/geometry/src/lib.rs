@@ -9,6 +9,13 @@
 //!   `g_j(q) ≥ 0` of the admissible set, an optional Hamiltonian.
 //! * [`retraction`] — retractions `R_q(v)` on `R^n`, angles, SE(2) and S²,
 //!   each with its inverse (\[DDM\] §9.1).
+//! * [`lie`] — rotations in space: SO(3) by unit quaternions `q ∈ S³ ⊂ R⁴`
+//!   with the group retractions [`So3Cayley`] and [`So3Exp`]
+//!   (`R_q(v) = q ⊗ τ(Im(q⁻¹ ⊗ v))`, inverses defined for rotations by less
+//!   than `π`), SE(3) as quaternion × R³ ([`Se3`]), the symmetric
+//!   discretization map [`LieMidpoint`] (geodesic midpoint, order 2 with the
+//!   symmetric stepper), and quaternion helpers (body and spatial angular
+//!   velocity and momentum, `R(q) x`).
 //! * [`discretization`] — discretization maps `Ψ_d^h = (R̃^h)^{-1}` (forward
 //!   and midpoint, or forward through any retraction).
 //! * [`discrete_lagrangian`] — `L_d(q0, q1, h) = h L(Ψ_d^h(q0, q1))` with exact
@@ -43,6 +50,7 @@ pub mod discrete_lagrangian;
 pub mod discretization;
 pub mod dynamic;
 mod error;
+pub mod lie;
 pub mod retraction;
 pub mod symmetry;
 mod system;
@@ -54,6 +62,7 @@ pub use constraint::ConstraintDiscretization;
 pub use discrete_lagrangian::{DiscreteLagrangian, LdJet, LdTimeJet, Orientation};
 pub use discretization::{Discretization, DiscretizationMap, EndPoint, RetractionForward};
 pub use error::{GeometryError, ensure_finite, ensure_step};
+pub use lie::{LieMidpoint, MidpointRetraction, QuaternionRetraction, Se3, So3Cayley, So3Exp};
 pub use retraction::{Angles, Euclidean, Retraction, Se2, Sphere};
 pub use symmetry::{CyclicSymmetry, Invariant, Reduced, ReductionKind, SymmetryError};
 pub use system::{

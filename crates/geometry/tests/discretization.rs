@@ -2,13 +2,18 @@
 //! `Ψ_d ∘ R̃ = id` on `TQ` and `R̃ ∘ Ψ_d = id` on `Q × Q`, on random points,
 //! to 1e-12 relative (to `max(1, |q|, |q1|)` for points and to `|v|` for
 //! velocities), for every map: `Forward`, `Midpoint`, and the forward map
-//! through the SE(2), S² and angle retractions.
+//! through the SE(2), S² and angle retractions, and the symmetric midpoint
+//! maps on unit quaternions ([`LieMidpoint`]): inverse pair, symmetry
+//! `Ψ(q1, q0, −h) = Ψ(q0, q1, h)`, invariance under left and right
+//! multiplication, the Euclidean case equal to `Midpoint`.
 
 mod common;
 
 use common::{rand_step, rand_tangent, rand_unit, rand_vec};
+use diracvi_geometry::lie::{quat_mul, velocity_from_body};
 use diracvi_geometry::{
-    Angles, Discretization, DiscretizationMap, Euclidean, RetractionForward, SVector, Se2, Sphere,
+    Angles, Discretization, DiscretizationMap, Euclidean, LieMidpoint, RetractionForward, SVector,
+    Se2, Se3, So3Cayley, So3Exp, Sphere,
 };
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
@@ -174,4 +179,84 @@ fn names_and_parsing() {
         assert_eq!(d.to_string().parse::<Discretization>(), Ok(d));
     }
     assert!("backward".parse::<Discretization>().is_err());
+}
+
+/// A uniformly distributed unit quaternion.
+fn rand_quat(rng: &mut SmallRng) -> SVector<f64, 4> {
+    loop {
+        let x = rand_vec::<4>(rng, 1.0);
+        let n = x.norm();
+        if n > 0.1 && n <= 1.0 {
+            return x / n;
+        }
+    }
+}
+
+fn check_lie_midpoint<Dm: DiscretizationMap<4>>(map: &Dm, seed: u64) {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    for _ in 0..SAMPLES {
+        let h = rand_step(&mut rng, 1e-2, 0.5);
+        let q = rand_quat(&mut rng);
+        // body rates with h|ω| < 2 (rotations well below π per step)
+        let v = velocity_from_body(&q, &(rand_vec::<3>(&mut rng, 1.1) / h));
+        psi_after_rtilde(map, &q, &v, h);
+        let (q0, q1) = map.psi_inverse(&q, &v, h).unwrap();
+        assert!((q0.norm() - 1.0).abs() < 1e-15 && (q1.norm() - 1.0).abs() < 1e-15);
+        rtilde_after_psi(map, &q0, &q1, h);
+        // symmetric: Ψ(q1, q0, −h) = Ψ(q0, q1, h)
+        let (a, va) = map.psi(&q0, &q1, h).unwrap();
+        let (b, vb) = map.psi(&q1, &q0, -h).unwrap();
+        close("Ψ symmetric (q)", &b, &a, 1.0);
+        close("Ψ symmetric (v)", &vb, &va, va.amax().max(1.0));
+        // equivariant under left and right multiplication
+        let g = rand_quat(&mut rng);
+        let (gl, vl) = map.psi(&quat_mul(&g, &q0), &quat_mul(&g, &q1), h).unwrap();
+        close("left (q)", &gl, &quat_mul(&g, &a), 1.0);
+        close("left (v)", &vl, &quat_mul(&g, &va), va.amax().max(1.0));
+        let (gr, vr) = map.psi(&quat_mul(&q0, &g), &quat_mul(&q1, &g), h).unwrap();
+        close("right (q)", &gr, &quat_mul(&a, &g), 1.0);
+        close("right (v)", &vr, &quat_mul(&va, &g), va.amax().max(1.0));
+    }
+}
+
+#[test]
+fn lie_midpoint_is_a_symmetric_inverse_pair() {
+    check_lie_midpoint(&LieMidpoint(So3Cayley), 0x11D1);
+    check_lie_midpoint(&LieMidpoint(So3Exp), 0x11D2);
+    // the geodesic midpoint of the exponential: q0 ⊗ exp(ξ/2)
+    let q0: SVector<f64, 4> = SVector::from([1.0, 0.0, 0.0, 0.0]);
+    let q1: SVector<f64, 4> = SVector::from([0.0, 0.0, 0.0, 1.0]); // nearly half a turn about z
+    let q1 = (q1 * 0.999_999 + q0 * 1e-3).normalize();
+    let (qm, _) = LieMidpoint(So3Exp).psi(&q0, &q1, 1.0).unwrap();
+    let angle = 2.0 * q1[3].atan2(q1[0]);
+    let want = SVector::from([(0.25 * angle).cos(), 0.0, 0.0, (0.25 * angle).sin()]);
+    close("geodesic midpoint", &qm, &want, 1.0);
+    // on R^n it is the midpoint map
+    let mut rng = SmallRng::seed_from_u64(0x11D3);
+    for _ in 0..SAMPLES {
+        let h = rand_step(&mut rng, 1e-2, 0.5);
+        let (a, b) = (rand_vec::<3>(&mut rng, 5.0), rand_vec::<3>(&mut rng, 5.0));
+        let (q, v) = LieMidpoint(Euclidean).psi(&a, &b, h).unwrap();
+        let (qq, vv) = Discretization::Midpoint.psi(&a, &b, h).unwrap();
+        close("euclidean lie midpoint (q)", &q, &qq, 5.0);
+        close("euclidean lie midpoint (v)", &v, &vv, vv.amax().max(1.0));
+    }
+    // SE(3): the quaternion part as SO(3), the position as the midpoint
+    let map = LieMidpoint(Se3(So3Cayley));
+    for _ in 0..SAMPLES {
+        let h = rand_step(&mut rng, 1e-2, 0.5);
+        let q = rand_quat(&mut rng);
+        let vq = velocity_from_body(&q, &(rand_vec::<3>(&mut rng, 1.1) / h));
+        let x = rand_vec::<3>(&mut rng, 5.0);
+        let vx = rand_vec::<3>(&mut rng, 5.0);
+        let p = SVector::from([q[0], q[1], q[2], q[3], x[0], x[1], x[2]]);
+        let v = SVector::from([vq[0], vq[1], vq[2], vq[3], vx[0], vx[1], vx[2]]);
+        psi_after_rtilde(&map, &p, &v, h);
+        let (p0, p1) = map.psi_inverse(&p, &v, h).unwrap();
+        rtilde_after_psi(&map, &p0, &p1, h);
+    }
+    assert_eq!(
+        DiscretizationMap::<4>::name(&LieMidpoint(So3Exp)),
+        "so3-exp-midpoint"
+    );
 }

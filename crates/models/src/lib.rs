@@ -14,6 +14,13 @@
 //! | [`disk-table`](DiskTable) | rolling disk in a circular table, \[NIC\] §5 | 4 `(x, y, θ, φ)` | 2 | 2: `(x ± R cosφ)² + (y ± R sinφ)² ≤ a²` |
 //! | [`lc`](Lc) | LC circuit (degenerate `L`), \[DDM\] §2.1, §6 | 4 `(q^ℓ, q^{c1}, q^{c2}, q^{c3})` | 2 | none |
 //!
+//! Outside the catalogue (no [`Model`] implementation yet, docs/theory.md
+//! §16): [`HeavyTop`], the heavy top and, at `g = 0`, the free rigid body
+//! in the unit-quaternion chart of SO(3) (`N = 4`, `M = 1`), stepped from
+//! Rust with the group discretizations of `diracvi_geometry::lie`; its
+//! model-file twin `models/heavy-top.toml` runs with `diracvi run
+//! --model-file`.
+//!
 //! A model is a struct implementing [`System`] (the physics, from
 //! `diracvi-geometry`) and [`Model`] (name, parameters, defaults). The
 //! [`catalogue`] lists them; a [`Scenario`] is a model name plus parameters,
@@ -96,6 +103,7 @@ mod dynamic;
 mod ellipse;
 mod error;
 mod file_model;
+mod heavy_top;
 mod lc;
 mod model;
 mod particle;
@@ -117,6 +125,7 @@ pub use dynamic::{
 pub use ellipse::{Ellipse, EllipseParams};
 pub use error::ModelError;
 pub use file_model::{FileModel, FileText};
+pub use heavy_top::{HeavyTop, HeavyTopParams};
 pub use lc::{Lc, LcParams};
 pub use particle::{Particle, ParticleParams};
 pub use pendulum::{Pendulum, PendulumParams};

@@ -17,6 +17,7 @@
 //! | [`lc`] | LC circuit, \[DDM\] §2.1, §6 | closed-form harmonic oscillation |
 //! | [`pendulum`] | nonholonomic spherical pendulum in a cylinder, \[VCI\] §4.3 | reduced 1-DOF Lagrangian, Taylor series (order ≈ 30), event location |
 //! | [`rigid_body`] | bouncing ellipse / star, \[VCI\] §4.2 | exact flights, guaranteed first-root search, elastic impact law |
+//! | [`rigid_body_3d`] | free rigid body (Euler top), symmetric heavy (Lagrange) top | Jacobi elliptic functions (AGM, descending Landen), nutation period by `K(m)` |
 //!
 //! Every parameter struct has plain `f64` fields with documented units and a
 //! `Default` equal to the paper's values (docs/theory.md §5). Angles are in radians,
@@ -32,6 +33,7 @@ pub mod lc;
 pub mod particle;
 pub mod pendulum;
 pub mod rigid_body;
+pub mod rigid_body_3d;
 
 pub use lc::LcCircuit;
 pub use particle::BouncingParticle;
@@ -40,3 +42,4 @@ pub use pendulum::{
     TaylorOptions,
 };
 pub use rigid_body::{RigidBodyReference, RigidBodyTrajectory, RigidImpact, Shape};
+pub use rigid_body_3d::{EulerTop, elliptic_k, jacobi_sn_cn_dn, lagrange_top_nutation};
