@@ -145,7 +145,7 @@ fn derivatives(c: &mut Criterion) {
     );
     report(
         &format!(
-            "Fourier pendulum, {COEFFICIENTS} parameters, {STEPS} steps (bar: reverse ≤ 5 × plain)"
+            "Fourier pendulum, {COEFFICIENTS} parameters, {FOURIER_STEPS} steps (bar: reverse ≤ 5 × plain)"
         ),
         &rows,
     );
