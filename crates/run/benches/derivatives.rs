@@ -11,6 +11,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use diracvi_run::{Discard, RunOutcome, RunPlan, Scenario, execute};
+use std::hint::black_box;
 use std::path::Path;
 use std::time::Instant;
 
@@ -60,11 +61,11 @@ fn reverse(sc: &Scenario, plan: RunPlan) -> f64 {
     gradient.initial[0] + gradient.parameters.iter().map(|(_, v)| v).sum::<f64>()
 }
 
+/// A named timed job.
+type Job<'a> = (&'static str, Box<dyn FnMut() + 'a>);
+
 /// Median and range (s) of `reps` interleaved timings of each closure.
-fn timings(
-    reps: usize,
-    jobs: &mut [(&str, Box<dyn FnMut() + '_>)],
-) -> Vec<(String, f64, f64, f64)> {
+fn timings(reps: usize, jobs: &mut [Job<'_>]) -> Vec<(String, f64, f64, f64)> {
     let mut samples = vec![Vec::new(); jobs.len()];
     for _ in 0..reps {
         for (i, (_, job)) in jobs.iter_mut().enumerate() {
@@ -110,7 +111,9 @@ fn derivatives(c: &mut Criterion) {
             ),
             (
                 "tape + reverse gradient",
-                Box::new(|| drop(reverse(&p, plain.clone()))),
+                Box::new(|| {
+                    black_box(reverse(&p, plain.clone()));
+                }),
             ),
             (
                 "Jacobian + 4 parameters (forward)",
@@ -118,7 +121,9 @@ fn derivatives(c: &mut Criterion) {
             ),
             (
                 "tape + reverse, 4 parameters",
-                Box::new(|| drop(reverse(&p, plain.clone().sensitivity(params)))),
+                Box::new(|| {
+                    black_box(reverse(&p, plain.clone().sensitivity(params)));
+                }),
             ),
         ],
     );
@@ -139,7 +144,9 @@ fn derivatives(c: &mut Criterion) {
             ),
             (
                 "tape + reverse, 100 parameters",
-                Box::new(|| drop(reverse(&f, short.clone().sensitivity(&names)))),
+                Box::new(|| {
+                    black_box(reverse(&f, short.clone().sensitivity(&names)));
+                }),
             ),
         ],
     );
