@@ -815,6 +815,8 @@ fn every_drawn_model_animates_with_clock_heading_and_poster() {
     let mut declared: Vec<String> = std::fs::read_dir(models_dir())
         .unwrap()
         .map(|e| e.unwrap().path())
+        // models/systems/ holds the parts of system files
+        .filter(|p| p.is_file())
         .filter(|p| {
             std::fs::read_to_string(p)
                 .unwrap()
