@@ -5,13 +5,13 @@
 //! their walls and initial data concatenated.
 
 use crate::error::{SystemFileError, SystemFileErrorKind as K};
-use crate::read::{PartSource, PortKind, PortSpec, RunValue, SystemSpec};
+use crate::read::{PartSource, PortKind, PortSpec, SystemSpec};
 use diracvi_circuit::Circuit;
 use diracvi_circuit::netlist::{Kind, Value, Waveform};
 use diracvi_expr::expr::{is_reserved, rename_names};
-use diracvi_expr::{InitialValue, ModelFile};
-use std::collections::HashMap;
-use std::fmt::Write as _;
+use diracvi_expr::model_file::read_text;
+use diracvi_expr::{InitialState, InitialValue, ModelFile};
+use std::collections::HashSet;
 use std::path::Path;
 
 /// A part's model with its names qualified.
@@ -22,38 +22,21 @@ pub(crate) struct Part {
     pub(crate) coordinates: Vec<String>,
     /// Whether the part is a netlist (its coordinates are branch charges).
     pub(crate) netlist: bool,
-    /// Inductor branches of a netlist part: coordinate index → inductance.
-    inductors: HashMap<usize, f64>,
+    /// The coordinates of a netlist part's inductors whose term has not
+    /// been replaced by an inductance port.
+    inductors: HashSet<usize>,
     /// Netlist Lagrangian terms by coordinate (to substitute inductances).
     terms: Vec<String>,
     lagrangian: String,
     constraints: Vec<Vec<String>>,
     boundaries: Vec<String>,
     definitions: Vec<(String, String)>,
-    parameters: Vec<(String, ParameterValue)>,
+    /// Parameter values, and the ones written as expressions (as in
+    /// [`ModelFile`]).
+    parameters: Vec<(String, f64)>,
+    parameter_expressions: Vec<(String, String)>,
     q0: Vec<InitialValue>,
     v0: Vec<InitialValue>,
-}
-
-#[derive(Debug, Clone)]
-enum ParameterValue {
-    Number(f64),
-    Expression(String),
-}
-
-/// A number as TOML writes it back exactly.
-fn number(x: f64) -> String {
-    let s = format!("{x:?}");
-    if s.contains('.') || s.contains('e') || s.contains("inf") || s.contains("NaN") {
-        s
-    } else {
-        format!("{s}.0")
-    }
-}
-
-/// A TOML basic string.
-fn quote(s: &str) -> String {
-    toml::Value::String(s.to_owned()).to_string()
 }
 
 fn qualify(part: &str, name: &str) -> String {
@@ -101,30 +84,21 @@ impl Part {
         spec: &SystemSpec,
         key: &str,
     ) -> Result<Part, SystemFileError> {
-        if file.drawing.is_some() || file.hamiltonian.is_some() {
-            // both are dropped: the assembled system has its own coupling
-        }
+        // The Hamiltonian and the drawing are not taken: the coupled system
+        // has its own Legendre transform, and no picture of the whole.
         let n = file.n();
         let mut part = Part {
             name: name.to_owned(),
             coordinates: file.coordinates.clone(),
             netlist: false,
-            inductors: HashMap::new(),
+            inductors: HashSet::new(),
             terms: Vec::new(),
             lagrangian: String::new(),
             constraints: Vec::new(),
             boundaries: Vec::new(),
             definitions: file.definitions.clone(),
-            parameters: file
-                .parameters
-                .iter()
-                .map(
-                    |(p, x)| match file.parameter_expressions.iter().find(|(e, _)| e == p) {
-                        Some((_, text)) => (p.clone(), ParameterValue::Expression(text.clone())),
-                        None => (p.clone(), ParameterValue::Number(*x)),
-                    },
-                )
-                .collect(),
+            parameters: file.parameters.clone(),
+            parameter_expressions: Vec::new(),
             q0: Vec::new(),
             v0: Vec::new(),
         };
@@ -145,18 +119,15 @@ impl Part {
             .iter()
             .map(|(d, text)| Ok((qualify(name, d), r(text)?)))
             .collect::<Result<Vec<_>, SystemFileError>>()?;
-        let parameters = part
+        let parameters = file
             .parameters
             .iter()
-            .map(|(p, v)| {
-                Ok((
-                    qualify(name, p),
-                    match v {
-                        ParameterValue::Number(x) => ParameterValue::Number(*x),
-                        ParameterValue::Expression(e) => ParameterValue::Expression(r(e)?),
-                    },
-                ))
-            })
+            .map(|(p, x)| (qualify(name, p), *x))
+            .collect();
+        let parameter_expressions = file
+            .parameter_expressions
+            .iter()
+            .map(|(p, text)| Ok((qualify(name, p), r(text)?)))
             .collect::<Result<Vec<_>, SystemFileError>>()?;
         let initial =
             |values: Option<&Vec<InitialValue>>| -> Result<Vec<InitialValue>, SystemFileError> {
@@ -180,6 +151,7 @@ impl Part {
         part.boundaries = boundaries;
         part.definitions = definitions;
         part.parameters = parameters;
+        part.parameter_expressions = parameter_expressions;
         part.q0 = q0;
         part.v0 = v0;
         Ok(part)
@@ -210,7 +182,7 @@ impl Part {
         }
         let coordinates: Vec<String> = (0..n).map(|i| circuit.element_of(i).name.clone()).collect();
         let state = circuit.initial_state();
-        let mut inductors = HashMap::new();
+        let mut inductors = HashSet::new();
         let mut terms = Vec::with_capacity(n);
         let mut v0 = Vec::with_capacity(n);
         for (i, coordinate) in coordinates.iter().enumerate() {
@@ -218,14 +190,14 @@ impl Part {
             let x = qualify(name, coordinate);
             let (term, v) = match (e.kind, &e.value) {
                 (Kind::Inductor, &Value::Number(l)) => {
-                    inductors.insert(i, l);
+                    inductors.insert(i);
                     (
-                        format!("0.5*{}*{x}_dot^2", number(l)),
+                        format!("0.5*{l:?}*{x}_dot^2"),
                         InitialValue::Number(state.p[i] / l),
                     )
                 }
                 (Kind::Capacitor, &Value::Number(c)) => {
-                    (format!("-{x}^2/(2*{})", number(c)), InitialValue::Solve)
+                    (format!("-{x}^2/(2*{c:?})"), InitialValue::Solve)
                 }
                 (Kind::Capacitor, Value::Energy(law)) => {
                     let u = rename_names(law.source(), |v| (v == "q").then(|| x.clone()))
@@ -233,7 +205,7 @@ impl Part {
                     (format!("-({u})"), InitialValue::Solve)
                 }
                 (Kind::VoltageSource, Value::Source(Waveform::Dc(volts))) => {
-                    (format!("-{}*{x}", number(*volts)), InitialValue::Solve)
+                    (format!("-{volts:?}*{x}"), InitialValue::Solve)
                 }
                 _ => {
                     return Err(unsupported(format!(
@@ -253,7 +225,7 @@ impl Part {
             .map(|row| {
                 let mut dense = vec!["0".to_owned(); n];
                 for &(j, a) in row {
-                    dense[j] = number(a);
+                    dense[j] = format!("{a:?}");
                 }
                 dense
             })
@@ -269,6 +241,7 @@ impl Part {
             boundaries: Vec::new(),
             definitions: Vec::new(),
             parameters: Vec::new(),
+            parameter_expressions: Vec::new(),
             q0: state.q.iter().map(|&q| InitialValue::Number(q)).collect(),
             v0,
         })
@@ -299,7 +272,7 @@ pub(crate) fn load_parts(spec: &SystemSpec) -> Result<Vec<Part>, SystemFileError
                 let key = format!("part[{i}].netlist");
                 let path = base.join(f);
                 let shown = path.display().to_string();
-                let text = std::fs::read_to_string(&path)
+                let text = read_text(&path)
                     .map_err(|e| spec.error(&key, K::Io(format!("{shown}: {e}"))))?;
                 let circuit = Circuit::parse(&text).map_err(|source| {
                     spec.error(
@@ -394,8 +367,12 @@ fn inductance_expression(
     }
 }
 
-/// The assembled model file's text.
-pub(crate) fn assemble(spec: &SystemSpec, mut parts: Vec<Part>) -> Result<String, SystemFileError> {
+/// The assembled model (to print with [`ModelFile::to_toml_string`] and
+/// read back, which checks it).
+pub(crate) fn assemble(
+    spec: &SystemSpec,
+    mut parts: Vec<Part>,
+) -> Result<ModelFile, SystemFileError> {
     // offsets of each part's coordinates in the assembled list
     let mut offset = Vec::with_capacity(parts.len());
     let mut n = 0;
@@ -439,8 +416,7 @@ pub(crate) fn assemble(spec: &SystemSpec, mut parts: Vec<Part>) -> Result<String
                 }
             }
             PortKind::Inductance => {
-                let part = &parts[b.0];
-                let Some(_) = part.inductors.get(&b.1).filter(|_| part.netlist) else {
+                if !parts[b.0].inductors.remove(&b.1) {
                     return Err(spec.error(
                         &key("b"),
                         K::PortMisuse(format!(
@@ -448,12 +424,11 @@ pub(crate) fn assemble(spec: &SystemSpec, mut parts: Vec<Part>) -> Result<String
                             port.b
                         )),
                     ));
-                };
+                }
                 let text = port.inductance.as_deref().unwrap_or_default();
                 let l = inductance_expression(port, text, &parts, spec, &key("L"))?;
                 let x = &port.b;
                 parts[b.0].terms[b.1] = format!("0.5*({l})*{x}_dot^2");
-                parts[b.0].inductors.remove(&b.1);
             }
         }
     }
@@ -497,75 +472,19 @@ pub(crate) fn assemble(spec: &SystemSpec, mut parts: Vec<Part>) -> Result<String
         }
     }
 
-    let mut out = String::new();
-    let list = |items: &[String]| {
-        format!(
-            "[{}]",
-            items
-                .iter()
-                .map(|s| quote(s))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    };
-    let initial = |items: &[InitialValue]| {
-        let inner: Vec<String> = items
-            .iter()
-            .map(|v| match v {
-                InitialValue::Number(x) => number(*x),
-                InitialValue::Expression(e) => quote(e),
-                InitialValue::Solve => quote(InitialValue::SOLVE),
-            })
-            .collect();
-        format!("[{}]", inner.join(", "))
-    };
-    // writing to a String cannot fail
-    let _ = writeln!(out, "[model]");
-    let _ = writeln!(out, "name = {}", quote(&spec.name));
-    let _ = writeln!(out, "description = {}", quote(&spec.description));
-    let _ = writeln!(out, "coordinates = {}", list(&coordinates));
-    let _ = writeln!(out, "lagrangian = {}", quote(&lagrangian.join(" + ")));
-    let _ = writeln!(out, "constraints = [");
-    for row in &constraints {
-        let _ = writeln!(out, "    {},", list(row));
+    let mut model = ModelFile::new(&spec.name);
+    model.description = spec.description.clone();
+    model.coordinates = coordinates;
+    model.lagrangian = lagrangian.join(" + ");
+    model.constraints = constraints;
+    for p in parts {
+        model.boundaries.extend(p.boundaries);
+        model.definitions.extend(p.definitions);
+        model.parameters.extend(p.parameters);
+        model.parameter_expressions.extend(p.parameter_expressions);
     }
-    let _ = writeln!(out, "]");
-    let boundaries: Vec<String> = parts
-        .iter()
-        .flat_map(|p| p.boundaries.iter().cloned())
-        .collect();
-    let _ = writeln!(out, "boundaries = {}", list(&boundaries));
-    let definitions: Vec<&(String, String)> =
-        parts.iter().flat_map(|p| p.definitions.iter()).collect();
-    if !definitions.is_empty() {
-        let _ = writeln!(out, "[definitions]");
-        for (d, text) in definitions {
-            let _ = writeln!(out, "{} = {}", quote(d), quote(text));
-        }
-    }
-    let _ = writeln!(out, "[parameters]");
-    for p in &parts {
-        for (name, v) in &p.parameters {
-            let value = match v {
-                ParameterValue::Number(x) => number(*x),
-                ParameterValue::Expression(e) => quote(e),
-            };
-            let _ = writeln!(out, "{} = {value}", quote(name));
-        }
-    }
-    for (name, x) in &port_parameters {
-        let _ = writeln!(out, "{} = {}", quote(name), number(*x));
-    }
-    let _ = writeln!(out, "[run]");
-    for (k, v) in &spec.run {
-        let value = match v {
-            RunValue::Number(x) => number(*x),
-            RunValue::Text(s) => quote(s),
-        };
-        let _ = writeln!(out, "{k} = {value}");
-    }
-    let _ = writeln!(out, "[initial]");
-    let _ = writeln!(out, "q = {}", initial(&q0));
-    let _ = writeln!(out, "v = {}", initial(&v0));
-    Ok(out)
+    model.parameters.extend(port_parameters);
+    model.run = spec.run.clone();
+    model.initial = Some(InitialState { q: q0, v: v0 });
+    Ok(model)
 }

@@ -48,9 +48,10 @@ mod error;
 mod read;
 
 pub use error::{SystemFileError, SystemFileErrorKind};
-pub use read::{PORT_KINDS, PartSource, PartSpec, PortKind, PortSpec, RunValue, SystemSpec};
+pub use read::{PORT_KINDS, PartSource, PartSpec, PortKind, PortSpec, SystemSpec};
 
 use diracvi_expr::ModelFile;
+use diracvi_expr::model_file::read_text;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -76,17 +77,14 @@ impl System {
     pub fn from_path(path: impl AsRef<Path>) -> Result<System, SystemFileError> {
         let path = path.as_ref();
         let shown = path.display().to_string();
-        let fail = |kind| SystemFileError::new(shown.clone(), String::new(), None, kind);
-        let len = std::fs::metadata(path)
-            .map_err(|e| fail(SystemFileErrorKind::Io(e.to_string())))?
-            .len();
-        if len > MAX_FILE_BYTES {
-            return Err(fail(SystemFileErrorKind::Io(format!(
-                "{len} bytes, more than the {MAX_FILE_BYTES} a system file may have"
-            ))));
-        }
-        let source = std::fs::read_to_string(path)
-            .map_err(|e| fail(SystemFileErrorKind::Io(e.to_string())))?;
+        let source = read_text(path).map_err(|e| {
+            SystemFileError::new(
+                shown.clone(),
+                String::new(),
+                None,
+                SystemFileErrorKind::Io(e.to_string()),
+            )
+        })?;
         Self::from_toml_str(&source, &shown)
     }
 
@@ -98,7 +96,7 @@ impl System {
     pub fn from_toml_str(source: &str, path: &str) -> Result<System, SystemFileError> {
         let spec = read::read(source, path)?;
         let parts = assemble::load_parts(&spec)?;
-        let text = assemble::assemble(&spec, parts)?;
+        let text = assemble::assemble(&spec, parts)?.to_toml_string();
         let model =
             ModelFile::from_toml_str(&text, &format!("{path} (assembled)")).map_err(|e| {
                 // a `[run]` value is the system file's own: point there

@@ -3,8 +3,8 @@
 //! for error messages.
 
 use crate::error::{SystemFileError, SystemFileErrorKind as K};
-use diracvi_expr::Position;
 use diracvi_expr::expr::{is_identifier, is_reserved};
+use diracvi_expr::{Position, RunSettings};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use toml::Spanned;
@@ -94,23 +94,14 @@ pub struct SystemSpec {
     pub parts: Vec<PartSpec>,
     /// The ports in file order.
     pub ports: Vec<PortSpec>,
-    /// `[run]` as written: numbers and strings by key.
-    pub run: Vec<(String, RunValue)>,
+    /// `[run]` as written (checked when the assembled model is read).
+    pub run: RunSettings,
     /// `[initial]`: `part.coordinate` (a position) or `part.coordinate_dot`
     /// (a velocity) = number.
     pub initial: Vec<(String, f64)>,
     /// Byte offsets of the keys, for messages.
     pub(crate) at: HashMap<String, usize>,
     pub(crate) source: String,
-}
-
-/// A value of `[run]`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RunValue {
-    /// `h`, `tol`, `t_end`.
-    Number(f64),
-    /// `discretization`, `constraint`.
-    Text(String),
 }
 
 impl SystemSpec {
@@ -450,20 +441,20 @@ pub(crate) fn read(source: &str, path: &str) -> Result<SystemSpec> {
         }
     }
 
-    let mut run = Vec::new();
+    let mut run = RunSettings::default();
     if let Some(v) = get(root, "run") {
         let t = r.table("run", v)?;
         r.check_keys("run.", t, RUN)?;
-        let mut entries: Vec<_> = t.iter().collect();
-        entries.sort_by_key(|(k, _)| k.span().start);
-        for (k, v) in entries {
+        for (k, v) in t.iter() {
             let field = k.get_ref().to_string();
             let fkey = format!("run.{field}");
-            let value = match field.as_str() {
-                "discretization" | "constraint" => RunValue::Text(r.string(&fkey, v)?),
-                _ => RunValue::Number(r.number(&fkey, v)?),
-            };
-            run.push((field, value));
+            match field.as_str() {
+                "h" => run.h = Some(r.number(&fkey, v)?),
+                "tol" => run.tol = Some(r.number(&fkey, v)?),
+                "t_end" => run.t_end = Some(r.number(&fkey, v)?),
+                "discretization" => run.discretization = Some(r.string(&fkey, v)?),
+                _ => run.constraint = Some(r.string(&fkey, v)?),
+            }
         }
     }
 

@@ -73,6 +73,40 @@ use std::sync::Arc;
 /// Files larger than this (1 MiB) are rejected without being read.
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
 
+/// The text of the file at `path`, read only when it has at most
+/// [`MAX_FILE_BYTES`] (at most one byte more is ever read, so a file that
+/// grows or a special file cannot make it read more).
+///
+/// # Errors
+/// [`ModelFileErrorKind::Io`] (I/O, not UTF-8 text),
+/// [`ModelFileErrorKind::TooLarge`].
+pub fn read_text(path: &Path) -> Result<String, ModelFileErrorKind> {
+    let io = |e: std::io::Error| ModelFileErrorKind::Io(e.to_string());
+    let too_large = |bytes| ModelFileErrorKind::TooLarge {
+        bytes,
+        limit: MAX_FILE_BYTES,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    if len > MAX_FILE_BYTES {
+        return Err(too_large(len));
+    }
+    // the size can change, and special files report none: read at most one byte more
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(bytes.len() as u64));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        ModelFileErrorKind::Io(format!(
+            "not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
 /// The allowed values of `run.discretization`.
 pub const DISCRETIZATIONS: &[&str] = &["forward", "midpoint"];
 
@@ -225,6 +259,30 @@ impl PartialEq for ModelFile {
 }
 
 impl ModelFile {
+    /// An empty model named `name` (no coordinates, no expressions), for a
+    /// program that builds a model in code — an assembled system — and
+    /// prints it with [`to_toml_string`](Self::to_toml_string); reading that
+    /// text back with [`from_toml_str`](Self::from_toml_str) checks it.
+    pub fn new(name: &str) -> ModelFile {
+        ModelFile {
+            path: String::new(),
+            name: name.to_owned(),
+            description: String::new(),
+            coordinates: Vec::new(),
+            lagrangian: String::new(),
+            constraints: Vec::new(),
+            boundaries: Vec::new(),
+            hamiltonian: None,
+            definitions: Vec::new(),
+            parameters: Vec::new(),
+            parameter_expressions: Vec::new(),
+            run: RunSettings::default(),
+            initial: None,
+            drawing: None,
+            origin: None,
+        }
+    }
+
     /// Whether the two files describe the same system: name, description,
     /// coordinates, expressions and parameter names agree; parameter
     /// values, `[run]` and `[initial]` may differ.
@@ -274,36 +332,8 @@ impl ModelFile {
     pub fn from_path(path: impl AsRef<Path>) -> Result<ModelFile, ModelFileError> {
         let path = path.as_ref();
         let shown = path.display().to_string();
-        let fail = |kind| ModelFileError::new(shown.clone(), String::new(), None, kind);
-        let too_large = |bytes| {
-            fail(ModelFileErrorKind::TooLarge {
-                bytes,
-                limit: MAX_FILE_BYTES,
-            })
-        };
-        let file =
-            std::fs::File::open(path).map_err(|e| fail(ModelFileErrorKind::Io(e.to_string())))?;
-        let len = file
-            .metadata()
-            .map_err(|e| fail(ModelFileErrorKind::Io(e.to_string())))?
-            .len();
-        if len > MAX_FILE_BYTES {
-            return Err(too_large(len));
-        }
-        // the size can change, and special files report none: read at most one byte more
-        let mut bytes = Vec::new();
-        file.take(MAX_FILE_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| fail(ModelFileErrorKind::Io(e.to_string())))?;
-        if bytes.len() as u64 > MAX_FILE_BYTES {
-            return Err(too_large(bytes.len() as u64));
-        }
-        let source = String::from_utf8(bytes).map_err(|e| {
-            fail(ModelFileErrorKind::Io(format!(
-                "not UTF-8 text (invalid byte at offset {})",
-                e.utf8_error().valid_up_to()
-            )))
-        })?;
+        let source = read_text(path)
+            .map_err(|kind| ModelFileError::new(shown.clone(), String::new(), None, kind))?;
         Self::from_toml_str(&source, &shown)
     }
 
