@@ -5,11 +5,12 @@
 use crate::drive::{drive_impacts, finish};
 use crate::{Core, Impacts, Method, RecordSink, RunError, RunOutcome, RunPlan, Stepper};
 use diracvi_discrete_dirac::{
-    Composed, LagrangeDirac, NonholonomicHamiltonian, RunOptions, SymplecticEuler,
+    Composed, LagrangeDirac, NonholonomicHamiltonian, OneStep, RunOptions, State, SymplecticEuler,
     state_from_velocity,
 };
 use diracvi_impact::{
-    ContinuousElasticLaw, HamiltonianImpacts, ImpactError, ImpactIntegrator, RejectCrossing,
+    ContinuousElasticLaw, HamiltonianImpacts, ImpactError, ImpactEvent, ImpactIntegrator,
+    RejectCrossing,
 };
 use diracvi_models::{ModelError, ModelVisitor, NamedSystem, RunSetup, Scenario};
 use std::time::Instant;
@@ -130,18 +131,6 @@ pub fn execute_with_progress(
             what: "with --reduce (the reduced flow's tangent map is not built yet)".to_owned(),
         });
     }
-    // The tangent map is built on the run-time-sized core (a catalogued
-    // model runs there through `Fixed`).
-    if (!scenario.fits_compile_time_core() || plan.tracks_derivatives()) && !plan.reduce {
-        // Model files of any size run on the run-time-sized core; the small
-        // ones (and the catalogue) take the compile-time-sized core, which
-        // is faster for them (docs/theory.md §11.3).
-        return scenario.visit_dyn(crate::dyn_runner::DynRunner {
-            plan,
-            sink,
-            progress,
-        })?;
-    }
     if plan.reduce {
         return scenario.visit_reduced(crate::reduced::ReducedRunner {
             plan,
@@ -149,18 +138,171 @@ pub fn execute_with_progress(
             progress,
         })?;
     }
-    scenario.visit(Runner {
+    // The catalogue runs on the compile-time-sized core with every method;
+    // model files of the sizes of `FAST_FILE_SIZES` with the default method
+    // only (`LeanRunner`); everything else — larger files, the other
+    // methods of small files, runs that track derivatives (a catalogued
+    // model runs there through `Fixed`) — on the run-time-sized core
+    // (docs/theory.md §11.3, §11.5).
+    if scenario.fits_compile_time_core() && !plan.tracks_derivatives() {
+        let runner = Runner {
+            plan: plan.clone(),
+            sink,
+            progress,
+        };
+        if !scenario.is_model_file() {
+            return scenario.visit_catalogue(runner)?;
+        }
+        if let Ok(lean) = LeanRunner::new(runner)
+            && let Some(outcome) = scenario.visit_file(lean)?
+        {
+            return outcome;
+        }
+    }
+    scenario.visit_dyn(crate::dyn_runner::DynRunner {
         plan,
         sink,
         progress,
     })?
 }
 
-/// Run a model of compile-time size as a [`RunPlan`] says.
+/// Run a model of compile-time size as a [`RunPlan`] says, with every
+/// stepper and impact law (the catalogue).
 pub(crate) struct Runner<'a> {
     pub(crate) plan: RunPlan,
     pub(crate) sink: &'a mut dyn RecordSink,
     pub(crate) progress: &'a mut dyn FnMut(usize),
+}
+
+/// [`Runner`] compiled with the default method only: the Lagrange–Dirac
+/// step of order 2 with the discrete elastic impact law. Model files of the
+/// sizes of [`FAST_FILE_SIZES`](diracvi_models::FAST_FILE_SIZES) and
+/// systems of the user's own crate take the compile-time-sized core through
+/// it; their other methods (orders 4 and 6, rejected crossings, the
+/// Hamiltonian stepper) run on the run-time-sized core. Each (stepper,
+/// impact law) pair is a separate integrator type compiled for every size:
+/// the default one alone keeps the fast path for the runs it pays for and
+/// the build short (docs/theory.md §11.5).
+pub(crate) struct LeanRunner<'a>(Runner<'a>);
+
+impl<'a> LeanRunner<'a> {
+    /// `runner` as a [`LeanRunner`] when its plan asks for the method the
+    /// lean runner is compiled with (the Lagrange–Dirac stepper, order 2,
+    /// elastic impacts, no derivatives, no reduction); `runner` back
+    /// otherwise.
+    pub(crate) fn new(runner: Runner<'a>) -> Result<Self, Runner<'a>> {
+        let plan = &runner.plan;
+        if plan.stepper == Stepper::Lagrange
+            && !plan.order.is_composed()
+            && plan.impacts == Impacts::Elastic
+            && !plan.reduce
+            && !plan.tracks_derivatives()
+        {
+            Ok(LeanRunner(runner))
+        } else {
+            Err(runner)
+        }
+    }
+}
+
+/// What every compile-time run starts from: the initial state, the options,
+/// the method, the energy of a run of zero steps and the clock.
+struct Start<const N: usize> {
+    initial: State<N>,
+    options: RunOptions,
+    rest_energy: Option<f64>,
+    method: Method,
+    start: Instant,
+}
+
+impl<'a> Runner<'a> {
+    fn start<Mo: NamedSystem<N, M>, const N: usize, const M: usize>(
+        &self,
+        model: &Mo,
+        setup: &RunSetup<N>,
+    ) -> Result<Start<N>, RunError> {
+        let initial = state_from_velocity::<Mo, N, M>(model, 0.0, &setup.q0, &setup.v0)
+            .map_err(|error| RunError::InitialState { error })?;
+        let options = RunOptions::new(self.plan.steps)
+            .every(self.plan.every)
+            .discard_records();
+        let start = Instant::now();
+        // Without a step there is no discrete energy: a run of zero steps
+        // reports the energy of the initial data, `E(q(0), v(0))` (equal to
+        // `H(q(0), p(0))` where there is a Hamiltonian), in its summary and
+        // its one record.
+        let rest_energy = (self.plan.steps == 0).then(|| model.energy(&setup.q0, &setup.v0));
+        let method = Method::planned(
+            &self.plan,
+            setup.discretization,
+            setup.constraint,
+            M > 0,
+            Core::CompileTime,
+        );
+        method.check()?;
+        Ok(Start {
+            initial,
+            options,
+            rest_energy,
+            method,
+            start,
+        })
+    }
+
+    /// Drive `integrator` from `st` and finish the outcome.
+    fn drive<St, Mo: NamedSystem<N, M>, const N: usize, const M: usize>(
+        self,
+        integrator: &mut St,
+        st: Start<N>,
+        model: &Mo,
+        setup: &RunSetup<N>,
+    ) -> Result<RunOutcome, RunError>
+    where
+        St: OneStep<N, Event = ImpactEvent<N>, Error = ImpactError>,
+    {
+        let (trajectory, impacts) = drive_impacts(
+            integrator,
+            st.initial,
+            setup.h,
+            st.options,
+            st.rest_energy,
+            st.method,
+            self.sink,
+            self.progress,
+        )
+        .map_err(|error| RunError::Integration {
+            model: model.name().to_string(),
+            error,
+        })?;
+        Ok(finish(
+            trajectory,
+            impacts,
+            st.rest_energy,
+            model.energy_scale(&setup.q0, &setup.v0),
+            st.start,
+        ))
+    }
+}
+
+impl ModelVisitor for LeanRunner<'_> {
+    type Output = Result<RunOutcome, RunError>;
+
+    fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
+        self,
+        model: &Mo,
+        setup: &RunSetup<N>,
+    ) -> Result<RunOutcome, RunError> {
+        let runner = self.0;
+        let st = runner.start::<Mo, N, M>(model, setup)?;
+        let method = st.method;
+        let stepper = LagrangeDirac::new(
+            model.clone(),
+            method.discretization,
+            method.constraint,
+            method.direction,
+        );
+        runner.drive(&mut ImpactIntegrator::new(stepper), st, model, setup)
+    }
 }
 
 impl ModelVisitor for Runner<'_> {
@@ -171,52 +313,10 @@ impl ModelVisitor for Runner<'_> {
         model: &Mo,
         setup: &RunSetup<N>,
     ) -> Result<RunOutcome, RunError> {
-        let Runner {
-            plan,
-            sink,
-            progress,
-        } = self;
-        let initial = state_from_velocity::<Mo, N, M>(model, 0.0, &setup.q0, &setup.v0)
-            .map_err(|error| RunError::InitialState { error })?;
-        let options = RunOptions::new(plan.steps)
-            .every(plan.every)
-            .discard_records();
-        let start = Instant::now();
-        let name = model.name();
-        // Without a step there is no discrete energy: a run of zero steps
-        // reports the energy of the initial data, `E(q(0), v(0))` (equal to
-        // `H(q(0), p(0))` where there is a Hamiltonian), in its summary and
-        // its one record.
-        let rest_energy = (plan.steps == 0).then(|| model.energy(&setup.q0, &setup.v0));
-        let failed = |error: ImpactError| RunError::Integration {
-            model: name.to_string(),
-            error,
-        };
-        let method = Method::planned(
-            &plan,
-            setup.discretization,
-            setup.constraint,
-            M > 0,
-            Core::CompileTime,
-        );
-        method.check()?;
+        let st = self.start::<Mo, N, M>(model, setup)?;
+        let method = st.method;
         // One integrator type per (stepper, impact law) pair.
-        macro_rules! run {
-            ($integrator:expr) => {
-                drive_impacts(
-                    &mut $integrator,
-                    initial,
-                    setup.h,
-                    options,
-                    rest_energy,
-                    method,
-                    sink,
-                    progress,
-                )
-                .map_err(failed)?
-            };
-        }
-        let (trajectory, impacts) = match method.stepper {
+        match method.stepper {
             Stepper::Lagrange if method.order.is_composed() => {
                 let stepper = Composed::lagrange_dirac(
                     model.clone(),
@@ -225,11 +325,19 @@ impl ModelVisitor for Runner<'_> {
                     method.direction,
                     method.composition,
                 );
-                match plan.impacts {
-                    Impacts::Elastic => {
-                        run!(ImpactIntegrator::with_law(stepper, ContinuousElasticLaw))
-                    }
-                    Impacts::Reject => run!(ImpactIntegrator::with_law(stepper, RejectCrossing)),
+                match self.plan.impacts {
+                    Impacts::Elastic => self.drive(
+                        &mut ImpactIntegrator::with_law(stepper, ContinuousElasticLaw),
+                        st,
+                        model,
+                        setup,
+                    ),
+                    Impacts::Reject => self.drive(
+                        &mut ImpactIntegrator::with_law(stepper, RejectCrossing),
+                        st,
+                        model,
+                        setup,
+                    ),
                 }
             }
             Stepper::Lagrange => {
@@ -239,15 +347,22 @@ impl ModelVisitor for Runner<'_> {
                     method.constraint,
                     method.direction,
                 );
-                match plan.impacts {
-                    Impacts::Elastic => run!(ImpactIntegrator::new(stepper)),
-                    Impacts::Reject => run!(ImpactIntegrator::with_law(stepper, RejectCrossing)),
+                match self.plan.impacts {
+                    Impacts::Elastic => {
+                        self.drive(&mut ImpactIntegrator::new(stepper), st, model, setup)
+                    }
+                    Impacts::Reject => self.drive(
+                        &mut ImpactIntegrator::with_law(stepper, RejectCrossing),
+                        st,
+                        model,
+                        setup,
+                    ),
                 }
             }
             Stepper::Hamiltonian => {
-                if model.hamiltonian(&initial.q, &initial.p).is_none() {
+                if model.hamiltonian(&st.initial.q, &st.initial.p).is_none() {
                     let regular = regular_at::<Mo, N, M>(model, setup);
-                    return Err(crate::error::no_hamiltonian(name, regular));
+                    return Err(crate::error::no_hamiltonian(model.name(), regular));
                 }
                 let stepper = NonholonomicHamiltonian::new(
                     model.clone(),
@@ -256,18 +371,21 @@ impl ModelVisitor for Runner<'_> {
                     SymplecticEuler,
                     method.direction,
                 );
-                match plan.impacts {
-                    Impacts::Elastic => run!(HamiltonianImpacts::hamiltonian(stepper)),
-                    Impacts::Reject => run!(ImpactIntegrator::with_law(stepper, RejectCrossing)),
+                match self.plan.impacts {
+                    Impacts::Elastic => self.drive(
+                        &mut HamiltonianImpacts::hamiltonian(stepper),
+                        st,
+                        model,
+                        setup,
+                    ),
+                    Impacts::Reject => self.drive(
+                        &mut ImpactIntegrator::with_law(stepper, RejectCrossing),
+                        st,
+                        model,
+                        setup,
+                    ),
                 }
             }
-        };
-        Ok(finish(
-            trajectory,
-            impacts,
-            rest_energy,
-            model.energy_scale(&setup.q0, &setup.v0),
-            start,
-        ))
+        }
     }
 }

@@ -104,37 +104,3 @@ impl RecordSink for RecordBuffer {
         self.constraint_residual.push(r.constraint_residual);
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn buffer_keeps_rows_and_fan_out_feeds_every_sink() {
-        let mut a = RecordBuffer::new();
-        let mut b = RecordBuffer::with_capacity(2, 2);
-        let mut d = Discard;
-        {
-            let mut all: Vec<&mut dyn RecordSink> = vec![&mut a, &mut b, &mut d];
-            for k in 0..2 {
-                let x = k as f64;
-                all.record(&RecordView {
-                    k,
-                    t: 0.5 * x,
-                    q: &[x, x + 1.0],
-                    p: &[-x, 2.0 * x],
-                    energy: 3.0,
-                    constraint_residual: 1e-16,
-                });
-            }
-        }
-        assert_eq!(a, b);
-        assert_eq!(a.len(), 2);
-        assert_eq!(a.dimension, 2);
-        assert_eq!(a.k, [0, 1]);
-        assert_eq!(a.t, [0.0, 0.5]);
-        assert_eq!(a.q, [0.0, 1.0, 1.0, 2.0]);
-        assert_eq!(a.p, [-0.0, 0.0, -1.0, 2.0]);
-        assert!(!a.is_empty() && RecordBuffer::new().is_empty());
-    }
-}

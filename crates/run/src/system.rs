@@ -15,7 +15,7 @@
 //! systems and a summary whose `method.core` reads `run-time`.
 
 use crate::dyn_runner::{DescribeDyn, DynRunner};
-use crate::runner::Runner;
+use crate::runner::{LeanRunner, Runner};
 use crate::{ModelSummary, RecordSink, RunError, RunOutcome, RunPlan};
 use diracvi_geometry::dynamic::DynSystem;
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, System};
@@ -211,9 +211,11 @@ pub fn describe_system<Mo: NamedDynSystem>(
 ///
 /// The system runs exactly as a model file of its size would
 /// (`diracvi run --model-file`): on the compile-time-sized core (through
-/// [`AsSized`]) for the sizes of [`FAST_FILE_SIZES`](diracvi_models::FAST_FILE_SIZES), on the run-time-sized
-/// core otherwise; so a system and a model file computing the same
-/// expressions in the same order give bit-equal outcomes. The number of
+/// [`AsSized`]) for the sizes of
+/// [`FAST_FILE_SIZES`](diracvi_models::FAST_FILE_SIZES) with the default
+/// method (the Lagrange–Dirac stepper of order 2, elastic impacts), on the
+/// run-time-sized core otherwise; so a system and a model file computing
+/// the same expressions in the same order give bit-equal outcomes. The number of
 /// steps is the plan's ([`step_count_for`](crate::step_count_for) gives
 /// `round(t_end / h)`).
 ///
@@ -247,29 +249,22 @@ pub fn execute_system_with_progress<Mo: NamedDynSystem>(
 ) -> Result<RunOutcome, RunError> {
     check_plan(model, &plan)?;
     check_setup(model, setup)?;
-    // derivatives are tracked on the run-time-sized core only
-    if plan.tracks_derivatives() {
-        return DynRunner {
-            plan,
-            sink,
-            progress,
-        }
-        .visit(&DynModel::new(model), setup);
-    }
     let runner = Runner {
         plan: plan.clone(),
         sink,
         progress,
     };
-    match dispatch_sized(model, setup, runner) {
-        Some(outcome) => outcome,
-        None => DynRunner {
-            plan,
-            sink,
-            progress,
-        }
-        .visit(&DynModel::new(model), setup),
+    if let Ok(lean) = LeanRunner::new(runner)
+        && let Some(outcome) = dispatch_sized(model, setup, lean)
+    {
+        return outcome;
     }
+    DynRunner {
+        plan,
+        sink,
+        progress,
+    }
+    .visit(&DynModel::new(model), setup)
 }
 
 /// [`execute_system`] on the run-time-sized core whatever the system's size
@@ -345,139 +340,5 @@ fn dispatch_sized<Mo: NamedDynSystem, V: ModelVisitor>(
         (4, 0), (4, 1), (4, 2), (4, 3),
         (5, 0), (5, 1), (5, 2), (5, 3),
         (6, 0), (6, 1), (6, 2), (6, 3),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{Discard, Method};
-    use diracvi_geometry::Discretization;
-    use diracvi_models::FAST_FILE_SIZES;
-    use nalgebra::DVector;
-
-    /// `n` free unit masses with `m` rows `v_0 = 0`.
-    #[derive(Debug, Clone)]
-    struct Free {
-        n: usize,
-        m: usize,
-    }
-
-    impl DynSystem for Free {
-        fn coordinate_count(&self) -> usize {
-            self.n
-        }
-        fn constraint_count(&self) -> usize {
-            self.m
-        }
-        fn lagrangian<S: AdScalar>(&self, _q: &[S], v: &[S]) -> S {
-            v.iter()
-                .fold(S::from(0.0), |acc, &x| acc + S::from(0.5) * x * x)
-        }
-        fn constraint_forms<S: AdScalar>(&self, _q: &[S], a: &mut [S]) {
-            for (k, x) in a.iter_mut().enumerate() {
-                *x = S::from(if k % self.n == k / self.n { 1.0 } else { 0.0 });
-            }
-        }
-    }
-
-    impl NamedDynSystem for Free {
-        fn name(&self) -> &str {
-            "free"
-        }
-        fn description(&self) -> &str {
-            "free unit masses"
-        }
-        fn coordinates(&self) -> Vec<String> {
-            (0..self.n).map(|i| format!("x{i}")).collect()
-        }
-        fn piece_name(&self, j: usize) -> String {
-            format!("g_{j}")
-        }
-    }
-
-    fn setup(n: usize, m: usize) -> DynRunSetup {
-        DynRunSetup {
-            q0: DVector::zeros(n),
-            v0: DVector::from_fn(n, |i, _| if i < m { 0.0 } else { 1.0 }),
-            h: 0.1,
-            t_end: 1.0,
-            discretization: Discretization::Midpoint,
-            constraint: ConstraintDiscretization::Midpoint,
-        }
-    }
-
-    #[test]
-    fn sizes_of_model_files_take_the_compile_time_core() {
-        for n in 1..=8 {
-            for m in 0..n.min(5) {
-                let model = Free { n, m };
-                let o =
-                    execute_system(&model, &setup(n, m), RunPlan::new(10), &mut Discard).unwrap();
-                let want = if FAST_FILE_SIZES.contains(&(n, m)) {
-                    crate::Core::CompileTime
-                } else {
-                    crate::Core::RunTime
-                };
-                assert_eq!(o.method.core, want, "n = {n}, m = {m}");
-                // free flight: x_i(1) = v_i exactly (midpoint is exact on lines)
-                for (i, x) in o.final_q.iter().enumerate() {
-                    let v = if i < m { 0.0 } else { 1.0 };
-                    assert!((x - v).abs() <= 1e-14, "n = {n}, m = {m}: q_{i} = {x}");
-                }
-                let r = execute_system_run_time(
-                    &model,
-                    &setup(n, m),
-                    RunPlan::new(10),
-                    &mut Discard,
-                    &mut |_| {},
-                )
-                .unwrap();
-                assert_eq!(r.method.core, crate::Core::RunTime);
-                let _: Method = r.method;
-            }
-        }
-    }
-
-    #[test]
-    fn bad_setups_are_refused_with_what_was_wrong() {
-        let model = Free { n: 2, m: 0 };
-        let mut s = setup(2, 0);
-        s.h = 0.0;
-        let e = execute_system(&model, &s, RunPlan::new(1), &mut Discard).unwrap_err();
-        assert_eq!(e, RunError::Model(ModelError::InvalidStep { h: 0.0 }));
-        let mut s = setup(2, 0);
-        s.v0 = DVector::zeros(3);
-        let e = describe_system(&model, &s).unwrap_err();
-        assert_eq!(
-            e,
-            ModelError::WrongLength {
-                what: "v",
-                expected: 2,
-                got: 3
-            }
-        );
-        let e = execute_system(
-            &model,
-            &setup(2, 0),
-            RunPlan::new(1).reduce(true),
-            &mut Discard,
-        )
-        .unwrap_err();
-        assert!(matches!(e, RunError::ReductionUnsupported { .. }), "{e}");
-        // v0 outside ker A
-        let model = Free { n: 2, m: 1 };
-        let mut s = setup(2, 1);
-        s.v0 = DVector::from_vec(vec![1.0, 0.0]);
-        let e = describe_system(&model, &s).unwrap_err();
-        assert!(
-            matches!(e, ModelError::InitialViolatesConstraint { index: 0, .. }),
-            "{e}"
-        );
-        let sized = AsSized::<Free, 3, 0>::new(Free { n: 2, m: 0 }).unwrap_err();
-        assert_eq!(
-            sized.to_string(),
-            "the system has 2 coordinates and 0 constraint rows, not the 3 and 0 asked for"
-        );
     }
 }

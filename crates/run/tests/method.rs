@@ -132,3 +132,53 @@ fn reported_order_is_the_measured_order() {
     }
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+#[test]
+fn method_names_round_trip() {
+    use diracvi_run::{Impacts, NotAnOrder};
+    for s in [Stepper::Lagrange, Stepper::Hamiltonian] {
+        assert_eq!(s.as_str().parse::<Stepper>(), Ok(s));
+    }
+    for i in [Impacts::Elastic, Impacts::Reject] {
+        assert_eq!(i.to_string().parse::<Impacts>(), Ok(i));
+    }
+    for o in Order::ALL {
+        assert_eq!(o.to_string().parse::<Order>(), Ok(o));
+        assert_eq!(Order::try_from(i64::from(o.get())), Ok(o));
+        assert_eq!(o.composition().order(), o.get());
+    }
+    assert_eq!(
+        "3".parse::<Order>().unwrap_err(),
+        "'3' is not an order of the methods (2, 4 or 6)"
+    );
+    assert_eq!(Order::try_from(8), Err(NotAnOrder(8)));
+    let e = "euler".parse::<Stepper>().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "unknown stepper 'euler' (valid: lagrange, hamiltonian)"
+    );
+}
+
+#[test]
+fn step_counts_follow_the_end_time_and_are_bounded() {
+    use diracvi_run::RunError;
+    let mut sc = Scenario::defaults("particle").unwrap();
+    sc.set("h", "0.01").unwrap();
+    sc.set("t_end", "2.5").unwrap();
+    assert_eq!(step_count(&sc, None).unwrap(), 250);
+    assert_eq!(step_count(&sc, Some(7)).unwrap(), 7);
+    sc.set("h", "1e-300").unwrap();
+    let err = step_count(&sc, None).unwrap_err();
+    assert!(matches!(err, RunError::TooManySteps { .. }), "{err}");
+    // an explicit count is held to the same bound
+    assert_eq!(
+        step_count(&sc, Some(10_000_000_000)).unwrap(),
+        10_000_000_000
+    );
+    let err = step_count(&sc, Some(10_000_000_001)).unwrap_err();
+    assert!(matches!(err, RunError::StepsOverLimit { .. }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "10000000001 steps asked for; at most 1e10 are allowed"
+    );
+}

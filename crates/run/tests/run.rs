@@ -238,3 +238,287 @@ fn reduced_runs_reconstruct_the_full_records() {
         );
     }
 }
+
+#[test]
+fn a_buffer_keeps_rows_and_a_fan_out_feeds_every_sink() {
+    use diracvi_run::{RecordSink, RecordView};
+    let mut a = RecordBuffer::new();
+    let mut b = RecordBuffer::with_capacity(2, 2);
+    let mut d = Discard;
+    {
+        let mut all: Vec<&mut dyn RecordSink> = vec![&mut a, &mut b, &mut d];
+        for k in 0..2 {
+            let x = k as f64;
+            all.record(&RecordView {
+                k,
+                t: 0.5 * x,
+                q: &[x, x + 1.0],
+                p: &[-x, 2.0 * x],
+                energy: 3.0,
+                constraint_residual: 1e-16,
+            });
+        }
+    }
+    assert_eq!(a, b);
+    assert_eq!(a.len(), 2);
+    assert_eq!(a.dimension, 2);
+    assert_eq!(a.k, [0, 1]);
+    assert_eq!(a.t, [0.0, 0.5]);
+    assert_eq!(a.q, [0.0, 1.0, 1.0, 2.0]);
+    assert_eq!(a.p, [-0.0, 0.0, -1.0, 2.0]);
+    assert!(!a.is_empty() && RecordBuffer::new().is_empty());
+}
+
+fn names(xs: &[&str]) -> Vec<String> {
+    xs.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn output_columns_are_qualified_so_no_names_clash() {
+    use diracvi_run::{impact_columns, trajectory_columns};
+    use std::collections::HashSet;
+    let c = names(&["alpha", "energy", "t"]);
+    assert_eq!(
+        trajectory_columns(&c).join(","),
+        "k,t,q_alpha,q_energy,q_t,p_alpha,p_energy,p_t,energy,constraint_residual"
+    );
+    assert_eq!(
+        impact_columns(&c).join(","),
+        "step,alpha,t,piece,q_alpha,q_energy,q_t,p_before_alpha,p_before_energy,p_before_t,\
+         p_after_alpha,p_after_energy,p_after_t,energy_before,energy_after"
+    );
+    // every column distinct, even for names made of other columns' parts
+    for c in [
+        names(&["p_x", "x", "before_x", "q_x"]),
+        names(&["k", "step", "piece", "energy_before"]),
+    ] {
+        for cols in [trajectory_columns(&c), impact_columns(&c)] {
+            let set: HashSet<&String> = cols.iter().collect();
+            assert_eq!(set.len(), cols.len(), "{cols:?}");
+        }
+    }
+    // names that cannot stand in a header: indices
+    assert_eq!(
+        trajectory_columns(&names(&["a,b", "c"])).join(","),
+        "k,t,q_0,q_1,p_0,p_1,energy,constraint_residual"
+    );
+    assert_eq!(
+        trajectory_columns(&names(&["x", "x"]))[2..4].join(","),
+        "q_0,q_1"
+    );
+}
+
+#[test]
+fn the_writers_write_the_cli_formats() {
+    use diracvi_run::{
+        ImpactRecord, RecordSink, RecordView, TrajectoryFormat, TrajectoryWriter, write_impacts_csv,
+    };
+    let c = names(&["x"]);
+    let mut csv = TrajectoryWriter::new(Vec::new(), TrajectoryFormat::Csv, "m", &c);
+    let mut json = TrajectoryWriter::new(Vec::new(), TrajectoryFormat::Json, "m", &c);
+    for w in [&mut csv, &mut json] {
+        w.record(&RecordView {
+            k: 0,
+            t: 0.0,
+            q: &[1.0],
+            p: &[-0.5],
+            energy: 2.0,
+            constraint_residual: 0.0,
+        });
+    }
+    let imp = ImpactRecord {
+        step: 3,
+        alpha: 0.25,
+        t: 0.1,
+        q: vec![0.0],
+        piece: 0,
+        p_before: vec![-1.0],
+        p_after: vec![1.0],
+        energy_before: 0.5,
+        energy_after: 0.5,
+    };
+    assert_eq!(csv.records(), 1);
+    let csv = String::from_utf8(csv.finish(&[]).unwrap()).unwrap();
+    assert_eq!(
+        csv,
+        "k,t,q_x,p_x,energy,constraint_residual\n0,0.0,1.0,-0.5,2.0,0.0\n"
+    );
+    let json = String::from_utf8(json.finish(std::slice::from_ref(&imp)).unwrap()).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["records"][0]["p"][0], -0.5);
+    assert_eq!(v["impacts"][0]["alpha"], 0.25);
+    let mut out = Vec::new();
+    write_impacts_csv(&mut out, &c, &[imp]).unwrap();
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "step,alpha,t,piece,q_x,p_before_x,p_after_x,energy_before,energy_after\n\
+         3,0.25,0.1,0,0.0,-1.0,1.0,0.5,0.5\n"
+    );
+}
+
+/// A model file of `n` free unit masses with the `m` rows `ẋ_i = 0`
+/// (`i < m`), moving at unit speed otherwise, from the origin.
+fn free_masses(n: usize, m: usize) -> String {
+    let xs: Vec<String> = (0..n).map(|i| format!("x{i}")).collect();
+    let l: Vec<String> = xs.iter().map(|x| format!("0.5*{x}_dot^2")).collect();
+    let rows: Vec<String> = (0..m)
+        .map(|a| {
+            let row: Vec<String> = (0..n)
+                .map(|i| if i == a { "\"1\"" } else { "\"0\"" }.to_string())
+                .collect();
+            format!("[{}]", row.join(", "))
+        })
+        .collect();
+    let quoted: Vec<String> = xs.iter().map(|x| format!("\"{x}\"")).collect();
+    let v: Vec<&str> = (0..n).map(|i| if i < m { "0.0" } else { "1.0" }).collect();
+    format!(
+        "[model]\nname = \"free\"\ncoordinates = [{}]\nlagrangian = \"{}\"\nconstraints = [{}]\n\
+         [run]\nh = 0.1\nt_end = 1.0\n[initial]\nq = [{}]\nv = [{}]\n",
+        quoted.join(", "),
+        l.join(" + "),
+        rows.join(", "),
+        vec!["0.0"; n].join(", "),
+        v.join(", ")
+    )
+}
+
+#[test]
+fn small_model_files_take_the_compile_time_core_and_larger_ones_the_run_time_core() {
+    use diracvi_models::FAST_FILE_SIZES;
+    use diracvi_run::Core;
+    for n in 1..=8 {
+        for m in 0..n.min(5) {
+            let sc = Scenario::from_toml(&free_masses(n, m)).unwrap();
+            let o = execute(&sc, RunPlan::new(10), &mut Discard).unwrap();
+            let want = if FAST_FILE_SIZES.contains(&(n, m)) {
+                Core::CompileTime
+            } else {
+                Core::RunTime
+            };
+            assert_eq!(o.method.core, want, "n = {n}, m = {m}");
+            // free flight: x_i(1) = v_i exactly (midpoint is exact on lines)
+            for (i, x) in o.final_q.iter().enumerate() {
+                let v = if i < m { 0.0 } else { 1.0 };
+                assert!((x - v).abs() <= 1e-14, "n = {n}, m = {m}: q_{i} = {x}");
+            }
+        }
+    }
+}
+
+/// `n` free unit masses with `m` rows `v_0 = 0`, a system of the user's
+/// own crate (run through the run-time-sized core only here: the
+/// compile-time dispatch of `execute_system` is exercised by
+/// examples/own-model, where it is compiled once).
+#[derive(Debug, Clone)]
+struct Free {
+    n: usize,
+    m: usize,
+}
+
+impl diracvi_geometry::dynamic::DynSystem for Free {
+    fn coordinate_count(&self) -> usize {
+        self.n
+    }
+    fn constraint_count(&self) -> usize {
+        self.m
+    }
+    fn lagrangian<S: diracvi_geometry::AdScalar>(&self, _q: &[S], v: &[S]) -> S {
+        v.iter()
+            .fold(S::from(0.0), |acc, &x| acc + S::from(0.5) * x * x)
+    }
+    fn constraint_forms<S: diracvi_geometry::AdScalar>(&self, _q: &[S], a: &mut [S]) {
+        for (k, x) in a.iter_mut().enumerate() {
+            *x = S::from(if k % self.n == k / self.n { 1.0 } else { 0.0 });
+        }
+    }
+}
+
+impl diracvi_run::NamedDynSystem for Free {
+    fn name(&self) -> &str {
+        "free"
+    }
+    fn description(&self) -> &str {
+        "free unit masses"
+    }
+    fn coordinates(&self) -> Vec<String> {
+        (0..self.n).map(|i| format!("x{i}")).collect()
+    }
+    fn piece_name(&self, j: usize) -> String {
+        format!("g_{j}")
+    }
+}
+
+fn free_setup(n: usize, m: usize) -> diracvi_run::DynRunSetup {
+    use nalgebra::DVector;
+    diracvi_run::DynRunSetup {
+        q0: DVector::zeros(n),
+        v0: DVector::from_fn(n, |i, _| if i < m { 0.0 } else { 1.0 }),
+        h: 0.1,
+        t_end: 1.0,
+        discretization: diracvi_geometry::Discretization::Midpoint,
+        constraint: diracvi_geometry::ConstraintDiscretization::Midpoint,
+    }
+}
+
+#[test]
+fn own_systems_of_any_size_run_on_the_run_time_core() {
+    use diracvi_run::{Core, execute_system_run_time};
+    for n in 1..=8 {
+        for m in 0..n.min(5) {
+            let o = execute_system_run_time(
+                &Free { n, m },
+                &free_setup(n, m),
+                RunPlan::new(10),
+                &mut Discard,
+                &mut |_| {},
+            )
+            .unwrap();
+            assert_eq!(o.method.core, Core::RunTime);
+            for (i, x) in o.final_q.iter().enumerate() {
+                let v = if i < m { 0.0 } else { 1.0 };
+                assert!((x - v).abs() <= 1e-14, "n = {n}, m = {m}: q_{i} = {x}");
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_setups_of_own_systems_are_refused_with_what_was_wrong() {
+    use diracvi_models::ModelError;
+    use diracvi_run::{AsSized, describe_system, execute_system_run_time};
+    let run = |model: &Free, s: &diracvi_run::DynRunSetup, plan: RunPlan| {
+        execute_system_run_time(model, s, plan, &mut Discard, &mut |_| {})
+    };
+    let model = Free { n: 2, m: 0 };
+    let mut s = free_setup(2, 0);
+    s.h = 0.0;
+    let e = run(&model, &s, RunPlan::new(1)).unwrap_err();
+    assert_eq!(e, RunError::Model(ModelError::InvalidStep { h: 0.0 }));
+    let mut s = free_setup(2, 0);
+    s.v0 = nalgebra::DVector::zeros(3);
+    let e = describe_system(&model, &s).unwrap_err();
+    assert_eq!(
+        e,
+        ModelError::WrongLength {
+            what: "v",
+            expected: 2,
+            got: 3
+        }
+    );
+    let e = run(&model, &free_setup(2, 0), RunPlan::new(1).reduce(true)).unwrap_err();
+    assert!(matches!(e, RunError::ReductionUnsupported { .. }), "{e}");
+    // v0 outside ker A
+    let model = Free { n: 2, m: 1 };
+    let mut s = free_setup(2, 1);
+    s.v0 = nalgebra::DVector::from_vec(vec![1.0, 0.0]);
+    let e = describe_system(&model, &s).unwrap_err();
+    assert!(
+        matches!(e, ModelError::InitialViolatesConstraint { index: 0, .. }),
+        "{e}"
+    );
+    let sized = AsSized::<Free, 3, 0>::new(Free { n: 2, m: 0 }).unwrap_err();
+    assert_eq!(
+        sized.to_string(),
+        "the system has 2 coordinates and 0 constraint rows, not the 3 and 0 asked for"
+    );
+}

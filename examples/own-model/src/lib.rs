@@ -138,11 +138,16 @@ impl NamedDynSystem for Bowl {
 /// (energy tolerance [`DEFAULT_ENERGY_TOLERANCE`]) and the outcome (every
 /// impact as an [`ImpactRecord`](diracvi_run::ImpactRecord)).
 ///
+/// The function takes the concrete [`Bowl`], not any `NamedDynSystem`:
+/// [`execute_system`] is generic in the model, so the runner is compiled
+/// here once and the binary and the tests link that copy (a generic `run`
+/// would be compiled again in each of them; about a minute of CPU each).
+///
 /// # Errors
 /// Every [`RunError`] of [`execute_system`] (bad initial data, a step that
 /// fails, …).
-pub fn run<Mo: NamedDynSystem>(
-    model: &Mo,
+pub fn run(
+    model: &Bowl,
     setup: &DynRunSetup,
     plan: RunPlan,
     sink: &mut dyn RecordSink,

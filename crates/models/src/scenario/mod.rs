@@ -395,6 +395,27 @@ impl Scenario {
         }
     }
 
+    /// Whether the scenario was read from a model file (not a catalogued
+    /// model, not a circuit).
+    pub fn is_model_file(&self) -> bool {
+        self.file.is_some()
+    }
+
+    /// [`visit`](Self::visit) for a model file of one of the sizes of
+    /// [`FAST_FILE_SIZES`](crate::FAST_FILE_SIZES) only: a visitor is then
+    /// instantiated for those sizes alone, not for the catalogue too.
+    /// `Ok(None)` for a catalogued model, a circuit or a model file of
+    /// another size.
+    ///
+    /// # Errors
+    /// As [`visit`](Self::visit).
+    pub fn visit_file<V: ModelVisitor>(&self, visitor: V) -> Result<Option<V::Output>, ModelError> {
+        match &self.file {
+            Some(file) if self.circuit.is_none() => file::visit(self, file, visitor),
+            _ => Ok(None),
+        }
+    }
+
     /// [`visit`](Self::visit) for a catalogued model only: a visitor that
     /// runs an integrator is then instantiated for the catalogue alone, not
     /// for every size of [`FAST_FILE_SIZES`](crate::FAST_FILE_SIZES) too
