@@ -8,7 +8,7 @@
 //! refusals (no drawing, circuits, wrong extension) and that a failed run
 //! leaves no file.
 
-mod common;
+use crate::common;
 
 use common::{check_failure, run_in};
 use std::collections::HashMap;

@@ -2,7 +2,7 @@
 //! files, agreement with the library, and every error path (exit codes and
 //! one-line messages).
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use common::{Output, check_failure};

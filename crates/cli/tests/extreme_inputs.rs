@@ -3,7 +3,7 @@
 
 use assert_cmd::Command;
 
-mod common;
+use crate::common;
 
 /// Momenta whose energy overflows: both steppers exit 1 with a message
 /// naming the step, and print no summary.

@@ -3,7 +3,7 @@
 //! data (`--set`), the symplectic identity through impacts, the same
 //! numbers from a model file as from the catalogue, and refusals.
 
-mod common;
+use crate::common;
 
 use common::{final_state, numbers, root, run_in, summary};
 use serde_json::Value;

@@ -6,7 +6,7 @@
 //! exit 0, the energy warning, one-line usage errors with a hint, and CSV
 //! headers named after the coordinates.
 
-mod common;
+use crate::common;
 
 use assert_cmd::Command;
 use common::{BIN, Output, check_failure, run_in};

@@ -3,7 +3,7 @@
 //! it with `diracvi run` (its impacts file); continuation with a branch
 //! table; the errors and their exit codes.
 
-mod common;
+use crate::common;
 
 use common::{check_failure, numbers, root, run_in, summary};
 use serde_json::Value;

@@ -5,7 +5,7 @@
 //! catalogued models and model files; and `--plot-panels` refuses what it
 //! cannot draw.
 
-mod common;
+use crate::common;
 
 use common::{Output, check_failure, run_in};
 use serde_json::Value;

@@ -6,7 +6,7 @@
 //! and initial data written as expressions or solved from the
 //! constraints; and the refusals.
 
-mod common;
+use crate::common;
 
 use common::{final_state, numbers, root, run_in, summary};
 

@@ -6,7 +6,7 @@
 //! `additionalProperties: false`, `items`, `oneOf`) and fails on any other
 //! keyword, so the schema cannot grow past what is checked.
 
-mod common;
+use crate::common;
 
 use common::summary;
 use serde_json::Value;

@@ -2,7 +2,7 @@
 //! checked against the exact solution of the coupled linear system, the
 //! same system written as one model file, and bad system files.
 
-mod common;
+use crate::common;
 
 use common::{check_failure, final_state, numbers, root, run_in, summary};
 

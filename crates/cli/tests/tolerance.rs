@@ -3,7 +3,7 @@
 //! step, a number of steps or an order is a usage error (exit 2); a
 //! scenario file's `tol`.
 
-mod common;
+use crate::common;
 
 use common::{check_failure, root, run_in, summary};
 

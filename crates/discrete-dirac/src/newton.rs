@@ -223,7 +223,7 @@ impl<LS: LinearSolver> Newton<LS> {
             Some(scale) => Start::Evaluated { scale },
             None => Start::Fresh,
         };
-        self.iterate(x, params, start, false, |x, r, j| match j {
+        self.iterate(x, params, start, false, &mut |x, r, j| match j {
             Some(j) => eval(x, r, j),
             None => unreachable!("`iterate` asks for the Jacobian on every evaluation"),
         })
@@ -256,6 +256,7 @@ impl<LS: LinearSolver> Newton<LS> {
     where
         F: LazyEval<LS::Jacobian>,
     {
+        let mut eval = eval;
         assert!(
             !factored || (scale.is_some() && self.has_factors()),
             "solve_lazy: `factored` needs the evaluation at x and its factors"
@@ -265,7 +266,7 @@ impl<LS: LinearSolver> Newton<LS> {
             (Some(scale), false) => Start::Evaluated { scale },
             (None, _) => Start::Fresh,
         };
-        self.iterate(x, params, start, true, eval)
+        self.iterate(x, params, start, true, &mut eval)
     }
 
     /// Simplified Newton (as in implicit Runge–Kutta codes):
@@ -292,21 +293,22 @@ impl<LS: LinearSolver> Newton<LS> {
     where
         F: LazyEval<LS::Jacobian>,
     {
-        self.iterate(x, params, Start::Residual { scale }, true, eval)
+        let mut eval = eval;
+        self.iterate(x, params, Start::Residual { scale }, true, &mut eval)
     }
 
-    /// The iteration shared by the solves.
-    fn iterate<F>(
+    /// The iteration shared by the solves. `eval` comes as a trait object:
+    /// the iteration is then compiled once per linear solver, not once per
+    /// system, stepper and equation (an indirect call per evaluation, each
+    /// of which differentiates the step equations).
+    fn iterate(
         &mut self,
         x: &mut DVector<f64>,
         params: &NewtonParams,
         start: Start,
         lazy: bool,
-        mut eval: F,
-    ) -> Result<NewtonInfo, NewtonFailure>
-    where
-        F: LazyEval<LS::Jacobian>,
-    {
+        eval: &mut dyn LazyEval<LS::Jacobian>,
+    ) -> Result<NewtonInfo, NewtonFailure> {
         let Self {
             r,
             jac,

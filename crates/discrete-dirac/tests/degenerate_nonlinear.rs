@@ -16,7 +16,7 @@
 //! round-off (as closely); the kept factors save Jacobian evaluations; and `q⁰(T)` converges
 //! to the reduced equation's solution (RK4, fine step) at order 1 ± 0.1.
 
-mod common;
+use crate::common;
 use common::fitted_order;
 use diracvi_discrete_dirac::{LagrangeDirac, NewtonParams, State, state_from_velocity};
 use diracvi_geometry::{

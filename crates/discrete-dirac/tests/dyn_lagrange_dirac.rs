@@ -8,10 +8,10 @@
 //! 3 nonholonomic rows (two chunks of derivative directions) — and a native
 //! `DynSystem` chain of 50 bodies keeps its energy and its constraint.
 //!
-//! `cargo test -p diracvi-discrete-dirac --test dyn_lagrange_dirac -- --nocapture`
+//! `cargo test -p diracvi-discrete-dirac --test suite dyn_lagrange_dirac:: -- --nocapture`
 //! prints the time per step of both cores.
 
-mod common;
+use crate::common;
 
 use common::{Lc, Pendulum, f_pend};
 use diracvi_discrete_dirac::dynamic::{

@@ -2,7 +2,7 @@
 //! and nonholonomic Hamiltonian steppers coincide for a hyperregular `L`
 //! (symplectic Euler, \[DDM\] §5), with and without a nonholonomic constraint.
 
-mod common;
+use crate::common;
 use common::{Kepler, Pendulum, Planar, f_pend, kepler_pericenter};
 use diracvi_discrete_dirac::{
     Direction, LagrangeDirac, NewtonParams, NonholonomicHamiltonian, State, SymplecticEuler,

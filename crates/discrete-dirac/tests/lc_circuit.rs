@@ -1,7 +1,7 @@
 //! The LC circuit of \[DDM\] §6: a degenerate Lagrangian with holonomic
 //! constraints, stepped by the generic (+) and (−) Lagrange–Dirac steppers.
 
-mod common;
+use crate::common;
 use common::{Lc, fitted_order};
 use diracvi_discrete_dirac::{Direction, LagrangeDirac, RunOptions, State, StepError, integrate};
 use diracvi_geometry::{ConstraintDiscretization, Discretization, SVector};

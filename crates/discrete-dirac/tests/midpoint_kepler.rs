@@ -3,7 +3,7 @@
 //! `q` and `p`; the energy error stays bounded without drift over 10^6
 //! steps.
 
-mod common;
+use crate::common;
 use common::{Kepler, fitted_order, kepler_exact, kepler_pericenter, linear_fit};
 use diracvi_discrete_dirac::{LagrangeDirac, RunOptions, integrate, state_from_velocity};
 use diracvi_geometry::{ConstraintDiscretization, Discretization, System};
@@ -47,7 +47,7 @@ fn kepler_midpoint_is_second_order() {
 /// 10^6 midpoint steps of the eccentric Kepler orbit (h = 0.01, ≈ 1590
 /// periods): the energy error oscillates, bounded, with no fitted drift.
 /// Figures:
-/// `cargo test --release -p diracvi-discrete-dirac --test midpoint_kepler -- --nocapture`.
+/// `cargo test --release -p diracvi-discrete-dirac --test suite midpoint_kepler:: -- --nocapture`.
 #[test]
 fn kepler_midpoint_energy_over_a_million_steps() {
     let (q0, v0) = kepler_pericenter(A, E);

@@ -3,7 +3,7 @@
 //! `θ(t)` follows the 1-DOF Lagrangian `½mℓ²(1 + f² sin²θ) θ̇² − mgℓ cos θ`.
 //! Both discretizations converge to it; the constraint holds to round-off.
 
-mod common;
+use crate::common;
 use common::{Pendulum, f_pend, fitted_order, linear_fit, reduced_pendulum_reference};
 use diracvi_discrete_dirac::{LagrangeDirac, RunOptions, integrate, state_from_velocity};
 use diracvi_geometry::{ConstraintDiscretization, Discretization, SVector, System};
@@ -94,7 +94,7 @@ fn pendulum_without_wall_converges_to_reduced_dynamics() {
 /// (upwards, as \[VCI\] Fig. 4 shows "a slight increase"); the midpoint scheme
 /// (midpoint constraint) is shown for comparison. About 5 s in the test
 /// profile; figures:
-/// `cargo test --release -p diracvi-discrete-dirac --test pendulum_convergence -- --nocapture`.
+/// `cargo test --release -p diracvi-discrete-dirac --test suite pendulum_convergence:: -- --nocapture`.
 #[test]
 fn pendulum_without_wall_energy_over_a_million_steps() {
     let pend = Pendulum::default();

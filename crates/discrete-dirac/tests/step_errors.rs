@@ -2,7 +2,7 @@
 //! bad step sizes, non-finite states, Newton failures, and a failure in the
 //! middle of a run, which names its step and time.
 
-mod common;
+use crate::common;
 use common::{Kepler, Pendulum, f_pend};
 use diracvi_discrete_dirac::{
     Direction, LagrangeDirac, NonholonomicHamiltonian, RunOptions, State, StepError,

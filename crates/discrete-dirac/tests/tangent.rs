@@ -4,7 +4,7 @@
 //! tangent map of an unconstrained variational step (`Tᵀ J T = J`), and
 //! the refusal of a degenerate step.
 
-mod common;
+use crate::common;
 
 use common::{Lc, Pendulum};
 use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, DynStepTangent};

@@ -9,7 +9,7 @@
 //! * `iota_star(p) = Bᵀ p`, it annihilates `span(dg)` and is an isometry on `ker dg`;
 //! * the error cases `DegenerateBoundary` and `NoSuchBoundaryPiece`.
 
-mod common;
+use crate::common;
 
 use approx::assert_relative_eq;
 use common::*;

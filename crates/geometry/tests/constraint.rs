@@ -14,7 +14,7 @@
 //! * `Model` without a model constraint → `NoModelConstraint`;
 //! * the residual of docs/theory.md §6.
 
-mod common;
+use crate::common;
 
 use approx::assert_relative_eq;
 use common::*;

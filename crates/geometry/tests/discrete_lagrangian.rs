@@ -16,7 +16,7 @@
 //! Item 4: the bouncing particle's midpoint `L_d` of \[VCI\] §4.1 against its
 //! closed form and hand derivatives, to 1e-13 relative.
 
-mod common;
+use crate::common;
 
 use common::*;
 use diracvi_geometry::{

@@ -7,7 +7,7 @@
 //! `Ψ(q1, q0, −h) = Ψ(q0, q1, h)`, invariance under left and right
 //! multiplication, the Euclidean case equal to `Midpoint`.
 
-mod common;
+use crate::common;
 
 use common::{rand_step, rand_tangent, rand_unit, rand_vec};
 use diracvi_geometry::lie::{quat_mul, velocity_from_body};

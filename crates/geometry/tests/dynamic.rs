@@ -4,7 +4,7 @@
 //! directions (n = 10, 12: several blocks) — and a native `DynSystem`
 //! of 50 coordinates against central finite differences.
 
-mod common;
+use crate::common;
 
 use common::*;
 use diracvi_geometry::dynamic::{

@@ -14,7 +14,7 @@
 //!   the normalising map on `S³`), the series branches joined in value,
 //!   Jacobian and Hessian, the domain `Re(q̄ ⊗ q1) > 0`.
 
-mod common;
+use crate::common;
 
 use approx::assert_relative_eq;
 use common::{rand_tangent, rand_unit, rand_vec};

@@ -8,7 +8,7 @@
 //! * trait defaults: no boundary, no Hamiltonian, no model constraint;
 //! * `ensure_step` / `ensure_finite`.
 
-mod common;
+use crate::common;
 
 use approx::assert_relative_eq;
 use common::*;

@@ -18,8 +18,7 @@
 
 use crate::ImpactError;
 use crate::law::{ImpactLaw, ImpactSite, Rebound};
-use argmin::core::{CostFunction, Executor, State as _, TerminationReason};
-use argmin::solver::brent::{BrentOpt, BrentRoot};
+use argmin::core::{State as _, TerminationReason};
 use diracvi_discrete_dirac::{
     DiscreteHamiltonian, NonholonomicHamiltonian, StepError, SubStep, SubStepper, momentum_unit,
 };
@@ -85,39 +84,6 @@ where
             *self.failure.borrow_mut() = Some(e);
             argmin::core::Error::msg(msg)
         })
-    }
-}
-
-/// `f(ν)` for `BrentRoot`.
-struct Root<'a, St, const N: usize>(&'a Jump<'a, St, N>);
-/// `f(ν)²` for `BrentOpt`.
-struct Square<'a, St, const N: usize>(&'a Jump<'a, St, N>);
-
-impl<Sy, Dm, Hd, const N: usize, const M: usize> CostFunction
-    for Root<'_, NonholonomicHamiltonian<Sy, Dm, Hd, N, M>, N>
-where
-    Sy: System<N, M>,
-    Dm: DiscretizationMap<N>,
-    Hd: DiscreteHamiltonian<Sy, N, M>,
-{
-    type Param = f64;
-    type Output = f64;
-    fn cost(&self, nu: &f64) -> Result<f64, argmin::core::Error> {
-        self.0.mismatch(*nu)
-    }
-}
-
-impl<Sy, Dm, Hd, const N: usize, const M: usize> CostFunction
-    for Square<'_, NonholonomicHamiltonian<Sy, Dm, Hd, N, M>, N>
-where
-    Sy: System<N, M>,
-    Dm: DiscretizationMap<N>,
-    Hd: DiscreteHamiltonian<Sy, N, M>,
-{
-    type Param = f64;
-    type Output = f64;
-    fn cost(&self, nu: &f64) -> Result<f64, argmin::core::Error> {
-        self.0.mismatch(*nu).map(|f| f * f)
     }
 }
 
@@ -194,12 +160,9 @@ where
         let f_hi = f_hi.map_err(take_failure)?;
         let scale = energy_before.abs().max(floor);
         let (nu, grazing, solver_iters) = if f_lo < 0.0 && f_hi > 0.0 {
-            let solver = BrentRoot::new(lo, hi, 1e-15 * hi.abs());
-            let res = Executor::new(Root(&jump), solver)
-                .configure(|s| s.max_iters(200))
-                .run()
+            let res = crate::brent::root(&|nu| jump.mismatch(nu), lo, hi, 1e-15 * hi.abs(), 200)
                 .map_err(take_failure)?;
-            let state = res.state();
+            let state = &res;
             if state.get_termination_reason() != Some(&TerminationReason::SolverConverged) {
                 return Err(fail(format!(
                     "BrentRoot stopped without converging ({:?})",
@@ -214,12 +177,15 @@ where
         } else {
             // Grazing: the energy mismatch of the sub-steps (O(h)) exceeds
             // the normal kinetic energy; minimise it over the reflected side.
-            let solver = BrentOpt::new(0.0, hi).set_tolerance(1e-10, 1e-14 * scale);
-            let res = Executor::new(Square(&jump), solver)
-                .configure(|s| s.max_iters(200))
-                .run()
-                .map_err(take_failure)?;
-            let state = res.state();
+            let res = crate::brent::minimum(
+                &|nu| jump.mismatch(nu).map(|f| f * f),
+                0.0,
+                hi,
+                (1e-10, 1e-14 * scale),
+                200,
+            )
+            .map_err(take_failure)?;
+            let state = &res;
             let nu = *state
                 .get_best_param()
                 .ok_or_else(|| fail("grazing fallback found no minimiser".into()))?;

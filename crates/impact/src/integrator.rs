@@ -4,8 +4,7 @@ use crate::elastic::ContinuousElasticLaw;
 use crate::hamiltonian_law::HamiltonianLaw;
 use crate::law::{ImpactLaw, ImpactSite};
 use crate::vci::VciLaw;
-use argmin::core::{CostFunction, Executor, State as _, TerminationReason};
-use argmin::solver::brent::BrentRoot;
+use argmin::core::{CostFunction, State as _, TerminationReason};
 use diracvi_discrete_dirac::newton::NewtonParams;
 use diracvi_discrete_dirac::trajectory::StepOutput;
 use diracvi_discrete_dirac::{
@@ -729,10 +728,14 @@ where
             let Some((lo, hi)) = bracket else {
                 continue;
             };
-            let solver = BrentRoot::new(lo, hi, self.params.alpha_tolerance);
-            let res = Executor::new(CrossingCost::<St, N, M>(cr), solver)
-                .configure(|s| s.max_iters(self.params.max_root_iterations))
-                .run();
+            let cost = CrossingCost::<St, N, M>(cr);
+            let res = crate::brent::root(
+                &|alpha| cost.cost(&alpha),
+                lo,
+                hi,
+                self.params.alpha_tolerance,
+                self.params.max_root_iterations,
+            );
             let reason = |r: String| ImpactError::ImpactTime {
                 step: k,
                 t,
@@ -748,7 +751,7 @@ where
                     return Err(reason(e.to_string()));
                 }
             };
-            let state = res.state();
+            let state = &res;
             stats.root_iterations += state.get_iter() as usize;
             if state.get_termination_reason() != Some(&TerminationReason::SolverConverged) {
                 return Err(reason(format!(

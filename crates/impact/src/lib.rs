@@ -98,6 +98,7 @@
 //!
 #![doc = include_str!("../../../docs/dependent-profile.md")]
 
+mod brent;
 pub mod dynamic;
 mod elastic;
 mod hamiltonian_law;

@@ -203,7 +203,7 @@ fn plain_pendulum_period_matches_agm() {
 /// the step, order and tolerance of the Taylor integrator (to 1e-13 on
 /// [0, 5], 1e-11 over 100 s, where 76 impacts amplify round-off), energy
 /// conserved to 1e-12, impact times equal to the quadrature ones. Figures:
-/// `cargo test -p diracvi-models --test reference_pendulum -- --nocapture`.
+/// `cargo test -p diracvi-models --test suite reference_pendulum:: -- --nocapture`.
 #[test]
 fn paper_horizons_self_convergence_energy_and_quadrature() {
     let p = PendulumReferenceParams::default();

@@ -21,8 +21,7 @@ use crate::integrator::{
     PATH_DEPTH, PATH_EXTRA, PATH_REACH, PATH_SAMPLES, RESTING_PROBE, RESTING_RATIO,
 };
 use crate::{ImpactError, ImpactParams};
-use argmin::core::{CostFunction, Executor, State as _, TerminationReason};
-use argmin::solver::brent::BrentRoot;
+use argmin::core::{CostFunction, State as _, TerminationReason};
 use diracvi_discrete_dirac::dynamic::{
     DynLagrangeDirac, DynOneStep, DynStepOutput, DynSubStep, DynSubStepper,
 };
@@ -715,10 +714,14 @@ where
             let Some((lo, hi)) = bracket else {
                 continue;
             };
-            let solver = BrentRoot::new(lo, hi, self.params.alpha_tolerance);
-            let res = Executor::new(CrossingCost::<St>(cr), solver)
-                .configure(|s| s.max_iters(self.params.max_root_iterations))
-                .run();
+            let cost = CrossingCost::<St>(cr);
+            let res = crate::brent::root(
+                &|alpha| cost.cost(&alpha),
+                lo,
+                hi,
+                self.params.alpha_tolerance,
+                self.params.max_root_iterations,
+            );
             let reason = |r: String| ImpactError::ImpactTime {
                 step: k,
                 t,
@@ -734,7 +737,7 @@ where
                     return Err(reason(e.to_string()));
                 }
             };
-            let state = res.state();
+            let state = &res;
             stats.root_iterations += state.get_iter() as usize;
             if state.get_termination_reason() != Some(&TerminationReason::SolverConverged) {
                 return Err(reason(format!(

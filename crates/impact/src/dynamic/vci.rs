@@ -14,8 +14,7 @@
 
 use super::{DynImpactLaw, DynImpactSite, DynRebound};
 use crate::ImpactError;
-use argmin::core::{CostFunction, Executor, State as _};
-use argmin::solver::brent::BrentOpt;
+use argmin::core::{CostFunction, State as _};
 use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, DynSubStep, dot};
 use diracvi_discrete_dirac::newton::{Newton, NewtonFailure};
 use diracvi_discrete_dirac::{StepStats, momentum_unit};
@@ -165,16 +164,12 @@ impl<Sy: DynSystem> DynImpactLaw<DynLagrangeDirac<Sy>> for DynVciLaw {
             solve_at: &solve_at,
             problem: &problem,
         };
-        let solver = BrentOpt::new(0.0, s_far).set_tolerance(1e-10, 1e-14);
-        let res = Executor::new(mismatch, solver)
-            .configure(|st| st.max_iters(200))
-            .run()
+        let res = crate::brent::minimum(&|s| mismatch.cost(&s), 0.0, s_far, (1e-10, 1e-14), 200)
             .map_err(|e| fail(format!("grazing fallback: {e}; before that: {last_err:?}")))?;
         let s_best = *res
-            .state()
             .get_best_param()
             .ok_or_else(|| fail("grazing fallback found no minimiser".into()))?;
-        iterations += res.state().get_iter() as usize;
+        iterations += res.get_iter() as usize;
         let x = solve_at(s_best).map_err(|e| fail(format!("grazing fallback: {e:?}")))?;
         let v = x.rows(0, n).into_owned();
         let lam = x.rows(n, m).into_owned();
