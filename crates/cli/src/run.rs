@@ -343,6 +343,10 @@ fn check_finite(o: &RunOutcome) -> Result<()> {
     }
 }
 
+/// The largest system whose parts and ports are accounted (the accounting
+/// evaluates each component's gradient by `2n` forward-mode passes a step).
+const ACCOUNTING_MAX_COORDINATES: usize = 64;
+
 /// `diracvi run`.
 pub fn run(args: &RunArgs) -> Result<()> {
     if args.every == 0 {
@@ -463,18 +467,28 @@ pub fn run(args: &RunArgs) -> Result<()> {
     // A system's energy accounting (parts and ports) reads every step of a
     // forward run of the Lagrange–Dirac stepper of order 2; the other
     // sinks then take every `--every`-th record as the runner would give.
+    let mut accounting_note = None;
     let mut accounting = match &system {
         Some(system)
             if args.stepper == StepperArg::Lagrange
                 && !args.backward
                 && !args.reduce
-                && order == Order::Two =>
+                && order == Order::Two
+                && info.coordinates.len() <= ACCOUNTING_MAX_COORDINATES =>
         {
             Some(crate::system::AccountingSink(crate::system::accounting(
                 system, &scenario,
             )?))
         }
-        _ => None,
+        Some(_) => {
+            accounting_note = Some(format!(
+                "no energy accounting of the parts and ports (summary keys parts, ports): it \
+                 reads forward runs of the Lagrange–Dirac stepper of order 2, without --reduce, \
+                 of systems of at most {ACCOUNTING_MAX_COORDINATES} coordinates"
+            ));
+            None
+        }
+        None => None,
     };
     let mut decimated;
     let mut every = if sinks.is_empty() { 0 } else { args.every };
@@ -546,6 +560,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
 
     let report = accounting.map(|a| a.0.report());
     let mut summary_data = Summary::new(&scenario, &info, &outcome, args.energy_tolerance);
+    summary_data.warnings.extend(accounting_note);
     if let Some(choice) = &tolerance {
         summary_data = summary_data.with_tolerance(choice);
     }
@@ -564,7 +579,11 @@ pub fn run(args: &RunArgs) -> Result<()> {
             Some(format!("{}\n", serde_json::to_string(&json)?))
         }
         SummaryFormat::Text if !args.quiet => {
-            Some(text_summary(&info, args, &outcome, &summary_data))
+            let mut text = text_summary(&info, args, &outcome, &summary_data);
+            if let Some(r) = &report {
+                text.push_str(&crate::system::text_lines(r));
+            }
+            Some(text)
         }
         SummaryFormat::Text => None,
     };

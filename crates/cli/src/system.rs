@@ -135,3 +135,45 @@ impl AccountingJson<'_> {
         })
     }
 }
+
+/// The text summary's lines of the parts and ports.
+pub fn text_lines(r: &AccountingReport) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let num = |x: Option<f64>| x.map_or_else(|| "-".to_owned(), |x| format!("{x:.6e}"));
+    for (name, p) in &r.parts {
+        let _ = writeln!(
+            s,
+            "part {name}: energy {} -> {}, work of its ports {:.6e}, unaccounted {}",
+            num(p.energy_initial),
+            num(p.energy_final),
+            p.port_work,
+            num(p.unaccounted)
+        );
+    }
+    for (name, p) in &r.ports {
+        let work: Vec<String> = p
+            .parts
+            .iter()
+            .zip(&p.work)
+            .map(|(part, w)| format!("{w:.6e} on {part}"))
+            .collect();
+        let _ = writeln!(
+            s,
+            "port {name} ({}): work {}, max power {:.6e}, balance {:.3e} of {:.3e} per step",
+            p.kind,
+            work.join(", "),
+            p.power_max,
+            p.balance_max,
+            p.work_scale
+        );
+    }
+    if r.nodes_skipped > 0 {
+        let _ = writeln!(
+            s,
+            "parts and ports: {} steps accounted, {} next to impacts not",
+            r.nodes, r.nodes_skipped
+        );
+    }
+    s
+}

@@ -25,7 +25,9 @@
 //! `½ Bl (Δb_{k−1} + Δb_k)` on `a` and `−½ Bl (Δa_{k−1} + Δa_k)` on `b`, so
 //! the work done on one side is the work taken from the other to round-off;
 //! for a transformer or a joint with constant rows, `W_a + W_b = −μ A v̄`
-//! vanishes with the discrete constraint `A Δq = 0` of both steps. Each
+//! vanishes with the discrete constraint `A Δq = 0` of both steps (a joint
+//! with rows that vary, and an inductance port, which stores energy, balance
+//! to `O(h³)` a node). Each
 //! part's energy `E_P = ⟨∂L_P/∂v, v⟩ − L_P` at `Ψ` (these sum to the
 //! recorded discrete energy `E_d = −D3 L_d`) changes by the work of its
 //! ports to the accuracy of the method (`O(h²)` over a run).
@@ -253,12 +255,12 @@ impl Accounting {
     /// Records must come every step; a gap starts the accounting afresh
     /// (the nodes missed are counted as skipped).
     pub fn record(&mut self, k: usize, q: &[f64], p: &[f64], energy: f64) {
-        if let Some((k_last, _, _)) = self.window.last() {
-            if *k_last + 1 != k {
-                self.skipped += k.saturating_sub(*k_last + 1) + usize::from(self.last.is_some());
-                self.window.clear();
-                self.last = None;
-            }
+        if let Some((k_last, _, _)) = self.window.last()
+            && *k_last + 1 != k
+        {
+            self.skipped += k.saturating_sub(*k_last + 1) + usize::from(self.last.is_some());
+            self.window.clear();
+            self.last = None;
         }
         let Some((_, q_prev, _)) = self.window.last() else {
             self.window.push((k, q.to_vec(), p.to_vec()));
