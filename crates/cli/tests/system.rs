@@ -428,7 +428,7 @@ fn a_joint_ties_two_oscillators_into_the_combined_one() {
     };
     let (d1, d2) = (bent("2e-3"), bent("1e-3"));
     assert!(
-        d1 < 1e-5 && (3.0..5.0).contains(&(d1 / d2)),
+        d1 < 1e-7 && (3.5..4.5).contains(&(d1 / d2)),
         "drift {d1:e}, {d2:e}"
     );
     let shown = run_in(dir.path(), &["show", "--system", "bent.toml"]);
