@@ -209,7 +209,14 @@ impl Accounting {
             regular: true,
         };
         let mut d2_total = vec![0.0; n];
-        for model in &self.compiled {
+        for (c, model) in self.components.iter().zip(&self.compiled) {
+            if c.lagrangian == "0" {
+                // a port of rows only: no Lagrangian term, no energy
+                out.d1.push(vec![0.0; n]);
+                out.d2.push(vec![0.0; n]);
+                out.energy.push(0.0);
+                continue;
+            }
             let qd: Vec<Dual64> = q.iter().map(|&x| Dual64::from(x)).collect();
             let vd: Vec<Dual64> = v.iter().map(|&x| Dual64::from(x)).collect();
             let mut lq = vec![0.0; n];
