@@ -195,9 +195,36 @@ fn every_run_kind_validates() {
             "midpoint",
         ],
         &["run", "lc-ladder", "--steps", "0"],
+        // Systems: with the parts' and ports' accounting (an impact, no
+        // step), and without it (backward)
+        &[
+            "run",
+            "--system",
+            "models/systems/relay.toml",
+            "--t-end",
+            "0.003",
+        ],
+        &[
+            "run",
+            "--system",
+            "models/systems/relay.toml",
+            "--steps",
+            "0",
+        ],
+        &[
+            "run",
+            "--system",
+            "models/systems/loudspeaker.toml",
+            "--t-end",
+            "0.001",
+            "--backward",
+        ],
     ];
     for args in kinds {
         let s = summary(args);
+        let accounted = args.contains(&"--system") && !args.contains(&"--backward");
+        assert_eq!(s.get("parts").is_some(), accounted, "{args:?}: parts");
+        assert_eq!(s.get("ports").is_some(), accounted, "{args:?}: ports");
         let mut errors = Vec::new();
         validate(&schema, &s, "$", &mut errors);
         assert!(errors.is_empty(), "{args:?}: {errors:#?}");

@@ -332,6 +332,181 @@ fn a_transformer_port_is_a_lever_between_two_oscillators() {
         q[0] - 0.5 * q[1]
     );
     assert!(s["constraint_residual_max"].as_f64().unwrap() < 1e-14);
+    // the lever's reaction does on one side the work it takes from the
+    // other, node by node, and each (quadratic) part's energy changes by
+    // exactly that work
+    let arm = &s["ports"]["arm"];
+    let (balance, scale) = (f(&arm["balance_max"]), f(&arm["work_scale"]));
+    assert!(scale > 1e-4 && balance <= 1e-12 * scale, "{arm}");
+    assert!((f(&arm["work"]["a"]) + f(&arm["work"]["b"])).abs() < 1e-12);
+    for part in ["a", "b"] {
+        let u = f(&s["parts"][part]["unaccounted"]);
+        assert!(u.abs() < 1e-12, "{part}: unaccounted {u:e}");
+    }
+}
+
+fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// Two springs `a`, `b` (mass, stiffness, initial position) in `dir`.
+fn springs(dir: &std::path::Path, list: &[(&str, f64, f64, f64)]) {
+    for (name, m, k, x) in list {
+        std::fs::write(
+            dir.join(format!("{name}.toml")),
+            format!(
+                "[model]\nname = \"{name}\"\ncoordinates = [\"x\"]\n\
+                 lagrangian = \"0.5*m*x_dot^2 - 0.5*k*x^2\"\n\
+                 [parameters]\nm = {m:?}\nk = {k:?}\n[initial]\nq = [{x:?}]\nv = [0.0]\n"
+            ),
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn a_joint_ties_two_oscillators_into_the_combined_one() {
+    let dir = tempfile::tempdir().unwrap();
+    springs(dir.path(), &[("a", 1.0, 4.0, 0.5), ("b", 2.0, 1.0, 1.0)]);
+    std::fs::write(
+        dir.path().join("tied.toml"),
+        "[system]\nname = \"tied\"\n\
+         [[part]]\nname = \"a\"\nmodel_file = \"a.toml\"\n\
+         [[part]]\nname = \"b\"\nmodel_file = \"b.toml\"\n\
+         [[port]]\nname = \"rod\"\nkind = \"joint\"\nrelation = \"a.x - r*b.x\"\nr = 0.5\n\
+         [run]\nh = 1e-3\nt_end = 5.0\n",
+    )
+    .unwrap();
+    // a.x = r b.x: one oscillator of mass m_a r² + m_b, stiffness k_a r² + k_b
+    std::fs::write(
+        dir.path().join("combined.toml"),
+        "[model]\nname = \"combined\"\ncoordinates = [\"x\"]\n\
+         lagrangian = \"0.5*(1.0*0.25 + 2.0)*x_dot^2 - 0.5*(4.0*0.25 + 1.0)*x^2\"\n\
+         [initial]\nq = [1.0]\nv = [0.0]\n[run]\nh = 1e-3\nt_end = 5.0\n",
+    )
+    .unwrap();
+    let path = |f: &str| dir.path().join(f).to_str().unwrap().to_owned();
+    let s = summary(&["run", "--system", &path("tied.toml")]);
+    let one = summary(&["run", "--model-file", &path("combined.toml")]);
+    let q = numbers(&s["final_state"]["q"]);
+    let x = numbers(&one["final_state"]["q"])[0];
+    assert!((q[1] - x).abs() < 1e-10, "b.x = {} vs combined {x}", q[1]);
+    assert!(
+        (q[0] - 0.5 * x).abs() < 1e-10,
+        "a.x = {} vs r x {}",
+        q[0],
+        0.5 * x
+    );
+    // and the closed form, to the accuracy of the method at this step
+    let omega = ((4.0 * 0.25 + 1.0) / (0.25 + 2.0_f64)).sqrt();
+    assert!((x - (omega * 5.0).cos()).abs() < 1e-6);
+    let rod = &s["ports"]["rod"];
+    assert_eq!(rod["kind"], "joint");
+    assert!(
+        f(&rod["balance_max"]) <= 1e-12 * f(&rod["work_scale"]),
+        "{rod}"
+    );
+    // a relation that is not linear: its row is the differential
+    // (a.x = sin b.x, at rest at a.x = 0.5), its drift from the relation
+    // second order in h
+    let bent = |h: &str| {
+        std::fs::write(
+            dir.path().join("bent.toml"),
+            format!(
+                "[system]\nname = \"bent\"\n\
+                 [[part]]\nname = \"a\"\nmodel_file = \"a.toml\"\n\
+                 [[part]]\nname = \"b\"\nmodel_file = \"b.toml\"\n\
+                 [[port]]\nname = \"crank\"\nkind = \"joint\"\nrelation = \"a.x - sin(b.x)\"\n\
+                 [run]\nh = {h}\nt_end = 2.0\n[initial]\n\"b.x\" = {:?}\n",
+                0.5f64.asin()
+            ),
+        )
+        .unwrap();
+        let s = summary(&["run", "--system", &path("bent.toml")]);
+        let q = numbers(&s["final_state"]["q"]);
+        (q[0] - q[1].sin()).abs()
+    };
+    let (d1, d2) = (bent("2e-3"), bent("1e-3"));
+    assert!(
+        d1 < 1e-7 && (3.5..4.5).contains(&(d1 / d2)),
+        "drift {d1:e}, {d2:e}"
+    );
+    let shown = run_in(dir.path(), &["show", "--system", "bent.toml"]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    assert!(
+        shown.stdout.contains("# port `crank`: joint") && shown.stdout.contains("cos(b.x)"),
+        "{}",
+        shown.stdout
+    );
+}
+
+#[test]
+fn ports_carry_what_one_part_gives_to_the_other_and_the_parts_energies_balance() {
+    // the loudspeaker without its stop: a gyrator between two quadratic parts
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("speaker.csv");
+    let s = summary(&[
+        "run",
+        "--system",
+        SPEAKER,
+        "--set",
+        "cone.xmax=1",
+        "--t-end",
+        "0.01",
+        "--out",
+        out.to_str().unwrap(),
+        "--every",
+        "7",
+    ]);
+    // the records asked for, though the accounting read every step
+    let rows = std::fs::read_to_string(&out).unwrap().lines().count() - 1;
+    assert_eq!(rows, 1000 / 7 + 2, "CSV rows");
+    let coil = &s["ports"]["coil"];
+    let (wc, wt) = (f(&coil["work"]["cone"]), f(&coil["work"]["tank"]));
+    let scale = f(&coil["work_scale"]);
+    assert!(wc > 1e-4, "the coil drove the cone: {coil}");
+    assert!(f(&coil["balance_max"]) <= 1e-12 * scale, "{coil}");
+    assert!((wc + wt).abs() <= 1e-12 * wc, "{wc} vs {wt}");
+    assert_eq!(s["accounting"]["nodes"].as_u64(), Some(999));
+    assert_eq!(s["accounting"]["nodes_skipped"].as_u64(), Some(0));
+    let e = &s["energy"];
+    assert!(f(&s["accounting"]["energy_sum_deviation_max"]) <= 1e-13 * f(&e["scale"]));
+    for part in ["cone", "tank"] {
+        let p = &s["parts"][part];
+        let change = f(&p["energy_final"]) - f(&p["energy_initial"]);
+        assert!(
+            (change - f(&p["port_work"])).abs() <= 1e-12 * f(&e["scale"]),
+            "{part}: {p}"
+        );
+    }
+
+    // the relay before its first bounce: the inductance port stores the
+    // magnetic co-energy; per node, what it takes from the coil less what
+    // it gives the armature is what it stores, to O(h³)
+    let relay =
+        |h: &str, t_end: &str| summary(&["run", "--system", RELAY, "--h", h, "--t-end", t_end]);
+    let (coarse, fine) = (relay("4e-6", "0.002"), relay("2e-6", "0.002"));
+    let b = |s: &serde_json::Value| f(&s["ports"]["gap"]["balance_max"]);
+    let ratio = b(&coarse) / b(&fine);
+    assert!(
+        (6.5..9.5).contains(&ratio),
+        "balance ratio {ratio} (8: O(h³))"
+    );
+    assert!(b(&fine) < 1e-6 * f(&fine["ports"]["gap"]["work_scale"]));
+    for part in ["arm", "drive"] {
+        let u = f(&fine["parts"][part]["unaccounted"]);
+        assert!(u.abs() < 1e-14, "{part}: unaccounted {u:e}");
+    }
+    // through its bounces: the nodes next to each impact are skipped, and
+    // the parts' and the port's energies add up to the total
+    let s = relay("2e-6", "0.05");
+    let impacts = s["impacts"].as_u64().unwrap();
+    assert!(impacts >= 5);
+    assert_eq!(s["accounting"]["nodes_skipped"].as_u64(), Some(2 * impacts));
+    let total = f(&s["parts"]["arm"]["energy_final"])
+        + f(&s["parts"]["drive"]["energy_final"])
+        + f(&s["ports"]["gap"]["energy_final"]);
+    assert!((total - f(&s["energy"]["final"])).abs() < 1e-14, "{total}");
 }
 
 #[test]
@@ -364,7 +539,7 @@ fn bad_system_files_exit_2_naming_file_line_and_key() {
     .unwrap();
     let head = "[system]\nname = \"s\"\n[[part]]\nname = \"cone\"\nmodel_file = \"cone.toml\"\n\
                 [[part]]\nname = \"tank\"\nnetlist = \"tank.cir\"\n";
-    let cases: [(&str, &[&str]); 7] = [
+    let cases: [(&str, &[&str]); 11] = [
         // line 9 onwards: the ports
         (
             "[[port]]\nname = \"p\"\nkind = \"gyrator\"\na = \"cone.x\"\nb = \"tnk.L1\"\nBl = 1.0\n",
@@ -396,6 +571,33 @@ fn bad_system_files_exit_2_naming_file_line_and_key() {
         (
             "[[part]]\nname = \"x\"\nmodel_file = \"cone.toml\"\nnetlist = \"tank.cir\"\n",
             &["s.toml:10:1: part[2]:", "exactly one of"],
+        ),
+        // joints: a cycle that over-constrains (the second joint's row is
+        // the first's twice), a relation the initial data violate, a
+        // relation inside one part, a joint given `a`
+        (
+            "[[port]]\nname = \"j\"\nkind = \"joint\"\nrelation = \"cone.x - tank.L1\"\n\
+             [[port]]\nname = \"k\"\nkind = \"joint\"\nrelation = \"2*tank.L1 - 2*cone.x\"\n",
+            &[
+                "s.toml:16:12: port[1].relation:",
+                "port `k` over-constrains",
+                "port `j`",
+            ],
+        ),
+        (
+            "[[port]]\nname = \"j\"\nkind = \"joint\"\nrelation = \"cone.x - tank.L1 - d\"\nd = 0.5\n",
+            &[
+                "s.toml:12:12: port[0].relation:",
+                "does not hold at the initial state",
+            ],
+        ),
+        (
+            "[[port]]\nname = \"j\"\nkind = \"joint\"\nrelation = \"tank.L1 - tank.C1\"\n",
+            &["s.toml:12:12: port[0].relation:", "two parts"],
+        ),
+        (
+            "[[port]]\nname = \"j\"\nkind = \"joint\"\na = \"cone.x\"\nrelation = \"cone.x - tank.L1\"\n",
+            &["s.toml:12:5: port[0].a:", "no `a` or `b`"],
         ),
     ];
     for (tail, needles) in cases {

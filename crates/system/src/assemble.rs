@@ -8,7 +8,7 @@ use crate::error::{SystemFileError, SystemFileErrorKind as K};
 use crate::read::{PartSource, PortKind, PortSpec, SystemSpec};
 use diracvi_circuit::Circuit;
 use diracvi_circuit::netlist::{Kind, Value, Waveform};
-use diracvi_expr::expr::{is_reserved, rename_names};
+use diracvi_expr::expr::{derivative, is_reserved, rename_names};
 use diracvi_expr::model_file::read_text;
 use diracvi_expr::{InitialState, InitialValue, ModelFile};
 use std::collections::HashSet;
@@ -328,23 +328,32 @@ fn locate(
     }
 }
 
-/// The inductance expression of `port` with its parameters qualified and
-/// its coordinates checked.
-fn inductance_expression(
+/// An expression of `port` (an inductance's `L`, a joint's relation) with
+/// its parameters qualified and its coordinates checked; the coordinates it
+/// names (qualified, in order of first use).
+fn port_expression(
     port: &PortSpec,
     text: &str,
     parts: &[Part],
     spec: &SystemSpec,
     key: &str,
-) -> Result<String, SystemFileError> {
+) -> Result<(String, Vec<String>), SystemFileError> {
     let mut bad = None;
+    let mut used: Vec<String> = Vec::new();
     let out = rename_names(text, |n| {
         if port.parameters.iter().any(|(p, _)| p == n) {
             return Some(qualify(&port.name, n));
         }
         if n.contains('.') {
-            if let Err(e) = locate(parts, spec, key, n) {
-                bad.get_or_insert(e);
+            match locate(parts, spec, key, n) {
+                Ok(_) => {
+                    if !used.iter().any(|u| u == n) {
+                        used.push(n.to_owned());
+                    }
+                }
+                Err(e) => {
+                    bad.get_or_insert(e);
+                }
             }
         } else if !is_reserved(n) {
             bad.get_or_insert(spec.error(
@@ -360,19 +369,51 @@ fn inductance_expression(
         }
         None
     })
-    .map_err(|e| spec.error(key, K::PortMisuse(format!("`L` does not read: {e}"))))?;
+    .map_err(|e| spec.error(key, K::PortMisuse(format!("`{text}` does not read: {e}"))))?;
     match bad {
         Some(e) => Err(e),
-        None => Ok(out),
+        None => Ok((out, used)),
     }
 }
 
+/// One piece of the assembled Lagrangian and constraints, for the energy
+/// accounting (docs/systems.md): a part (its own Lagrangian and rows) or a
+/// port (its Lagrangian term — the gyrator's `Bl·a·ḃ`, the inductance's
+/// magnetic co-energy `½ L(q) ḃ²` — or its constraint rows).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Component {
+    /// The part's or port's name.
+    pub name: String,
+    /// `None` for a part, the kind for a port.
+    pub port: Option<PortKind>,
+    /// Its Lagrangian term over the assembled names (`"0"` when none).
+    pub lagrangian: String,
+    /// The indices of its rows in the assembled constraint matrix.
+    pub rows: Vec<usize>,
+    /// The parts it touches (indices; for a part, itself).
+    pub parts: Vec<usize>,
+}
+
+/// What assembling gives: the model, the accounting's components, and the
+/// joints to check at the initial state.
+#[derive(Debug, Clone)]
+pub(crate) struct Assembly {
+    pub(crate) model: ModelFile,
+    pub(crate) components: Vec<Component>,
+    /// The coordinate range of each part in the assembled list.
+    pub(crate) ranges: Vec<std::ops::Range<usize>>,
+    /// `(port index, qualified relation)` of each joint.
+    pub(crate) joints: Vec<(usize, String)>,
+    /// `(port index, row index)` of each port row (transformers, joints).
+    pub(crate) port_rows: Vec<(usize, usize)>,
+}
+
 /// The assembled model (to print with [`ModelFile::to_toml_string`] and
-/// read back, which checks it).
+/// read back, which checks it), with its components.
 pub(crate) fn assemble(
     spec: &SystemSpec,
     mut parts: Vec<Part>,
-) -> Result<ModelFile, SystemFileError> {
+) -> Result<Assembly, SystemFileError> {
     // offsets of each part's coordinates in the assembled list
     let mut offset = Vec::with_capacity(parts.len());
     let mut n = 0;
@@ -380,19 +421,41 @@ pub(crate) fn assemble(
         offset.push(n);
         n += p.coordinates.len();
     }
+    let ranges: Vec<std::ops::Range<usize>> = parts
+        .iter()
+        .zip(&offset)
+        .map(|(p, &o)| o..o + p.coordinates.len())
+        .collect();
     let global = |(p, c): (usize, usize)| offset[p] + c;
+    let part_count = parts.iter().map(|p| p.constraints.len()).sum::<usize>();
     let mut coupling = Vec::new();
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut port_parameters = Vec::new();
+    let mut port_components = Vec::new();
+    let mut joints = Vec::new();
+    let mut port_rows = Vec::new();
+    let mut magnetic = HashSet::new();
     for (i, port) in spec.ports.iter().enumerate() {
         let key = |f: &str| format!("port[{i}].{f}");
-        let b = locate(&parts, spec, &key("b"), &port.b)?;
         for (p, x) in &port.parameters {
             port_parameters.push((qualify(&port.name, p), *x));
         }
         let param = |p: &str| qualify(&port.name, p);
+        let mut component = Component {
+            name: port.name.clone(),
+            port: Some(port.kind),
+            lagrangian: "0".to_owned(),
+            rows: Vec::new(),
+            parts: Vec::new(),
+        };
+        let touch = |c: &mut Component, part: usize| {
+            if !c.parts.contains(&part) {
+                c.parts.push(part);
+            }
+        };
         match port.kind {
             PortKind::Gyrator | PortKind::Transformer => {
+                let b = locate(&parts, spec, &key("b"), &port.b)?;
                 let a_name = port.a.as_deref().unwrap_or_default();
                 let a = locate(&parts, spec, &key("a"), a_name)?;
                 if a == b {
@@ -401,21 +464,23 @@ pub(crate) fn assemble(
                         K::PortMisuse(format!("port `{}` joins `{a_name}` to itself", port.name)),
                     ));
                 }
+                touch(&mut component, a.0);
+                touch(&mut component, b.0);
                 if port.kind == PortKind::Gyrator {
-                    coupling.push(format!(
-                        "{}*{}*{}_dot",
-                        param("Bl"),
-                        port.a.as_deref().unwrap_or_default(),
-                        port.b
-                    ));
+                    let term = format!("{}*{}*{}_dot", param("Bl"), a_name, port.b);
+                    component.lagrangian = term.clone();
+                    coupling.push(term);
                 } else {
                     let mut row = vec!["0".to_owned(); n];
                     row[global(a)] = "1".to_owned();
                     row[global(b)] = format!("-{}", param("ratio"));
+                    component.rows.push(part_count + rows.len());
+                    port_rows.push((i, part_count + rows.len()));
                     rows.push(row);
                 }
             }
             PortKind::Inductance => {
+                let b = locate(&parts, spec, &key("b"), &port.b)?;
                 if !parts[b.0].inductors.remove(&b.1) {
                     return Err(spec.error(
                         &key("b"),
@@ -426,21 +491,97 @@ pub(crate) fn assemble(
                     ));
                 }
                 let text = port.inductance.as_deref().unwrap_or_default();
-                let l = inductance_expression(port, text, &parts, spec, &key("L"))?;
+                let (l, used) = port_expression(port, text, &parts, spec, &key("L"))?;
+                touch(&mut component, b.0);
+                for u in &used {
+                    touch(&mut component, locate(&parts, spec, &key("L"), u)?.0);
+                }
                 let x = &port.b;
-                parts[b.0].terms[b.1] = format!("0.5*({l})*{x}_dot^2");
+                let term = format!("0.5*({l})*{x}_dot^2");
+                // in the assembled Lagrangian in the inductor's place; in the
+                // accounting the magnetic co-energy is the port's
+                parts[b.0].terms[b.1] = term.clone();
+                magnetic.insert(b);
+                component.lagrangian = term;
+            }
+            PortKind::Joint => {
+                let text = port.relation.as_deref().unwrap_or_default();
+                let (phi, used) = port_expression(port, text, &parts, spec, &key("relation"))?;
+                let mut names = Vec::new();
+                for u in &used {
+                    let at = locate(&parts, spec, &key("relation"), u)?;
+                    touch(&mut component, at.0);
+                    names.push((u.clone(), global(at)));
+                }
+                if component.parts.len() < 2 {
+                    return Err(spec.error(
+                        &key("relation"),
+                        K::PortMisuse(format!(
+                            "a joint ties coordinates of two parts; `{text}` names {} (a \
+                             relation inside one part belongs in its model file)",
+                            if used.is_empty() {
+                                "no coordinate".to_owned()
+                            } else {
+                                format!(
+                                    "only coordinates of part `{}`",
+                                    parts[component.parts[0]].name
+                                )
+                            }
+                        )),
+                    ));
+                }
+                let scope_names: Vec<String> = used
+                    .iter()
+                    .cloned()
+                    .chain(port.parameters.iter().map(|(p, _)| param(p)))
+                    .collect();
+                let mut row = vec!["0".to_owned(); n];
+                for (name, at) in &names {
+                    row[*at] = derivative(&phi, &scope_names, name).map_err(|e| {
+                        spec.error(
+                            &key("relation"),
+                            K::PortMisuse(format!("the relation `{text}` has no row: {e}")),
+                        )
+                    })?;
+                }
+                component.rows.push(part_count + rows.len());
+                port_rows.push((i, part_count + rows.len()));
+                joints.push((i, phi));
+                rows.push(row);
             }
         }
+        port_components.push(component);
     }
 
+    let mut components = Vec::new();
     let mut lagrangian: Vec<String> = Vec::new();
-    for p in &parts {
-        if p.netlist {
+    let mut row_at = 0;
+    for (k, p) in parts.iter().enumerate() {
+        let own = if p.netlist {
             lagrangian.extend(p.terms.iter().cloned());
+            let terms: Vec<String> = (0..p.terms.len())
+                .filter(|&c| !magnetic.contains(&(k, c)))
+                .map(|c| p.terms[c].clone())
+                .collect();
+            if terms.is_empty() {
+                "0".to_owned()
+            } else {
+                terms.join(" + ")
+            }
         } else {
             lagrangian.push(format!("({})", p.lagrangian));
-        }
+            p.lagrangian.clone()
+        };
+        components.push(Component {
+            name: p.name.clone(),
+            port: None,
+            lagrangian: own,
+            rows: (row_at..row_at + p.constraints.len()).collect(),
+            parts: vec![k],
+        });
+        row_at += p.constraints.len();
     }
+    components.extend(port_components);
     lagrangian.extend(coupling);
     let mut constraints: Vec<Vec<String>> = Vec::new();
     for (k, p) in parts.iter().enumerate() {
@@ -475,7 +616,11 @@ pub(crate) fn assemble(
     let mut model = ModelFile::new(&spec.name);
     model.description = spec.description.clone();
     model.coordinates = coordinates;
-    model.lagrangian = lagrangian.join(" + ");
+    model.lagrangian = if lagrangian.is_empty() {
+        "0".to_owned()
+    } else {
+        lagrangian.join(" + ")
+    };
     model.constraints = constraints;
     for p in parts {
         model.boundaries.extend(p.boundaries);
@@ -486,5 +631,11 @@ pub(crate) fn assemble(
     model.parameters.extend(port_parameters);
     model.run = spec.run.clone();
     model.initial = Some(InitialState { q: q0, v: v0 });
-    Ok(model)
+    Ok(Assembly {
+        model,
+        components,
+        ranges,
+        joints,
+        port_rows,
+    })
 }

@@ -168,6 +168,30 @@ pub enum SystemFileErrorKind {
         /// The netlist's error.
         source: CircuitError,
     },
+    /// A joint's relation does not hold at the initial state.
+    #[error(
+        "the joint `{port}` does not hold at the initial state: {relation} = {value:e}, not 0 (set the initial data of its coordinates to satisfy it)"
+    )]
+    JointViolated {
+        /// The joint port.
+        port: String,
+        /// Its relation, qualified.
+        relation: String,
+        /// Its value at the initial state.
+        value: f64,
+    },
+    /// A port's row depends on the rows before it at the initial state
+    /// (e.g. a cycle of joints): the ports over-constrain the system.
+    #[error(
+        "port `{port}` over-constrains the system: at the initial state its constraint row is a combination of the rows before it ({}); remove one port of the cycle",
+        .before.join(", ")
+    )]
+    OverConstrained {
+        /// The port.
+        port: String,
+        /// What the rows before it belong to (parts' constraints, ports).
+        before: Vec<String>,
+    },
     /// The assembled model does not read (names, expressions, initial data).
     #[error("the assembled model: {0}")]
     Assembled(ModelFileError),

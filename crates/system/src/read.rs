@@ -18,7 +18,7 @@ const PART: &[&str] = &["name", "model_file", "netlist", "catalogue"];
 const RUN: &[&str] = &["h", "tol", "t_end", "discretization", "constraint"];
 
 /// The port kinds a system file may use.
-pub const PORT_KINDS: &[&str] = &["gyrator", "transformer", "inductance"];
+pub const PORT_KINDS: &[&str] = &["gyrator", "transformer", "inductance", "joint"];
 
 /// Where a part's model comes from (paths relative to the system file).
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +51,9 @@ pub enum PortKind {
     /// A netlist inductor whose inductance `L(q)` is an expression of the
     /// coordinates: its term becomes `½ L(q) ḃ²`.
     Inductance,
+    /// A holonomic relation `φ(q) = 0` between coordinates of parts: the
+    /// constraint row `∂φ/∂q` (its differential), `φ(q0) = 0` checked.
+    Joint,
 }
 
 impl PortKind {
@@ -60,6 +63,7 @@ impl PortKind {
             PortKind::Gyrator => "gyrator",
             PortKind::Transformer => "transformer",
             PortKind::Inductance => "inductance",
+            PortKind::Joint => "joint",
         }
     }
 }
@@ -73,10 +77,14 @@ pub struct PortSpec {
     pub kind: PortKind,
     /// `a`: a coordinate `part.name` (gyrator, transformer).
     pub a: Option<String>,
-    /// `b`: a coordinate `part.name` (for an inductance, a netlist inductor).
+    /// `b`: a coordinate `part.name` (for an inductance, a netlist inductor;
+    /// empty for a joint).
     pub b: String,
     /// `L`: the inductance expression (inductance ports).
     pub inductance: Option<String>,
+    /// `relation`: the expression `φ` of a joint's relation `φ = 0`, over
+    /// coordinates `part.name` and the port's parameters.
+    pub relation: Option<String>,
     /// Every other key: the port's parameters, in file order.
     pub parameters: Vec<(String, f64)>,
 }
@@ -358,6 +366,7 @@ pub(crate) fn read(source: &str, path: &str) -> Result<SystemSpec> {
                 "gyrator" => PortKind::Gyrator,
                 "transformer" => PortKind::Transformer,
                 "inductance" => PortKind::Inductance,
+                "joint" => PortKind::Joint,
                 _ => {
                     return Err(r.error(
                         &format!("{key}.kind"),
@@ -371,7 +380,8 @@ pub(crate) fn read(source: &str, path: &str) -> Result<SystemSpec> {
             };
             let mut entries: Vec<_> = t.iter().collect();
             entries.sort_by_key(|(k, _)| k.span().start);
-            let (mut a, mut b, mut inductance, mut parameters) = (None, None, None, Vec::new());
+            let (mut a, mut b, mut inductance, mut relation, mut parameters) =
+                (None, None, None, None, Vec::new());
             for (k, v) in entries {
                 let field = k.get_ref().to_string();
                 let fkey = format!("{key}.{field}");
@@ -380,6 +390,7 @@ pub(crate) fn read(source: &str, path: &str) -> Result<SystemSpec> {
                     "a" => a = Some(r.string(&fkey, v)?),
                     "b" => b = Some(r.string(&fkey, v)?),
                     "L" if kind == PortKind::Inductance => inductance = Some(r.string(&fkey, v)?),
+                    "relation" if kind == PortKind::Joint => relation = Some(r.string(&fkey, v)?),
                     _ => {
                         if !is_identifier(&field) || field.contains('.') || is_reserved(&field) {
                             return Err(r.error(
@@ -428,14 +439,34 @@ pub(crate) fn read(source: &str, path: &str) -> Result<SystemSpec> {
                         ));
                     }
                 }
+                PortKind::Joint => {
+                    need("relation", relation.is_some(), &r)?;
+                    if let Some(which) = ["a", "b"]
+                        .into_iter()
+                        .find(|w| r.at.contains_key(&format!("{key}.{w}")))
+                    {
+                        return Err(r.error(
+                            &format!("{key}.{which}"),
+                            r.at.get(&format!("{key}.{which}")).copied(),
+                            K::PortMisuse(
+                                "a joint port has no `a` or `b`: its `relation` names the \
+                                 coordinates it ties"
+                                    .to_owned(),
+                            ),
+                        ));
+                    }
+                }
             }
-            need("b", b.is_some(), &r)?;
+            if kind != PortKind::Joint {
+                need("b", b.is_some(), &r)?;
+            }
             ports.push(PortSpec {
                 name,
                 kind,
                 a,
                 b: b.unwrap_or_default(),
                 inductance,
+                relation,
                 parameters,
             });
         }

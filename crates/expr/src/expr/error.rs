@@ -110,6 +110,15 @@ pub enum ExprErrorKind {
         /// The constant base.
         base: f64,
     },
+    /// A derivative asked for through `abs`, `min` or `max` of something
+    /// that depends on the variable ([`derivative`](super::derivative)).
+    #[error(
+        "`{function}` of the variable has no derivative everywhere: write the relation without it"
+    )]
+    NotDifferentiable {
+        /// The function.
+        function: String,
+    },
     /// Parentheses, unary signs, powers or calls nested too deeply.
     #[error("expression nested too deeply (more than {limit} levels)")]
     TooDeep {

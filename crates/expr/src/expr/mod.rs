@@ -16,12 +16,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod diff;
 mod error;
 mod eval;
 mod lower;
 mod parse;
 mod terms;
 
+pub use diff::derivative;
 pub use error::{ExprError, ExprErrorKind, ScopeError};
 pub use terms::SplitSum;
 

@@ -1,0 +1,414 @@
+//! The energy of each part and the work through each port along a discrete
+//! trajectory (docs/systems.md, docs/theory.md §15.1), computed from the
+//! recorded states alone — the runner knows nothing of parts and ports.
+//!
+//! Write the assembled Lagrangian as the sum of its components `L = Σ L_c`
+//! (each part's own Lagrangian; a gyrator's `Bl·a·ḃ`; an inductance port's
+//! magnetic co-energy `½ L(q) ḃ²`), so `L_d = Σ L_d^c` with the same map
+//! `Ψ` (`L_d^c = h L_c(Ψ(q_k, q_{k+1}))`). At an interior node `k` the
+//! stepper solved `D2 L_d(q_{k−1}, q_k) + D1 L_d(q_k, q_{k+1}) = A(q_k)ᵀ μ`.
+//! On a part `P` the other components act with the **discrete impulse**
+//!
+//! ```text
+//! I_c = D2 L_d^c(q_{k−1}, q_k) + D1 L_d^c(q_k, q_{k+1})     (a Lagrangian port c)
+//! I_c = −μ_r A_r(q_k)                                       (a port row r: transformer, joint)
+//! ```
+//!
+//! (the forced discrete Euler–Lagrange equation of `P` alone reads
+//! `D2 L_d^P + D1 L_d^P + Σ_c I_c|_P = 0`), and the work port `c` does on
+//! `P` over the node is `W_{c,P} = ⟨I_c|_P, v̄_P⟩` with the central
+//! velocity `v̄ = (q_{k+1} − q_{k−1})/(2h)`. The multipliers `μ` are not
+//! recorded: they are recovered from the recorded momentum,
+//! `A(q_k)ᵀ μ = p_k + D1 L_d(q_k, q_{k+1})`, by least squares.
+//!
+//! For a gyrator with the midpoint map the impulses are
+//! `½ Bl (Δb_{k−1} + Δb_k)` on `a` and `−½ Bl (Δa_{k−1} + Δa_k)` on `b`, so
+//! the work done on one side is the work taken from the other to round-off;
+//! for a transformer or a joint with constant rows, `W_a + W_b = −μ A v̄`
+//! vanishes with the discrete constraint `A Δq = 0` of both steps (a joint
+//! with rows that vary, and an inductance port, which stores energy, balance
+//! to `O(h³)` a node). Each
+//! part's energy `E_P = ⟨∂L_P/∂v, v⟩ − L_P` at `Ψ` (these sum to the
+//! recorded discrete energy `E_d = −D3 L_d`) changes by the work of its
+//! ports to the accuracy of the method (`O(h²)` over a run).
+//!
+//! Steps with an impact (sub-steps of other lengths) are found by
+//! `p_{k+1} ≠ D2 L_d(q_k, q_{k+1})`; the nodes next to them are skipped and
+//! counted, so a part's `unaccounted` energy includes what moved across
+//! those steps.
+
+use crate::{Component, System};
+use diracvi_expr::{CompiledModel, ModelFileError};
+use nalgebra::{DMatrix, DVector};
+use num_dual::Dual64;
+use serde::Serialize;
+
+/// Relative mismatch of `p_{k+1}` and `D2 L_d(q_k, q_{k+1})` above which a
+/// step is taken for one with an impact.
+const IRREGULAR: f64 = 1e-8;
+
+/// One step's values of every component at `Ψ(q_k, q_{k+1})`.
+#[derive(Debug, Clone)]
+struct StepValues {
+    /// `D1 L_d^c` per component.
+    d1: Vec<Vec<f64>>,
+    /// `D2 L_d^c` per component.
+    d2: Vec<Vec<f64>>,
+    /// `E_c` per component.
+    energy: Vec<f64>,
+    /// Whether `p_{k+1} = D2 L_d` (no impact in the step).
+    regular: bool,
+}
+
+/// What a part's entry of the summary holds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PartReport {
+    /// `E_P` of the first step (`None` for a run of no step).
+    pub energy_initial: Option<f64>,
+    /// `E_P` of the last step.
+    pub energy_final: Option<f64>,
+    /// `Σ_nodes Σ_ports W_{c,P}`: the work its ports did on it.
+    pub port_work: f64,
+    /// `energy_final − energy_initial − port_work`: the method's energy
+    /// error of the part, and what moved across skipped (impact) nodes.
+    pub unaccounted: Option<f64>,
+}
+
+/// What a port's entry of the summary holds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PortReport {
+    /// `gyrator`, `transformer`, `inductance`, `joint`.
+    pub kind: &'static str,
+    /// The parts it touches (side `a` first).
+    pub parts: Vec<String>,
+    /// The work it did on each of them over the run (`parts` order).
+    pub work: Vec<f64>,
+    /// The energy it stores (an inductance's magnetic co-energy; 0 for the
+    /// others) at the first step.
+    pub energy_initial: Option<f64>,
+    /// ... and at the last.
+    pub energy_final: Option<f64>,
+    /// `max_k |W_{c,a}| / h`: the largest power through it (into its first
+    /// part).
+    pub power_max: f64,
+    /// `max_k |Σ_P W_{c,P} + ΔE_c|`: per node, the work done on one side
+    /// against the work taken from the other (and the energy stored);
+    /// round-off for a gyrator with the midpoint map and for constant rows.
+    pub balance_max: f64,
+    /// `max_k Σ_P |W_{c,P}|`, the scale of `balance_max`.
+    pub work_scale: f64,
+}
+
+/// The accounting of a run: per part, per port, and how many nodes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AccountingReport {
+    /// By part name, in file order.
+    pub parts: Vec<(String, PartReport)>,
+    /// By port name, in file order.
+    pub ports: Vec<(String, PortReport)>,
+    /// Interior nodes accounted.
+    pub nodes: usize,
+    /// Interior nodes skipped (next to a step with an impact, or a gap in
+    /// the records).
+    pub nodes_skipped: usize,
+    /// `max_k |Σ_c E_c − E_d|`: the parts' and ports' energies against the
+    /// runner's discrete energy of each step (steps without an impact).
+    pub energy_sum_deviation_max: f64,
+}
+
+/// Feed it every recorded step of a run of the assembled system (the
+/// Lagrange–Dirac stepper of order 2, forward in time), then
+/// [`report`](Self::report).
+#[derive(Debug, Clone)]
+pub struct Accounting {
+    components: Vec<Component>,
+    compiled: Vec<CompiledModel>,
+    full: CompiledModel,
+    ranges: Vec<std::ops::Range<usize>>,
+    part_names: Vec<String>,
+    h: f64,
+    /// Where `Ψ` evaluates positions: `q_k + w (q_{k+1} − q_k)`.
+    w: f64,
+    /// The last two records `(k, q, p)`.
+    window: Vec<(usize, Vec<f64>, Vec<f64>)>,
+    /// The values of the last step.
+    last: Option<StepValues>,
+    first_energy: Option<Vec<f64>>,
+    last_energy: Option<Vec<f64>>,
+    /// Per component, per touched part: the work summed.
+    work: Vec<Vec<f64>>,
+    power_max: Vec<f64>,
+    balance_max: Vec<f64>,
+    work_scale: Vec<f64>,
+    nodes: usize,
+    skipped: usize,
+    sum_deviation: f64,
+}
+
+impl Accounting {
+    /// The accounting of `system` run with parameter values `overrides`
+    /// (as `--set` gives them), step `h`, and the midpoint (`midpoint`) or
+    /// the forward discretization map.
+    ///
+    /// # Errors
+    /// A component's Lagrangian does not compile with these values.
+    pub fn new(
+        system: &System,
+        overrides: &[(String, f64)],
+        h: f64,
+        midpoint: bool,
+    ) -> Result<Accounting, ModelFileError> {
+        let model = system.model();
+        let full = model.compile(overrides)?;
+        let mut compiled = Vec::new();
+        for c in system.components() {
+            let mut piece = model.clone();
+            piece.lagrangian = c.lagrangian.clone();
+            piece.hamiltonian = None;
+            piece.drawing = None;
+            compiled.push(piece.compile(overrides)?);
+        }
+        let components = system.components().to_vec();
+        let parts = components.iter().filter(|c| c.port.is_none()).count();
+        Ok(Accounting {
+            work: components
+                .iter()
+                .map(|c| vec![0.0; c.parts.len()])
+                .collect(),
+            power_max: vec![0.0; components.len()],
+            balance_max: vec![0.0; components.len()],
+            work_scale: vec![0.0; components.len()],
+            part_names: components[..parts].iter().map(|c| c.name.clone()).collect(),
+            components,
+            compiled,
+            full,
+            ranges: system.part_ranges().to_vec(),
+            h,
+            w: if midpoint { 0.5 } else { 0.0 },
+            window: Vec::with_capacity(2),
+            last: None,
+            first_energy: None,
+            last_energy: None,
+            nodes: 0,
+            skipped: 0,
+            sum_deviation: 0.0,
+        })
+    }
+
+    /// The values of every component on the step `q0 → q1`, and whether it
+    /// was a regular step (`p1 = D2 L_d`).
+    fn step(&self, q0: &[f64], q1: &[f64], p1: &[f64]) -> StepValues {
+        let n = q0.len();
+        let h = self.h;
+        let q: Vec<f64> = (0..n).map(|i| q0[i] + self.w * (q1[i] - q0[i])).collect();
+        let v: Vec<f64> = (0..n).map(|i| (q1[i] - q0[i]) / h).collect();
+        let mut out = StepValues {
+            d1: Vec::new(),
+            d2: Vec::new(),
+            energy: Vec::new(),
+            regular: true,
+        };
+        let mut d2_total = vec![0.0; n];
+        for (c, model) in self.components.iter().zip(&self.compiled) {
+            if c.lagrangian == "0" {
+                // a port of rows only: no Lagrangian term, no energy
+                out.d1.push(vec![0.0; n]);
+                out.d2.push(vec![0.0; n]);
+                out.energy.push(0.0);
+                continue;
+            }
+            let qd: Vec<Dual64> = q.iter().map(|&x| Dual64::from(x)).collect();
+            let vd: Vec<Dual64> = v.iter().map(|&x| Dual64::from(x)).collect();
+            let mut lq = vec![0.0; n];
+            let mut lv = vec![0.0; n];
+            let mut value = 0.0;
+            for i in 0..n {
+                let mut qi = qd.clone();
+                qi[i] = qi[i].derivative();
+                let l = model.lagrangian(&qi, &vd);
+                lq[i] = l.eps;
+                value = l.re;
+                let mut vi = vd.clone();
+                vi[i] = vi[i].derivative();
+                lv[i] = model.lagrangian(&qd, &vi).eps;
+            }
+            if n == 0 {
+                value = model.lagrangian::<f64>(&[], &[]);
+            }
+            let energy = (0..n).map(|i| lv[i] * v[i]).sum::<f64>() - value;
+            let d1: Vec<f64> = (0..n).map(|i| h * (1.0 - self.w) * lq[i] - lv[i]).collect();
+            let d2: Vec<f64> = (0..n).map(|i| h * self.w * lq[i] + lv[i]).collect();
+            for i in 0..n {
+                d2_total[i] += d2[i];
+            }
+            out.d1.push(d1);
+            out.d2.push(d2);
+            out.energy.push(energy);
+        }
+        let scale = p1
+            .iter()
+            .chain(&d2_total)
+            .fold(f64::MIN_POSITIVE, |m, x| m.max(x.abs()));
+        let mismatch = p1
+            .iter()
+            .zip(&d2_total)
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        out.regular = mismatch <= IRREGULAR * scale;
+        out
+    }
+
+    /// The next recorded step: step index `k`, configuration `q`, momentum
+    /// `p` and the runner's discrete energy of the step ending at `k`.
+    /// Records must come every step; a gap starts the accounting afresh
+    /// (the nodes missed are counted as skipped).
+    pub fn record(&mut self, k: usize, q: &[f64], p: &[f64], energy: f64) {
+        if let Some((k_last, _, _)) = self.window.last()
+            && *k_last + 1 != k
+        {
+            self.skipped += k.saturating_sub(*k_last + 1) + usize::from(self.last.is_some());
+            self.window.clear();
+            self.last = None;
+        }
+        let Some((_, q_prev, _)) = self.window.last() else {
+            self.window.push((k, q.to_vec(), p.to_vec()));
+            return;
+        };
+        let step = self.step(q_prev, q, p);
+        if step.regular {
+            let total: f64 = step.energy.iter().sum();
+            self.sum_deviation = self.sum_deviation.max((total - energy).abs());
+        }
+        if self.first_energy.is_none() {
+            self.first_energy = Some(step.energy.clone());
+        }
+        self.last_energy = Some(step.energy.clone());
+        if let Some(before) = self.last.take() {
+            if before.regular && step.regular {
+                self.node(&before, &step, q);
+            } else {
+                self.skipped += 1;
+            }
+        }
+        self.last = Some(step);
+        if self.window.len() == 2 {
+            self.window.remove(0);
+        }
+        self.window.push((k, q.to_vec(), p.to_vec()));
+    }
+
+    /// The node between the steps `before` (`q_{k−1} → q_k`) and `after`
+    /// (`q_k → q_{k+1}`, `q_next = q_{k+1}`); the window holds `k−1`, `k`.
+    fn node(&mut self, before: &StepValues, after: &StepValues, q_next: &[f64]) {
+        let (q_back, (q_k, p_k)) = (&self.window[0].1, (&self.window[1].1, &self.window[1].2));
+        let n = q_k.len();
+        let vbar: Vec<f64> = (0..n)
+            .map(|i| (q_next[i] - q_back[i]) / (2.0 * self.h))
+            .collect();
+        // the multipliers, when a port has rows
+        let needs_mu = self
+            .components
+            .iter()
+            .any(|c| c.port.is_some() && !c.rows.is_empty());
+        let mut mu = DVector::zeros(0);
+        let mut a = DMatrix::zeros(0, n);
+        if needs_mu {
+            let m = self.full.m();
+            a = DMatrix::from_fn(m, n, |r, c| self.full.constraint(r, c, q_k));
+            let r = DVector::from_fn(n, |i, _| {
+                p_k[i] + after.d1.iter().map(|d| d[i]).sum::<f64>()
+            });
+            mu = a
+                .transpose()
+                .svd(true, true)
+                .solve(&r, 1e-13)
+                .unwrap_or_else(|_| DVector::zeros(m));
+        }
+        for (ci, c) in self.components.iter().enumerate() {
+            if c.port.is_none() {
+                continue;
+            }
+            let impulse: Vec<f64> = if c.rows.is_empty() {
+                (0..n).map(|i| before.d2[ci][i] + after.d1[ci][i]).collect()
+            } else {
+                (0..n)
+                    .map(|i| -c.rows.iter().map(|&r| mu[r] * a[(r, i)]).sum::<f64>())
+                    .collect()
+            };
+            let mut sum = after.energy[ci] - before.energy[ci];
+            let mut abs = 0.0;
+            for (j, &part) in c.parts.iter().enumerate() {
+                let w: f64 = self.ranges[part]
+                    .clone()
+                    .map(|i| impulse[i] * vbar[i])
+                    .sum();
+                self.work[ci][j] += w;
+                sum += w;
+                abs += w.abs();
+                if j == 0 {
+                    self.power_max[ci] = self.power_max[ci].max(w.abs() / self.h);
+                }
+            }
+            self.balance_max[ci] = self.balance_max[ci].max(sum.abs());
+            self.work_scale[ci] = self.work_scale[ci].max(abs);
+        }
+        self.nodes += 1;
+    }
+
+    /// The report over the steps recorded so far.
+    pub fn report(&self) -> AccountingReport {
+        let parts = self.part_names.len();
+        let mut port_work = vec![0.0; parts];
+        for (ci, c) in self.components.iter().enumerate() {
+            if c.port.is_some() {
+                for (j, &part) in c.parts.iter().enumerate() {
+                    port_work[part] += self.work[ci][j];
+                }
+            }
+        }
+        let at = |e: &Option<Vec<f64>>, ci: usize| e.as_ref().map(|e| e[ci]);
+        AccountingReport {
+            parts: (0..parts)
+                .map(|ci| {
+                    let (e0, e1) = (at(&self.first_energy, ci), at(&self.last_energy, ci));
+                    (
+                        self.part_names[ci].clone(),
+                        PartReport {
+                            energy_initial: e0,
+                            energy_final: e1,
+                            port_work: port_work[ci],
+                            unaccounted: e0.zip(e1).map(|(a, b)| b - a - port_work[ci]),
+                        },
+                    )
+                })
+                .collect(),
+            ports: self
+                .components
+                .iter()
+                .enumerate()
+                .filter_map(|(ci, c)| {
+                    let kind = c.port?;
+                    Some((
+                        c.name.clone(),
+                        PortReport {
+                            kind: kind.as_str(),
+                            parts: c
+                                .parts
+                                .iter()
+                                .map(|&p| self.part_names[p].clone())
+                                .collect(),
+                            work: self.work[ci].clone(),
+                            energy_initial: at(&self.first_energy, ci),
+                            energy_final: at(&self.last_energy, ci),
+                            power_max: self.power_max[ci],
+                            balance_max: self.balance_max[ci],
+                            work_scale: self.work_scale[ci],
+                        },
+                    ))
+                })
+                .collect(),
+            nodes: self.nodes,
+            nodes_skipped: self.skipped,
+            energy_sum_deviation_max: self.sum_deviation,
+        }
+    }
+}
