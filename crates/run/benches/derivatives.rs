@@ -7,7 +7,7 @@
 //! plain run (medians of interleaved repetitions, with their spread), then
 //! the criterion groups.
 //!
-//! `cargo bench -p diracvi-run --bench derivatives`
+//! `cargo bench -p diracvi-run --bench derivatives --profile wheel`
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use diracvi_run::{Discard, RunOutcome, RunPlan, Scenario, execute};

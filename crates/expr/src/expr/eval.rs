@@ -459,9 +459,9 @@ pub(crate) fn reverse<S: AdScalar>(ops: &[Op], registers: usize, vars: &[S]) -> 
             Op::Max => acc = max(pop!(), acc),
             Op::Atan2 => acc = atan2(pop!(), acc),
             Op::AddVar(i) => acc += var(i),
-            Op::SubVar(i) => acc = acc - var(i),
-            Op::MulVar(i) => acc = acc * var(i),
-            Op::DivVar(i) => acc = acc / var(i),
+            Op::SubVar(i) => acc -= var(i),
+            Op::MulVar(i) => acc *= var(i),
+            Op::DivVar(i) => acc /= var(i),
             Op::AddC(c) => acc += c,
             Op::MulC(c) => acc *= c,
             Op::DivC(c) => acc /= c,
@@ -644,10 +644,10 @@ pub(crate) fn reverse<S: AdScalar>(ops: &[Op], registers: usize, vars: &[S]) -> 
                 }
             }
             Op::Square => abar = abar * a * 2.0,
-            Op::Sqrt => abar = abar / (res * 2.0),
+            Op::Sqrt => abar /= res * 2.0,
             Op::Sin => abar *= a.cos(),
             Op::Cos => abar = -abar * a.sin(),
-            Op::Tan => abar = abar * (res * res + 1.0),
+            Op::Tan => abar *= res * res + 1.0,
             Op::Exp => abar *= res,
             Op::Ln => abar /= a,
             Op::Abs => {

@@ -486,7 +486,7 @@ mod tests {
             let e = Expr::compile(src, &scope).unwrap();
             let duals: Vec<Dual64> = (0..3).map(|i| Dual64::new(x[i], dir[i])).collect();
             let (value, bars) = e.eval_gradient(&duals);
-            for k in 0..3 {
+            for (k, bar) in bars.iter().enumerate() {
                 let h: Vec<HyperDual64> = (0..3)
                     .map(|i| HyperDual64::new(x[i], f64::from(u8::from(i == k)), dir[i], 0.0))
                     .collect();
@@ -496,11 +496,11 @@ mod tests {
                     "{src}"
                 );
                 let tol = 1e-13 * f.eps1.abs().max(f.eps1eps2.abs()).max(1.0);
-                assert!((bars[k].re - f.eps1).abs() <= tol, "{src}: ∂/∂x{k}");
+                assert!((bar.re - f.eps1).abs() <= tol, "{src}: ∂/∂x{k}");
                 assert!(
-                    (bars[k].eps - f.eps1eps2).abs() <= tol,
+                    (bar.eps - f.eps1eps2).abs() <= tol,
                     "{src}: ∂²/∂x{k}∂d {} vs {}",
-                    bars[k].eps,
+                    bar.eps,
                     f.eps1eps2
                 );
             }

@@ -185,8 +185,8 @@ impl ParametricModel {
         }
         if n == 0 {
             let (_, bars) = self.lagrangian.eval_gradient(&vars);
-            for t in 0..p {
-                out.theta[t] = bars[t].re;
+            for (t, b) in bars.iter().enumerate() {
+                out.theta[t] = b.re;
             }
         }
         out
