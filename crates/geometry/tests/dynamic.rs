@@ -673,3 +673,96 @@ fn second_derivatives_over_all_step_data_match_differences_of_the_first() {
         Err(GeometryError::NoSuchBoundaryPiece { piece: 2, count: 2 })
     ));
 }
+
+/// Three coordinates, eleven parameters entering `L` nonlinearly (masses,
+/// couplings, a potential's coefficients): more parameters than one chunk.
+struct Parametric;
+
+impl Parametric {
+    const THETA: [f64; 11] = [1.3, 0.7, 2.1, 0.4, 9.8, 0.25, 1.5, 0.6, 0.9, 0.35, 1.1];
+}
+
+impl DynSystem for Parametric {
+    fn coordinate_count(&self) -> usize {
+        3
+    }
+    fn constraint_count(&self) -> usize {
+        0
+    }
+    fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
+        let t: Vec<S> = Self::THETA.iter().map(|&x| q[0] * 0.0 + x).collect();
+        self.lagrangian_with(q, v, &t)
+    }
+    fn constraint_forms<S: AdScalar>(&self, _q: &[S], _a: &mut [S]) {}
+    fn parameter_count(&self) -> usize {
+        Self::THETA.len()
+    }
+    fn parameter_values(&self) -> Vec<f64> {
+        Self::THETA.to_vec()
+    }
+    fn lagrangian_with<S: AdScalar>(&self, q: &[S], v: &[S], t: &[S]) -> S {
+        let kinetic = v[0] * v[0] * t[0] * 0.5
+            + v[1] * v[1] * (t[1] + t[2] * q[0].cos().powi(2)) * 0.5
+            + v[2] * v[2] * t[3] * 0.5
+            + v[0] * v[2] * (q[1] * t[9]).sin() * t[10];
+        let potential = t[4] * t[0] * (-q[0].cos())
+            + t[5] * (q[1] - q[2] * t[6]).powi(2)
+            + (q[2] * t[7]).exp() * t[8];
+        kinetic - potential
+    }
+}
+
+/// `∂(D1 L_d, D2 L_d, D3 L_d)/∂θ · D` from the mixed derivatives of `L`
+/// alone (`parameter_rows`) equals the sum of the `s_a`, `s_b` columns of
+/// the Hessian of the system lifted by the directions (`ParamLifted`), for
+/// both maps and orientations.
+#[test]
+fn parameter_rows_equal_the_lifted_hessian() {
+    use diracvi_geometry::dynamic::ParamLifted;
+    let (n, p) = (3, Parametric::THETA.len());
+    let a = DVector::from_column_slice(&[0.4, -0.3, 0.2]);
+    let d = DVector::from_column_slice(&[0.05, 0.02, -0.04]);
+    let h = 0.1;
+    // two directions: a mix of all parameters, and one parameter
+    let mut dirs = DMatrix::zeros(p, 2);
+    for i in 0..p {
+        dirs[(i, 0)] = 0.3 + 0.1 * i as f64;
+    }
+    dirs[(7, 1)] = 1.0;
+    let lifted = ParamLifted::new(&Parametric, &dirs);
+    let r = 2;
+    let lift = |x: &DVector<f64>| {
+        let mut y = DVector::zeros(n + r);
+        y.rows_mut(0, n).copy_from(x);
+        y
+    };
+    for map in [Discretization::Forward, Discretization::Midpoint] {
+        for orientation in [Orientation::Forward, Orientation::Reversed] {
+            let rows = DynDiscreteLagrangian::new(&Parametric, map)
+                .oriented(orientation)
+                .parameter_rows(&a, &d, h)
+                .unwrap()
+                * &dirs;
+            let hess = DynDiscreteLagrangian::new(&lifted, map)
+                .oriented(orientation)
+                .second_increment(&lift(&a), &lift(&d), h)
+                .unwrap()
+                .jacobian;
+            let np = n + r;
+            for s in 0..r {
+                for (row, lrow) in (0..n)
+                    .map(|i| (i, i))
+                    .chain((0..n).map(|i| (n + i, np + i)))
+                    .chain([(2 * n, 2 * np)])
+                {
+                    let expected = hess[(lrow, n + s)] + hess[(lrow, np + n + s)];
+                    assert!(
+                        (rows[(row, s)] - expected).abs() <= 1e-13 * expected.abs().max(1.0),
+                        "{map:?} {orientation:?} row {row} direction {s}: {} vs {expected}",
+                        rows[(row, s)]
+                    );
+                }
+            }
+        }
+    }
+}

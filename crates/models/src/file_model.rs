@@ -10,7 +10,7 @@
 use crate::{NamedDynSystem, ParameterSeed, ParameterSeedError, Scenario};
 use diracvi_expr::{CompiledModel, ModelFile, ParametricModel};
 use diracvi_geometry::AdScalar;
-use diracvi_geometry::dynamic::{DynSystem, LagrangianTerms};
+use diracvi_geometry::dynamic::{DynSystem, LagrangianParamSecond, LagrangianTerms};
 use nalgebra::DVector;
 use std::sync::{Arc, OnceLock};
 
@@ -161,6 +161,13 @@ impl DynSystem for FileModel {
         match self.parametric() {
             Some(p) => p.lagrangian(q, v, theta),
             None => self.lagrangian(q, v),
+        }
+    }
+
+    fn lagrangian_parameter_second(&self, q: &[f64], v: &[f64]) -> LagrangianParamSecond {
+        match self.parametric() {
+            Some(p) => p.lagrangian_parameter_second(q, v),
+            None => diracvi_geometry::dynamic::lagrangian_parameter_second_forward(self, q, v),
         }
     }
 

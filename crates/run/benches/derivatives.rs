@@ -7,7 +7,7 @@
 //! plain run (medians of interleaved repetitions, with their spread), then
 //! the criterion groups.
 //!
-//! `cargo bench -p diracvi-run --bench derivatives`
+//! `cargo bench -p diracvi-run --bench derivatives --profile wheel`
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use diracvi_run::{Discard, RunOutcome, RunPlan, Scenario, execute};
@@ -17,8 +17,9 @@ use std::time::Instant;
 
 const STEPS: usize = 10_000;
 const COEFFICIENTS: usize = 100;
-/// Steps of the Fourier pendulum's runs (its forward sensitivities carry
-/// 100 columns).
+/// Steps of the Fourier pendulum's runs (its sensitivities carry 100
+/// columns, each step's built by reverse sweeps over the Lagrangian's tape,
+/// docs/theory.md §12.5).
 const FOURIER_STEPS: usize = 1_000;
 
 fn pendulum() -> Scenario {
@@ -135,7 +136,7 @@ fn derivatives(c: &mut Criterion) {
     let names: Vec<String> = (1..=COEFFICIENTS).map(|k| format!("c{k}")).collect();
     let short = RunPlan::new(FOURIER_STEPS);
     let rows = timings(
-        3,
+        7,
         &mut [
             ("plain run", Box::new(|| drop(run(&f, short.clone())))),
             (

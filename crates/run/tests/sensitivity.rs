@@ -4,7 +4,7 @@
 //! catalogued models with a model file the refusal names.
 
 use diracvi_models::catalogue;
-use diracvi_run::{Discard, MODEL_FILE_TWINS, RunError, RunPlan, Scenario, execute};
+use diracvi_run::{Direction, Discard, MODEL_FILE_TWINS, RunError, RunPlan, Scenario, execute};
 use std::path::Path;
 
 fn root() -> &'static Path {
@@ -167,5 +167,89 @@ fn the_model_file_twins_exist() {
     for name in names {
         let has_file = root().join("models").join(format!("{name}.toml")).exists();
         assert_eq!(has_file, MODEL_FILE_TWINS.contains(&name), "{name}");
+    }
+}
+
+/// A pendulum whose potential is a sum of 12 terms in 12 parameters
+/// `c1…c12` (trigonometric, powers, roots, quotients, `atan2`, `exp`): its
+/// steps' parameter columns come from the derivatives of `L` in `θ` alone,
+/// by reverse sweeps over the Lagrangian's tape (docs/theory.md §12.5).
+/// The forward sensitivities and the reverse sweep over the tape against
+/// fourth-order central differences of whole runs, forward and backward in
+/// time, relative 1e-6 of the column's largest entry (at least 1e-3), and
+/// against each other to round-off.
+#[test]
+fn many_parameters_by_reverse_sweeps_match_differences_of_runs() {
+    let mut text = String::from(
+        "[model]\nname = \"series\"\ncoordinates = [\"theta\"]\nlagrangian = \
+         \"0.5*(1 + c12^2/10)*theta_dot^2 - c1*cos(theta) - c2*sin(2*theta)^2 \
+         - c3*theta_dot*sin(theta) - sqrt(c4 + theta^2) - c5*exp(-theta^2/c6) \
+         - atan2(c7*theta, c8) - c9*theta^2/(c10 + theta_dot^2) - c11^2*cos(3*theta)*theta\"\n\
+         [parameters]\n",
+    );
+    let values = [
+        9.8, 0.05, 0.02, 0.3, 0.1, 0.7, 0.04, 1.2, 0.2, 2.0, 0.1, 0.5,
+    ];
+    for (k, c) in values.iter().enumerate() {
+        text.push_str(&format!("c{} = {c:?}\n", k + 1));
+    }
+    text.push_str("[run]\nh = 0.01\nt_end = 1.0\n[initial]\nq = [0.6]\nv = [0.1]\n");
+    let path = std::env::temp_dir().join(format!("diracvi-series-{}.toml", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    let sc = Scenario::from_model_file(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    let names: Vec<String> = (1..=values.len()).map(|k| format!("c{k}")).collect();
+    let steps = 100;
+    for direction in [Direction::Forward, Direction::Backward] {
+        series_against_differences(&sc, &names, &values, steps, direction);
+    }
+}
+
+fn series_against_differences(
+    sc: &Scenario,
+    names: &[String],
+    values: &[f64],
+    steps: usize,
+    direction: Direction,
+) {
+    let plan = RunPlan::new(steps).direction(direction);
+    let o = execute(
+        sc,
+        plan.clone().sensitivity(names).tangents(true),
+        &mut Discard,
+    )
+    .unwrap();
+    let g = [0.8, -1.3];
+    let gradient = o.tangents.as_ref().unwrap().gradient(&g).unwrap();
+    for (k, name) in names.iter().enumerate() {
+        let (asked, exact) = &o.sensitivity[k];
+        assert_eq!(asked, name);
+        let value = values[k];
+        // fourth-order differences: a step large next to the solver's
+        // tolerance, a truncation error (δ⁴) far below the tolerance here
+        let delta = 1e-3 * value.abs().max(0.1);
+        let at = |e: f64| {
+            let mut s = sc.clone();
+            s.set(name, &format!("{:.17e}", value + e)).unwrap();
+            let o = execute(&s, plan.clone(), &mut Discard).unwrap();
+            [o.final_q, o.final_p].concat()
+        };
+        let (plus, minus) = (at(delta), at(-delta));
+        let (plus2, minus2) = (at(2.0 * delta), at(-2.0 * delta));
+        let scale = exact.iter().fold(1e-3_f64, |m, x| m.max(x.abs()));
+        for i in 0..2 {
+            let fd = (8.0 * (plus[i] - minus[i]) - (plus2[i] - minus2[i])) / (12.0 * delta);
+            assert!(
+                (fd - exact[i]).abs() <= 1e-6 * scale,
+                "{direction:?} ∂x[{i}]/∂{name}: {} vs {fd}",
+                exact[i]
+            );
+        }
+        let forward = exact[0] * g[0] + exact[1] * g[1];
+        let (_, reverse) = &gradient.parameters[k];
+        assert!(
+            (reverse - forward).abs() <= 1e-12 * forward.abs().max(1.0),
+            "∂F/∂{name}: {reverse} vs {forward}"
+        );
     }
 }

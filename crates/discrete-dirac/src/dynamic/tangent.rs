@@ -128,7 +128,7 @@ where
         reaction: &DVector<f64>,
         h: f64,
     ) -> Result<DynStepTangent, StepError> {
-        self.tangent_over(self.system(), 0, k, t, a, d, reaction, h)
+        self.tangent_over(self.system(), 0, None, k, t, a, d, reaction, h)
             .map(|s| s.tangent)
     }
 
@@ -155,19 +155,46 @@ where
         directions: &DMatrix<f64>,
     ) -> Result<DynStepSensitivity, StepError> {
         check_directions(self.system(), directions)?;
+        if self.parameter_rows_apply(a, d) {
+            let geo = |source: GeometryError| StepError::Geometry { step: k, t, source };
+            let ld =
+                DynDiscreteLagrangian::new(self.system(), self.map()).oriented(self.orientation());
+            let rows = times_sparse(&ld.parameter_rows(a, d, h).map_err(geo)?, directions);
+            return self.tangent_over(self.system(), 0, Some(&rows), k, t, a, d, reaction, h);
+        }
         let lifted = ParamLifted::new(self.system(), directions);
-        self.tangent_over(&lifted, directions.ncols(), k, t, a, d, reaction, h)
+        self.tangent_over(&lifted, directions.ncols(), None, k, t, a, d, reaction, h)
+    }
+
+    /// Whether the parameter columns of a step from `a` (increment `d`)
+    /// come from [`DynDiscreteLagrangian::parameter_rows`] (the derivatives
+    /// of `L` in `θ` alone): without constraint rows and without a
+    /// gyroscopic force, the step equations `π_a + D1 L_d = 0`,
+    /// `π_b = D2 L_d` depend on `θ` through `L` only. Otherwise the lifted
+    /// system ([`ParamLifted`]) differentiates the constraint, reaction and
+    /// force terms too.
+    fn parameter_rows_apply(&self, a: &DVector<f64>, d: &DVector<f64>) -> bool {
+        let system = self.system();
+        if system.constraint_count() > 0 {
+            return false;
+        }
+        let mut f = vec![0.0; a.len()];
+        !system.gyroscopic_force(a.as_slice(), d.as_slice(), &mut f)
     }
 
     /// The step's derivative in its data `(a, π_a, h)` and in `r` parameter
     /// directions, with the step quantities' second derivatives taken over
     /// `lifted`: the system itself (`r = 0`) or its [`ParamLifted`] (the
     /// last `r` coordinates are the directions, held at `0` on both ends).
+    /// With `rows` (`lifted` the system itself, `r = 0`; only without
+    /// constraint rows and forces), the parameter columns are instead
+    /// `rows = ∂(D1 L_d, D2 L_d, D3 L_d)/∂θ · D` (`(2n + 1) × r'`).
     #[allow(clippy::too_many_arguments)]
     fn tangent_over<Ly: DynSystem>(
         &self,
         lifted: &Ly,
         r: usize,
+        rows: Option<&DMatrix<f64>>,
         k: usize,
         t: f64,
         a: &DVector<f64>,
@@ -182,7 +209,9 @@ where
         // lifted z' = (a, s_a, b, s_b, h); the data z = (a, π_a, h, s).
         let (col_b, col_sa, col_sb, col_h) = (np, n, np + n, 2 * np);
         let row_p2 = np;
-        let nz = 2 * n + 1 + r;
+        // the parameter columns: lifted (r) or given (rows)
+        let rc = rows.map_or(r, DMatrix::ncols);
+        let nz = 2 * n + 1 + rc;
         let lift = |x: &DVector<f64>| {
             let mut y = DVector::zeros(np);
             y.rows_mut(0, n).copy_from(x);
@@ -216,9 +245,18 @@ where
         for i in 0..n {
             jz[(i, n + i)] = 1.0;
             jz[(i, 2 * n)] = p[(i, col_h)];
-            for s in 0..r {
-                jz[(i, 2 * n + 1 + s)] =
-                    p[(i, col_sa + s)] + p[(i, col_sb + s)] - reaction_a[(i, n + s)];
+            match rows {
+                Some(rows) => {
+                    for s in 0..rc {
+                        jz[(i, 2 * n + 1 + s)] = rows[(i, s)];
+                    }
+                }
+                None => {
+                    for s in 0..r {
+                        jz[(i, 2 * n + 1 + s)] =
+                            p[(i, col_sa + s)] + p[(i, col_sb + s)] - reaction_a[(i, n + s)];
+                    }
+                }
             }
         }
         jz.view_mut((n, 0), (m, n))
@@ -243,17 +281,26 @@ where
                 pi_z[(i, j)] = p[(row_p2 + i, j)];
             }
             pi_z[(i, 2 * n)] = p[(row_p2 + i, col_h)];
-            for s in 0..r {
-                pi_z[(i, 2 * n + 1 + s)] =
-                    p[(row_p2 + i, col_sa + s)] + p[(row_p2 + i, col_sb + s)];
+            match rows {
+                Some(rows) => {
+                    for s in 0..rc {
+                        pi_z[(i, 2 * n + 1 + s)] = rows[(n + i, s)];
+                    }
+                }
+                None => {
+                    for s in 0..r {
+                        pi_z[(i, 2 * n + 1 + s)] =
+                            p[(row_p2 + i, col_sa + s)] + p[(row_p2 + i, col_sb + s)];
+                    }
+                }
             }
         }
         pi_z += p.view((row_p2, col_b), (n, n)) * yb;
         if self.is_symmetric() && m > 0 {
             let b = a + d;
-            let mut rows = vec![0.0; m * n];
-            system.constraint_forms(b.as_slice(), &mut rows);
-            let b_forms = DMatrix::from_row_slice(m, n, &rows);
+            let mut b_rows = vec![0.0; m * n];
+            system.constraint_forms(b.as_slice(), &mut b_rows);
+            let b_forms = DMatrix::from_row_slice(m, n, &b_rows);
             let reaction_b = reaction_jacobian_dyn(lifted, &lift(&b), &mu).map_err(geo)?;
             pi_z -= reaction_b.view((0, 0), (n, n)) * yb + b_forms.transpose() * y.rows(n, m);
             for i in 0..n {
@@ -272,13 +319,13 @@ where
         let mut step = DVector::zeros(2 * n);
         step.rows_mut(0, n).copy_from(&yb.column(2 * n));
         step.rows_mut(n, n).copy_from(&pi_z.column(2 * n));
-        let mut parameters = DMatrix::zeros(2 * n, r);
+        let mut parameters = DMatrix::zeros(2 * n, rc);
         parameters
-            .view_mut((0, 0), (n, r))
-            .copy_from(&yb.columns(2 * n + 1, r));
+            .view_mut((0, 0), (n, rc))
+            .copy_from(&yb.columns(2 * n + 1, rc));
         parameters
-            .view_mut((n, 0), (n, r))
-            .copy_from(&pi_z.columns(2 * n + 1, r));
+            .view_mut((n, 0), (n, rc))
+            .copy_from(&pi_z.columns(2 * n + 1, rc));
         Ok(DynStepSensitivity {
             tangent: DynStepTangent { start, step },
             parameters,
@@ -310,6 +357,20 @@ impl DynStepSensitivity {
             parameters,
         }
     }
+}
+
+/// `x · d`, skipping the zero entries of `d` (parameter directions are
+/// mostly unit vectors: one entry per asked parameter).
+fn times_sparse(x: &DMatrix<f64>, d: &DMatrix<f64>) -> DMatrix<f64> {
+    let mut out = DMatrix::zeros(x.nrows(), d.ncols());
+    for (s, column) in d.column_iter().enumerate() {
+        for (p, &w) in column.iter().enumerate() {
+            if w != 0.0 {
+                out.column_mut(s).axpy(w, &x.column(p), 1.0);
+            }
+        }
+    }
+    out
 }
 
 /// [`StepError::Unsupported`] unless `directions` has one row per

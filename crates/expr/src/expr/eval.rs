@@ -381,3 +381,282 @@ fn exec<S: AdScalar, V: Slots<S>, const K: usize>(ops: &[Op], registers: usize, 
     }
     acc
 }
+
+/// The value of the tape `ops` at `vars` and its gradient in every variable
+/// slot, by reverse mode (docs/theory.md §12.5): one forward pass that
+/// keeps the accumulator before each instruction and the operand each
+/// binary instruction pops, then one backward pass carrying the adjoints
+/// of the accumulator, the stack and the registers. Over dual scalars
+/// (values `x + ε ẋ`), the adjoints are duals too: their `ε` parts are the
+/// derivatives of the gradient along `ẋ` (reverse over forward).
+///
+/// The branches (`min`, `max`, `|x|`, clamps) are taken as in [`run`].
+pub(crate) fn reverse<S: AdScalar>(ops: &[Op], registers: usize, vars: &[S]) -> (S, Vec<S>) {
+    let zero = S::zero();
+    let mut bars = vec![zero; vars.len()];
+    if ops.is_empty() {
+        return (zero, bars);
+    }
+    // forward, keeping acc before each op and each popped operand
+    let mut before = Vec::with_capacity(ops.len());
+    let mut popped = Vec::with_capacity(ops.len());
+    let mut regs = vec![zero; registers];
+    let mut stack: Vec<S> = Vec::with_capacity(16);
+    let mut acc = zero;
+    let var = |i: u32| vars[i as usize];
+    for &op in ops {
+        before.push(acc);
+        let mut pop = zero;
+        macro_rules! push {
+            ($value:expr) => {{
+                stack.push(acc);
+                acc = $value;
+            }};
+        }
+        macro_rules! pop {
+            () => {{
+                pop = stack.pop().unwrap_or(zero);
+                pop
+            }};
+        }
+        match op {
+            Op::LoadVar(i) => acc = var(i),
+            Op::LoadConst(c) => acc = dense_constant(vars[0], c),
+            Op::PushVar(i) => push!(var(i)),
+            Op::PushConst(c) => push!(dense_constant(vars[0], c)),
+            Op::LoadSquareVar(i) => acc = var(i) * var(i),
+            Op::PushSquareVar(i) => push!(var(i) * var(i)),
+            Op::LoadSinVar(i) => acc = var(i).sin(),
+            Op::PushSinVar(i) => push!(var(i).sin()),
+            Op::LoadCosVar(i) => acc = var(i).cos(),
+            Op::PushCosVar(i) => push!(var(i).cos()),
+            Op::SinCosVar {
+                var: v,
+                registers: r,
+                flags,
+            } => {
+                if flags.push {
+                    stack.push(acc);
+                }
+                let (s, c) = var(v).sin_cos();
+                let r = r as usize;
+                if flags.keep_sin {
+                    regs[r] = s;
+                }
+                if flags.keep_cos {
+                    regs[r + 1] = c;
+                }
+                acc = if flags.cos { c } else { s };
+            }
+            Op::LoadReg(r) => acc = regs[r as usize],
+            Op::PushReg(r) => push!(regs[r as usize]),
+            Op::Add => acc = pop!() + acc,
+            Op::Sub => acc = pop!() - acc,
+            Op::Mul => acc = pop!() * acc,
+            Op::Div => acc = pop!() / acc,
+            Op::Pow => acc = pop!().powd(acc),
+            Op::Min => acc = min(pop!(), acc),
+            Op::Max => acc = max(pop!(), acc),
+            Op::Atan2 => acc = atan2(pop!(), acc),
+            Op::AddVar(i) => acc += var(i),
+            Op::SubVar(i) => acc -= var(i),
+            Op::MulVar(i) => acc *= var(i),
+            Op::DivVar(i) => acc /= var(i),
+            Op::AddC(c) => acc += c,
+            Op::MulC(c) => acc *= c,
+            Op::DivC(c) => acc /= c,
+            Op::RSubC(c) => acc = -acc + c,
+            Op::RDivC(c) => acc = acc.recip() * c,
+            Op::PowI(n) => acc = acc.powi(n),
+            Op::PowF(e) => acc = acc.powf(e),
+            Op::ExpMulC(k) => acc = (acc * k).exp(),
+            Op::MinC(c) => {
+                if acc.re() > c {
+                    acc = dense_constant(acc, c);
+                }
+            }
+            Op::MaxC(c) => {
+                if acc.re() < c {
+                    acc = dense_constant(acc, c);
+                }
+            }
+            Op::Neg => acc = -acc,
+            Op::Square => acc = acc * acc,
+            Op::Sqrt => acc = acc.sqrt(),
+            Op::Sin => acc = acc.sin(),
+            Op::Cos => acc = acc.cos(),
+            Op::Tan => acc = acc.tan(),
+            Op::Exp => acc = acc.exp(),
+            Op::Ln => acc = acc.ln(),
+            Op::Abs => acc = abs(acc),
+        }
+        popped.push(pop);
+    }
+    let value = acc;
+    // backward: adjoints of the accumulator, the stack and the registers
+    let mut abar = S::one();
+    let mut sbar: Vec<S> = Vec::with_capacity(16);
+    let mut rbar = vec![zero; registers];
+    let mut after = value;
+    for (idx, &op) in ops.iter().enumerate().rev() {
+        let a = before[idx];
+        let p = popped[idx];
+        let res = after;
+        // the adjoint of the accumulator saved by a push
+        let unpush = |sbar: &mut Vec<S>| sbar.pop().unwrap_or(zero);
+        match op {
+            Op::LoadVar(i) => {
+                bars[i as usize] += abar;
+                abar = zero;
+            }
+            Op::LoadConst(_) => abar = zero,
+            Op::PushVar(i) => {
+                bars[i as usize] += abar;
+                abar = unpush(&mut sbar);
+            }
+            Op::PushConst(_) => abar = unpush(&mut sbar),
+            Op::LoadSquareVar(i) | Op::PushSquareVar(i) => {
+                bars[i as usize] += abar * var(i) * 2.0;
+                abar = if matches!(op, Op::PushSquareVar(_)) {
+                    unpush(&mut sbar)
+                } else {
+                    zero
+                };
+            }
+            Op::LoadSinVar(i) | Op::PushSinVar(i) => {
+                bars[i as usize] += abar * var(i).cos();
+                abar = if matches!(op, Op::PushSinVar(_)) {
+                    unpush(&mut sbar)
+                } else {
+                    zero
+                };
+            }
+            Op::LoadCosVar(i) | Op::PushCosVar(i) => {
+                bars[i as usize] -= abar * var(i).sin();
+                abar = if matches!(op, Op::PushCosVar(_)) {
+                    unpush(&mut sbar)
+                } else {
+                    zero
+                };
+            }
+            Op::SinCosVar {
+                var: v,
+                registers: r,
+                flags,
+            } => {
+                let (s, c) = var(v).sin_cos();
+                let r = r as usize;
+                // adjoints of sin and cos: the accumulator's and the kept registers'
+                let (mut s_bar, mut c_bar) = if flags.cos {
+                    (zero, abar)
+                } else {
+                    (abar, zero)
+                };
+                if flags.keep_sin {
+                    s_bar += rbar[r];
+                    rbar[r] = zero;
+                }
+                if flags.keep_cos {
+                    c_bar += rbar[r + 1];
+                    rbar[r + 1] = zero;
+                }
+                bars[v as usize] += s_bar * c - c_bar * s;
+                abar = if flags.push { unpush(&mut sbar) } else { zero };
+            }
+            Op::LoadReg(r) => {
+                rbar[r as usize] += abar;
+                abar = zero;
+            }
+            Op::PushReg(r) => {
+                rbar[r as usize] += abar;
+                abar = unpush(&mut sbar);
+            }
+            Op::Add => sbar.push(abar),
+            Op::Sub => {
+                sbar.push(abar);
+                abar = -abar;
+            }
+            Op::Mul => {
+                sbar.push(abar * a);
+                abar *= p;
+            }
+            Op::Div => {
+                sbar.push(abar / a);
+                abar = -abar * res / a;
+            }
+            Op::Pow => {
+                // res = p^a
+                sbar.push(abar * a * p.powd(a - 1.0));
+                abar = abar * res * p.ln();
+            }
+            Op::Min | Op::Max => {
+                // `min(pop, acc)`/`max(pop, acc)` return the accumulator
+                // when it wins strictly by real part, else the popped operand
+                let acc_won = match op {
+                    Op::Min => a.re() < p.re(),
+                    _ => a.re() > p.re(),
+                };
+                if acc_won {
+                    sbar.push(zero);
+                } else {
+                    sbar.push(abar);
+                    abar = zero;
+                }
+            }
+            Op::Atan2 => {
+                // res = atan2(y = p, x = a)
+                if a.re() == 0.0 && p.re() == 0.0 {
+                    sbar.push(zero);
+                    abar = zero;
+                } else {
+                    let r2 = a * a + p * p;
+                    sbar.push(abar * a / r2);
+                    abar = -abar * p / r2;
+                }
+            }
+            Op::AddVar(i) => bars[i as usize] += abar,
+            Op::SubVar(i) => bars[i as usize] -= abar,
+            Op::MulVar(i) => {
+                bars[i as usize] += abar * a;
+                abar *= var(i);
+            }
+            Op::DivVar(i) => {
+                let x = var(i);
+                bars[i as usize] -= abar * res / x;
+                abar /= x;
+            }
+            Op::AddC(_) => {}
+            Op::MulC(c) => abar *= c,
+            Op::DivC(c) => abar /= c,
+            Op::RSubC(_) | Op::Neg => abar = -abar,
+            Op::RDivC(_) => abar = -abar * res / a,
+            Op::PowI(n) => abar = abar * a.powi(n - 1) * f64::from(n),
+            Op::PowF(e) => abar = abar * a.powf(e - 1.0) * e,
+            Op::ExpMulC(k) => abar = abar * res * k,
+            Op::MinC(c) => {
+                if a.re() > c {
+                    abar = zero;
+                }
+            }
+            Op::MaxC(c) => {
+                if a.re() < c {
+                    abar = zero;
+                }
+            }
+            Op::Square => abar = abar * a * 2.0,
+            Op::Sqrt => abar /= res * 2.0,
+            Op::Sin => abar *= a.cos(),
+            Op::Cos => abar = -abar * a.sin(),
+            Op::Tan => abar *= res * res + 1.0,
+            Op::Exp => abar *= res,
+            Op::Ln => abar /= a,
+            Op::Abs => {
+                if a.re() < 0.0 {
+                    abar = -abar;
+                }
+            }
+        }
+        after = a;
+    }
+    (value, bars)
+}

@@ -363,6 +363,32 @@ impl Expr {
         self.slots
     }
 
+    /// The value and the gradient in every variable slot, by reverse mode
+    /// over the tape (one forward and one backward pass, whatever the
+    /// number of slots; docs/theory.md §12.5). Over dual scalars the
+    /// gradient's derivative parts are the second derivatives along the
+    /// values' directions (reverse over forward).
+    ///
+    /// # Panics
+    /// If `vars.len()` differs from [`variable_count`](Self::variable_count).
+    #[track_caller]
+    pub fn eval_gradient<S: AdScalar>(&self, vars: &[S]) -> (S, Vec<S>) {
+        assert_eq!(
+            vars.len(),
+            self.n_vars,
+            "expression `{}` has {} variable slots",
+            self.source,
+            self.n_vars
+        );
+        match self.constant {
+            Some(c) => (
+                vars.first().map_or_else(|| S::from(c), |&t| t * 0.0 + c),
+                vec![S::zero(); vars.len()],
+            ),
+            None => eval::reverse(&self.ops, self.registers, vars),
+        }
+    }
+
     /// Evaluate at `vars` (indexed by slot).
     ///
     /// A constant expression returns `vars[0] * 0.0 + c`, so its derivative
@@ -440,6 +466,47 @@ mod tests {
 
     fn ops(src: &str) -> Vec<Op> {
         Expr::compile(src, &scope()).unwrap().ops.to_vec()
+    }
+
+    /// The reverse sweep over dual values against forward hyper-duals: the
+    /// gradient in every slot and its derivative along a direction, for
+    /// every kind of instruction (stack, registers, immediates, branches).
+    #[test]
+    fn reverse_over_forward_matches_hyper_duals() {
+        use num_dual::{Dual64, HyperDual64};
+        let scope = Scope::with_variables(["x", "y", "z"]).unwrap();
+        let (x, dir) = ([0.7, 1.3, -0.4], [0.3, -1.1, 0.6]);
+        for src in [
+            "sin(x)*cos(y) + x^2*y - y^3 + x/y - z*x*y",
+            "sqrt(x^2 + y^2) + atan2(y, x) - atan2(x, z) + atan2(z, -y)",
+            "exp(x*y) + log(x) - tan(y) + abs(x - y) + abs(z) + min(x, y)*max(x*y, z)",
+            "min(x, 0.3) + max(z, 2) + min(z, 0) + max(0.5, y)",
+            "x^y + 2^x + x^1.5 + (x + y)^-2 + 3/(x + y) - 1/z + (1 - z)^3",
+            "-(x - y)*x/(y*2) + sin(x) + cos(x) + sin(x)*cos(x)*sin(z) + cos(z)^2",
+            "0.5*(x + y)*(y - z)*(z + x*(y - 1/(1 + x^2)))",
+        ] {
+            let e = Expr::compile(src, &scope).unwrap();
+            let duals: Vec<Dual64> = (0..3).map(|i| Dual64::new(x[i], dir[i])).collect();
+            let (value, bars) = e.eval_gradient(&duals);
+            for (k, bar) in bars.iter().enumerate() {
+                let h: Vec<HyperDual64> = (0..3)
+                    .map(|i| HyperDual64::new(x[i], f64::from(u8::from(i == k)), dir[i], 0.0))
+                    .collect();
+                let f = e.eval(&h);
+                assert!(
+                    (value.re - f.re).abs() <= 1e-14 * f.re.abs().max(1.0),
+                    "{src}"
+                );
+                let tol = 1e-13 * f.eps1.abs().max(f.eps1eps2.abs()).max(1.0);
+                assert!((bar.re - f.eps1).abs() <= tol, "{src}: ∂/∂x{k}");
+                assert!(
+                    (bar.eps - f.eps1eps2).abs() <= tol,
+                    "{src}: ∂²/∂x{k}∂d {} vs {}",
+                    bar.eps,
+                    f.eps1eps2
+                );
+            }
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::error::{ModelFileError, ModelFileErrorKind as K};
 use super::{InitialValue, ModelExpressions, ModelFile};
 use crate::expr::{Expr, Scope, ScopeError};
 use diracvi_geometry::AdScalar;
+use diracvi_geometry::dynamic::LagrangianParamSecond;
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 
@@ -148,6 +149,47 @@ impl ParametricModel {
     /// `L(q, v; θ)`.
     pub fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S], theta: &[S]) -> S {
         self.lagrangian.eval(&joined(q, v, theta))
+    }
+
+    /// `∂L/∂θ`, `∂²L/∂θ∂q` and `∂²L/∂θ∂v` at `(q, v)` and the parameter
+    /// values, by reverse mode over the Lagrangian's tape with dual values
+    /// (reverse over forward): `2n` sweeps, one per direction of `(q, v)`,
+    /// each giving the gradient in every slot at once, so the cost does not
+    /// grow with the number of parameters (docs/theory.md §12.5).
+    pub fn lagrangian_parameter_second(&self, q: &[f64], v: &[f64]) -> LagrangianParamSecond {
+        let (n, p) = (self.n, self.values.len());
+        let mut out = LagrangianParamSecond {
+            theta: DVector::zeros(p),
+            theta_q: DMatrix::zeros(p, n),
+            theta_v: DMatrix::zeros(p, n),
+        };
+        let mut vars: Vec<Dual64> = q
+            .iter()
+            .chain(v)
+            .chain(&self.values)
+            .map(|&x| Dual64::from(x))
+            .collect();
+        for j in 0..2 * n {
+            vars[j].eps = 1.0;
+            let (_, bars) = self.lagrangian.eval_gradient(&vars);
+            vars[j].eps = 0.0;
+            for t in 0..p {
+                let b = bars[2 * n + t];
+                out.theta[t] = b.re;
+                if j < n {
+                    out.theta_q[(t, j)] = b.eps;
+                } else {
+                    out.theta_v[(t, j - n)] = b.eps;
+                }
+            }
+        }
+        if n == 0 {
+            let (_, bars) = self.lagrangian.eval_gradient(&vars);
+            for (t, b) in bars.iter().enumerate() {
+                out.theta[t] = b.re;
+            }
+        }
+        out
     }
 
     /// `A(q; θ)`, row-major (`m × n`) into `a`.

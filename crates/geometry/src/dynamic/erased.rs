@@ -15,7 +15,7 @@
 //! is far larger. Results are bit for bit those of the system called
 //! directly: the same function runs on the same numbers.
 
-use super::{DynSystem, LagrangianTerms};
+use super::{DynSystem, LagrangianParamSecond, LagrangianTerms};
 use crate::AdScalar;
 use num_dual::{Dual64, DualSVec, HyperDual64, HyperDualSVec64};
 use std::any::TypeId;
@@ -163,6 +163,12 @@ macro_rules! erased_system_trait {
             fn erased_parameter_names(&self) -> Vec<String>;
             /// [`DynSystem::parameter_values`].
             fn erased_parameter_values(&self) -> Vec<f64>;
+            /// [`DynSystem::lagrangian_parameter_second`].
+            fn erased_lagrangian_parameter_second(
+                &self,
+                q: &[f64],
+                v: &[f64],
+            ) -> LagrangianParamSecond;
         }
     };
 }
@@ -189,6 +195,9 @@ impl<T: DynSystem + Send + Sync> ErasedSystem for T {
     }
     fn erased_parameter_values(&self) -> Vec<f64> {
         self.parameter_values()
+    }
+    fn erased_lagrangian_parameter_second(&self, q: &[f64], v: &[f64]) -> LagrangianParamSecond {
+        self.lagrangian_parameter_second(q, v)
     }
 }
 
@@ -366,6 +375,9 @@ impl<O: ErasedSystem + ?Sized> DynSystem for Erased<'_, O> {
     }
     fn parameter_values(&self) -> Vec<f64> {
         self.0.erased_parameter_values()
+    }
+    fn lagrangian_parameter_second(&self, q: &[f64], v: &[f64]) -> LagrangianParamSecond {
+        self.0.erased_lagrangian_parameter_second(q, v)
     }
     fn lagrangian_with<S: AdScalar>(&self, q: &[S], v: &[S], theta: &[S]) -> S {
         core_scalars!(dispatch!(S, T => back::<T, S>(

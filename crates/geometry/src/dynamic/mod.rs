@@ -32,6 +32,7 @@ mod erased;
 mod hamiltonian;
 mod legendre;
 mod lifted;
+mod param_second;
 mod second;
 mod terms;
 
@@ -51,6 +52,7 @@ pub use legendre::{
     velocity_from_momentum_dyn,
 };
 pub use lifted::ParamLifted;
+pub use param_second::{LagrangianParamSecond, lagrangian_parameter_second_forward};
 pub use second::{DynLdSecond, boundary_hessian_dyn, constraint_second_dyn, reaction_jacobian_dyn};
 pub use terms::LagrangianTerms;
 
@@ -229,6 +231,19 @@ pub trait DynSystem {
         let _ = theta;
         self.discrete_constraint(q0, q1, h, c)
     }
+
+    /// `∂L/∂θ`, `∂²L/∂θ∂q` and `∂²L/∂θ∂v` at `(q, v)` and the parameter
+    /// values ([`parameter_values`](Self::parameter_values)): what the
+    /// parameter columns of a step are made of (docs/theory.md §12.4). By
+    /// default forward hyper-duals through
+    /// [`lagrangian_with`](Self::lagrangian_with)
+    /// ([`lagrangian_parameter_second_forward`], `⌈2n/W⌉ ⌈P/W⌉`
+    /// evaluations); a system that can differentiate its Lagrangian in
+    /// reverse mode overrides it (cost independent of `P`). Must agree with
+    /// `lagrangian_with`.
+    fn lagrangian_parameter_second(&self, q: &[f64], v: &[f64]) -> LagrangianParamSecond {
+        lagrangian_parameter_second_forward(self, q, v)
+    }
 }
 
 impl<T: DynSystem + ?Sized> DynSystem for &T {
@@ -277,6 +292,9 @@ impl<T: DynSystem + ?Sized> DynSystem for &T {
     }
     fn parameter_values(&self) -> Vec<f64> {
         (**self).parameter_values()
+    }
+    fn lagrangian_parameter_second(&self, q: &[f64], v: &[f64]) -> LagrangianParamSecond {
+        (**self).lagrangian_parameter_second(q, v)
     }
     fn lagrangian_with<S: AdScalar>(&self, q: &[S], v: &[S], theta: &[S]) -> S {
         (**self).lagrangian_with(q, v, theta)
