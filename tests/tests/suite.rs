@@ -21,7 +21,6 @@ mod reduction;
 mod snapshots;
 mod tunnelling;
 
-
 /// Every `.rs` file of a `tests/` folder compiled as one binary (this one
 /// and each crate's with a `suite.rs`) is declared in its `suite.rs`, so
 /// none is left out of the tests that run.

@@ -18,4 +18,3 @@ mod sensitivity;
 mod summary_schema;
 mod system;
 mod tolerance;
-

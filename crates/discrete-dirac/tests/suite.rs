@@ -15,4 +15,3 @@ mod pendulum_convergence;
 mod step_errors;
 mod structured_lu;
 mod tangent;
-

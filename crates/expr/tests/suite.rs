@@ -9,4 +9,3 @@ mod drawing;
 mod expressions;
 mod model_files;
 mod shorthands;
-

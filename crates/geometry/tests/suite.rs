@@ -13,4 +13,3 @@ mod discretization;
 mod dynamic;
 mod retraction;
 mod system;
-

@@ -7,4 +7,3 @@
 
 mod dyn_impacts;
 mod dyn_tangent;
-

@@ -11,4 +11,3 @@ mod reference_closed_form;
 mod reference_pendulum;
 mod reference_rigid_body;
 mod scenario;
-

@@ -12,4 +12,3 @@ mod periodic;
 mod run;
 mod sensitivity;
 mod tolerance;
-
