@@ -82,6 +82,7 @@ fn run_one(
     if !keep.trajectory {
         choice.every = 0;
     }
+    choice.account = keep.summary || keep.trajectory;
     let mut buffer = RecordBuffer::new();
     let sink: &mut dyn RecordSink = if keep.trajectory {
         &mut buffer

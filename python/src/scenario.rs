@@ -53,6 +53,9 @@ pub struct RunChoice {
     /// step from pilot runs (docs/theory.md §13); a scenario's own `tol`
     /// applies when this is `None`.
     pub tol: Option<f64>,
+    /// Account a system's parts and ports (the summary's `parts`, `ports`,
+    /// `accounting`); ensembles that keep no summary leave it out.
+    pub account: bool,
 }
 
 impl RunChoice {
@@ -108,6 +111,7 @@ impl RunChoice {
             tangents: false,
             energy_tolerance,
             tol,
+            account: true,
         })
     }
 
@@ -164,6 +168,7 @@ impl RunChoice {
             .reduce(self.reduce)
             .jacobian(self.jacobian)
             .tangents(self.tangents)
+            .account(self.account)
             .order(self.order))
     }
 }
@@ -311,7 +316,7 @@ impl PyScenario {
     fn from_system(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
         let system = diracvi_system::System::from_path(&path)
             .map_err(|e| crate::errors::system_error(py, &e))?;
-        Scenario::from_model(system.into_model())
+        Scenario::from_system(system)
             .map(|inner| Self { inner })
             .map_err(|e| model_error(py, e))
     }

@@ -41,6 +41,18 @@ def test_system_run_equals_the_cli_bit_for_bit(cli):
     assert bits(r.summary["impact_times"]) == bits(s["impact_times"])
     assert bits(r.summary["final_state"]["q"]) == bits(s["final_state"]["q"])
     assert bits(r.summary["final_state"]["p"]) == bits(s["final_state"]["p"])
+    # the energy of the parts and the work through the ports, as the CLI's
+    assert set(r.summary["parts"]) == {"cone", "tank"}
+    for key in ("parts", "ports", "accounting"):
+        assert r.summary[key] == s[key]
+    work = r.summary["ports"]["coil"]["work"]
+    assert work["cone"] != 0 and abs(work["cone"] + work["tank"]) <= 1e-9 * abs(work["cone"])
+
+
+def test_system_run_the_accounting_cannot_read_says_so():
+    r = diracvi.System.from_file(SPEAKER).scenario(t_end=0.001).run(every=0, order=4)
+    assert "parts" not in r.summary
+    assert any("no energy accounting" in w for w in r.summary["warnings"])
 
 
 def test_ensemble_over_a_port_parameter_equals_single_runs():

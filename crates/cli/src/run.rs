@@ -9,12 +9,11 @@ use crate::output::{self, OutTargets, RecordSink, Staged, TrajectoryWriter};
 use crate::plot::{self, PlotCollector, PlotInfo, PlotSpec};
 use crate::progress::Progress;
 use crate::signals;
-use crate::system::AccountingJson;
 use anyhow::{Context, Result, anyhow, bail};
 use diracvi_models::{Scenario, catalogue};
 use diracvi_run::{
-    Direction, ModelSummary, Order, ReductionSummary, RunError, RunOutcome, RunPlan, Stepper,
-    Summary, ToleranceChoice,
+    Direction, ModelSummary, PartsAccounting, ReductionSummary, RunError, RunOutcome, RunPlan,
+    Stepper, Summary, ToleranceChoice,
 };
 use serde::Serialize;
 use std::io::Read;
@@ -343,10 +342,6 @@ fn check_finite(o: &RunOutcome) -> Result<()> {
     }
 }
 
-/// The largest system whose parts and ports are accounted (the accounting
-/// evaluates each component's gradient by `2n` forward-mode passes a step).
-const ACCOUNTING_MAX_COORDINATES: usize = 64;
-
 /// `diracvi run`.
 pub fn run(args: &RunArgs) -> Result<()> {
     if args.every == 0 {
@@ -369,7 +364,6 @@ pub fn run(args: &RunArgs) -> Result<()> {
         .map(|p| animate::check_poster(p, args.animate.as_deref(), args.poster_frames))
         .transpose()?;
 
-    let mut system = None;
     let mut scenario = match (
         crate::circuit::netlist_scenario(args)?,
         &args.model_file,
@@ -377,11 +371,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     ) {
         (Some(netlist), _, _) => apply_sets(netlist, &args.sets)?,
         (None, Some(path), _) => apply_sets(Scenario::from_model_file(path)?, &args.sets)?,
-        (None, None, Some(path)) => {
-            let (scenario, assembled) = crate::system::scenario(path)?;
-            system = Some(assembled);
-            apply_sets(scenario, &args.sets)?
-        }
+        (None, None, Some(path)) => apply_sets(crate::system::scenario(path)?, &args.sets)?,
         (None, None, None) => {
             resolve_scenario(args.model.as_deref(), args.scenario.as_deref(), &args.sets)?
         }
@@ -464,43 +454,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     if let Some(a) = animation.as_mut() {
         sinks.push(a);
     }
-    // A system's energy accounting (parts and ports) reads every step of a
-    // forward run of the Lagrange–Dirac stepper of order 2; the other
-    // sinks then take every `--every`-th record as the runner would give.
-    let mut accounting_note = None;
-    let mut accounting = match &system {
-        Some(system)
-            if args.stepper == StepperArg::Lagrange
-                && !args.backward
-                && !args.reduce
-                && order == Order::Two
-                && info.coordinates.len() <= ACCOUNTING_MAX_COORDINATES =>
-        {
-            Some(crate::system::AccountingSink(crate::system::accounting(
-                system, &scenario,
-            )?))
-        }
-        Some(_) => {
-            accounting_note = Some(format!(
-                "no energy accounting of the parts and ports (summary keys parts, ports): it \
-                 reads forward runs of the Lagrange–Dirac stepper of order 2, without --reduce, \
-                 of systems of at most {ACCOUNTING_MAX_COORDINATES} coordinates"
-            ));
-            None
-        }
-        None => None,
-    };
-    let mut decimated;
-    let mut every = if sinks.is_empty() { 0 } else { args.every };
-    if let Some(a) = accounting.as_mut() {
-        decimated = crate::system::Decimate {
-            inner: std::mem::take(&mut sinks),
-            every: args.every,
-            steps,
-        };
-        sinks = vec![a, &mut decimated];
-        every = 1;
-    }
+    let every = if sinks.is_empty() { 0 } else { args.every };
     let plan = RunPlan::new(steps)
         .stepper(args.stepper.into())
         .impacts(args.impacts.into())
@@ -558,9 +512,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         )?);
     }
 
-    let report = accounting.map(|a| a.0.report());
     let mut summary_data = Summary::new(&scenario, &info, &outcome, args.energy_tolerance);
-    summary_data.warnings.extend(accounting_note);
     if let Some(choice) = &tolerance {
         summary_data = summary_data.with_tolerance(choice);
     }
@@ -572,15 +524,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
                 plot: args.plot.as_ref().map(|p| p.display().to_string()),
                 animate: args.animate.as_ref().map(|p| p.display().to_string()),
                 poster: args.poster.as_ref().map(|p| p.display().to_string()),
-                parts: report.as_ref().map(|r| AccountingJson(r).parts()),
-                ports: report.as_ref().map(|r| AccountingJson(r).ports()),
-                accounting: report.as_ref().map(|r| AccountingJson(r).accounting()),
             };
             Some(format!("{}\n", serde_json::to_string(&json)?))
         }
         SummaryFormat::Text if !args.quiet => {
             let mut text = text_summary(&info, args, &outcome, &summary_data);
-            if let Some(r) = &report {
+            if let Some(PartsAccounting::Done(r)) = &outcome.accounting {
                 text.push_str(&crate::system::text_lines(r));
             }
             Some(text)
@@ -619,15 +568,6 @@ struct SummaryJson<'a> {
     plot: Option<String>,
     animate: Option<String>,
     poster: Option<String>,
-    /// A system run's parts: their energies and the work their ports did.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    parts: Option<serde_json::Value>,
-    /// A system run's ports: the work through each, its balance.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ports: Option<serde_json::Value>,
-    /// A system run's accounting: nodes counted and skipped.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    accounting: Option<serde_json::Value>,
 }
 
 /// The text summary's line for a reduced run.

@@ -111,6 +111,7 @@ pub(crate) fn erase<const N: usize, E>(t: Trajectory<N, E>, method: Method) -> R
         jacobian: None,
         sensitivity: Vec::new(),
         tangents: None,
+        accounting: None,
     }
 }
 

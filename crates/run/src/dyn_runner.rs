@@ -260,6 +260,7 @@ impl DynModelVisitor for DynRunner<'_> {
             jacobian: if plan.jacobian { jacobian } else { None },
             sensitivity,
             tangents,
+            accounting: None,
             ..finish(
                 trajectory,
                 impacts,
@@ -333,6 +334,7 @@ fn erase<E>(t: DynTrajectory<E>, method: Method) -> RunOutcome {
         jacobian: None,
         sensitivity: Vec::new(),
         tangents: None,
+        accounting: None,
     }
 }
 

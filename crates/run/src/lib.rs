@@ -131,6 +131,7 @@
 //! ```
 #![doc = include_str!("../../../docs/dependent-profile.md")]
 
+mod accounting;
 mod circuit;
 mod drive;
 mod dyn_runner;
@@ -147,6 +148,7 @@ mod system;
 mod tolerance;
 mod writer;
 
+pub use accounting::{ACCOUNTING_MAX_COORDINATES, PartsAccounting};
 pub use diracvi_discrete_dirac::{Composition, Direction, StepError};
 pub use diracvi_impact::ImpactError;
 pub use error::RunError;

@@ -279,6 +279,10 @@ pub struct RunOutcome {
     /// Each step's derivative, of a run with
     /// [`RunPlan::tangents`](crate::RunPlan::tangents); `None` otherwise.
     pub tangents: Option<TangentTape>,
+    /// The energy accounting of a system's parts and ports (a scenario of a
+    /// system file, [`RunPlan::account`](crate::RunPlan::account)); `None`
+    /// for other scenarios.
+    pub accounting: Option<crate::PartsAccounting>,
 }
 
 /// The gradient of a scalar function of the final state

@@ -226,6 +226,10 @@ pub struct RunPlan {
     /// for gradients (docs/theory.md §12.5); the methods of
     /// [`jacobian`](Self::jacobian).
     pub tangents: bool,
+    /// Account the energy of a system's parts and the work of its ports
+    /// (a scenario of a system file; [`RunOutcome::accounting`](crate::RunOutcome::accounting)).
+    /// `true` by default; the pilot runs of `--tol` leave it out.
+    pub account: bool,
 }
 
 impl RunPlan {
@@ -243,7 +247,15 @@ impl RunPlan {
             jacobian: false,
             sensitivity: Vec::new(),
             tangents: false,
+            account: true,
         }
+    }
+
+    /// Account a system's parts and ports (`true`, the default): see
+    /// [`RunPlan::account`](Self#structfield.account).
+    pub fn account(mut self, account: bool) -> Self {
+        self.account = account;
+        self
     }
 
     /// Report the derivatives of the final state with respect to the

@@ -119,6 +119,17 @@ pub fn execute_with_progress(
     if let Some(circuit) = scenario.circuit() {
         return crate::circuit::execute(scenario, &circuit?, plan, sink, progress);
     }
+    if plan.account
+        && let Some(system) = scenario.system.clone()
+    {
+        return crate::accounting::execute_accounted(
+            &system,
+            scenario,
+            plan.account(false),
+            sink,
+            |plan, sink| execute_with_progress(scenario, plan, sink, progress),
+        );
+    }
     if (plan.jacobian || plan.tangents) && plan.reduce {
         return Err(RunError::JacobianUnsupported {
             model: scenario.model.clone(),

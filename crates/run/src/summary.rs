@@ -3,9 +3,11 @@
 //! (both serialize this, so the two agree key for key), written down in
 //! `docs/summary.schema.json`.
 
-use crate::{ModelSummary, RunOutcome, ToleranceChoice, ToleranceJson};
+use crate::{ModelSummary, PartsAccounting, RunOutcome, ToleranceChoice, ToleranceJson};
 use diracvi_models::Scenario;
-use serde::Serialize;
+use diracvi_system::AccountingReport;
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
 
 /// The default `--energy-tolerance`: a warning when the discrete energy
 /// moves by more than 1 % of the energy scale.
@@ -66,6 +68,16 @@ pub struct Summary {
     pub tolerance: Option<ToleranceJson>,
     /// Wall time of the integration (s).
     pub wall_time_s: f64,
+    /// A system run's parts: their energies and the work their ports did
+    /// on them ([`RunOutcome::accounting`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parts: Option<serde_json::Value>,
+    /// A system run's ports: the work through each, its balance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ports: Option<serde_json::Value>,
+    /// A system run's accounting: steps counted and skipped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accounting: Option<serde_json::Value>,
 }
 
 /// The Jacobian of the final state with respect to the initial one
@@ -307,7 +319,30 @@ impl Summary {
                 .then(|| SensitivityJson(o.sensitivity.clone())),
             tolerance: None,
             wall_time_s: o.wall_time.as_secs_f64(),
+            parts: None,
+            ports: None,
+            accounting: None,
         }
+        .with_accounting(o.accounting.as_ref())
+    }
+
+    /// This summary with a system run's accounting: the keys `parts`,
+    /// `ports` and `accounting`, or the warning saying why there is none.
+    fn with_accounting(mut self, accounting: Option<&PartsAccounting>) -> Summary {
+        match accounting {
+            Some(PartsAccounting::Done(report)) => {
+                self.parts = Some(parts_json(report));
+                self.ports = Some(ports_json(report));
+                self.accounting = Some(serde_json::json!({
+                    "nodes": report.nodes,
+                    "nodes_skipped": report.nodes_skipped,
+                    "energy_sum_deviation_max": report.energy_sum_deviation_max,
+                }));
+            }
+            Some(PartsAccounting::Skipped(why)) => self.warnings.push(why.clone()),
+            None => {}
+        }
+        self
     }
 
     /// This summary with the record of a `--tol` choice, its warnings
@@ -380,4 +415,48 @@ pub fn warnings(o: &RunOutcome, tolerance: f64, h: f64, t_end: f64) -> Vec<Strin
         ));
     }
     out
+}
+
+/// A list of `(name, value)` as a JSON object in that order.
+struct Named<'a, T>(&'a [(String, T)]);
+
+impl<T: Serialize> Serialize for Named<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (name, value) in self.0 {
+            map.serialize_entry(name, value)?;
+        }
+        map.end()
+    }
+}
+
+/// The summary's `parts`: by part name.
+fn parts_json(report: &AccountingReport) -> serde_json::Value {
+    serde_json::to_value(Named(&report.parts)).unwrap_or_default()
+}
+
+/// The summary's `ports`: by port name, the work by part name.
+fn ports_json(report: &AccountingReport) -> serde_json::Value {
+    let ports: Vec<(String, serde_json::Value)> = report
+        .ports
+        .iter()
+        .map(|(name, p)| {
+            let work: Vec<(String, f64)> = p
+                .parts
+                .iter()
+                .cloned()
+                .zip(p.work.iter().copied())
+                .collect();
+            let mut v = serde_json::to_value(p).unwrap_or_default();
+            if let Some(o) = v.as_object_mut() {
+                o.remove("parts");
+                o.insert(
+                    "work".to_owned(),
+                    serde_json::to_value(Named(&work)).unwrap_or_default(),
+                );
+            }
+            (name.clone(), v)
+        })
+        .collect();
+    serde_json::to_value(Named(&ports)).unwrap_or_default()
 }

@@ -680,7 +680,7 @@ impl Pilots<'_> {
         let (sc, plan) = pilot(self.scenario, self.plan, ladder.order, steps);
         ladder.pilot_runs += 1;
         self.pilot_runs += 1;
-        match execute_with_progress(&sc, plan, &mut Discard, self.progress) {
+        match execute_with_progress(&sc, plan.account(false), &mut Discard, self.progress) {
             Ok(outcome) => {
                 if ladder.order == Order::Two && outcome.method.order_of_accuracy() != 2 {
                     ladder.unusable = true;

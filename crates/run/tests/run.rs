@@ -522,3 +522,58 @@ fn bad_setups_of_own_systems_are_refused_with_what_was_wrong() {
         "the system has 2 coordinates and 0 constraint rows, not the 3 and 0 asked for"
     );
 }
+
+/// A system file's scenario (parts joined through ports): the runner
+/// accounts its parts and ports whatever records the caller asks for, and
+/// the caller's records are the ones a run without the accounting gives.
+#[test]
+fn a_system_run_accounts_its_parts_and_ports_and_records_as_asked() {
+    use diracvi_run::{PartsAccounting, Summary};
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../models/systems/loudspeaker.toml"
+    );
+    let mut sc = Scenario::from_system(diracvi_system::System::from_path(path).unwrap()).unwrap();
+    sc.set("t_end", "0.002").unwrap();
+    let steps = step_count(&sc, None).unwrap();
+    let (mut with, mut without) = (RecordBuffer::new(), RecordBuffer::new());
+    let a = execute(&sc, RunPlan::new(steps).every(7), &mut with).unwrap();
+    let b = execute(
+        &sc,
+        RunPlan::new(steps).every(7).account(false),
+        &mut without,
+    )
+    .unwrap();
+    assert_eq!(with, without);
+    assert_eq!(with.k.last(), Some(&steps));
+    assert_eq!(with.k[1], 7);
+    assert_eq!(a.final_q, b.final_q);
+    assert!(b.accounting.is_none());
+    let Some(PartsAccounting::Done(report)) = &a.accounting else {
+        panic!("no accounting: {:?}", a.accounting);
+    };
+    let parts: Vec<&str> = report.parts.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(parts, ["cone", "tank"]);
+    assert_eq!(report.nodes + report.nodes_skipped, steps - 1);
+    // the parts' energies add up to the discrete energy of every step
+    let scale = a.energy_scale;
+    assert!(
+        report.energy_sum_deviation_max <= 1e-12 * scale,
+        "{report:?}"
+    );
+    let info = describe(&sc).unwrap();
+    let summary = serde_json::to_value(Summary::new(&sc, &info, &a, 0.01)).unwrap();
+    assert!(summary["ports"]["coil"]["work"]["cone"].is_f64());
+    assert_eq!(summary["accounting"]["nodes"], report.nodes);
+    // a method the accounting cannot read says so in the summary
+    let c = execute(&sc, RunPlan::new(steps).order(Order::Four), &mut Discard).unwrap();
+    assert!(matches!(c.accounting, Some(PartsAccounting::Skipped(_))));
+    let summary = Summary::new(&sc, &info, &c, 0.01);
+    assert!(summary.parts.is_none());
+    assert!(
+        summary
+            .warnings
+            .iter()
+            .any(|w| w.contains("no energy accounting"))
+    );
+}

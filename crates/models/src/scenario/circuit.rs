@@ -221,6 +221,7 @@ pub(super) fn ladder_scenario(doc: &Table) -> Result<Scenario, ModelError> {
         initial: initial_of(&circuit),
         file: None,
         circuit: Some(Arc::new(CircuitSource::Ladder)),
+        system: None,
     };
     run_keys(&mut sc, doc)?;
     Ok(sc)
@@ -250,6 +251,7 @@ pub(super) fn netlist_scenario(
         parameters: Table::new(),
         initial: initial_of(&circuit),
         file: None,
+        system: None,
         circuit: Some(Arc::new(CircuitSource::Netlist {
             text: text.to_string(),
             netlist: parsed,

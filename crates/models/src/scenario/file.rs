@@ -58,6 +58,7 @@ pub(super) fn scenario(file: ModelFile) -> Result<Scenario, ModelError> {
             .collect::<Table>(),
         initial,
         file: Some(Arc::new(file)),
+        system: None,
         circuit: None,
     })
 }

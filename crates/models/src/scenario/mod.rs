@@ -115,6 +115,13 @@ pub struct Scenario {
     /// ([`from_netlist`](Self::from_netlist)); `None` otherwise.
     #[serde(skip)]
     pub circuit: Option<Arc<CircuitSource>>,
+    /// The system file the model was assembled from
+    /// ([`from_system`](Self::from_system)): its parts and ports, for the
+    /// energy accounting of runs (docs/systems.md). `None` otherwise; a
+    /// system scenario printed with [`to_toml`](Self::to_toml) reads back
+    /// as the assembled model file alone.
+    #[serde(skip)]
+    pub system: Option<Arc<diracvi_system::System>>,
 }
 
 impl PartialEq for Scenario {
@@ -126,6 +133,7 @@ impl PartialEq for Scenario {
         };
         same_file
             && self.circuit == other.circuit
+            && self.system.is_some() == other.system.is_some()
             && self.model == other.model
             && self.h.to_bits() == other.h.to_bits()
             && self.t_end.to_bits() == other.t_end.to_bits()
@@ -346,6 +354,20 @@ impl Scenario {
     /// As [`from_model_file`](Self::from_model_file).
     pub fn from_model(file: ModelFile) -> Result<Scenario, ModelError> {
         file::scenario(file)
+    }
+
+    /// The scenario of a system file (parts joined through ports,
+    /// docs/systems.md): the assembled model file with its `[run]` and
+    /// `[initial]` as the defaults, keeping the system so that runs account
+    /// the energy of its parts and the work of its ports.
+    ///
+    /// # Errors
+    /// As [`from_model_file`](Self::from_model_file), for the assembled
+    /// model.
+    pub fn from_system(system: diracvi_system::System) -> Result<Scenario, ModelError> {
+        let mut scenario = Self::from_model(system.model().clone())?;
+        scenario.system = Some(Arc::new(system));
+        Ok(scenario)
     }
 
     /// Build the model from the parameters (validated), check the initial
@@ -716,6 +738,7 @@ fn scenario_from_document<const N: usize, const M: usize, Mo: Model<N, M>>(
     Ok(Scenario {
         file: None,
         circuit: None,
+        system: None,
         model: Mo::NAME.to_string(),
         h,
         t_end,

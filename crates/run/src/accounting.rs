@@ -1,0 +1,94 @@
+//! The energy accounting of a system run (docs/systems.md, docs/theory.md
+//! §15.1): a scenario assembled from a system file
+//! ([`Scenario::from_system`]) keeps its parts and ports, and every run of
+//! it — the CLI's, Python's, an ensemble member's — feeds each step to a
+//! [`diracvi_system::Accounting`] and reports the parts' energies and the
+//! ports' work in its outcome ([`RunOutcome::accounting`]) and summary
+//! (keys `parts`, `ports`, `accounting`).
+//!
+//! The accounting reads every step of a forward run of the Lagrange–Dirac
+//! stepper of order 2 (its port impulses are the discrete Legendre
+//! transforms of that step), not reduced; other runs say why they have none
+//! ([`PartsAccounting::Skipped`]).
+
+use crate::{Order, RecordSink, RecordView, RunError, RunOutcome, RunPlan, Stepper};
+use diracvi_discrete_dirac::Direction;
+use diracvi_models::{Discretization, ModelError, Scenario};
+use diracvi_system::{Accounting, AccountingReport, System};
+
+/// The largest system whose parts and ports are accounted (the accounting
+/// evaluates each component's gradient by `2n` forward-mode passes a step).
+pub const ACCOUNTING_MAX_COORDINATES: usize = 64;
+
+/// What a system run reports of its parts and ports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PartsAccounting {
+    /// The accounting of every step.
+    Done(AccountingReport),
+    /// Why the run has none (the summary's warning).
+    Skipped(String),
+}
+
+/// Run `scenario` (a system's) as `plan` says, with the accounting of its
+/// parts and ports when the method allows it: `run` is given the plan to
+/// run (recording every step when accounting) and the sink to record to.
+pub(crate) fn execute_accounted(
+    system: &System,
+    scenario: &Scenario,
+    plan: RunPlan,
+    sink: &mut dyn RecordSink,
+    run: impl FnOnce(RunPlan, &mut dyn RecordSink) -> Result<RunOutcome, RunError>,
+) -> Result<RunOutcome, RunError> {
+    let n = system.model().coordinates.len();
+    let accounted = plan.stepper == Stepper::Lagrange
+        && plan.direction == Direction::Forward
+        && !plan.reduce
+        && plan.order == Order::Two
+        && n <= ACCOUNTING_MAX_COORDINATES;
+    if !accounted {
+        let mut outcome = run(plan, sink)?;
+        outcome.accounting = Some(PartsAccounting::Skipped(format!(
+            "no energy accounting of the parts and ports (summary keys parts, ports): it \
+             reads forward runs of the Lagrange–Dirac stepper of order 2, without --reduce, \
+             of systems of at most {ACCOUNTING_MAX_COORDINATES} coordinates"
+        )));
+        return Ok(outcome);
+    }
+    let overrides: Vec<(String, f64)> = scenario
+        .parameters
+        .iter()
+        .filter_map(|(name, value)| value.as_float().map(|v| (name.clone(), v)))
+        .collect();
+    let midpoint = scenario.discretization == Discretization::Midpoint;
+    let accounting = Accounting::new(system, &overrides, scenario.h, midpoint)
+        .map_err(|e| RunError::Model(ModelError::from(e)))?;
+    let every = plan.every;
+    let steps = plan.steps;
+    let mut tee = Tee {
+        accounting,
+        inner: sink,
+        every,
+        steps,
+    };
+    let mut outcome = run(plan.every(1), &mut tee)?;
+    outcome.accounting = Some(PartsAccounting::Done(tee.accounting.report()));
+    Ok(outcome)
+}
+
+/// Every step to the accounting; every `every`-th (and the last) to the
+/// inner sink, as the runner would have given them (none for `every = 0`).
+struct Tee<'a> {
+    accounting: Accounting,
+    inner: &'a mut dyn RecordSink,
+    every: usize,
+    steps: usize,
+}
+
+impl RecordSink for Tee<'_> {
+    fn record(&mut self, r: &RecordView<'_>) {
+        self.accounting.record(r.k, r.q, r.p, r.energy);
+        if self.every > 0 && (r.k.is_multiple_of(self.every) || r.k == self.steps) {
+            self.inner.record(r);
+        }
+    }
+}
