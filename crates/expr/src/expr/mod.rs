@@ -363,6 +363,26 @@ impl Expr {
         self.slots
     }
 
+    /// Panics unless `n` is the number of variable slots (a programming
+    /// error of the caller).
+    #[track_caller]
+    #[inline]
+    fn check_slots(&self, n: usize) {
+        assert_eq!(
+            n, self.n_vars,
+            "expression `{}` has {} variable slots",
+            self.source, self.n_vars
+        );
+    }
+
+    /// The value of a constant expression at the first variable `first`
+    /// (`first * 0.0 + c`, see [`eval`](Self::eval)), `None` for the others.
+    #[inline]
+    fn constant_at<S: AdScalar>(&self, first: Option<&S>) -> Option<S> {
+        self.constant
+            .map(|c| first.map_or_else(|| S::from(c), |&t| t * 0.0 + c))
+    }
+
     /// The value and the gradient in every variable slot, by reverse mode
     /// over the tape (one forward and one backward pass, whatever the
     /// number of slots; docs/theory.md §12.5). Over dual scalars the
@@ -373,18 +393,9 @@ impl Expr {
     /// If `vars.len()` differs from [`variable_count`](Self::variable_count).
     #[track_caller]
     pub fn eval_gradient<S: AdScalar>(&self, vars: &[S]) -> (S, Vec<S>) {
-        assert_eq!(
-            vars.len(),
-            self.n_vars,
-            "expression `{}` has {} variable slots",
-            self.source,
-            self.n_vars
-        );
-        match self.constant {
-            Some(c) => (
-                vars.first().map_or_else(|| S::from(c), |&t| t * 0.0 + c),
-                vec![S::zero(); vars.len()],
-            ),
+        self.check_slots(vars.len());
+        match self.constant_at(vars.first()) {
+            Some(value) => (value, vec![S::zero(); vars.len()]),
             None => eval::reverse(&self.ops, self.registers, vars),
         }
     }
@@ -404,15 +415,9 @@ impl Expr {
     #[inline]
     #[track_caller]
     pub fn eval<S: AdScalar>(&self, vars: &[S]) -> S {
-        assert_eq!(
-            vars.len(),
-            self.n_vars,
-            "expression `{}` has {} variable slots",
-            self.source,
-            self.n_vars
-        );
-        match self.constant {
-            Some(c) => vars.first().map_or_else(|| S::from(c), |&t| t * 0.0 + c),
+        self.check_slots(vars.len());
+        match self.constant_at(vars.first()) {
+            Some(value) => value,
             None => eval::run(&self.ops, self.slots, self.registers, &One(vars)),
         }
     }
@@ -427,18 +432,9 @@ impl Expr {
     #[inline]
     #[track_caller]
     pub fn eval_split<S: AdScalar>(&self, first: &[S], second: &[S]) -> S {
-        assert_eq!(
-            first.len() + second.len(),
-            self.n_vars,
-            "expression `{}` has {} variable slots",
-            self.source,
-            self.n_vars
-        );
-        match self.constant {
-            Some(c) => first
-                .first()
-                .or(second.first())
-                .map_or_else(|| S::from(c), |&t| t * 0.0 + c),
+        self.check_slots(first.len() + second.len());
+        match self.constant_at(first.first().or(second.first())) {
+            Some(value) => value,
             None if first.is_empty() => {
                 eval::run(&self.ops, self.slots, self.registers, &One(second))
             }
