@@ -285,3 +285,28 @@ fn paper_horizons_self_convergence_energy_and_quadrature() {
         quadrature_impacts(&p, 5.0)
     );
 }
+
+/// The values the comparison scripts and Python tests copy
+/// (scripts/tol_vs_scipy.py, scripts/work_precision.py,
+/// python/tests/test_order.py, test_tolerance.py): the pendulum's first
+/// three impact times and θ(5), the ellipse's impact times and q(3).
+#[test]
+fn the_values_the_scripts_copy_are_the_references() {
+    let p = NonholonomicPendulumReference::new(PendulumReferenceParams::default()).solve(5.0);
+    let impacts = [1.2326015969617883, 2.5485206497568043, 3.8644397025518202];
+    for (a, b) in p.impact_times().iter().zip(impacts) {
+        assert!((a - b).abs() <= 1e-15, "{a} vs {b}");
+    }
+    assert!((p.theta_at(5.0) - 2.436681453776506).abs() <= 1e-14);
+    let e = diracvi_models::reference::RigidBodyReference::ellipse().trajectory(3.0);
+    let times: Vec<f64> = e.impacts().iter().map(|i| i.t).collect();
+    let expected = [0.750550251917011, 1.1525081230017626, 2.3244233169648503];
+    assert_eq!(times.len(), 3);
+    for (a, b) in times.iter().zip(expected) {
+        assert!((a - b).abs() <= 1e-15, "{a} vs {b}");
+    }
+    let (q, _) = e.state_at(3.0);
+    for (a, b) in q.iter().zip([11.190890277030913, 6.0, 3.411303574404841]) {
+        assert!((a - b).abs() <= 1e-14, "{a} vs {b}");
+    }
+}
