@@ -791,6 +791,25 @@ fn drawn_models() -> Vec<Expected> {
             |q| [q[0].sin() + q[1].sin(), -q[0].cos() - q[1].cos()],
             None,
         ),
+        // w, x, y, z: the centre of mass ℓ R(q) e3 (ℓ = 0.1) in the
+        // cabinet projection (X, Y, Z) ↦ (X + 0.35 Y, Z + 0.35 Y).
+        file(
+            "heavy-top.toml",
+            1,
+            |q| {
+                let [w, x, y, z] = [q[0], q[1], q[2], q[3]];
+                let axis = [
+                    2.0 * (x * z + w * y),
+                    2.0 * (y * z - w * x),
+                    w * w - x * x - y * y + z * z,
+                ];
+                [
+                    0.1 * (axis[0] + 0.35 * axis[1]),
+                    0.1 * (axis[2] + 0.35 * axis[1]),
+                ]
+            },
+            None,
+        ),
     ]
 }
 
