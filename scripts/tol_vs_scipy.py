@@ -66,8 +66,8 @@ from scipy.integrate import solve_ivp
 M_P, G, ELL, R, F0, F1 = 1.0, 9.8, 2.0, 1.5, math.pi, 1.0
 THETA0, THETA_DOT0, T_PEND = 0.75 * math.pi, 0.25 * math.pi, 5.0
 # `NonholonomicPendulumReference` (30th-order Taylor series with event
-# location, crates/models/src/reference/pendulum.rs), as in
-# scripts/work_precision_scipy.py.
+# location, crates/models/src/reference/pendulum.rs; the copies are checked
+# by crates/models/tests/reference_pendulum.rs).
 PENDULUM_IMPACTS = [1.2326015969617883, 2.5485206497568043, 3.8644397025518202]
 PENDULUM_THETA_5 = 2.436681453776506
 
