@@ -147,6 +147,7 @@ mod system;
 mod tolerance;
 mod writer;
 
+pub use circuit::COMPOSED_MAX_UNKNOWNS;
 pub use diracvi_discrete_dirac::{Composition, Direction, StepError};
 pub use diracvi_impact::ImpactError;
 pub use error::RunError;
