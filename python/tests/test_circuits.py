@@ -74,8 +74,12 @@ def test_circuit_errors_are_typed():
     assert e.value.kind == "Circuit"
     with pytest.raises(ModelError, match="no Hamiltonian"):
         diracvi.scenario("lc-ladder").run(steps=3, stepper="hamiltonian")
+    # Orders 4 and 6 run on the run-time core up to 400 unknowns.
+    r = diracvi.scenario("lc-ladder").run(steps=3, order=4)
+    assert r.summary["method"]["core"] == "run-time"
+    assert r.summary["method"]["order"] == 4
     with pytest.raises(ModelError, match="orders 4 and 6"):
-        diracvi.scenario("lc-ladder").run(steps=3, order=4)
+        diracvi.scenario("lc-ladder", params={"cells": 200}).run(steps=3, order=4)
     with pytest.raises(ModelError, match="cells"):
         diracvi.scenario("lc-ladder", params={"cells": 0})
     with pytest.raises(ModelError, match="no-such.cir"):

@@ -9,7 +9,9 @@
 //!
 //! Afterwards a plain timing of 200 steps per size prints steps/s, the
 //! fitted scaling exponent `t_step ∝ cells^α` and the ratio of the time per
-//! step at 10 000 and 1 000 cells (required ≤ 15).
+//! step at 10 000 and 1 000 cells (required ≤ 15), and the time per step
+//! of the order-4 composition on the run-time core (`Circuit::dyn_system`,
+//! docs/theory.md §8.7) at the sizes it takes.
 //!
 //! `cargo bench -p diracvi-circuit --bench ladder -- --warm-up-time 1 --measurement-time 3`
 
@@ -126,6 +128,40 @@ fn scaling() {
         "scaling exponent (100..10000 cells): {slope:.3}; t_step(10000)/t_step(1000) = {:.2} (required <= 15)",
         per_step[3] / per_step[2]
     );
+    composed();
+}
+
+/// The order-4 composition (triple jump of the symmetric midpoint step) on
+/// the run-time core, with the composed step's energy as a run reports it:
+/// time per step, best of three runs of 50 steps.
+fn composed() {
+    use diracvi_discrete_dirac::Composition;
+    use diracvi_discrete_dirac::dynamic::{DynComposed, DynOneStep};
+    use diracvi_geometry::ConstraintDiscretization;
+    println!("\norder 4 on the run-time core\ncells  coords + rows   step [µs]");
+    for cells in [10, 40, 130] {
+        let circuit = Circuit::new(ladder(cells)).unwrap();
+        let system = circuit.dyn_system("ladder").unwrap();
+        let mut best = f64::INFINITY;
+        for _ in 0..3 {
+            let mut stepper = DynComposed::lagrange_dirac(
+                system.clone(),
+                Discretization::Midpoint,
+                ConstraintDiscretization::Midpoint,
+                Direction::Forward,
+                Composition::TripleJump,
+            );
+            let mut state = circuit.initial_state();
+            let steps = 50;
+            let t0 = Instant::now();
+            for k in 0..steps {
+                state = stepper.advance(k, &state, H, &mut Vec::new()).unwrap().to;
+            }
+            best = best.min(t0.elapsed().as_secs_f64() / steps as f64);
+            black_box(&state);
+        }
+        println!("{cells:>5} {:>15} {:>11.1}", 3 * cells + 1, best * 1e6);
+    }
 }
 
 criterion_group!(benches, bench);

@@ -247,19 +247,9 @@ impl Circuit {
         &self.rows
     }
 
-    /// The element-sum system for `discretization`: hidden constraints (the
-    /// capacitor/voltage-source loops) with the forward map, where the step
-    /// Jacobian is singular on them; none with the midpoint map, where it is
-    /// regular (docs/theory.md §8).
-    ///
-    /// # Errors
-    /// [`CircuitError::System`] (not expected for an analysed circuit).
-    pub fn system(
-        &self,
-        discretization: Discretization,
-    ) -> Result<ElementSystem<CircuitElement, SourceCharge, 1>, CircuitError> {
-        let elements = self
-            .coords
+    /// The branch term of each coordinate, in coordinate order.
+    pub(crate) fn branch_elements(&self) -> Vec<CircuitElement> {
+        self.coords
             .iter()
             .enumerate()
             .map(|(coord, &k)| {
@@ -277,7 +267,21 @@ impl Circuit {
                     _ => unreachable!("the parser pairs kinds and values"),
                 }
             })
-            .collect();
+            .collect()
+    }
+
+    /// The element-sum system for `discretization`: hidden constraints (the
+    /// capacitor/voltage-source loops) with the forward map, where the step
+    /// Jacobian is singular on them; none with the midpoint map, where it is
+    /// regular (docs/theory.md §8).
+    ///
+    /// # Errors
+    /// [`CircuitError::System`] (not expected for an analysed circuit).
+    pub fn system(
+        &self,
+        discretization: Discretization,
+    ) -> Result<ElementSystem<CircuitElement, SourceCharge, 1>, CircuitError> {
+        let elements = self.branch_elements();
         let hidden = match discretization {
             Discretization::Forward => self
                 .loops

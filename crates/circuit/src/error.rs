@@ -106,6 +106,19 @@ pub enum CircuitError {
         /// The initial voltage.
         voltage: f64,
     },
+    /// A source whose value depends on time (a current source, or a
+    /// voltage source that is not DC) in a circuit asked for as an
+    /// autonomous [`DynSystem`](diracvi_geometry::dynamic::DynSystem)
+    /// ([`Circuit::dyn_system`](crate::Circuit::dyn_system)).
+    #[error(
+        "line {line}: `{name}` is a time-dependent source; the run-time core (orders 4 and 6) takes circuits whose sources are DC voltage sources only (run it at order 2)"
+    )]
+    TimeDependentSource {
+        /// 1-based line number.
+        line: usize,
+        /// Element name.
+        name: String,
+    },
     /// The sparse system could not be built.
     #[error("{0}")]
     System(#[from] SparseSystemError),

@@ -16,6 +16,11 @@
 //!   loop of capacitors and voltage sources, found from the circuit graph
 //!   (fundamental cycles of a spanning forest); the loop's chord replaces
 //!   its row. No dense SVD.
+//! * **On the run-time core** ([`Circuit::dyn_system`], [`CircuitSystem`]):
+//!   a circuit without time-dependent sources is a
+//!   [`DynSystem`](diracvi_geometry::dynamic::DynSystem) like every model
+//!   of any size, and runs on the common Lagrange–Dirac stepper and its
+//!   compositions (orders 4 and 6; docs/theory.md §8.7).
 //! * **Errors** ([`CircuitError`]): malformed lines (line numbers), bad
 //!   `ENERGY={…}` expressions (line and column), floating nodes, loops of
 //!   voltage sources only, cut-sets of current sources only, initial
@@ -37,7 +42,9 @@ mod circuit;
 mod element;
 mod error;
 pub mod netlist;
+mod system;
 
 pub use circuit::{Circuit, CircuitRun};
 pub use element::{CircuitElement, CircuitStepper, SourceCharge};
 pub use error::CircuitError;
+pub use system::CircuitSystem;

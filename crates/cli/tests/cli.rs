@@ -198,9 +198,33 @@ fn netlists_and_lc_ladder() {
         assert_eq!(text.lines().count(), 2, "{text}");
         assert!(text.lines().nth(1).unwrap().starts_with("0,0.0,"), "{text}");
     }
-    // Refused, never relabelled: composed orders, the Hamiltonian stepper.
+    // Orders 4 and 6 run on the run-time core, and the summary says so.
+    let json: Value = serde_json::from_str(&ok(&[
+        "run",
+        "lc-ladder",
+        "--steps",
+        "3",
+        "--order",
+        "4",
+        "--summary",
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(json["method"]["order"], 4, "{json}");
+    assert_eq!(json["method"]["core"], "run-time", "{json}");
+    // Refused, never relabelled: composed orders above the run-time core's
+    // size for circuits, the Hamiltonian stepper.
     check_failure(
-        &diracvi(&["run", "lc-ladder", "--steps", "3", "--order", "4"]),
+        &diracvi(&[
+            "run",
+            "lc-ladder",
+            "--set",
+            "cells=200",
+            "--steps",
+            "3",
+            "--order",
+            "4",
+        ]),
         2,
         &["lc-ladder", "not available for circuits", "orders 4 and 6"],
     );

@@ -195,6 +195,16 @@ fn every_run_kind_validates() {
             "midpoint",
         ],
         &["run", "lc-ladder", "--steps", "0"],
+        // A circuit at order 4 (the run-time core), backward.
+        &[
+            "run",
+            "lc-ladder",
+            "--steps",
+            "10",
+            "--order",
+            "4",
+            "--backward",
+        ],
         // Systems: with the parts' and ports' accounting (an impact, no
         // step), and without it (backward)
         &[

@@ -490,6 +490,15 @@ fn term_by_term_derivatives_equal_the_whole_lagrangians() {
             close("d2_increment", gt.as_slice(), gw.as_slice());
         }
     }
+    // The Legendre map and its Hessian, term by term and whole.
+    let whole = Whole(&system);
+    let (pt, ht) = legendre_jet_dyn(&system, &a, &d);
+    let (pw, hw) = legendre_jet_dyn(&whole, &a, &d);
+    for (u, w) in pt.iter().chain(ht.iter()).zip(pw.iter().chain(hw.iter())) {
+        assert!((u - w).abs() <= 1e-14, "Legendre: {u} vs {w}");
+    }
+    let (mt, mw) = (momentum_dyn(&system, &a, &d), momentum_dyn(&whole, &a, &d));
+    assert!((&mt - &pw).amax() <= 1e-14 && (&mw - &pw).amax() <= 1e-14);
 }
 
 #[test]

@@ -197,6 +197,28 @@ impl<Mo: NamedSystem<N, M>, const N: usize, const M: usize> NamedDynSystem for F
     }
 }
 
+/// A circuit without time-dependent sources on the run-time core
+/// ([`diracvi_circuit::Circuit::dyn_system`]): coordinates the branch
+/// charges, constraint rows the Kirchhoff rows of the non-ground nodes, no
+/// boundary.
+impl NamedDynSystem for diracvi_circuit::CircuitSystem {
+    fn name(&self) -> &str {
+        diracvi_circuit::CircuitSystem::name(self)
+    }
+    fn description(&self) -> &str {
+        "a circuit (branch charges, Kirchhoff rows)"
+    }
+    fn coordinates(&self) -> Vec<String> {
+        self.coordinate_names().to_vec()
+    }
+    fn piece_name(&self, j: usize) -> String {
+        format!("piece {j}")
+    }
+    fn constraint_name(&self, a: usize) -> String {
+        format!("Kirchhoff row {a}")
+    }
+}
+
 /// A run's setup at run-time sizes: continuous initial data, step, end time
 /// and discretization choices (see [`RunSetup`](crate::RunSetup)).
 #[derive(Debug, Clone, PartialEq)]

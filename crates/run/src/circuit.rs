@@ -1,20 +1,28 @@
-//! Circuits (a netlist or `lc-ladder`) through the runner: the sparse (±)
-//! Lagrange–Dirac stepper of `diracvi-circuit` (docs/theory.md §8) driven
-//! step by step, records into the same [`RecordSink`], the same
-//! [`RunOutcome`] and summary as every model.
+//! Circuits (a netlist or `lc-ladder`) through the runner: at order 2 the
+//! sparse (±) Lagrange–Dirac stepper of `diracvi-circuit` (docs/theory.md
+//! §8) driven step by step; at orders 4 and 6 the circuit as a
+//! [`DynSystem`](diracvi_geometry::dynamic::DynSystem) on the run-time core
+//! of every model ([`DynRunner`]: the composed symmetric midpoint step,
+//! docs/theory.md §8.7, §9). Records go into the same [`RecordSink`], the
+//! same [`RunOutcome`] and summary as every model, with the core that ran.
 //!
-//! What the sparse stepper does not have is refused, never relabelled: the
-//! Hamiltonian stepper (a circuit's Lagrangian is degenerate), the composed
-//! orders 4 and 6, reduction.
+//! What cannot run is refused, never relabelled: the Hamiltonian stepper (a
+//! circuit's Lagrangian is degenerate), tangents (degenerate steps),
+//! reduction (no symmetry), and at orders 4 and 6 time-dependent sources,
+//! loops of capacitors and voltage sources, and circuits of more than
+//! [`COMPOSED_MAX_UNKNOWNS`] unknowns.
 
+use crate::dyn_runner::DynRunner;
 use crate::{
     Core, Method, ModelSummary, RecordSink, RecordView, RunError, RunOutcome, RunPlan, Stepper,
 };
 use diracvi_circuit::Circuit;
 use diracvi_discrete_dirac::StepError;
-use diracvi_geometry::ConstraintDiscretization;
+use diracvi_discrete_dirac::dynamic::dyn_constrained_velocity;
+use diracvi_geometry::{ConstraintDiscretization, Discretization};
 use diracvi_impact::ImpactError;
 use diracvi_models::Scenario;
+use diracvi_models::{DynModelVisitor, DynRunSetup};
 use nalgebra::DVector;
 use std::time::Instant;
 
@@ -28,6 +36,65 @@ pub(crate) fn describe(circuit: &Circuit) -> ModelSummary {
         has_hamiltonian: false,
         regular_lagrangian: false,
     }
+}
+
+/// The largest circuit (coordinates + Kirchhoff rows) the composed orders
+/// run: the run-time core still stores the step Jacobian and the
+/// constraint forms densely, and measures the composed steps' energy
+/// through a dense solve (docs/theory.md §8.7), so its cost grows as
+/// `(n + m)²` to `(n + m)³`, where the sparse stepper of order 2 is linear.
+pub const COMPOSED_MAX_UNKNOWNS: usize = 400;
+
+/// A circuit at orders 4 and 6: its [`DynSystem`](diracvi_geometry::dynamic::DynSystem)
+/// form on the run-time core, from the circuit's initial charges and
+/// momenta (the currents of capacitors and sources solved from Kirchhoff's
+/// law, as the constrained Legendre map gives them).
+fn composed(
+    scenario: &Scenario,
+    circuit: &Circuit,
+    plan: RunPlan,
+    sink: &mut dyn RecordSink,
+    progress: &mut dyn FnMut(usize),
+) -> Result<RunOutcome, RunError> {
+    let name = &scenario.model;
+    let system = circuit.dyn_system(name).map_err(|error| {
+        RunError::Model(diracvi_models::ModelError::Circuit {
+            source_name: name.clone(),
+            error,
+        })
+    })?;
+    if circuit.loop_count() > 0 {
+        return Err(RunError::CircuitUnsupported {
+            model: name.clone(),
+            what: "orders 4 and 6 for a circuit with loops of capacitors and voltage sources \
+                   (the composed step's energy needs the constrained Legendre map, which such \
+                   a loop makes singular; use order 2)",
+        });
+    }
+    if circuit.coordinates() + circuit.node_count() > COMPOSED_MAX_UNKNOWNS {
+        return Err(RunError::CircuitUnsupported {
+            model: name.clone(),
+            what: "orders 4 and 6 for more than 400 coordinates + Kirchhoff rows (the run-time \
+                   core does not store the step Jacobian sparsely yet; use order 2)",
+        });
+    }
+    let start = circuit.initial_state();
+    let (v0, _) = dyn_constrained_velocity(&system, &start.q, &start.p)
+        .map_err(|error| RunError::InitialState { error })?;
+    let setup = DynRunSetup {
+        q0: start.q,
+        v0,
+        h: scenario.h,
+        t_end: scenario.t_end,
+        discretization: Discretization::Midpoint,
+        constraint: ConstraintDiscretization::Midpoint,
+    };
+    DynRunner {
+        plan,
+        sink,
+        progress,
+    }
+    .visit(&system, &setup)
 }
 
 /// Run a circuit scenario as `plan` says.
@@ -78,9 +145,7 @@ pub(crate) fn execute(
     );
     method.check()?;
     if method.order.is_composed() {
-        return Err(unsupported(
-            "orders 4 and 6: the composed methods do not run on the sparse stepper yet (use order 2)",
-        ));
+        return composed(scenario, circuit, plan, sink, progress);
     }
     let failed = |error: StepError| RunError::Integration {
         model: name.clone(),

@@ -161,7 +161,7 @@ pub struct MethodJson {
     pub impact_law: &'static str,
     /// `"forward"` or `"backward"`.
     pub direction: &'static str,
-    /// `"compile-time"` or `"run-time"`.
+    /// `"compile-time"`, `"run-time"` or `"sparse"` (circuits at order 2).
     pub core: &'static str,
 }
 

@@ -1,19 +1,69 @@
 //! The Legendre map, energies and the initial-data check of a [`DynSystem`]
 //! (the run-time-sized counterparts of the functions of [`System`](crate::System)).
 
-use super::DynSystem;
 use super::boundary::violated_piece_dyn;
 use super::chunk::{Scratch, blocks, constants, hyper_parts, read_block, seed_block, with_width};
+use super::{DynSystem, LagrangianTerms, TERMWISE_ABOVE, Term};
 use crate::{CONSTRAINT_TOLERANCE, GeometryError};
 use nalgebra::{DMatrix, DVector};
 use num_dual::{DualSVec, HyperDualSVec64};
 
-/// The momentum `p = ∂L/∂v(q, v)`.
+/// The terms to differentiate the Legendre map by, or `None` for the whole
+/// `L` at once: as for the discrete Lagrangian, terms are used for systems
+/// of more than [`TERMWISE_ABOVE`] coordinates that declare them
+/// (docs/theory.md §11.4), so the cost is `Σ_e |S_e|` evaluations of small
+/// terms instead of `⌈n/W⌉²` evaluations of the whole `L`.
+fn termwise<Sy: DynSystem>(system: &Sy, n: usize) -> Option<&LagrangianTerms> {
+    let terms = system.lagrangian_terms()?;
+    (n > TERMWISE_ABOVE && terms.coordinate_count() == n).then_some(terms)
+}
+
+/// Term `e` of `terms` and the values of `q`, `v` on its stencil.
+fn term_data<'a, Sy: DynSystem>(
+    system: &'a Sy,
+    terms: &LagrangianTerms,
+    e: usize,
+    q: &DVector<f64>,
+    v: &DVector<f64>,
+) -> (Term<'a, Sy>, DVector<f64>, DVector<f64>) {
+    let s = terms.stencil(e);
+    let term = Term {
+        system,
+        e,
+        k: s.len(),
+    };
+    let gather = |x: &DVector<f64>| DVector::from_fn(s.len(), |i, _| x[s[i]]);
+    (term, gather(q), gather(v))
+}
+
+/// The momentum `p = ∂L/∂v(q, v)` (term by term for a system of more than
+/// [`TERMWISE_ABOVE`] coordinates that declares its terms).
 pub fn momentum_dyn<Sy: DynSystem>(
     system: &Sy,
     q: &DVector<f64>,
     v: &DVector<f64>,
 ) -> DVector<f64> {
+    let n = q.len();
+    if let Some(terms) = termwise(system, n) {
+        let mut p = DVector::zeros(n);
+        for e in 0..terms.len() {
+            let s = terms.stencil(e);
+            if s.is_empty() {
+                continue;
+            }
+            let (term, qe, ve) = term_data(system, terms, e, q, v);
+            let pe = momentum_whole(&term, &qe, &ve);
+            for (i, &c) in s.iter().enumerate() {
+                p[c] += pe[i];
+            }
+        }
+        return p;
+    }
+    momentum_whole(system, q, v)
+}
+
+/// [`momentum_dyn`] of the whole `L`, in chunks of directions.
+fn momentum_whole<Sy: DynSystem>(system: &Sy, q: &DVector<f64>, v: &DVector<f64>) -> DVector<f64> {
     let n = q.len();
     let mut p = DVector::zeros(n);
     with_width!(n, W => {
@@ -40,8 +90,39 @@ pub fn energy_scale_dyn<Sy: DynSystem>(system: &Sy, q: &DVector<f64>, v: &DVecto
     p.dot(v).abs() + system.lagrangian(q.as_slice(), v.as_slice()).abs()
 }
 
-/// `p = ∂L/∂v(q, v)` and `∂²L/∂v²(q, v)`.
+/// `p = ∂L/∂v(q, v)` and `∂²L/∂v²(q, v)` (term by term for a system of
+/// more than [`TERMWISE_ABOVE`] coordinates that declares its terms: the
+/// Hessian is then assembled from the terms' blocks).
 pub fn legendre_jet_dyn<Sy: DynSystem>(
+    system: &Sy,
+    q: &DVector<f64>,
+    v: &DVector<f64>,
+) -> (DVector<f64>, DMatrix<f64>) {
+    let n = q.len();
+    if let Some(terms) = termwise(system, n) {
+        let mut p = DVector::zeros(n);
+        let mut hess = DMatrix::zeros(n, n);
+        for e in 0..terms.len() {
+            let s = terms.stencil(e);
+            if s.is_empty() {
+                continue;
+            }
+            let (term, qe, ve) = term_data(system, terms, e, q, v);
+            let (pe, he) = legendre_jet_whole(&term, &qe, &ve);
+            for (i, &r) in s.iter().enumerate() {
+                p[r] += pe[i];
+                for (j, &c) in s.iter().enumerate() {
+                    hess[(r, c)] += he[(i, j)];
+                }
+            }
+        }
+        return (p, hess);
+    }
+    legendre_jet_whole(system, q, v)
+}
+
+/// [`legendre_jet_dyn`] of the whole `L`, in chunks of directions.
+fn legendre_jet_whole<Sy: DynSystem>(
     system: &Sy,
     q: &DVector<f64>,
     v: &DVector<f64>,

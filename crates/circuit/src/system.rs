@@ -1,0 +1,116 @@
+//! A circuit as a [`DynSystem`]: the same branch terms and Kirchhoff rows,
+//! seen by the run-time-sized core of every model (docs/theory.md §8.7,
+//! §11), which composes its symmetric step to orders 4 and 6.
+//!
+//! The run-time core's systems are autonomous (`L(q, v)`, `A(q) v = 0`), so
+//! a circuit has this form when its sources do not depend on time: no
+//! current source (its prescribed charge `∫ I dt` moves the constraint,
+//! `A v + I = 0`) and only DC voltage sources (`−E q`, a constant force).
+//! Time-dependent sources run on the sparse stepper
+//! ([`Circuit::stepper`]), at order 2.
+
+use crate::circuit::Circuit;
+use crate::element::CircuitElement;
+use crate::error::CircuitError;
+use crate::netlist::{Kind, Value, Waveform};
+use diracvi_discrete_dirac::sparse::Element;
+use diracvi_geometry::AdScalar;
+use diracvi_geometry::dynamic::{DynSystem, LagrangianTerms};
+
+/// A circuit without time-dependent sources as a [`DynSystem`]: coordinates
+/// the branch charges, the Lagrangian the sum of the branch terms (one
+/// [`LagrangianTerms`] term per branch, so the step Jacobian is sparse),
+/// the constraint forms the Kirchhoff rows; no Hamiltonian (the Lagrangian
+/// is degenerate). Built by [`Circuit::dyn_system`].
+#[derive(Debug, Clone)]
+pub struct CircuitSystem {
+    name: String,
+    coordinate_names: Vec<String>,
+    /// Branch term of each coordinate, in coordinate order.
+    elements: Vec<CircuitElement>,
+    /// Kirchhoff rows, each as `(coordinate, ±1)`.
+    rows: Vec<Vec<(usize, f64)>>,
+    terms: LagrangianTerms,
+}
+
+impl CircuitSystem {
+    /// The circuit's name (given to [`Circuit::dyn_system`]).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The coordinate names `q_<element>`.
+    pub fn coordinate_names(&self) -> &[String] {
+        &self.coordinate_names
+    }
+}
+
+impl Circuit {
+    /// The circuit as a [`DynSystem`] named `name` (see [`CircuitSystem`]).
+    ///
+    /// # Errors
+    /// [`CircuitError::TimeDependentSource`] for a current source or a
+    /// voltage source that is not DC.
+    pub fn dyn_system(&self, name: &str) -> Result<CircuitSystem, CircuitError> {
+        if let Some(e) = self.netlist().elements.iter().find(|e| {
+            e.kind == Kind::CurrentSource
+                || (e.kind == Kind::VoltageSource
+                    && !matches!(e.value, Value::Source(Waveform::Dc(_))))
+        }) {
+            return Err(CircuitError::TimeDependentSource {
+                line: e.line,
+                name: e.name.clone(),
+            });
+        }
+        let n = self.coordinates();
+        let elements = self.branch_elements();
+        let terms = LagrangianTerms::new(n, (0..n).map(|i| [i]))
+            .expect("one term per coordinate, in range");
+        Ok(CircuitSystem {
+            name: name.to_owned(),
+            coordinate_names: self.coordinate_names(),
+            elements,
+            rows: self.kirchhoff_rows().to_vec(),
+            terms,
+        })
+    }
+}
+
+impl DynSystem for CircuitSystem {
+    fn coordinate_count(&self) -> usize {
+        self.elements.len()
+    }
+
+    fn constraint_count(&self) -> usize {
+        self.rows.len()
+    }
+
+    #[inline]
+    fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
+        self.elements
+            .iter()
+            .enumerate()
+            .fold(S::from(0.0), |acc, (i, e)| {
+                acc + e.lagrangian(&[q[i]], &[v[i]], 0.0)
+            })
+    }
+
+    fn constraint_forms<S: AdScalar>(&self, _q: &[S], a: &mut [S]) {
+        let n = self.elements.len();
+        a.fill(S::from(0.0));
+        for (r, row) in self.rows.iter().enumerate() {
+            for &(c, v) in row {
+                a[r * n + c] = S::from(v);
+            }
+        }
+    }
+
+    fn lagrangian_terms(&self) -> Option<&LagrangianTerms> {
+        Some(&self.terms)
+    }
+
+    #[inline]
+    fn lagrangian_term<S: AdScalar>(&self, e: usize, q: &[S], v: &[S]) -> S {
+        self.elements[e].lagrangian(&[q[0]], &[v[0]], 0.0)
+    }
+}
