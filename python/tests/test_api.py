@@ -11,7 +11,7 @@ import pytest
 
 import diracvi
 
-NAMES = ["particle", "ellipse", "star", "pendulum", "disk-wall", "disk-table", "lc"]
+NAMES = ["particle", "ellipse", "star", "pendulum", "disk-wall", "disk-table", "lc", "heavy-top"]
 
 
 def test_models_lists_the_catalogue():

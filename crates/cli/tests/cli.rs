@@ -243,7 +243,12 @@ fn show_unknown_model_lists_the_valid_names() {
 #[test]
 fn run_from_shown_scenario_equals_run_by_name() {
     let dir = tempfile::tempdir().unwrap();
-    for (model, t_end) in [("particle", "1.5"), ("disk-table", "0.5"), ("lc", "3")] {
+    for (model, t_end) in [
+        ("particle", "1.5"),
+        ("disk-table", "0.5"),
+        ("lc", "3"),
+        ("heavy-top", "0.5"),
+    ] {
         let path = dir.path().join(format!("{model}.toml"));
         std::fs::write(&path, ok(&["show", model])).unwrap();
         let by_file = json(&[
