@@ -258,6 +258,39 @@ impl Model<4, 1> for HeavyTop {
         }
     }
 
+    /// `pi_z` (the momentum about the vertical, `π₃`) always; `Pi_3` (about
+    /// the body axis, `Π₃`) when `I₁ = I₂`; `pi_x`, `pi_y` too when
+    /// `g = 0` (the free body keeps all of `π`).
+    fn invariant_names(&self) -> Vec<String> {
+        let p = &self.params;
+        let mut names = Vec::with_capacity(4);
+        if p.g.total_cmp(&0.0).is_eq() {
+            names.extend(["pi_x", "pi_y"]);
+        }
+        names.push("pi_z");
+        if p.i1.total_cmp(&p.i2).is_eq() {
+            names.push("Pi_3");
+        }
+        names.into_iter().map(String::from).collect()
+    }
+
+    fn invariant_values(&self, q: &SVector<f64, 4>, p: &SVector<f64, 4>, out: &mut [f64]) {
+        // In the order of `invariant_names`.
+        let pi = spatial_momentum(q, p);
+        let params = &self.params;
+        let mut values = Vec::with_capacity(4);
+        if params.g.total_cmp(&0.0).is_eq() {
+            values.extend([pi[0], pi[1]]);
+        }
+        values.push(pi[2]);
+        if params.i1.total_cmp(&params.i2).is_eq() {
+            values.push(body_momentum(q, p)[2]);
+        }
+        for (x, v) in out.iter_mut().zip(values) {
+            *x = v;
+        }
+    }
+
     fn boundary_name(&self, _j: usize) -> String {
         format!(
             "cone: axis height (R(q) e3).e3 >= {}",

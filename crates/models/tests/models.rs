@@ -292,11 +292,7 @@ fn hamiltonian_is_the_legendre_transform_of_every_regular_lagrangian() {
             .unwrap();
         // The lc circuit and the heavy top (degenerate along q on R⁴) have
         // no Hamiltonian.
-        assert_eq!(
-            r.is_none(),
-            name == "lc" || name == "heavy-top",
-            "{name}"
-        );
+        assert_eq!(r.is_none(), name == "lc" || name == "heavy-top", "{name}");
     }
 }
 

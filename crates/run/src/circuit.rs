@@ -126,6 +126,7 @@ pub(crate) fn execute(
         jacobian: None,
         sensitivity: Vec::new(),
         tangents: None,
+        invariants: Vec::new(),
     };
     let record = |sink: &mut dyn RecordSink, k, s: &diracvi_discrete_dirac::DynState, e, r| {
         sink.record(&RecordView {
