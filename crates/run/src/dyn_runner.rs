@@ -280,11 +280,14 @@ impl DynModelVisitor for DynRunner<'_> {
     }
 }
 
+/// The first integrals of a model at a state `(q, p)`, into a slice.
+type DynInvariantFn<'a> = &'a dyn Fn(&[f64], &[f64], &mut [f64]);
+
 /// A one-step map that evaluates the model's first integrals after every
 /// step (the run-time counterpart of the compile-time runner's watch).
 struct DynWatch<'a, St> {
     inner: &'a mut St,
-    eval: &'a dyn Fn(&[f64], &[f64], &mut [f64]),
+    eval: DynInvariantFn<'a>,
     records: Vec<InvariantRecord>,
     values: Vec<f64>,
 }
@@ -293,7 +296,7 @@ impl<'a, St> DynWatch<'a, St> {
     fn new(
         inner: &'a mut St,
         names: Vec<String>,
-        eval: &'a dyn Fn(&[f64], &[f64], &mut [f64]),
+        eval: DynInvariantFn<'a>,
         initial: &DynState,
     ) -> Self {
         let mut values = vec![f64::NAN; names.len()];
