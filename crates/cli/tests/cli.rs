@@ -1663,7 +1663,7 @@ fn norm_defect(s: &Value) -> f64 {
 /// The heavy top reports its two Noether momenta (docs/theory.md §16.4):
 /// over 10⁴ steps the catalogued top keeps `pi_z` and `Pi_3` to 1e-12 and
 /// `|q|` to 1e-13; its model file reports the same invariants (names,
-/// values to 1e-12); the file with `I1 ≠ I2` (no axial symmetry) shows
+/// values to 1e-12); the file with `i1 ≠ i2` (no axial symmetry) shows
 /// `Pi_3` drift by more than 1e-6 while `pi_z` is still kept; the free
 /// body (`g = 0`, `I = (1, 2, 3)`) keeps all of `π` and reports no `Pi_3`.
 /// The text summary has one `invariants:` line.
@@ -1701,7 +1701,7 @@ fn heavy_top_reports_its_invariants() {
     // No axial symmetry: Π₃ is not conserved, and the check sees it.
     let lopsided = json(
         &[
-            &["run", "--model-file", &file_top, "--set", "I1=1.2"][..],
+            &["run", "--model-file", &file_top, "--set", "i1=1.2"][..],
             &steps,
         ]
         .concat(),
