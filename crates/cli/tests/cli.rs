@@ -1665,7 +1665,8 @@ fn norm_defect(s: &Value) -> f64 {
 /// `|q|` to 1e-13; its model file reports the same invariants (names,
 /// values to 1e-12); the file with `i1 ≠ i2` (no axial symmetry) shows
 /// `Pi_3` drift by more than 1e-6 while `pi_z` is still kept; the free
-/// body (`g = 0`, `I = (1, 2, 3)`) keeps all of `π` and reports no `Pi_3`.
+/// body (`g = 0`, `I = (1, 2, 3)`) keeps all of `π` and reports no `Pi_3`;
+/// the top inside the cone keeps both momenta through its impacts.
 /// The text summary has one `invariants:` line.
 #[test]
 fn heavy_top_reports_its_invariants() {
@@ -1734,6 +1735,15 @@ fn heavy_top_reports_its_invariants() {
     for name in ["pi_x", "pi_y", "pi_z"] {
         let (_, _, d) = invariant(&free, name);
         assert!(d <= 1e-12, "{name}: {d:e}");
+    }
+
+    // Inside the cone (axis height ≥ 0.7): the wall has both symmetries, so
+    // the momenta are kept through the impacts too.
+    let coned = json(&["run", "heavy-top", "--set", "cone=0.7"]);
+    assert!(num(&coned["impacts"]) >= 5.0, "{}", coned["impacts"]);
+    for name in ["pi_z", "Pi_3"] {
+        let (_, _, d) = invariant(&coned, name);
+        assert!(d <= 1e-12, "cone, {name}: {d:e}");
     }
 
     let text = ok(&["run", "heavy-top", "--steps", "10"]);
