@@ -11,7 +11,7 @@ import pytest
 
 import diracvi
 
-NAMES = ["particle", "ellipse", "star", "pendulum", "disk-wall", "disk-table", "lc"]
+NAMES = ["particle", "ellipse", "star", "pendulum", "disk-wall", "disk-table", "lc", "heavy-top"]
 
 
 def test_models_lists_the_catalogue():
@@ -157,3 +157,15 @@ def test_repr_and_version():
     assert repr(sc).startswith("Scenario('lc'")
     assert "RunResult(model='lc'" in repr(sc.run(steps=3))
     assert diracvi.__version__
+
+
+def test_heavy_top_reports_its_invariants():
+    r = diracvi.scenario("heavy-top").run(steps=500)
+    inv = r.summary["invariants"]
+    assert list(inv) == ["pi_z", "Pi_3"]
+    assert inv["Pi_3"]["initial"] == pytest.approx(2.0, abs=1e-14)
+    assert inv["pi_z"]["initial"] == pytest.approx(2.0 * math.cos(0.5), abs=1e-14)
+    assert all(v["max_abs_deviation"] < 1e-12 for v in inv.values())
+    free = diracvi.scenario("heavy-top", params={"g": 0.0}).run(steps=10)
+    assert list(free.summary["invariants"]) == ["pi_x", "pi_y", "pi_z", "Pi_3"]
+    assert diracvi.scenario("particle").run(steps=10).summary["invariants"] == {}

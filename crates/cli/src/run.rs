@@ -680,6 +680,19 @@ fn text_summary(info: &ModelSummary, args: &RunArgs, o: &RunOutcome, summary: &S
         "energy: initial {:.12}, final {:.12}, max |E − E0| = {:.3e} (relative {:.3e} of the energy scale {:.3e})",
         o.initial_energy, o.final_energy, o.max_abs_energy_deviation, rel, o.energy_scale
     );
+    if !o.invariants.is_empty() {
+        let shown: Vec<String> = o
+            .invariants
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {:.12} (max |Δ| {:.3e})",
+                    r.name, r.initial, r.max_abs_deviation
+                )
+            })
+            .collect();
+        let _ = writeln!(s, "invariants: {}", shown.join(", "));
+    }
     if let Some(t) = &summary.tolerance {
         let _ = writeln!(
             s,

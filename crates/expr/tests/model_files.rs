@@ -658,3 +658,41 @@ fn random_edits_never_panic() {
     }
     assert!(ok > 50, "only {ok} edited files read");
 }
+
+/// `[invariants]`: named expressions over `q`, `v` and the parameters,
+/// compiled and evaluated in file order, printed back and read again;
+/// a bad expression or name is reported at its key.
+#[test]
+fn invariants_table() {
+    let source =
+        format!("{BASE}[invariants]\nmomentum = \"m*x_dot\"\nspin = \"theta*y_dot + 2\"\n");
+    let file = ModelFile::from_toml_str(&source, "inv.toml").unwrap();
+    assert_eq!(
+        file.invariants,
+        [
+            ("momentum".to_owned(), "m*x_dot".to_owned()),
+            ("spin".to_owned(), "theta*y_dot + 2".to_owned())
+        ]
+    );
+    let compiled = file.compile(&[("m".to_owned(), 3.0)]).unwrap();
+    assert_eq!(
+        compiled.invariant_names().collect::<Vec<_>>(),
+        ["momentum", "spin"]
+    );
+    let (q, v) = ([0.0, 0.0, 0.5], [2.0, 4.0, 0.0]);
+    assert_relative_eq!(compiled.invariant(0, &q, &v), 6.0, epsilon = 1e-15);
+    assert_relative_eq!(compiled.invariant(1, &q, &v), 4.0, epsilon = 1e-15);
+    let printed = file.to_toml_string();
+    assert!(
+        printed.contains("[invariants]\nmomentum = \"m*x_dot\"\n"),
+        "{printed}"
+    );
+    assert_eq!(
+        ModelFile::from_toml_str(&printed, "again.toml").unwrap(),
+        file
+    );
+    let e = fails(&format!("{BASE}[invariants]\nmomentum = \"m*p_x\"\n"));
+    assert_eq!(e.key(), "invariants.momentum", "{e}");
+    let e = fails(&format!("{BASE}[invariants]\n2x = \"m\"\n"));
+    assert_eq!(e.key(), "invariants.2x", "{e}");
+}

@@ -10,7 +10,7 @@
 use crate::{ModelError, NamedSystem};
 use diracvi_geometry::dynamic::{DynSystem, Erased, ErasedSystem, Fixed, check_initial_dyn};
 use diracvi_geometry::{ConstraintDiscretization, Discretization};
-use nalgebra::DVector;
+use nalgebra::{DVector, SVector};
 
 /// A [`DynSystem`] with a name, coordinate names and boundary piece names
 /// (the run-time-sized counterpart of [`NamedSystem`]).
@@ -28,6 +28,15 @@ pub trait NamedDynSystem: DynSystem + Clone + Send + Sync {
     fn constraint_name(&self, a: usize) -> String {
         format!("row {a}")
     }
+    /// The names of the first integrals runs report in their summary
+    /// ([`NamedSystem::invariant_names`]); none by default.
+    fn invariant_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The first integrals of [`invariant_names`](Self::invariant_names) at
+    /// the state `(q, p)` (`n` entries each), written to `out` (one entry
+    /// per name; `NaN` where one cannot be evaluated).
+    fn invariants(&self, _q: &[f64], _p: &[f64], _out: &mut [f64]) {}
     /// How a run's data move when parameter `name` changes on its own
     /// (docs/theory.md §12.4), for the sensitivities of a run: the change of
     /// every parameter `θ` ([`DynSystem::parameter_values`] order) and of
@@ -84,6 +93,10 @@ pub trait ErasedNamed: ErasedSystem {
     fn erased_piece_name(&self, j: usize) -> String;
     /// [`NamedDynSystem::constraint_name`].
     fn erased_constraint_name(&self, a: usize) -> String;
+    /// [`NamedDynSystem::invariant_names`].
+    fn erased_invariant_names(&self) -> Vec<String>;
+    /// [`NamedDynSystem::invariants`].
+    fn erased_invariants(&self, q: &[f64], p: &[f64], out: &mut [f64]);
     /// [`NamedDynSystem::parameter_seed`].
     ///
     /// # Errors
@@ -111,6 +124,12 @@ impl<T: NamedDynSystem> ErasedNamed for T {
     }
     fn erased_constraint_name(&self, a: usize) -> String {
         self.constraint_name(a)
+    }
+    fn erased_invariant_names(&self) -> Vec<String> {
+        self.invariant_names()
+    }
+    fn erased_invariants(&self, q: &[f64], p: &[f64], out: &mut [f64]) {
+        self.invariants(q, p, out);
     }
     fn erased_parameter_seed(
         &self,
@@ -144,6 +163,12 @@ impl NamedDynSystem for DynModel<'_> {
     }
     fn constraint_name(&self, a: usize) -> String {
         self.system().erased_constraint_name(a)
+    }
+    fn invariant_names(&self) -> Vec<String> {
+        self.system().erased_invariant_names()
+    }
+    fn invariants(&self, q: &[f64], p: &[f64], out: &mut [f64]) {
+        self.system().erased_invariants(q, p, out);
     }
     fn parameter_seed(
         &self,
@@ -194,6 +219,20 @@ impl<Mo: NamedSystem<N, M>, const N: usize, const M: usize> NamedDynSystem for F
     }
     fn constraint_name(&self, a: usize) -> String {
         self.0.constraint_name(a)
+    }
+    fn invariant_names(&self) -> Vec<String> {
+        self.0.invariant_names()
+    }
+    fn invariants(&self, q: &[f64], p: &[f64], out: &mut [f64]) {
+        if q.len() == N && p.len() == N {
+            self.0.invariants(
+                &SVector::from_column_slice(q),
+                &SVector::from_column_slice(p),
+                out,
+            );
+        } else {
+            out.fill(f64::NAN);
+        }
     }
 }
 

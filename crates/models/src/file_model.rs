@@ -212,6 +212,12 @@ impl NamedDynSystem for FileModel {
     fn constraint_name(&self, a: usize) -> String {
         crate::file_model::constraint_row_name(&self.compiled, a)
     }
+    fn invariant_names(&self) -> Vec<String> {
+        self.compiled.invariant_names().map(String::from).collect()
+    }
+    fn invariants(&self, q: &[f64], p: &[f64], out: &mut [f64]) {
+        file_invariants(self, q, p, out);
+    }
     fn parameter_seed(
         &self,
         name: &str,
@@ -242,6 +248,71 @@ impl NamedDynSystem for FileModel {
             v0: dv,
         })
     }
+}
+
+/// A model file's `[invariants]` (expressions of `q` and `v`) at the state
+/// `(q, p)`: the velocity of the momentum is solved from the constrained
+/// inverse Legendre map `∂L/∂v(q, v) = p + A(q)ᵀμ`, `A(q) v = 0` (Newton
+/// from `v = 0`, exact in one iteration for `L` quadratic in `v`; the
+/// reaction `A(q)ᵀμ` absorbs the part of `p` the constraints leave
+/// undetermined), and each expression is evaluated at `(q, v)`. `NaN` where
+/// the solve fails (a Lagrangian singular on `ker A(q)`).
+pub(crate) fn file_invariants(model: &FileModel, q: &[f64], p: &[f64], out: &mut [f64]) {
+    let compiled = model.compiled();
+    match constrained_velocity(model, q, p) {
+        Some(v) => {
+            for (i, x) in out.iter_mut().enumerate().take(compiled.invariant_count()) {
+                *x = compiled.invariant(i, q, v.as_slice());
+            }
+        }
+        None => out.fill(f64::NAN),
+    }
+}
+
+/// The velocity `v ∈ ker A(q)` with `∂L/∂v(q, v) = p + A(q)ᵀμ` for some
+/// `μ`, by Newton's method on the KKT system
+/// `[[∂²L/∂v², −Aᵀ], [A, 0]]`; converged when the correction is below
+/// `1e-14 max(1, |v|, |μ|)`; `None` when it does not in 30 iterations.
+fn constrained_velocity(model: &FileModel, q: &[f64], p: &[f64]) -> Option<DVector<f64>> {
+    let n = model.coordinate_count();
+    let m = model.constraint_count();
+    if q.len() != n || p.len() != n {
+        return None;
+    }
+    let mut a = vec![0.0; m * n];
+    if m > 0 {
+        model.constraint_forms(q, &mut a);
+    }
+    let qd = DVector::from_column_slice(q);
+    let mut x = DVector::<f64>::zeros(n + m);
+    for _ in 0..30 {
+        let v = x.rows(0, n).clone_owned();
+        let (pv, hess) = diracvi_geometry::dynamic::legendre_jet_dyn(model, &qd, &v);
+        let mut kkt = nalgebra::DMatrix::<f64>::zeros(n + m, n + m);
+        kkt.view_mut((0, 0), (n, n)).copy_from(&hess);
+        let mut r = DVector::<f64>::zeros(n + m);
+        for i in 0..n {
+            r[i] = pv[i] - p[i];
+        }
+        for row in 0..m {
+            for col in 0..n {
+                let entry = a[row * n + col];
+                kkt[(col, n + row)] = -entry;
+                kkt[(n + row, col)] = entry;
+                r[col] -= entry * x[n + row];
+                r[n + row] += entry * x[col];
+            }
+        }
+        let dx = kkt.lu().solve(&r)?;
+        if !dx.iter().all(|d| d.is_finite()) {
+            return None;
+        }
+        x -= &dx;
+        if dx.amax() <= 1e-14 * x.amax().max(1.0) {
+            return Some(x.rows(0, n).clone_owned());
+        }
+    }
+    None
 }
 
 /// Constraint row `a` of a file model as its expression,

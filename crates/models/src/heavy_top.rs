@@ -25,9 +25,21 @@
 //! (`I₁ = I₂`) give `Π₃ = (½ Im(q̄ ⊗ p))₃` ([`HeavyTop::axial_momentum`]).
 //! With `g = 0` all of the spatial angular momentum `π = R(q) I ω` is kept.
 //! Both are blind to the `p + ν q` ambiguity of momenta in this chart.
+//!
+//! Catalogued as `heavy-top` ([`Model`]): defaults `I = (1, 1, 0.5)`,
+//! `m = 1`, `g = 9.8`, `ℓ = 0.1`, the axis tilted by 0.5 rad about `e₁`
+//! (`q(0) = (cos ¼, sin ¼, 0, 0)`) and spinning at 4 rad/s about it
+//! (`v(0) = ½ q(0) ⊗ (0, 0, 0, 4)`), `h = 1e-2`, `T = 20` (four nutation
+//! periods of 4.996 s), the midpoint map of the ambient `R⁴` with the
+//! midpoint constraint (second order; keeps both momenta and `|q|` to
+//! round-off, docs/theory.md §16.4). No wall by default; `cone = u` keeps
+//! the axis above the height `u` (`(R(q) e₃)·e₃ ≥ u`, the cone of §16.4).
+//! No Hamiltonian on `R⁴` (the Lagrangian is degenerate along `q`): the
+//! Lagrange–Dirac stepper runs it, orders 2, 4 and 6.
 
+use crate::{Model, ModelError, ParameterInfo, RunSetup, validate};
 use diracvi_geometry::lie::{body_angular_velocity, body_momentum, spatial_momentum};
-use diracvi_geometry::{AdScalar, System};
+use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization, System};
 use nalgebra::{SMatrix, SVector};
 use serde::{Deserialize, Serialize};
 
@@ -52,6 +64,11 @@ pub struct HeavyTopParams {
     /// Distance `ℓ` from the fixed point to the centre of mass along `e₃`
     /// (m). Default 0.1.
     pub l: f64,
+    /// Lowest height `u ∈ (−1, 1)` of the body axis, `(R(q) e₃)·e₃ ≥ u`
+    /// (a cone about the vertical the axis bounces off, docs/theory.md
+    /// §16.4), dimensionless; `None` (the default): no wall.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cone: Option<f64>,
 }
 
 impl Default for HeavyTopParams {
@@ -63,6 +80,7 @@ impl Default for HeavyTopParams {
             m: 1.0,
             g: 9.8,
             l: 0.1,
+            cone: None,
         }
     }
 }
@@ -75,8 +93,8 @@ pub struct HeavyTop {
 }
 
 impl HeavyTop {
-    /// A top with the given parameters (not validated: a catalogue model
-    /// would check `I_i > 0`, `m > 0`, `g ≥ 0`).
+    /// A top with the given parameters, not validated (the catalogue's
+    /// [`Model::new`] checks `I_i > 0`, `m > 0`, `g ≥ 0`, `−1 < cone < 1`).
     pub fn new(params: HeavyTopParams) -> Self {
         Self { params }
     }
@@ -142,5 +160,141 @@ impl System<4, 1> for HeavyTop {
     }
     fn constraint_forms<S: AdScalar>(&self, q: &SVector<S, 4>) -> SMatrix<S, 1, 4> {
         q.transpose()
+    }
+
+    fn boundary_count(&self) -> usize {
+        usize::from(self.params.cone.is_some())
+    }
+
+    /// `w² − x² − y² + z² − u |q|²`: the height of the axis above `u`,
+    /// written homogeneous of degree 2 so that its gradient is tangent to
+    /// `S³` on the wall.
+    fn boundary<S: AdScalar>(&self, _j: usize, q: &SVector<S, 4>) -> S {
+        let u = self.params.cone.unwrap_or(-1.0);
+        q[0] * q[0] - q[1] * q[1] - q[2] * q[2] + q[3] * q[3] - q.dot(q) * u
+    }
+}
+
+impl Model<4, 1> for HeavyTop {
+    type Params = HeavyTopParams;
+    const NAME: &'static str = "heavy-top";
+    const DESCRIPTION: &'static str = "heavy top about a fixed point, orientation as a unit quaternion (w, x, y, z); free rigid body at g = 0 (docs/theory.md §16)";
+    const PARAMETERS: &'static [ParameterInfo] = &[
+        ParameterInfo::float(
+            "i1",
+            "I₁",
+            "kg m^2",
+            "principal moment of inertia about the fixed point, body axis e1",
+        ),
+        ParameterInfo::float(
+            "i2",
+            "I₂",
+            "kg m^2",
+            "principal moment about e2 (I1 = I2: the symmetric top)",
+        ),
+        ParameterInfo::float(
+            "i3",
+            "I₃",
+            "kg m^2",
+            "principal moment about the symmetry axis e3",
+        ),
+        ParameterInfo::mass("mass of the top"),
+        ParameterInfo {
+            description: "gravitational acceleration (0: the free rigid body)",
+            ..ParameterInfo::GRAVITY
+        },
+        ParameterInfo::float(
+            "l",
+            "ℓ",
+            "m",
+            "distance from the fixed point to the centre of mass along e3",
+        ),
+        ParameterInfo::optional_float(
+            "cone",
+            "u",
+            "1",
+            "lowest height of the body axis, (R(q) e3).e3 >= u, a wall the axis bounces off (none: no wall)",
+        ),
+    ];
+
+    fn coordinate_names() -> [&'static str; 4] {
+        ["w", "x", "y", "z"]
+    }
+
+    fn new(params: HeavyTopParams) -> Result<Self, ModelError> {
+        validate::positive(Self::NAME, "i1", params.i1)?;
+        validate::positive(Self::NAME, "i2", params.i2)?;
+        validate::positive(Self::NAME, "i3", params.i3)?;
+        validate::positive(Self::NAME, "m", params.m)?;
+        validate::non_negative(Self::NAME, "g", params.g)?;
+        validate::finite(Self::NAME, "l", params.l)?;
+        if let Some(u) = params.cone {
+            validate::finite(Self::NAME, "cone", u)?;
+            if !(u > -1.0 && u < 1.0) {
+                return Err(ModelError::InvalidParameter {
+                    model: Self::NAME,
+                    parameter: "cone",
+                    value: u,
+                    reason: "must lie in (-1, 1) (the height of a unit axis)".into(),
+                });
+            }
+        }
+        Ok(Self { params })
+    }
+
+    fn params(&self) -> &HeavyTopParams {
+        &self.params
+    }
+
+    fn run_defaults(&self) -> RunSetup<4> {
+        let (s, c) = 0.25_f64.sin_cos();
+        RunSetup {
+            q0: SVector::from([c, s, 0.0, 0.0]),
+            v0: SVector::from([0.0, 0.0, -2.0 * s, 2.0 * c]),
+            h: 1e-2,
+            t_end: 20.0,
+            discretization: Discretization::Midpoint,
+            constraint: ConstraintDiscretization::Midpoint,
+        }
+    }
+
+    /// `pi_z` (the momentum about the vertical, `π₃`) always; `Pi_3` (about
+    /// the body axis, `Π₃`) when `I₁ = I₂`; `pi_x`, `pi_y` too when
+    /// `g = 0` (the free body keeps all of `π`).
+    fn invariant_names(&self) -> Vec<String> {
+        let p = &self.params;
+        let mut names = Vec::with_capacity(4);
+        if p.g.total_cmp(&0.0).is_eq() {
+            names.extend(["pi_x", "pi_y"]);
+        }
+        names.push("pi_z");
+        if p.i1.total_cmp(&p.i2).is_eq() {
+            names.push("Pi_3");
+        }
+        names.into_iter().map(String::from).collect()
+    }
+
+    fn invariant_values(&self, q: &SVector<f64, 4>, p: &SVector<f64, 4>, out: &mut [f64]) {
+        // In the order of `invariant_names`.
+        let pi = spatial_momentum(q, p);
+        let params = &self.params;
+        let mut values = Vec::with_capacity(4);
+        if params.g.total_cmp(&0.0).is_eq() {
+            values.extend([pi[0], pi[1]]);
+        }
+        values.push(pi[2]);
+        if params.i1.total_cmp(&params.i2).is_eq() {
+            values.push(body_momentum(q, p)[2]);
+        }
+        for (x, v) in out.iter_mut().zip(values) {
+            *x = v;
+        }
+    }
+
+    fn boundary_name(&self, _j: usize) -> String {
+        format!(
+            "cone: axis height (R(q) e3).e3 >= {}",
+            self.params.cone.unwrap_or(-1.0)
+        )
     }
 }

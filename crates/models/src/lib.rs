@@ -14,12 +14,13 @@
 //! | [`disk-table`](DiskTable) | rolling disk in a circular table, \[NIC\] §5 | 4 `(x, y, θ, φ)` | 2 | 2: `(x ± R cosφ)² + (y ± R sinφ)² ≤ a²` |
 //! | [`lc`](Lc) | LC circuit (degenerate `L`), \[DDM\] §2.1, §6 | 4 `(q^ℓ, q^{c1}, q^{c2}, q^{c3})` | 2 | none |
 //!
-//! Outside the catalogue (no [`Model`] implementation yet, docs/theory.md
-//! §16): [`HeavyTop`], the heavy top and, at `g = 0`, the free rigid body
-//! in the unit-quaternion chart of SO(3) (`N = 4`, `M = 1`), stepped from
-//! Rust with the group discretizations of `diracvi_geometry::lie`; its
-//! model-file twin `models/heavy-top.toml` runs with `diracvi run
-//! --model-file`.
+//! | [`heavy-top`](HeavyTop) | heavy top about a fixed point (free rigid body at `g = 0`), docs/theory.md §16 | 4 `(w, x, y, z)`, a unit quaternion | 1 (`q·v = 0`) | none (optional `cone`: axis height `≥ u`) |
+//!
+//! The heavy top holds its orientation in the unit-quaternion chart of
+//! SO(3); its known first integrals (the momenta about the vertical and the
+//! symmetry axis; at `g = 0` all of the spatial angular momentum) are
+//! declared to the runner, which reports them in the run summary. The
+//! group discretizations of `diracvi_geometry::lie` step it from Rust.
 //!
 //! A model is a struct implementing [`System`] (the physics, from
 //! `diracvi-geometry`) and [`Model`] (name, parameters, defaults). The

@@ -18,7 +18,7 @@ pub trait Model<const N: usize, const M: usize>: System<N, M> + Clone + Send + S
     type Params: Serialize + DeserializeOwned + Clone + Default + std::fmt::Debug + PartialEq;
 
     /// Registry name (`"particle"`, `"ellipse"`, `"star"`, `"pendulum"`,
-    /// `"disk-wall"`, `"disk-table"`, `"lc"`).
+    /// `"disk-wall"`, `"disk-table"`, `"lc"`, `"heavy-top"`).
     const NAME: &'static str;
 
     /// One line describing the system and its source.
@@ -57,6 +57,19 @@ pub trait Model<const N: usize, const M: usize>: System<N, M> + Clone + Send + S
     fn drawing(&self) -> Option<&dyn Drawing<N>> {
         None
     }
+
+    /// The names of the model's known first integrals for these parameters
+    /// (Noether momenta of its symmetries, Casimirs, documented
+    /// integrals), which runs report in their summary; none by default.
+    /// [`invariant_values`](Self::invariant_values) evaluates them.
+    fn invariant_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The first integrals of [`invariant_names`](Self::invariant_names) at
+    /// the state `(q, p)` (configuration and momentum, as the steppers carry
+    /// them), written to `out` (one entry per name).
+    fn invariant_values(&self, _q: &SVector<f64, N>, _p: &SVector<f64, N>, _out: &mut [f64]) {}
 }
 
 /// A run's setup: continuous initial data, step, end time and
@@ -205,6 +218,16 @@ pub trait NamedSystem<const N: usize, const M: usize>: System<N, M> + Clone + Se
     fn picture(&self) -> Option<&dyn Drawing<N>> {
         None
     }
+    /// The names of the first integrals runs report in their summary
+    /// ([`Model::invariant_names`]; a model file's `[invariants]`); none by
+    /// default.
+    fn invariant_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The first integrals of [`invariant_names`](Self::invariant_names) at
+    /// the state `(q, p)`, written to `out` (one entry per name; `NaN` where
+    /// one cannot be evaluated).
+    fn invariants(&self, _q: &SVector<f64, N>, _p: &SVector<f64, N>, _out: &mut [f64]) {}
 }
 
 impl<const N: usize, const M: usize, T: Model<N, M>> NamedSystem<N, M> for T {
@@ -225,6 +248,12 @@ impl<const N: usize, const M: usize, T: Model<N, M>> NamedSystem<N, M> for T {
     }
     fn picture(&self) -> Option<&dyn Drawing<N>> {
         self.drawing()
+    }
+    fn invariant_names(&self) -> Vec<String> {
+        Model::invariant_names(self)
+    }
+    fn invariants(&self, q: &SVector<f64, N>, p: &SVector<f64, N>, out: &mut [f64]) {
+        self.invariant_values(q, p, out);
     }
 }
 

@@ -107,6 +107,16 @@ impl<const N: usize, const M: usize> NamedSystem<N, M> for SizedFileModel<N, M> 
     fn constraint_name(&self, a: usize) -> String {
         crate::file_model::constraint_row_name(&self.compiled, a)
     }
+    fn invariant_names(&self) -> Vec<String> {
+        self.compiled.invariant_names().map(String::from).collect()
+    }
+    fn invariants(&self, q: &SVector<f64, N>, p: &SVector<f64, N>, out: &mut [f64]) {
+        if self.compiled.invariant_count() == 0 {
+            return;
+        }
+        let model = crate::FileModel::new(self.compiled.clone(), self.text.clone());
+        crate::file_model::file_invariants(&model, q.as_slice(), p.as_slice(), out);
+    }
 }
 
 /// An operation on a file model once its size is known.

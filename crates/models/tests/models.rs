@@ -58,6 +58,7 @@ fn visitor_dispatch_reaches_the_right_model_and_dimensions() {
         ("disk-wall", 4, 2, 1, true),
         ("disk-table", 4, 2, 2, true),
         ("lc", 4, 2, 0, false),
+        ("heavy-top", 4, 1, 0, false),
     ];
     for e in expected {
         let got = Scenario::defaults(e.0)
@@ -179,6 +180,47 @@ fn defaults_are_the_papers() {
         D::Forward,
         C::Retraction,
     );
+    // Tilted by 0.5 rad about e1, spinning at 4 rad/s about the body axis:
+    // v = ½ q ⊗ (0, 0, 0, 4).
+    let (s, c) = 0.25f64.sin_cos();
+    expect(
+        "heavy-top",
+        &[c, s, 0.0, 0.0],
+        &[0.0, 0.0, -2.0 * s, 2.0 * c],
+        1e-2,
+        20.0,
+        D::Midpoint,
+        C::Midpoint,
+    );
+}
+
+/// The heavy top's optional cone: a wall of one piece, the axis height
+/// above `u`, refused outside `(−1, 1)` and at an initial tilt below it.
+#[test]
+fn heavy_top_cone_is_one_wall_on_the_axis_height() {
+    let mut s = Scenario::defaults("heavy-top").unwrap();
+    for bad in ["1", "-1", "1.5"] {
+        expect_invalid("heavy-top", "cone", bad);
+    }
+    s.set("cone", "0.7").unwrap();
+    let (_, _, _, pieces, _) = s.visit_catalogue(Shape).unwrap();
+    assert_eq!(pieces, 1);
+    let top = HeavyTop::free([1.0, 1.0, 0.5]);
+    let q = SVector::from([0.25f64.cos(), 0.25f64.sin(), 0.0, 0.0]);
+    // Axis height cos 0.5 = 0.8776.
+    let walled = HeavyTop::new(HeavyTopParams {
+        cone: Some(0.7),
+        ..top.params.clone()
+    });
+    assert!(close(walled.boundary(0, &q), 0.5f64.cos() - 0.7, 1e-15));
+    assert_eq!(top.boundary_count(), 0);
+    // A tilt of 1 rad puts the axis at cos 1 = 0.54 < 0.7: refused.
+    s.set("q", "0.8775825618903728,0.479425538604203,0,0")
+        .unwrap();
+    assert!(matches!(
+        s.visit_catalogue(Shape),
+        Err(ModelError::InitialInadmissible { piece: 0, .. })
+    ));
 }
 
 #[test]
@@ -248,7 +290,9 @@ fn hamiltonian_is_the_legendre_transform_of_every_regular_lagrangian() {
             .unwrap()
             .visit_catalogue(Legendre(7))
             .unwrap();
-        assert_eq!(r.is_none(), name == "lc", "{name}");
+        // The lc circuit and the heavy top (degenerate along q on R⁴) have
+        // no Hamiltonian.
+        assert_eq!(r.is_none(), name == "lc" || name == "heavy-top", "{name}");
     }
 }
 
@@ -289,7 +333,7 @@ fn printed_lc_currents_violate_kirchhoff() {
 }
 
 /// Parameters that must be strictly positive, per model.
-const POSITIVE: [(&str, &[&str]); 7] = [
+const POSITIVE: [(&str, &[&str]); 8] = [
     ("particle", &["m"]),
     ("ellipse", &["m", "a", "b", "inertia"]),
     ("star", &["m", "l", "inertia"]),
@@ -297,6 +341,7 @@ const POSITIVE: [(&str, &[&str]); 7] = [
     ("disk-wall", &["m", "i", "j", "r"]),
     ("disk-table", &["m", "i", "j", "r", "a"]),
     ("lc", &["l", "c1", "c2", "c3"]),
+    ("heavy-top", &["i1", "i2", "i3", "m"]),
 ];
 
 fn expect_invalid(name: &str, key: &str, value: &str) {
@@ -326,7 +371,7 @@ fn non_positive_parameters_are_rejected_by_name() {
 
 #[test]
 fn negative_gravity_and_non_finite_parameters_are_rejected() {
-    for name in ["particle", "ellipse", "star", "pendulum"] {
+    for name in ["particle", "ellipse", "star", "pendulum", "heavy-top"] {
         expect_invalid(name, "g", "-9.8");
         let mut s = Scenario::defaults(name).unwrap();
         s.set("g", "0").unwrap();

@@ -192,6 +192,7 @@ pub(crate) fn execute(
         sensitivity: Vec::new(),
         tangents: None,
         accounting: None,
+        invariants: Vec::new(),
     };
     let record = |sink: &mut dyn RecordSink, k, s: &diracvi_discrete_dirac::DynState, e, r| {
         sink.record(&RecordView {

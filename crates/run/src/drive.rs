@@ -4,9 +4,11 @@
 //! [`ImpactRecord`]s. Shared by the catalogue runner, the model-file runner
 //! and the reduced runner (it depends on none of them).
 
-use crate::{ImpactRecord, Method, RecordSink, RecordView, RunOutcome};
+use crate::{ImpactRecord, InvariantRecord, Method, RecordSink, RecordView, RunOutcome};
+use diracvi_discrete_dirac::trajectory::StepOutput;
 use diracvi_discrete_dirac::{OneStep, Record, RunOptions, State, Trajectory, integrate};
 use diracvi_impact::{ImpactError, ImpactEvent};
+use nalgebra::SVector;
 use std::time::{Duration, Instant};
 
 /// The outcome of a run: the impact records joined, the energy of a run of
@@ -112,6 +114,69 @@ pub(crate) fn erase<const N: usize, E>(t: Trajectory<N, E>, method: Method) -> R
         sensitivity: Vec::new(),
         tangents: None,
         accounting: None,
+        invariants: Vec::new(),
+    }
+}
+
+/// The first integrals of a model evaluated at a state `(q, p)` into a
+/// slice (one entry per invariant).
+pub(crate) type InvariantFn<'a, const N: usize> =
+    &'a dyn Fn(&SVector<f64, N>, &SVector<f64, N>, &mut [f64]);
+
+/// A one-step map that evaluates the model's first integrals at the state
+/// after every step (impacts included), so the summary holds their
+/// deviation over every step, recorded or not — as the energy's.
+pub(crate) struct Watch<'a, St, const N: usize> {
+    inner: &'a mut St,
+    eval: InvariantFn<'a, N>,
+    records: Vec<InvariantRecord>,
+    values: Vec<f64>,
+}
+
+impl<'a, St, const N: usize> Watch<'a, St, N> {
+    /// Watch `inner`'s steps for the invariants `names` (evaluated by
+    /// `eval`), started at the `initial` state.
+    pub(crate) fn new(
+        inner: &'a mut St,
+        names: Vec<String>,
+        eval: InvariantFn<'a, N>,
+        initial: &State<N>,
+    ) -> Self {
+        let mut values = vec![f64::NAN; names.len()];
+        if !names.is_empty() {
+            eval(&initial.q, &initial.p, &mut values);
+        }
+        Watch {
+            inner,
+            eval,
+            records: InvariantRecord::start(names, &values),
+            values,
+        }
+    }
+
+    /// The invariants over the steps taken.
+    pub(crate) fn finish(self) -> Vec<InvariantRecord> {
+        self.records
+    }
+}
+
+impl<St: OneStep<N>, const N: usize> OneStep<N> for Watch<'_, St, N> {
+    type Event = St::Event;
+    type Error = St::Error;
+
+    fn advance(
+        &mut self,
+        k: usize,
+        from: &State<N>,
+        h: f64,
+        events: &mut Vec<Self::Event>,
+    ) -> Result<StepOutput<N>, Self::Error> {
+        let out = self.inner.advance(k, from, h, events)?;
+        if !self.records.is_empty() {
+            (self.eval)(&out.to.q, &out.to.p, &mut self.values);
+            InvariantRecord::observe(&mut self.records, &self.values);
+        }
+        Ok(out)
     }
 }
 

@@ -7,12 +7,12 @@
 
 use crate::drive::finish;
 use crate::{
-    Core, ImpactRecord, Impacts, Method, ModelSummary, RecordSink, RecordView, RunError,
-    RunOutcome, RunPlan, Stepper,
+    Core, ImpactRecord, Impacts, InvariantRecord, Method, ModelSummary, RecordSink, RecordView,
+    RunError, RunOutcome, RunPlan, Stepper,
 };
 use diracvi_discrete_dirac::dynamic::{
     DynComposed, DynLagrangeDirac, DynNonholonomicHamiltonian, DynOneStep, DynRecord,
-    DynTrajectory, dyn_state_from_velocity, integrate_dyn,
+    DynStepOutput, DynTrajectory, dyn_state_from_velocity, integrate_dyn,
 };
 use diracvi_discrete_dirac::{DynState, RunOptions};
 use diracvi_geometry::dynamic::{energy_dyn, energy_scale_dyn, momentum_dyn};
@@ -131,6 +131,9 @@ impl DynModelVisitor for DynRunner<'_> {
         let mut jacobian = None;
         let mut sensitivity = None;
         let mut tape = None;
+        let invariant_names = model.invariant_names();
+        let eval = |q: &[f64], p: &[f64], out: &mut [f64]| model.invariants(q, p, out);
+        let invariants;
         // the integrator with the derivatives the plan asks for tracked
         macro_rules! tracked {
             ($integrator:expr) => {{
@@ -149,9 +152,12 @@ impl DynModelVisitor for DynRunner<'_> {
             }};
         }
         macro_rules! run {
-            ($integrator:expr) => {
-                drive_impacts(
-                    &mut $integrator,
+            ($integrator:expr) => {{
+                let integrator = &mut $integrator;
+                let mut watched =
+                    DynWatch::new(integrator, invariant_names.clone(), &eval, &initial);
+                let out = drive_impacts(
+                    &mut watched,
                     initial,
                     setup.h,
                     options,
@@ -160,8 +166,10 @@ impl DynModelVisitor for DynRunner<'_> {
                     sink,
                     progress,
                 )
-                .map_err(failed)?
-            };
+                .map_err(failed)?;
+                invariants = watched.finish();
+                out
+            }};
         }
         let (trajectory, impacts) = match method.stepper {
             Stepper::Lagrange if method.order.is_composed() => {
@@ -257,6 +265,7 @@ impl DynModelVisitor for DynRunner<'_> {
             parameters: plan.sensitivity.clone(),
         });
         Ok(RunOutcome {
+            invariants,
             jacobian: if plan.jacobian { jacobian } else { None },
             sensitivity,
             tangents,
@@ -269,6 +278,62 @@ impl DynModelVisitor for DynRunner<'_> {
                 start,
             )
         })
+    }
+}
+
+/// The first integrals of a model at a state `(q, p)`, into a slice.
+type DynInvariantFn<'a> = &'a dyn Fn(&[f64], &[f64], &mut [f64]);
+
+/// A one-step map that evaluates the model's first integrals after every
+/// step (the run-time counterpart of the compile-time runner's watch).
+struct DynWatch<'a, St> {
+    inner: &'a mut St,
+    eval: DynInvariantFn<'a>,
+    records: Vec<InvariantRecord>,
+    values: Vec<f64>,
+}
+
+impl<'a, St> DynWatch<'a, St> {
+    fn new(
+        inner: &'a mut St,
+        names: Vec<String>,
+        eval: DynInvariantFn<'a>,
+        initial: &DynState,
+    ) -> Self {
+        let mut values = vec![f64::NAN; names.len()];
+        if !names.is_empty() {
+            eval(initial.q.as_slice(), initial.p.as_slice(), &mut values);
+        }
+        DynWatch {
+            inner,
+            eval,
+            records: InvariantRecord::start(names, &values),
+            values,
+        }
+    }
+
+    fn finish(self) -> Vec<InvariantRecord> {
+        self.records
+    }
+}
+
+impl<St: DynOneStep> DynOneStep for DynWatch<'_, St> {
+    type Event = St::Event;
+    type Error = St::Error;
+
+    fn advance(
+        &mut self,
+        k: usize,
+        from: &DynState,
+        h: f64,
+        events: &mut Vec<Self::Event>,
+    ) -> Result<DynStepOutput, Self::Error> {
+        let out = self.inner.advance(k, from, h, events)?;
+        if !self.records.is_empty() {
+            (self.eval)(out.to.q.as_slice(), out.to.p.as_slice(), &mut self.values);
+            InvariantRecord::observe(&mut self.records, &self.values);
+        }
+        Ok(out)
     }
 }
 
@@ -328,6 +393,7 @@ fn erase<E>(t: DynTrajectory<E>, method: Method) -> RunOutcome {
         post_impact_iterations: s.post_impact_iterations,
         degenerate_steps: s.degenerate_steps,
         impacts: Vec::new(),
+        invariants: Vec::new(),
         wall_time: Duration::ZERO,
         reduction: None,
         method,

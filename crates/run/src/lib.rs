@@ -154,7 +154,8 @@ pub use diracvi_discrete_dirac::{Composition, Direction, StepError};
 pub use diracvi_impact::ImpactError;
 pub use error::RunError;
 pub use outcome::{
-    Core, Gradient, ImpactLaw, ImpactRecord, Method, ReductionSummary, RunOutcome, TangentTape,
+    Core, Gradient, ImpactLaw, ImpactRecord, InvariantRecord, Method, ReductionSummary, RunOutcome,
+    TangentTape,
 };
 pub use periodic::{
     Branch, BranchPoint, Multiplier, MultiplierKind, PeriodicError, PeriodicOptions, PeriodicOrbit,
@@ -169,9 +170,9 @@ pub use runner::{ModelSummary, describe, execute, execute_with_progress};
 pub use sensitivity::{MODEL_FILE_TWINS, momentum_direction};
 pub use sink::{Discard, RecordBuffer, RecordSink, RecordView};
 pub use summary::{
-    DEFAULT_ENERGY_TOLERANCE, EnergyJson, FinalStateJson, JacobianJson, MethodJson, ReductionJson,
-    SensitivityJson, StatisticsJson, Summary, solved_velocities_note, symplecticity_defect,
-    warnings,
+    DEFAULT_ENERGY_TOLERANCE, EnergyJson, FinalStateJson, InvariantsJson, JacobianJson, MethodJson,
+    ReductionJson, SensitivityJson, StatisticsJson, Summary, solved_velocities_note,
+    symplecticity_defect, warnings,
 };
 pub use system::{
     AsSized, SizeMismatch, describe_system, execute_system, execute_system_run_time,

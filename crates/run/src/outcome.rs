@@ -283,6 +283,56 @@ pub struct RunOutcome {
     /// system file, [`RunPlan::account`](crate::RunPlan::account)); `None`
     /// for other scenarios.
     pub accounting: Option<crate::PartsAccounting>,
+    /// The model's known first integrals
+    /// ([`NamedSystem::invariant_names`](diracvi_models::NamedSystem::invariant_names)),
+    /// each over every step; empty for a model that declares none (and for
+    /// reduced runs and circuits).
+    pub invariants: Vec<InvariantRecord>,
+}
+
+/// One first integral of the model over a run: its value at the initial
+/// state `(q_0, p_0)`, at the last one, and its largest deviation over
+/// every step (recorded or not, impacts included).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InvariantRecord {
+    /// Its name, as the model declares it.
+    pub name: String,
+    /// The value at the initial state.
+    pub initial: f64,
+    /// The value at the final state.
+    pub final_: f64,
+    /// `max_k |I_k − I_0|`.
+    pub max_abs_deviation: f64,
+}
+
+impl InvariantRecord {
+    /// The records of `names`, started at the `initial` values.
+    pub(crate) fn start(names: Vec<String>, initial: &[f64]) -> Vec<InvariantRecord> {
+        names
+            .into_iter()
+            .zip(initial)
+            .map(|(name, &x)| InvariantRecord {
+                name,
+                initial: x,
+                final_: x,
+                max_abs_deviation: 0.0,
+            })
+            .collect()
+    }
+
+    /// Take the values `values` of a new state into `records` (a `NaN`
+    /// value makes the deviation `NaN`).
+    pub(crate) fn observe(records: &mut [InvariantRecord], values: &[f64]) {
+        for (r, &x) in records.iter_mut().zip(values) {
+            r.final_ = x;
+            let d = (x - r.initial).abs();
+            r.max_abs_deviation = if d.is_nan() || r.max_abs_deviation.is_nan() {
+                f64::NAN
+            } else {
+                r.max_abs_deviation.max(d)
+            };
+        }
+    }
 }
 
 /// The gradient of a scalar function of the final state

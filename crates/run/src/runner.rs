@@ -2,7 +2,7 @@
 //! and impact law a [`RunPlan`] asks for, drives it over the steps and
 //! erases the dimension from the results.
 
-use crate::drive::{drive_impacts, finish};
+use crate::drive::{Watch, drive_impacts, finish};
 use crate::{Core, Impacts, Method, RecordSink, RunError, RunOutcome, RunPlan, Stepper};
 use diracvi_discrete_dirac::{
     Composed, LagrangeDirac, NonholonomicHamiltonian, OneStep, RunOptions, State, SymplecticEuler,
@@ -271,8 +271,12 @@ impl<'a> Runner<'a> {
     where
         St: OneStep<N, Event = ImpactEvent<N>, Error = ImpactError>,
     {
+        let eval = |q: &nalgebra::SVector<f64, N>,
+                    p: &nalgebra::SVector<f64, N>,
+                    out: &mut [f64]| { model.invariants(q, p, out) };
+        let mut watched = Watch::new(integrator, model.invariant_names(), &eval, &st.initial);
         let (trajectory, impacts) = drive_impacts(
-            integrator,
+            &mut watched,
             st.initial,
             setup.h,
             st.options,
@@ -285,13 +289,17 @@ impl<'a> Runner<'a> {
             model: model.name().to_string(),
             error,
         })?;
-        Ok(finish(
-            trajectory,
-            impacts,
-            st.rest_energy,
-            model.energy_scale(&setup.q0, &setup.v0),
-            st.start,
-        ))
+        let invariants = watched.finish();
+        Ok(RunOutcome {
+            invariants,
+            ..finish(
+                trajectory,
+                impacts,
+                st.rest_energy,
+                model.energy_scale(&setup.q0, &setup.v0),
+                st.start,
+            )
+        })
     }
 }
 

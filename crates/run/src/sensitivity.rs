@@ -20,6 +20,7 @@ pub const MODEL_FILE_TWINS: &[&str] = &[
     "disk-wall",
     "disk-table",
     "lc",
+    "heavy-top",
 ];
 
 /// What the integrator needs to track the sensitivities: the parameter

@@ -47,6 +47,9 @@ pub struct Summary {
     pub impact_times: Vec<f64>,
     /// Discrete energy over the run.
     pub energy: EnergyJson,
+    /// The model's known first integrals over the run, by name (empty for
+    /// a model that declares none).
+    pub invariants: InvariantsJson,
     /// The relative energy drift above which a warning is given.
     pub energy_tolerance: f64,
     /// What the run should be looked at for.
@@ -194,6 +197,38 @@ pub struct EnergyJson {
     pub max_relative_deviation: f64,
 }
 
+/// The model's first integrals over the run
+/// ([`RunOutcome::invariants`]): a JSON object from each name, in the
+/// model's order, to `{"initial", "final", "max_abs_deviation"}` (a
+/// deviation that could not be evaluated is `null`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InvariantsJson(pub Vec<crate::InvariantRecord>);
+
+impl Serialize for InvariantsJson {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        #[derive(Serialize)]
+        struct One {
+            initial: f64,
+            #[serde(rename = "final")]
+            final_: f64,
+            max_abs_deviation: f64,
+        }
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for r in &self.0 {
+            map.serialize_entry(
+                &r.name,
+                &One {
+                    initial: r.initial,
+                    final_: r.final_,
+                    max_abs_deviation: r.max_abs_deviation,
+                },
+            )?;
+        }
+        map.end()
+    }
+}
+
 /// The last state.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FinalStateJson {
@@ -296,6 +331,7 @@ impl Summary {
                 scale: o.energy_scale,
                 max_relative_deviation: o.max_relative_energy_deviation(),
             },
+            invariants: InvariantsJson(o.invariants.clone()),
             energy_tolerance,
             warnings: warnings(o, energy_tolerance, h, t_end),
             constraint_residual_max: o.max_constraint_residual,

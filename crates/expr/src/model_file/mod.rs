@@ -27,6 +27,8 @@
 //! [initial]                                  # optional; both keys required when present
 //! q = [0.0, 0.0, "pi/6"]                     # numbers or expressions of the parameters
 //! v = [1.0, "solve", 0.5]                    # "solve": solved from A(q0) v0 = 0
+//! [invariants]                               # optional; first integrals the run reports
+//! momentum = "m*(x_dot + a*sin(theta)*theta_dot)" # over q, velocities and parameters
 //! [drawing]                                  # optional; a planar picture (see [`drawing`])
 //! contact = ["x", "y"]
 //! [[drawing.body]]
@@ -38,7 +40,8 @@
 //! Slots: the Lagrangian is compiled over `[q_0 … q_{n−1}, v_0 … v_{n−1}]`
 //! (velocity names `<coord>_dot`), constraint entries and boundaries over
 //! `[q_0 … q_{n−1}]`, the Hamiltonian over `[q_0 … q_{n−1}, p_0 … p_{n−1}]`
-//! (momentum names `p_<coord>`). Parameters are constants of the compiled
+//! (momentum names `p_<coord>`), the invariants over `[q.., v..]`.
+//! Parameters are constants of the compiled
 //! model; [`ModelFile::compile`] takes overrides, and computes the parameters
 //! written as expressions from them ([`ModelFile::parameter_values`]).
 //! Definitions are substituted into every expression that uses them
@@ -246,6 +249,10 @@ pub struct ModelFile {
     pub initial: Option<InitialState>,
     /// `[drawing]`: the planar picture of the model for animations.
     pub drawing: Option<DrawingSpec>,
+    /// `[invariants]` in file order: named expressions over the
+    /// coordinates, velocities and parameters — the model's known first
+    /// integrals, which a run reports in its summary.
+    pub invariants: Vec<(String, String)>,
     origin: Option<Arc<Origin>>,
 }
 
@@ -279,6 +286,7 @@ impl ModelFile {
             run: RunSettings::default(),
             initial: None,
             drawing: None,
+            invariants: Vec::new(),
             origin: None,
         }
     }
@@ -297,6 +305,7 @@ impl ModelFile {
             && self.definitions == other.definitions
             && self.parameter_expressions == other.parameter_expressions
             && self.drawing == other.drawing
+            && self.invariants == other.invariants
             && self.parameters.len() == other.parameters.len()
             && self
                 .parameters
@@ -466,7 +475,15 @@ impl ModelFile {
                 }
             }
         }
+        let mut invariants = Vec::with_capacity(self.invariants.len());
+        for (name, text) in &self.invariants {
+            invariants.push((
+                name.clone(),
+                compile(format!("invariants.{name}"), text, &qv_scope)?,
+            ));
+        }
         let compiled = CompiledModel {
+            invariants,
             name: self.name.clone(),
             coordinates: self.coordinates.clone(),
             parameters,
@@ -589,9 +606,33 @@ pub struct CompiledModel {
     boundaries: Vec<Expr>,
     hamiltonian: Option<Expr>,
     drawing: Option<CompiledDrawing>,
+    /// `[invariants]` over slots `[q.., v..]`.
+    invariants: Vec<(String, Expr)>,
 }
 
 impl CompiledModel {
+    /// The names of the file's `[invariants]`, in file order.
+    pub fn invariant_names(&self) -> impl Iterator<Item = &str> {
+        self.invariants.iter().map(|(n, _)| n.as_str())
+    }
+
+    /// Number of `[invariants]`.
+    pub fn invariant_count(&self) -> usize {
+        self.invariants.len()
+    }
+
+    /// Invariant `i` at `(q, v)`.
+    ///
+    /// # Panics
+    /// If `i` is not below [`invariant_count`](Self::invariant_count) or
+    /// `q`, `v` do not have `n` entries.
+    #[inline]
+    #[track_caller]
+    pub fn invariant<S: AdScalar>(&self, i: usize, q: &[S], v: &[S]) -> S {
+        assert_eq!(q.len(), self.n(), "q must have n entries");
+        self.invariants[i].1.eval_split(q, v)
+    }
+
     /// The file's `[drawing]`, compiled over slots `[q..]` (walls are
     /// constants), if the file has one.
     pub fn drawing(&self) -> Option<&CompiledDrawing> {

@@ -25,6 +25,7 @@ const TOP: &[&str] = &[
     "run",
     "initial",
     "drawing",
+    "invariants",
 ];
 const DRAWING: &[&str] = &["unit", "boundaries", "contact", "heading", "walls", "body"];
 const HEADING: &[&str] = &["x", "y", "angle", "length"];
@@ -334,6 +335,18 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
         None => None,
     };
 
+    let mut invariants: Vec<(String, String)> = Vec::new();
+    if let Some(value) = get(root, "invariants") {
+        let table = r.table("invariants", value)?;
+        for (k, v) in in_file_order(table) {
+            let name = k.get_ref().to_string();
+            let key = format!("invariants.{name}");
+            r.check_name(&key, Some(k.span().start), &name)?;
+            let text = r.expression(&key, v)?;
+            invariants.push((name, text));
+        }
+    }
+
     let drawing = match get(root, "drawing") {
         Some(value) => Some(r.drawing(value, &coordinates, boundaries.len())?),
         None => None,
@@ -354,6 +367,7 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
         run,
         initial,
         drawing,
+        invariants,
         origin: Some(Arc::new(Origin {
             source: source.to_owned(),
             strings: r.strings,

@@ -109,6 +109,12 @@ fn write_to(model: &ModelFile, out: &mut String) -> std::fmt::Result {
             writeln!(out, "{} = {}", key(name), text(e))?;
         }
     }
+    if !model.invariants.is_empty() {
+        writeln!(out, "\n[invariants]")?;
+        for (name, e) in &model.invariants {
+            writeln!(out, "{} = {}", key(name), text(e))?;
+        }
+    }
     if !model.parameters.is_empty() {
         writeln!(out, "\n[parameters]")?;
         for (name, value) in &model.parameters {
