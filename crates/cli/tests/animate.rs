@@ -710,6 +710,21 @@ fn models_dir() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models")
 }
 
+/// The heavy top's centre of mass `ℓ R(q) e3` (`ℓ = 0.1`, `q = (w, x, y,
+/// z)`) in the cabinet projection `(X, Y, Z) ↦ (X + 0.35 Y, Z + 0.35 Y)`.
+fn top_centre(q: &[f64]) -> [f64; 2] {
+    let [w, x, y, z] = [q[0], q[1], q[2], q[3]];
+    let axis = [
+        2.0 * (x * z + w * y),
+        2.0 * (y * z - w * x),
+        w * w - x * x - y * y + z * z,
+    ];
+    [
+        0.1 * (axis[0] + 0.35 * axis[1]),
+        0.1 * (axis[2] + 0.35 * axis[1]),
+    ]
+}
+
 /// The catalogue models with a drawing, and the shipped model files that
 /// declare one: the model, its dot, its heading.
 fn drawn_models() -> Vec<Expected> {
@@ -793,23 +808,8 @@ fn drawn_models() -> Vec<Expected> {
         ),
         // w, x, y, z: the centre of mass ℓ R(q) e3 (ℓ = 0.1) in the
         // cabinet projection (X, Y, Z) ↦ (X + 0.35 Y, Z + 0.35 Y).
-        file(
-            "heavy-top.toml",
-            1,
-            |q| {
-                let [w, x, y, z] = [q[0], q[1], q[2], q[3]];
-                let axis = [
-                    2.0 * (x * z + w * y),
-                    2.0 * (y * z - w * x),
-                    w * w - x * x - y * y + z * z,
-                ];
-                [
-                    0.1 * (axis[0] + 0.35 * axis[1]),
-                    0.1 * (axis[2] + 0.35 * axis[1]),
-                ]
-            },
-            None,
-        ),
+        file("heavy-top.toml", 1, top_centre, None),
+        cat("heavy-top", 1, top_centre, None),
     ]
 }
 

@@ -37,8 +37,10 @@
 //! No Hamiltonian on `R⁴` (the Lagrangian is degenerate along `q`): the
 //! Lagrange–Dirac stepper runs it, orders 2, 4 and 6.
 
-use crate::{Model, ModelError, ParameterInfo, RunSetup, validate};
-use diracvi_geometry::lie::{body_angular_velocity, body_momentum, spatial_momentum};
+use crate::{Drawing, Model, ModelError, ParameterInfo, RunSetup, Shape, validate};
+use diracvi_geometry::lie::{
+    body_angular_velocity, body_momentum, rotation_matrix, spatial_momentum,
+};
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization, System};
 use nalgebra::{SMatrix, SVector};
 use serde::{Deserialize, Serialize};
@@ -296,5 +298,65 @@ impl Model<4, 1> for HeavyTop {
             "cone: axis height (R(q) e3).e3 >= {}",
             self.params.cone.unwrap_or(-1.0)
         )
+    }
+
+    fn drawing(&self) -> Option<&dyn Drawing<4>> {
+        Some(self)
+    }
+}
+
+/// The oblique (cabinet) projection of space onto the picture:
+/// `(X, Y, Z) ↦ (X + 0.35 Y, Z + 0.35 Y)`, gravity down the page.
+fn cabinet(x: &SVector<f64, 3>) -> [f64; 2] {
+    [x[0] + 0.35 * x[1], x[2] + 0.35 * x[1]]
+}
+
+/// The top in space, as `models/heavy-top.toml` draws it: the symmetry
+/// axis from the fixed point to `2ℓ`, the centre of mass at `ℓ` on it, and
+/// the body axes `e₁` (`±0.8ℓ`) and `e₂` (`±0.4ℓ`) crossed at the centre of
+/// mass, in the cabinet projection, so that precession, nutation and spin
+/// all show; still: the horizontal plane and the vertical through the fixed
+/// point.
+impl Drawing<4> for HeavyTop {
+    fn walls(&self) -> Vec<Shape> {
+        let l = self.params.l;
+        vec![
+            Shape::Line {
+                point: [0.0, 0.0],
+                direction: [1.0, 0.0],
+            },
+            Shape::Polyline {
+                points: vec![[0.0, 0.0], [0.0, 2.0 * l]],
+                closed: false,
+            },
+        ]
+    }
+
+    fn body(&self, q: &SVector<f64, 4>) -> Vec<Shape> {
+        let l = self.params.l;
+        let r = rotation_matrix(&(q / q.norm()));
+        let (e1, e2, e3) = (r.column(0), r.column(1), r.column(2));
+        let centre = cabinet(&(e3 * l));
+        let arm = |e: SVector<f64, 3>, s: f64| {
+            let [a, b] = [cabinet(&(e3 * l - e * s)), cabinet(&(e3 * l + e * s))];
+            Shape::Polyline {
+                points: vec![a, b],
+                closed: false,
+            }
+        };
+        vec![
+            Shape::Polyline {
+                points: vec![[0.0, 0.0], cabinet(&(e3 * (2.0 * l)))],
+                closed: false,
+            },
+            Shape::Dot(centre),
+            arm(e1.into_owned(), 0.8 * l),
+            arm(e2.into_owned(), 0.4 * l),
+        ]
+    }
+
+    fn contact(&self, q: &SVector<f64, 4>, _piece: usize) -> [f64; 2] {
+        let r = rotation_matrix(&(q / q.norm()));
+        cabinet(&(r.column(2) * self.params.l).into_owned())
     }
 }
