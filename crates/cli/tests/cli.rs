@@ -1736,25 +1736,7 @@ fn heavy_top_reports_its_invariants() {
     assert!(dbody > 1e-6, "{dbody:e}");
     assert!(dpi <= 1e-12, "{dpi:e}");
 
-    // The free asymmetric body, ω(0) = (1, 0, 1): v = ½ q ⊗ (0, ω).
-    let (s, c) = 0.25f64.sin_cos();
-    let v = format!("v={},{},{},{}", -s / 2.0, c / 2.0, -s / 2.0, c / 2.0);
-    let free = json(&[
-        "run",
-        "heavy-top",
-        "--steps",
-        "2000",
-        "--set",
-        "g=0",
-        "--set",
-        "i1=1",
-        "--set",
-        "i2=2",
-        "--set",
-        "i3=3",
-        "--set",
-        &v,
-    ]);
+    let free = free_rigid_body(2000);
     assert_eq!(invariant_names(&free), ["pi_x", "pi_y", "pi_z"]);
     for name in ["pi_x", "pi_y", "pi_z"] {
         let (_, _, d) = invariant(&free, name);
@@ -1782,6 +1764,30 @@ fn heavy_top_reports_its_invariants() {
     assert!(!ok(&["run", "particle", "--steps", "10"]).contains("invariants:"));
 }
 
+/// `steps` steps of the free asymmetric body `I = (1, 2, 3)` from the
+/// default tilted orientation with `ω(0) = (1, 0, 1)` (`v = ½ q ⊗ (0, ω)`):
+/// its JSON summary.
+fn free_rigid_body(steps: usize) -> serde_json::Value {
+    let (s, c) = 0.25f64.sin_cos();
+    let v = format!("v={},{},{},{}", -s / 2.0, c / 2.0, -s / 2.0, c / 2.0);
+    json(&[
+        "run",
+        "heavy-top",
+        "--steps",
+        &steps.to_string(),
+        "--set",
+        "g=0",
+        "--set",
+        "i1=1",
+        "--set",
+        "i2=2",
+        "--set",
+        "i3=3",
+        "--set",
+        &v,
+    ])
+}
+
 /// The free rigid body over 10⁶ steps (issue #29): `I = (1, 2, 3)`,
 /// `ω(0) = (1, 0, 1)`, `h = 1e-2` (`T = 10⁴`), the default ambient midpoint
 /// map: every component of the spatial angular momentum `π` within 1e-12,
@@ -1793,24 +1799,7 @@ fn heavy_top_reports_its_invariants() {
 #[test]
 #[ignore = "10⁶ steps, about 15 s of CPU: run with --ignored"]
 fn free_rigid_body_keeps_its_momentum_over_a_million_steps() {
-    let (s, c) = 0.25f64.sin_cos();
-    let v = format!("v={},{},{},{}", -s / 2.0, c / 2.0, -s / 2.0, c / 2.0);
-    let free = json(&[
-        "run",
-        "heavy-top",
-        "--steps",
-        "1000000",
-        "--set",
-        "g=0",
-        "--set",
-        "i1=1",
-        "--set",
-        "i2=2",
-        "--set",
-        "i3=3",
-        "--set",
-        &v,
-    ]);
+    let free = free_rigid_body(1_000_000);
     for name in ["pi_x", "pi_y", "pi_z"] {
         let (_, _, d) = invariant(&free, name);
         assert!(d <= 1e-12, "{name}: {d:e}");
