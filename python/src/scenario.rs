@@ -563,8 +563,8 @@ impl PyScenario {
     /// symmetry and reconstruct the full states (``diracvi run --reduce``);
     /// ``jacobian``: track the tangent map of the flow and report
     /// ``RunResult.jacobian``, ∂(q_N, p_N)/∂(q_0, p_0) exact through
-    /// impacts (``diracvi run --jacobian``; the lagrange stepper of order 2,
-    /// regular Lagrangians; others raise ``ModelError`` of kind
+    /// impacts (``diracvi run --jacobian``; the lagrange stepper of orders
+    /// 2, 4 and 6, regular Lagrangians; others raise ``ModelError`` of kind
     /// ``JacobianUnsupported``);
     /// ``sensitivity``: parameter names (a sequence of str, or one str
     /// with commas) of a model file; report ``RunResult.sensitivity``,

@@ -232,8 +232,9 @@ pub struct RunArgs {
     /// "jacobian": {"rows", "cols", "matrix"} (row-major; components named
     /// `q:NAME` then `p:NAME` after the coordinates), and in the text
     /// summary how far it is from symplectic (systems without
-    /// constraints). The Lagrange–Dirac stepper of order 2 with regular
-    /// Lagrangians; other methods, circuits and --reduce are refused.
+    /// constraints). The Lagrange–Dirac stepper with regular Lagrangians,
+    /// orders 2, 4 and 6; the Hamiltonian stepper, circuits and --reduce
+    /// are refused.
     #[arg(long, conflicts_with = "reduce")]
     pub jacobian: bool,
     /// Report the derivatives of the final state with respect to model
@@ -246,7 +247,7 @@ pub struct RunArgs {
     /// do initial data written as expressions of the parameters or solved
     /// from the constraints), and in the text summary the largest entry of
     /// each. Model files only (--model-file: the catalogue's parameters are
-    /// compiled-in numbers), with the methods --jacobian accepts.
+    /// compiled-in numbers), with the methods --jacobian accepts at order 2.
     #[arg(
         long,
         value_delimiter = ',',

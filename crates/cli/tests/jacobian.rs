@@ -66,10 +66,25 @@ fn the_summary_jacobian_matches_differences_of_cli_runs() {
 /// A regular unconstrained system's discrete flow is symplectic through
 /// every impact: the ellipse's Jacobian grows to 1e21 in 25 s (chaotic
 /// bouncing, 23 impacts), and ∂Φᵀ J ∂Φ = J still holds to 1e-13 of |∂Φ|².
+/// The same at order 4 (composed steps, the continuous law at impacts;
+/// measured 3.4e-15 and 1.6e-16 at 20 and 25 impacts).
 #[test]
 fn the_flow_through_impacts_is_symplectic() {
-    for (model, t_end) in [("particle", "25"), ("ellipse", "25")] {
-        let s = summary(&["run", model, "--t-end", t_end, "--jacobian"]);
+    for (model, t_end, order) in [
+        ("particle", "25", "2"),
+        ("ellipse", "25", "2"),
+        ("particle", "25", "4"),
+        ("ellipse", "25", "4"),
+    ] {
+        let s = summary(&[
+            "run",
+            model,
+            "--t-end",
+            t_end,
+            "--jacobian",
+            "--order",
+            order,
+        ]);
         let j = matrix(&s);
         let n = j.len() / 2;
         let scale = j.iter().flatten().fold(0.0f64, |m, x| m.max(x.abs()));
@@ -128,10 +143,6 @@ fn a_model_file_gives_the_catalogue_jacobian() {
 fn what_has_no_tangent_map_is_refused_with_a_usage_error() {
     for (args, needle) in [
         (&["run", "lc", "--jacobian"][..], "degenerate Lagrangian"),
-        (
-            &["run", "pendulum", "--jacobian", "--order", "4"][..],
-            "order 2",
-        ),
         (
             &["run", "ellipse", "--jacobian", "--stepper", "hamiltonian"][..],
             "Hamiltonian stepper",

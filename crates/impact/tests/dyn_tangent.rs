@@ -6,10 +6,14 @@
 //! derivative.
 
 use diracvi_discrete_dirac::DynState;
-use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, integrate_dyn};
-use diracvi_discrete_dirac::{Direction, RunOptions, StepError};
+use diracvi_discrete_dirac::dynamic::DynSubStepper;
+use diracvi_discrete_dirac::dynamic::{DynComposed, DynLagrangeDirac, DynOneStep, integrate_dyn};
+use diracvi_discrete_dirac::{Composition, Direction, RunOptions, StepError};
+use diracvi_geometry::{ConstraintDiscretization, Discretization};
 use diracvi_impact::ImpactError;
-use diracvi_impact::dynamic::{DynContinuousElasticLaw, DynImpactIntegrator};
+use diracvi_impact::dynamic::{
+    DynContinuousElasticLaw, DynImpactIntegrator, DynImpactLaw, DynImpactSite, DynRebound,
+};
 use diracvi_models::{DynModelVisitor, DynRunSetup, NamedDynSystem, Scenario};
 use nalgebra::{DMatrix, DVector};
 
@@ -22,58 +26,88 @@ struct Tracked {
 
 /// Run `steps` steps of the scenario's model from `(q0, p0)` (a
 /// Lagrange–Dirac stepper of the scenario's discretization with the
-/// \[VCI\] law), tracking the Jacobian or not.
+/// \[VCI\] law, or for a composition of order 4 or 6 the composed
+/// symmetric midpoint step with the continuous law), tracking the Jacobian
+/// or not.
 struct Run {
     steps: usize,
     direction: Direction,
     start: Option<DVector<f64>>,
     track: bool,
+    composition: Composition,
+}
+
+/// `integ` from `z` (`(q, p)`), with the Jacobian tracked or not.
+fn run_from<I: DynOneStep<Error = ImpactError>>(
+    integ: &mut I,
+    z: &DVector<f64>,
+    h: f64,
+    steps: usize,
+) -> Result<(usize, DVector<f64>), ImpactError> {
+    let n = z.len() / 2;
+    let s0 = DynState {
+        t: 0.0,
+        q: z.rows(0, n).into_owned(),
+        p: z.rows(n, n).into_owned(),
+    };
+    let t = integrate_dyn(
+        integ,
+        s0,
+        h,
+        RunOptions::new(steps).every(0),
+        |_| {},
+        |_| {},
+    )?;
+    let f = &t.summary.final_state;
+    let mut final_state = DVector::zeros(2 * n);
+    final_state.rows_mut(0, n).copy_from(&f.q);
+    final_state.rows_mut(n, n).copy_from(&f.p);
+    Ok((t.events.len(), final_state))
 }
 
 impl DynModelVisitor for Run {
     type Output = Result<Tracked, ImpactError>;
     fn visit<Mo: NamedDynSystem>(self, model: &Mo, setup: &DynRunSetup) -> Self::Output {
         let n = setup.q0.len();
-        let stepper = DynLagrangeDirac::new(
-            model.clone(),
-            setup.discretization,
-            setup.constraint,
-            self.direction,
-        );
-        let mut integ = DynImpactIntegrator::new(stepper);
-        if self.track {
-            integ = integ.track_jacobian();
-        }
-        let z = self.start.unwrap_or_else(|| {
+        let z = self.start.clone().unwrap_or_else(|| {
             let p = diracvi_geometry::dynamic::momentum_dyn(model, &setup.q0, &setup.v0);
             let mut z = DVector::zeros(2 * n);
             z.rows_mut(0, n).copy_from(&setup.q0);
             z.rows_mut(n, n).copy_from(&p);
             z
         });
-        let s0 = DynState {
-            t: 0.0,
-            q: z.rows(0, n).into_owned(),
-            p: z.rows(n, n).into_owned(),
+        let none = || DMatrix::zeros(0, 0);
+        let ((impacts, final_state), jacobian) = if self.composition == Composition::Single {
+            let stepper = DynLagrangeDirac::new(
+                model.clone(),
+                setup.discretization,
+                setup.constraint,
+                self.direction,
+            );
+            let mut integ = DynImpactIntegrator::new(stepper);
+            if self.track {
+                integ = integ.track_jacobian();
+            }
+            let out = run_from(&mut integ, &z, setup.h, self.steps)?;
+            (out, integ.jacobian().cloned().unwrap_or_else(none))
+        } else {
+            let stepper = DynComposed::lagrange_dirac(
+                model.clone(),
+                Discretization::Midpoint,
+                ConstraintDiscretization::Midpoint,
+                self.direction,
+                self.composition,
+            );
+            let mut integ = DynImpactIntegrator::with_law(stepper, DynContinuousElasticLaw);
+            if self.track {
+                integ = integ.track_jacobian();
+            }
+            let out = run_from(&mut integ, &z, setup.h, self.steps)?;
+            (out, integ.jacobian().cloned().unwrap_or_else(none))
         };
-        let t = integrate_dyn(
-            &mut integ,
-            s0,
-            setup.h,
-            RunOptions::new(self.steps).every(0),
-            |_| {},
-            |_| {},
-        )?;
-        let f = &t.summary.final_state;
-        let mut final_state = DVector::zeros(2 * n);
-        final_state.rows_mut(0, n).copy_from(&f.q);
-        final_state.rows_mut(n, n).copy_from(&f.p);
         Ok(Tracked {
-            jacobian: integ
-                .jacobian()
-                .cloned()
-                .unwrap_or_else(|| DMatrix::zeros(0, 0)),
-            impacts: t.events.len(),
+            jacobian,
+            impacts,
             final_state,
         })
     }
@@ -84,6 +118,18 @@ impl DynModelVisitor for Run {
 /// Measured: 3e-9 to 6e-8 (dropping the boundary Hessian term of the law
 /// gives 1e2 on the ellipse).
 fn check(model: &str, steps: usize, direction: Direction, delta: f64) -> (f64, usize, f64) {
+    check_composed(model, steps, direction, delta, Composition::Single)
+}
+
+/// [`check`] for the composition `composition` of the symmetric midpoint
+/// step (with the continuous law at impacts).
+fn check_composed(
+    model: &str,
+    steps: usize,
+    direction: Direction,
+    delta: f64,
+    composition: Composition,
+) -> (f64, usize, f64) {
     let scenario = Scenario::defaults(model).unwrap();
     let run_for = |steps: usize, start: Option<DVector<f64>>, track: bool| {
         scenario
@@ -92,6 +138,7 @@ fn check(model: &str, steps: usize, direction: Direction, delta: f64) -> (f64, u
                 direction,
                 start,
                 track,
+                composition,
             })
             .unwrap()
             .unwrap()
@@ -145,8 +192,58 @@ fn jacobian_through_impacts_matches_central_differences_of_whole_runs() {
     }
 }
 
+/// Orders 4 and 6: the composed step's tangent map (the product of its
+/// stages') and the continuous law's derivative (docs/theory.md §12.6),
+/// against central differences of whole runs through impacts, forward and
+/// backward.
+#[test]
+fn composed_jacobian_through_impacts_matches_central_differences_of_whole_runs() {
+    for (model, steps, direction, composition) in [
+        ("particle", 400, Direction::Forward, Composition::TripleJump),
+        ("particle", 400, Direction::Backward, Composition::KahanLi6),
+        ("ellipse", 300, Direction::Forward, Composition::TripleJump),
+        ("ellipse", 300, Direction::Backward, Composition::TripleJump),
+        (
+            "pendulum",
+            1500,
+            Direction::Forward,
+            Composition::TripleJump,
+        ),
+        ("pendulum", 1500, Direction::Backward, Composition::Suzuki5),
+        (
+            "disk-wall",
+            600,
+            Direction::Forward,
+            Composition::TripleJump,
+        ),
+    ] {
+        let (e, impacts, scale) = check_composed(model, steps, direction, 1e-6, composition);
+        eprintln!(
+            "{model} {direction:?} {composition:?}: {impacts} impacts, |J| {scale:.2e}, \
+             relative {e:.2e}"
+        );
+        assert!(impacts >= 1, "{model}: the run must cross an impact");
+        assert!(
+            e < 3e-7,
+            "{model} {direction:?} {composition:?}: relative difference {e:.2e}"
+        );
+    }
+}
+
 #[test]
 fn a_law_without_a_derivative_is_refused_at_the_first_impact() {
+    /// The continuous law without its derivative: a law of a user's that
+    /// implements `rebound` only.
+    struct Plain;
+    impl<St: DynSubStepper> DynImpactLaw<St> for Plain {
+        fn rebound(
+            &mut self,
+            stepper: &mut St,
+            site: &DynImpactSite<'_>,
+        ) -> Result<DynRebound, ImpactError> {
+            DynContinuousElasticLaw.rebound(stepper, site)
+        }
+    }
     struct Composed;
     impl DynModelVisitor for Composed {
         type Output = Result<(), ImpactError>;
@@ -157,8 +254,7 @@ fn a_law_without_a_derivative_is_refused_at_the_first_impact() {
                 setup.constraint,
                 Direction::Forward,
             );
-            let mut integ =
-                DynImpactIntegrator::with_law(stepper, DynContinuousElasticLaw).track_jacobian();
+            let mut integ = DynImpactIntegrator::with_law(stepper, Plain).track_jacobian();
             let s0 = diracvi_discrete_dirac::dynamic::dyn_state_from_velocity(
                 model, 0.0, &setup.q0, &setup.v0,
             )

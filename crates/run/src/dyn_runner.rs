@@ -115,10 +115,16 @@ impl DynModelVisitor for DynRunner<'_> {
                     }
                 })
             };
-            if method.stepper != Stepper::Lagrange || method.order.is_composed() {
+            if method.stepper != Stepper::Lagrange {
                 return refuse(
-                    "for this method: only the Lagrange–Dirac stepper of order 2 has a tangent \
-                     map yet (not the Hamiltonian stepper or the composed orders 4 and 6)",
+                    "for this method: only the Lagrange–Dirac stepper and its compositions \
+                     (orders 2, 4 and 6) have a tangent map yet (not the Hamiltonian stepper)",
+                );
+            }
+            if method.order.is_composed() && seeds.is_some() {
+                return refuse(
+                    "for this method: parameter sensitivities are available at order 2 only \
+                     (the composed orders 4 and 6 have the Jacobian, --jacobian)",
                 );
             }
             if !regular_at_dyn(model, setup) {
@@ -180,15 +186,33 @@ impl DynModelVisitor for DynRunner<'_> {
                     method.direction,
                     method.composition,
                 );
-                match plan.impacts {
-                    Impacts::Elastic => {
+                match (plan.impacts, plan.tracks_derivatives()) {
+                    (Impacts::Elastic, false) => {
                         run!(DynImpactIntegrator::with_law(
                             stepper,
                             DynContinuousElasticLaw
                         ))
                     }
-                    Impacts::Reject => {
+                    (Impacts::Elastic, true) => {
+                        let mut integrator = tracked!(DynImpactIntegrator::with_law(
+                            stepper,
+                            DynContinuousElasticLaw
+                        ));
+                        let out = run!(integrator);
+                        jacobian = integrator.jacobian().cloned();
+                        tape = integrator.take_tangents();
+                        out
+                    }
+                    (Impacts::Reject, false) => {
                         run!(DynImpactIntegrator::with_law(stepper, DynRejectCrossing))
+                    }
+                    (Impacts::Reject, true) => {
+                        let mut integrator =
+                            tracked!(DynImpactIntegrator::with_law(stepper, DynRejectCrossing));
+                        let out = run!(integrator);
+                        jacobian = integrator.jacobian().cloned();
+                        tape = integrator.take_tangents();
+                        out
                     }
                 }
             }

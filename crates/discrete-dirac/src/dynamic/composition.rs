@@ -5,7 +5,8 @@
 //! earlier stages' mean velocities.
 
 use super::{
-    DynLagrangeDirac, DynOneStep, DynPositionCarry, DynStepOutput, DynSubStep, DynSubStepper,
+    DynLagrangeDirac, DynOneStep, DynPositionCarry, DynStepOutput, DynStepTangent, DynSubStep,
+    DynSubStepper,
 };
 use crate::{Composition, Direction, DynState, StepError, StepStats};
 use diracvi_geometry::dynamic::{
@@ -24,6 +25,9 @@ pub struct DynComposed<St> {
     scheme: Composition,
     carry: DynPositionCarry,
     history: StageHistory,
+    /// Build each sub-step's tangent map as the product of its stages'
+    /// ([`DynSubStepper::carry_tangents`]).
+    tangents: bool,
 }
 
 /// The mean velocities `d/τ` of the last two stages taken, with the times
@@ -111,6 +115,7 @@ impl<St: DynSubStepper> DynComposed<St> {
             scheme,
             carry: DynPositionCarry::new(n),
             history: StageHistory::default(),
+            tangents: false,
         }
     }
 
@@ -152,6 +157,11 @@ impl<St: DynSubStepper> DynComposed<St> {
         let mut stats = StepStats::default();
         let mut reaction = None;
         let mut elapsed = 0.0;
+        // ∂(x, π)/∂(a, π_a) and ∂(x, π)/∂h over the stages taken so far.
+        let mut tangent = self.tangents.then(|| DynStepTangent {
+            start: DMatrix::identity(2 * n, 2 * n),
+            step: DVector::zeros(2 * n),
+        });
         for &g in self.scheme.coefficients() {
             let hi = g.abs() * h;
             let ti = t + sign * elapsed;
@@ -164,7 +174,7 @@ impl<St: DynSubStepper> DynComposed<St> {
             let mid = ti + 0.5 * tau;
             let extrapolated = self.history.guess(mid, tau);
             let s = if g > 0.0 {
-                match (trial, extrapolated, guess) {
+                let s = match (trial, extrapolated, guess) {
                     (false, Some(e), _) => self.forward.sub_step_from(k, ti, &x, &pi, hi, &e)?,
                     (false, None, _) => self.forward.sub_step(k, ti, &x, &pi, hi)?,
                     (true, Some(e), _) => self.forward.trial_step(k, ti, &x, &pi, hi, &e)?,
@@ -175,7 +185,12 @@ impl<St: DynSubStepper> DynComposed<St> {
                         self.forward
                             .trial_step(k, ti, &x, &pi, hi, &DVector::zeros(n))?
                     }
+                };
+                if let Some(acc) = &mut tangent {
+                    let stage = self.forward.sub_step_tangent(k, ti, &x, &s, hi)?;
+                    chain_stage(acc, stage, g.abs());
                 }
+                s
             } else {
                 let back = -&pi;
                 let mut s = match (trial, extrapolated, guess) {
@@ -190,6 +205,11 @@ impl<St: DynSubStepper> DynComposed<St> {
                             .trial_step(k, ti, &x, &back, hi, &DVector::zeros(n))?
                     }
                 };
+                if let Some(acc) = &mut tangent {
+                    // (x, π) ↦ (x, −π) ↦ the adjoint's step ↦ (b, −π_b)
+                    let stage = self.adjoint.sub_step_tangent(k, ti, &x, &s, hi)?;
+                    chain_stage(acc, stage.physical(-1.0), g.abs());
+                }
                 s.pi_b = -&s.pi_b;
                 s.reaction = -&s.reaction;
                 s
@@ -210,8 +230,16 @@ impl<St: DynSubStepper> DynComposed<St> {
             pi_b: pi,
             reaction: reaction.unwrap_or_else(|| DVector::zeros(n)),
             stats,
+            tangent,
         })
     }
+}
+
+/// `acc ← T ∘ acc` for a stage of step `w h` with tangent map `stage = T`:
+/// `∂/∂(a, π_a)` by the chain rule, `∂/∂h = T_x ∂acc/∂h + w T_h`.
+fn chain_stage(acc: &mut DynStepTangent, stage: DynStepTangent, w: f64) {
+    acc.step = &stage.start * &acc.step + stage.step * w;
+    acc.start = &stage.start * &acc.start;
 }
 
 /// The velocity of the momentum `p` on the constraint distribution (see
@@ -338,6 +366,30 @@ impl<St: DynSubStepper> DynSubStepper for DynComposed<St> {
         self.forward.reset_warm_start();
         self.adjoint.reset_warm_start();
         self.history = StageHistory::default();
+    }
+
+    fn carry_tangents(&mut self) {
+        self.tangents = true;
+        self.forward.carry_tangents();
+        self.adjoint.carry_tangents();
+    }
+
+    /// The product of the stages' tangent maps, built while the sub-step
+    /// was taken ([`carry_tangents`](DynSubStepper::carry_tangents)).
+    fn sub_step_tangent(
+        &self,
+        k: usize,
+        t: f64,
+        _a: &DVector<f64>,
+        sub: &DynSubStep,
+        _h: f64,
+    ) -> Result<DynStepTangent, StepError> {
+        sub.tangent.clone().ok_or_else(|| {
+            StepError::Unsupported(format!(
+                "step {k} at t = {t}: the composed step's tangent map is built while stepping; \
+                 call carry_tangents() before the step"
+            ))
+        })
     }
 
     fn measures(

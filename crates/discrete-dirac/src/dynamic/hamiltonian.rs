@@ -207,6 +207,7 @@ impl<Sy: DynSystem> DynNonholonomicHamiltonian<Sy> {
             pi_b: self.x.rows(n, n) / unit,
             reaction,
             stats: StepStats::from_newton(&info, false),
+            tangent: None,
         })
     }
 

@@ -676,6 +676,7 @@ where
     DynSubStep {
         b: s.b,
         stats: StepStats::from_newton(&s.info, s.degenerate),
+        tangent: None,
         d: s.d,
         pi_b: s.pi_b,
         reaction: s.reaction,
@@ -734,6 +735,7 @@ where
         let s = self.solve_trial(k, t, a, pi_a, h, guess)?;
         Ok(DynSubStep {
             stats: StepStats::from_newton(&s.info, s.degenerate),
+            tangent: None,
             b: s.b,
             d: s.d,
             pi_b: s.pi_b,

@@ -59,6 +59,11 @@ pub struct DynSubStep {
     pub reaction: DVector<f64>,
     /// Solver statistics.
     pub stats: StepStats,
+    /// The sub-step's tangent map, `∂(b, π_b)/∂(a, π_a)` and `∂(b, π_b)/∂h`,
+    /// when the stepper builds it while stepping
+    /// ([`DynSubStepper::carry_tangents`]: a composition, whose stages are
+    /// not kept); `None` otherwise.
+    pub tangent: Option<DynStepTangent>,
 }
 
 /// A one-step map of a run-time-sized system that the impact integrator can
@@ -125,6 +130,13 @@ pub trait DynSubStepper {
     /// Forget the warm start (after an impact).
     fn reset_warm_start(&mut self);
 
+    /// Build the tangent map of every sub-step from now on, as it is taken
+    /// ([`DynSubStep::tangent`]), for a stepper that cannot build it
+    /// afterwards from the sub-step's result alone (a composition: its
+    /// stages are gone). Called by an integrator that tracks derivatives;
+    /// by default there is nothing to do.
+    fn carry_tangents(&mut self) {}
+
     /// The tangent map of the sub-step `sub` taken from `a` with step `h`
     /// (docs/theory.md §12): `∂(b, π_b)/∂(a, π_a)` and `∂(b, π_b)/∂h`.
     /// `k`, `t` label errors. By default not available.
@@ -143,8 +155,8 @@ pub trait DynSubStepper {
     ) -> Result<DynStepTangent, StepError> {
         let _ = (k, t, a, sub, h);
         Err(StepError::Unsupported(
-            "the tangent map (--jacobian) is available for the Lagrange–Dirac stepper of \
-             order 2 only (not yet for the Hamiltonian stepper or the composed orders 4 and 6)"
+            "the tangent map (--jacobian) is available for the Lagrange–Dirac stepper and its \
+             compositions (orders 2, 4 and 6), not yet for the Hamiltonian stepper"
                 .to_owned(),
         ))
     }

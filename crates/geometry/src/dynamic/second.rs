@@ -15,6 +15,7 @@ use super::DynSystem;
 use super::chunk::{Buf, blocks, hyper_parts, read_block, with_width};
 use super::constraint::evaluate_constraint_dyn;
 use super::discrete_lagrangian::DynDiscreteLagrangian;
+use crate::AdScalar;
 use crate::ad::DenseConstant;
 use crate::{ConstraintDiscretization, GeometryError};
 use nalgebra::{DMatrix, DVector};
@@ -290,6 +291,108 @@ pub fn boundary_hessian_dyn<Sy: DynSystem>(
             got: q.len(),
         });
     }
+    Ok(scalar_second(q.as_slice(), &BoundaryFn(system, j)))
+}
+
+/// `L(q, v)`, its gradient and its Hessian over `z = (q, v)` (`2n`
+/// variables, positions first): the second derivatives the continuous
+/// elastic-impact law's tangent map needs (docs/theory.md §12.5).
+///
+/// # Errors
+/// [`GeometryError::DimensionMismatch`] for a `q` or `v` of the wrong
+/// length.
+pub fn lagrangian_second_dyn<Sy: DynSystem>(
+    system: &Sy,
+    q: &DVector<f64>,
+    v: &DVector<f64>,
+) -> Result<(f64, DVector<f64>, DMatrix<f64>), GeometryError> {
+    let n = system.coordinate_count();
+    for (what, len) in [("q", q.len()), ("v", v.len())] {
+        if len != n {
+            return Err(GeometryError::DimensionMismatch {
+                what,
+                expected: n,
+                got: len,
+            });
+        }
+    }
+    let z: Vec<f64> = q.iter().chain(v.iter()).copied().collect();
+    Ok(scalar_second(&z, &LagrangianFn(system, n)))
+}
+
+/// `∂(A(q) v)/∂q` (`m × n`) at a fixed `v`: the derivative of the
+/// constraint forms applied to a velocity.
+///
+/// # Errors
+/// [`GeometryError::DimensionMismatch`] for a `q` or `v` of the wrong
+/// length.
+pub fn forms_velocity_jacobian_dyn<Sy: DynSystem>(
+    system: &Sy,
+    q: &DVector<f64>,
+    v: &DVector<f64>,
+) -> Result<DMatrix<f64>, GeometryError> {
+    let (n, m) = (system.coordinate_count(), system.constraint_count());
+    for (what, len) in [("q", q.len()), ("v", v.len())] {
+        if len != n {
+            return Err(GeometryError::DimensionMismatch {
+                what,
+                expected: n,
+                got: len,
+            });
+        }
+    }
+    let mut jac = DMatrix::zeros(m, n);
+    if m == 0 {
+        return Ok(jac);
+    }
+    with_width!(n, W => {
+        let mut forms = vec![DualSVec::<f64, W>::constant(0.0); m * n];
+        let mut row = [0.0; W];
+        for blk in blocks::<W>(n) {
+            let qd = seeded::<W>(q.as_slice(), 0, blk);
+            system.constraint_forms(&qd, &mut forms);
+            for r in 0..m {
+                let mut acc = DualSVec::<f64, W>::constant(0.0);
+                for i in 0..n {
+                    acc += forms[r * n + i] * v[i];
+                }
+                read_block(&acc, blk.1, &mut row);
+                for l in 0..blk.1 {
+                    jac[(r, blk.0 + l)] = row[l];
+                }
+            }
+        }
+    });
+    Ok(jac)
+}
+
+/// A scalar function of `z` over any AD scalar (see [`scalar_second`]).
+trait ScalarFn {
+    fn eval<S: AdScalar>(&self, z: &[S]) -> S;
+}
+
+/// The boundary piece `g_j(q)`, `z = q`.
+struct BoundaryFn<'a, Sy>(&'a Sy, usize);
+
+impl<Sy: DynSystem> ScalarFn for BoundaryFn<'_, Sy> {
+    fn eval<S: AdScalar>(&self, z: &[S]) -> S {
+        self.0.boundary(self.1, z)
+    }
+}
+
+/// The Lagrangian `L(q, v)`, `z = (q, v)` with `n` coordinates.
+struct LagrangianFn<'a, Sy>(&'a Sy, usize);
+
+impl<Sy: DynSystem> ScalarFn for LagrangianFn<'_, Sy> {
+    fn eval<S: AdScalar>(&self, z: &[S]) -> S {
+        self.0.lagrangian(&z[..self.1], &z[self.1..])
+    }
+}
+
+/// `f(z)`, its gradient and its Hessian, by hyper-dual numbers seeded in
+/// blocks of directions (`⌈len/W⌉(⌈len/W⌉ + 1)/2` evaluations).
+fn scalar_second<F: ScalarFn>(z: &[f64], f: &F) -> (f64, DVector<f64>, DMatrix<f64>) {
+    let n = z.len();
     let mut value = 0.0;
     let mut grad = DVector::zeros(n);
     let mut hess = DMatrix::zeros(n, n);
@@ -297,8 +400,8 @@ pub fn boundary_hessian_dyn<Sy: DynSystem>(
         let zb: Vec<(usize, usize)> = blocks::<W>(n).collect();
         for (ii, &bi) in zb.iter().enumerate() {
             for &bj in &zb[ii..] {
-                let x = hyper_seeded::<W>(q.as_slice(), 0, bi, bj);
-                let g = system.boundary(j, &x);
+                let x = hyper_seeded::<W>(z, 0, bi, bj);
+                let g = f.eval(&x);
                 let (e1, _, e12) = hyper_parts(&g);
                 value = g.re;
                 if bj.0 == bi.0 {
@@ -315,5 +418,5 @@ pub fn boundary_hessian_dyn<Sy: DynSystem>(
             }
         }
     });
-    Ok((value, grad, hess))
+    (value, grad, hess)
 }

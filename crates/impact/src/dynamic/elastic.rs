@@ -4,7 +4,7 @@
 //! docs/theory.md §9.3): `∂L/∂v(q̃, v⁺) = p⁻ + λ dg(q̃) + A(q̃)ᵀ ν`,
 //! `A(q̃) v⁺ = 0`, `E(q̃, v⁺) = E(q̃, v⁻)`, reflected root.
 
-use super::{DynImpactLaw, DynImpactSite, DynRebound};
+use super::{DynImpactLaw, DynImpactSite, DynLawTangent, DynRebound};
 use crate::ImpactError;
 use diracvi_discrete_dirac::StepStats;
 use diracvi_discrete_dirac::dynamic::{DynSubStep, DynSubStepper, dyn_constrained_velocity};
@@ -26,6 +26,22 @@ pub struct DynContinuousElasticLaw;
 const MAX_ITERATIONS: usize = 30;
 
 impl<St: DynSubStepper> DynImpactLaw<St> for DynContinuousElasticLaw {
+    /// `∂π⁺/∂q̃` and `∂π⁺/∂π⁻` (docs/theory.md §12.6); the law reads
+    /// neither the sub-step's start nor its durations.
+    fn rebound_tangent(
+        &self,
+        stepper: &St,
+        site: &DynImpactSite<'_>,
+        rebound: &DynRebound,
+    ) -> Result<DynLawTangent, ImpactError> {
+        super::tangent::continuous_rebound_tangent(
+            stepper.system(),
+            stepper.direction().sign(),
+            site,
+            rebound,
+        )
+    }
+
     fn rebound(
         &mut self,
         stepper: &mut St,
@@ -171,6 +187,7 @@ impl<St: DynSubStepper> DynImpactLaw<St> for DynContinuousElasticLaw {
                 pi_b: pi_plus.clone(),
                 reaction: DVector::zeros(nn),
                 stats: StepStats::default(),
+                tangent: None,
             },
             pi_after_raw: pi_plus,
             energy_before: e_minus,

@@ -125,7 +125,9 @@ pub trait DynImpactLaw<St: DynSubStepper> {
 
     /// The derivative of the rebound's momentum `π⁺` (`pi_after_raw`) with
     /// respect to `(a, q̃, h1, h2)`: `n × (2n + 2)` (docs/theory.md §12.3),
-    /// for the tangent map through impacts. By default not available.
+    /// and, for a law that reads the momentum `π⁻` at the impact point, with
+    /// respect to `π⁻` ([`DynLawTangent`]), for the tangent map through
+    /// impacts. By default not available.
     ///
     /// # Errors
     /// [`ImpactError::Step`] with [`StepError::Unsupported`] where the law
@@ -135,19 +137,20 @@ pub trait DynImpactLaw<St: DynSubStepper> {
         stepper: &St,
         site: &DynImpactSite<'_>,
         rebound: &DynRebound,
-    ) -> Result<DMatrix<f64>, ImpactError> {
+    ) -> Result<DynLawTangent, ImpactError> {
         let _ = (stepper, rebound);
         Err(ImpactError::Step(StepError::Unsupported(format!(
             "step {} at t = {}: the tangent map through an impact is available for the \
-             Lagrange–Dirac law of [VCI] Theorem 3.1 only",
+             Lagrange–Dirac laws ([VCI] Theorem 3.1 and the continuous law of the composed \
+             orders) only",
             site.step, site.t
         ))))
     }
 
     /// The derivative of the rebound's momentum `π⁺` with respect to
     /// `(a, q̃, h1, h2, s)`, `s` the parameter directions `directions`
-    /// (`P × r`): `n × (2n + 2 + r)` (docs/theory.md §12.4). By default not
-    /// available.
+    /// (`P × r`): `n × (2n + 2 + r)` (docs/theory.md §12.4), and with
+    /// respect to `π⁻` for a law that reads it. By default not available.
     ///
     /// # Errors
     /// As [`rebound_tangent`](Self::rebound_tangent).
@@ -157,13 +160,37 @@ pub trait DynImpactLaw<St: DynSubStepper> {
         site: &DynImpactSite<'_>,
         rebound: &DynRebound,
         directions: &DMatrix<f64>,
-    ) -> Result<DMatrix<f64>, ImpactError> {
+    ) -> Result<DynLawTangent, ImpactError> {
         let _ = (stepper, rebound, directions);
         Err(ImpactError::Step(StepError::Unsupported(format!(
             "step {} at t = {}: parameter sensitivities through an impact are available for \
              the Lagrange–Dirac law of [VCI] Theorem 3.1 only",
             site.step, site.t
         ))))
+    }
+}
+
+/// The derivative of an impact law's momentum `π⁺` (see
+/// [`DynImpactLaw::rebound_tangent`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DynLawTangent {
+    /// `∂π⁺/∂(a, q̃, h₁, h₂, s)`: `n × (2n + 2 + r)`, `r` parameter
+    /// directions (possibly none).
+    pub data: DMatrix<f64>,
+    /// `∂π⁺/∂π⁻`, `π⁻` the momentum at the impact point of the sub-step
+    /// that reached it (`n × n`), for a law that reads it (the continuous
+    /// law); `None` for a law that does not (\[VCI\] Theorem 3.1, whose
+    /// `π⁺` depends on the sub-step's end points and durations only).
+    pub momentum: Option<DMatrix<f64>>,
+}
+
+impl DynLawTangent {
+    /// The derivative of a law that does not read `π⁻`.
+    pub fn of_data(data: DMatrix<f64>) -> Self {
+        Self {
+            data,
+            momentum: None,
+        }
     }
 }
 
@@ -366,6 +393,7 @@ where
     /// whose derivative is not available fails with
     /// [`StepError::Unsupported`] rather than run without it.
     pub fn track_jacobian(mut self) -> Self {
+        self.stepper.carry_tangents();
         let n = self.stepper.system().coordinate_count();
         self.jacobian = Some(DMatrix::identity(2 * n, 2 * n));
         self

@@ -9,17 +9,18 @@
 //! of the boundary frame is needed, only the Hessian of `g`. The momentum
 //! the step continues from is then `π⁺ = D2 L_d(a, q̃, h₁) − ν ∇g(q̃)`.
 
-use super::{DynImpactIntegrator, DynImpactLaw, DynImpactSite, DynRebound};
+use super::{DynImpactIntegrator, DynImpactLaw, DynImpactSite, DynLawTangent, DynRebound};
 use crate::ImpactError;
 use diracvi_discrete_dirac::StepError;
 use diracvi_discrete_dirac::dynamic::{
     DynLagrangeDirac, DynStepTangent, DynSubStep, DynSubStepper, check_directions,
-    implicit_derivative, multipliers_from_reaction, physical_tangent,
+    dyn_constrained_velocity, implicit_derivative, multipliers_from_reaction, physical_tangent,
 };
 use diracvi_geometry::GeometryError;
 use diracvi_geometry::dynamic::{
     DynDiscreteLagrangian, DynSystem, ParamLifted, boundary_gradient_dyn, boundary_hessian_dyn,
-    constraint_second_dyn, reaction_jacobian_dyn,
+    constraint_second_dyn, forms_velocity_jacobian_dyn, lagrangian_second_dyn,
+    reaction_jacobian_dyn,
 };
 use nalgebra::{DMatrix, DVector};
 
@@ -175,6 +176,123 @@ fn vci_rebound_over<Sy: DynSystem, Ly: DynSystem>(
     let dnu = y.row(n + m);
     out -= &dg * dnu;
     Ok(out)
+}
+
+/// `∂π⁺/∂q̃` and `∂π⁺/∂π⁻` of the continuous elastic-impact law
+/// (docs/theory.md §9.3, §12.6) at an impact at `q̃ = before.b` with the
+/// momentum `π⁻ = before.π_b` (oriented, `p = σ π`): the implicit function
+/// theorem on both of its solves, `y = (v⁻, ν⁻, v⁺, λ, ν)` from
+/// `z = (q̃, p⁻)`,
+/// ```text
+/// ∂L/∂v(q̃, v⁻) − p⁻ − A(q̃)ᵀ ν⁻ = 0,      A(q̃) v⁻ = 0,
+/// ∂L/∂v(q̃, v⁺) − p⁻ − λ dg(q̃) − A(q̃)ᵀ ν = 0,
+/// E(q̃, v⁺) − E(q̃, v⁻) = 0,                A(q̃) v⁺ = 0,
+/// ```
+/// then `p⁺ = ∂L/∂v(q̃, v⁺)`. Every partial derivative is exact
+/// (hyper-dual numbers): `∂²L/∂(q, v)²`, `∂(A(q)ᵀ ν)/∂q`, `∂(A(q) v)/∂q`,
+/// the Hessian of `g`.
+pub(crate) fn continuous_rebound_tangent<Sy: DynSystem>(
+    system: &Sy,
+    sign: f64,
+    site: &DynImpactSite<'_>,
+    rebound: &DynRebound,
+) -> Result<DynLawTangent, ImpactError> {
+    let (k, t) = (site.step, site.t);
+    let unsupported = |what: String| {
+        ImpactError::Step(StepError::Unsupported(format!(
+            "step {k} at t = {t}: {what}"
+        )))
+    };
+    if rebound.grazing {
+        return Err(unsupported(
+            "the impact is grazing (no reflected root): the post-impact state is not a \
+             differentiable function of the data there, so it has no tangent map"
+                .to_owned(),
+        ));
+    }
+    let geo = |source: GeometryError| ImpactError::Geometry { step: k, t, source };
+    let (n, m) = (system.coordinate_count(), system.constraint_count());
+    let q = &site.before.b;
+    let p_minus = &site.before.pi_b * sign;
+    let p_plus = &rebound.pi_after_raw * sign;
+    let (v_minus, nu_minus) = dyn_constrained_velocity(system, q, &p_minus).map_err(geo)?;
+    let (v_plus, _) = dyn_constrained_velocity(system, q, &p_plus).map_err(geo)?;
+    let (_, dg, hg) = boundary_hessian_dyn(system, site.frame.piece, q).map_err(geo)?;
+    let mut rows = vec![0.0; m * n];
+    system.constraint_forms(q.as_slice(), &mut rows);
+    let forms = DMatrix::from_row_slice(m, n, &rows);
+    // λ dg + A(q̃)ᵀ ν = p⁺ − p⁻ (the law's own equations), by least squares.
+    let mut normal = DMatrix::zeros(n, m + 1);
+    normal.set_column(0, &dg);
+    for c in 0..m {
+        normal.set_column(1 + c, &forms.row(c).transpose());
+    }
+    let multipliers = normal
+        .clone()
+        .svd(true, true)
+        .solve(&(&p_plus - &p_minus), 1e-14)
+        .map_err(|e| unsupported(format!("the impact's multipliers: {e}")))?;
+    let lambda = multipliers[0];
+    let nu = multipliers.rows(1, m).into_owned();
+    let (_, g_minus, h_minus) = lagrangian_second_dyn(system, q, &v_minus).map_err(geo)?;
+    let (_, g_plus, h_plus) = lagrangian_second_dyn(system, q, &v_plus).map_err(geo)?;
+    // ∂²L/∂v² and ∂(∂L/∂v)/∂q at both velocities; ∂E/∂v = ∂²L/∂v² v and
+    // ∂E/∂q = (∂(∂L/∂v)/∂q)ᵀ v − ∂L/∂q.
+    let block = |h: &DMatrix<f64>, r: usize, c: usize| h.view((r, c), (n, n)).into_owned();
+    let (vv_m, vq_m) = (block(&h_minus, n, n), block(&h_minus, n, 0));
+    let (vv_p, vq_p) = (block(&h_plus, n, n), block(&h_plus, n, 0));
+    let ev_m = &vv_m * &v_minus;
+    let ev_p = &vv_p * &v_plus;
+    let eq_m = vq_m.transpose() * &v_minus - g_minus.rows(0, n);
+    let eq_p = vq_p.transpose() * &v_plus - g_plus.rows(0, n);
+    let react_m = reaction_jacobian_dyn(system, q, &nu_minus).map_err(geo)?;
+    let react_p = reaction_jacobian_dyn(system, q, &nu).map_err(geo)?;
+    let forms_m = forms_velocity_jacobian_dyn(system, q, &v_minus).map_err(geo)?;
+    let forms_p = forms_velocity_jacobian_dyn(system, q, &v_plus).map_err(geo)?;
+    // y = (v⁻, ν⁻, v⁺, λ, ν); rows: E1 (n), E2 (m), E3 (n), E4 (1), E5 (m).
+    let (cv_m, cnu_m, cv_p, cl, cnu) = (0, n, n + m, 2 * n + m, 2 * n + m + 1);
+    let (r2, r3, r4, r5) = (n, n + m, 2 * n + m, 2 * n + m + 1);
+    let size = 2 * n + 2 * m + 1;
+    let mut gy = DMatrix::zeros(size, size);
+    let mut gz = DMatrix::zeros(size, 2 * n);
+    gy.view_mut((0, cv_m), (n, n)).copy_from(&vv_m);
+    gy.view_mut((r3, cv_p), (n, n)).copy_from(&vv_p);
+    gz.view_mut((0, 0), (n, n)).copy_from(&(&vq_m - &react_m));
+    gz.view_mut((r3, 0), (n, n))
+        .copy_from(&(&vq_p - &hg * lambda - &react_p));
+    for i in 0..n {
+        gz[(i, n + i)] = -1.0;
+        gz[(r3 + i, n + i)] = -1.0;
+        gy[(r3 + i, cl)] = -dg[i];
+        gy[(r4, cv_m + i)] = -ev_m[i];
+        gy[(r4, cv_p + i)] = ev_p[i];
+        gz[(r4, i)] = eq_p[i] - eq_m[i];
+        for c in 0..m {
+            gy[(i, cnu_m + c)] = -forms[(c, i)];
+            gy[(r3 + i, cnu + c)] = -forms[(c, i)];
+            gy[(r2 + c, cv_m + i)] = forms[(c, i)];
+            gy[(r5 + c, cv_p + i)] = forms[(c, i)];
+            gz[(r2 + c, i)] = forms_m[(c, i)];
+            gz[(r5 + c, i)] = forms_p[(c, i)];
+        }
+    }
+    let y = implicit_derivative(gy, &gz).map_err(|ratio| {
+        unsupported(format!(
+            "the continuous impact law's equations are singular at this impact (pivot ratio \
+             {ratio:.1e})"
+        ))
+    })?;
+    // p⁺ = ∂L/∂v(q̃, v⁺): dp⁺ = ∂(∂L/∂v)/∂q dq̃ + ∂²L/∂v² dv⁺.
+    let mut dp = &vv_p * y.rows(cv_p, n);
+    let mut dq = dp.columns_mut(0, n);
+    dq += &vq_p;
+    // Oriented: ∂π⁺/∂q̃ = σ ∂p⁺/∂q̃, ∂π⁺/∂π⁻ = ∂p⁺/∂p⁻.
+    let mut data = DMatrix::zeros(n, 2 * n + 2);
+    data.columns_mut(n, n).copy_from(&(dp.columns(0, n) * sign));
+    Ok(DynLawTangent {
+        data,
+        momentum: Some(dp.columns(n, n).into_owned()),
+    })
 }
 
 /// `∂g_j/∂θ · D` (`r` entries) at `q`: how the wall moves with the
@@ -337,13 +455,14 @@ where
 /// `h₁` follows from `g(q̃(a, π_a, h₁; s); s) = 0` (or is `α h_r` when the
 /// impact fraction was clamped to `alpha`), `q̃` from the step to the wall
 /// (`before`, with its parameter derivative `before_s`), `π⁺` from the
-/// law's derivative `law = ∂π⁺/∂(a, q̃, h₁, h₂, s)`, and `h₂ = h_r − h₁`;
-/// `g_s = ∂g/∂s` at `q̃`.
+/// law's derivative `law = ∂π⁺/∂(a, q̃, h₁, h₂, s)` (and `∂π⁺/∂π⁻` with
+/// `π⁻` the momentum `before` reaches the wall with, for a law that reads
+/// it), and `h₂ = h_r − h₁`; `g_s = ∂g/∂s` at `q̃`.
 fn saltation(
     c: &DMatrix<f64>,
     before: &DynStepTangent,
     before_s: Option<&DMatrix<f64>>,
-    law: &DMatrix<f64>,
+    law: &DynLawTangent,
     dg: &DVector<f64>,
     g_s: Option<&DVector<f64>>,
     clamped: Option<f64>,
@@ -373,6 +492,7 @@ fn saltation(
     };
     let dq = &qz + qh * &dh1;
     let dh2 = hr - &dh1;
+    let (momentum, law) = (&law.momentum, &law.data);
     let mut dpi = law.columns(0, n) * c.rows(0, n)
         + law.columns(n, n) * &dq
         + law.column(2 * n) * &dh1
@@ -380,6 +500,14 @@ fn saltation(
     let r = law.ncols() - (2 * n + 2);
     if r > 0 {
         dpi += in_parameter_columns(&law.columns(2 * n + 2, r).into_owned(), width);
+    }
+    if let Some(lp) = momentum {
+        // π⁻ = π_b(a, π_a, h₁; s) of the sub-step to the wall
+        let mut pz = before.start.rows(n, n) * z;
+        if let Some(bs) = before_s {
+            pz += in_parameter_columns(&bs.rows(n, n).into_owned(), width);
+        }
+        dpi += lp * (pz + before.step.rows(n, n) * &dh1);
     }
     let mut out = DMatrix::zeros(2 * n + 1, width);
     out.rows_mut(0, n).copy_from(&dq);

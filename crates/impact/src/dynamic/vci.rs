@@ -12,7 +12,7 @@
 //! taking the reflected root `dg(q̃)·e > 0`, or, when there is none
 //! (grazing), the minimiser of the energy mismatch along the normal.
 
-use super::{DynImpactLaw, DynImpactSite, DynRebound};
+use super::{DynImpactLaw, DynImpactSite, DynLawTangent, DynRebound};
 use crate::ImpactError;
 use argmin::core::{CostFunction, State as _};
 use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, DynSubStep, dot};
@@ -38,8 +38,8 @@ impl<Sy: DynSystem> DynImpactLaw<DynLagrangeDirac<Sy>> for DynVciLaw {
         stepper: &DynLagrangeDirac<Sy>,
         site: &DynImpactSite<'_>,
         rebound: &DynRebound,
-    ) -> Result<DMatrix<f64>, ImpactError> {
-        super::tangent::vci_rebound_tangent(stepper, site, rebound)
+    ) -> Result<DynLawTangent, ImpactError> {
+        super::tangent::vci_rebound_tangent(stepper, site, rebound).map(DynLawTangent::of_data)
     }
 
     fn rebound_sensitivity(
@@ -48,8 +48,9 @@ impl<Sy: DynSystem> DynImpactLaw<DynLagrangeDirac<Sy>> for DynVciLaw {
         site: &DynImpactSite<'_>,
         rebound: &DynRebound,
         directions: &DMatrix<f64>,
-    ) -> Result<DMatrix<f64>, ImpactError> {
+    ) -> Result<DynLawTangent, ImpactError> {
         super::tangent::vci_rebound_sensitivity(stepper, site, rebound, directions)
+            .map(DynLawTangent::of_data)
     }
 
     fn rebound(
@@ -203,6 +204,7 @@ fn finish<Sy: DynSystem>(
             pi_b: &jet.d2 / unit,
             reaction: reaction.clone(),
             stats: StepStats::default(),
+            tangent: None,
         },
         pi_after_raw: -&jet.d1 / unit + reaction,
         energy_before: -problem.e_target / unit,
