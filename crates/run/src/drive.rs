@@ -5,10 +5,10 @@
 //! and the reduced runner (it depends on none of them).
 
 use crate::{ImpactRecord, InvariantRecord, Method, RecordSink, RecordView, RunOutcome};
+use diracvi_discrete_dirac::dynamic::{DynOneStep, DynStepOutput};
 use diracvi_discrete_dirac::trajectory::StepOutput;
-use diracvi_discrete_dirac::{OneStep, Record, RunOptions, State, Trajectory, integrate};
+use diracvi_discrete_dirac::{DynState, OneStep, Record, RunOptions, State, Trajectory, integrate};
 use diracvi_impact::{ImpactError, ImpactEvent};
-use nalgebra::SVector;
 use std::time::{Duration, Instant};
 
 /// The outcome of a run: the impact records joined, the energy of a run of
@@ -120,31 +120,32 @@ pub(crate) fn erase<const N: usize, E>(t: Trajectory<N, E>, method: Method) -> R
 
 /// The first integrals of a model evaluated at a state `(q, p)` into a
 /// slice (one entry per invariant).
-pub(crate) type InvariantFn<'a, const N: usize> =
-    &'a dyn Fn(&SVector<f64, N>, &SVector<f64, N>, &mut [f64]);
+pub(crate) type InvariantFn<'a> = &'a dyn Fn(&[f64], &[f64], &mut [f64]);
 
 /// A one-step map that evaluates the model's first integrals at the state
 /// after every step (impacts included), so the summary holds their
-/// deviation over every step, recorded or not — as the energy's.
-pub(crate) struct Watch<'a, St, const N: usize> {
+/// deviation over every step, recorded or not — as the energy's. It wraps
+/// the integrators of both cores ([`OneStep`] and [`DynOneStep`]).
+pub(crate) struct Watch<'a, St> {
     inner: &'a mut St,
-    eval: InvariantFn<'a, N>,
+    eval: InvariantFn<'a>,
     records: Vec<InvariantRecord>,
     values: Vec<f64>,
 }
 
-impl<'a, St, const N: usize> Watch<'a, St, N> {
+impl<'a, St> Watch<'a, St> {
     /// Watch `inner`'s steps for the invariants `names` (evaluated by
-    /// `eval`), started at the `initial` state.
+    /// `eval`), started at the initial state `(q, p)`.
     pub(crate) fn new(
         inner: &'a mut St,
         names: Vec<String>,
-        eval: InvariantFn<'a, N>,
-        initial: &State<N>,
+        eval: InvariantFn<'a>,
+        q: &[f64],
+        p: &[f64],
     ) -> Self {
         let mut values = vec![f64::NAN; names.len()];
         if !names.is_empty() {
-            eval(&initial.q, &initial.p, &mut values);
+            eval(q, p, &mut values);
         }
         Watch {
             inner,
@@ -154,13 +155,21 @@ impl<'a, St, const N: usize> Watch<'a, St, N> {
         }
     }
 
+    /// Evaluate the invariants at the state a step reached.
+    fn observe(&mut self, q: &[f64], p: &[f64]) {
+        if !self.records.is_empty() {
+            (self.eval)(q, p, &mut self.values);
+            InvariantRecord::observe(&mut self.records, &self.values);
+        }
+    }
+
     /// The invariants over the steps taken.
     pub(crate) fn finish(self) -> Vec<InvariantRecord> {
         self.records
     }
 }
 
-impl<St: OneStep<N>, const N: usize> OneStep<N> for Watch<'_, St, N> {
+impl<St: OneStep<N>, const N: usize> OneStep<N> for Watch<'_, St> {
     type Event = St::Event;
     type Error = St::Error;
 
@@ -172,10 +181,24 @@ impl<St: OneStep<N>, const N: usize> OneStep<N> for Watch<'_, St, N> {
         events: &mut Vec<Self::Event>,
     ) -> Result<StepOutput<N>, Self::Error> {
         let out = self.inner.advance(k, from, h, events)?;
-        if !self.records.is_empty() {
-            (self.eval)(&out.to.q, &out.to.p, &mut self.values);
-            InvariantRecord::observe(&mut self.records, &self.values);
-        }
+        self.observe(out.to.q.as_slice(), out.to.p.as_slice());
+        Ok(out)
+    }
+}
+
+impl<St: DynOneStep> DynOneStep for Watch<'_, St> {
+    type Event = St::Event;
+    type Error = St::Error;
+
+    fn advance(
+        &mut self,
+        k: usize,
+        from: &DynState,
+        h: f64,
+        events: &mut Vec<Self::Event>,
+    ) -> Result<DynStepOutput, Self::Error> {
+        let out = self.inner.advance(k, from, h, events)?;
+        self.observe(out.to.q.as_slice(), out.to.p.as_slice());
         Ok(out)
     }
 }

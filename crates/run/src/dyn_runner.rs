@@ -5,14 +5,14 @@
 //! faster path) — drives it over the steps and erases the results into a
 //! [`RunOutcome`].
 
-use crate::drive::finish;
+use crate::drive::{Watch, finish};
 use crate::{
-    Core, ImpactRecord, Impacts, InvariantRecord, Method, ModelSummary, RecordSink, RecordView,
-    RunError, RunOutcome, RunPlan, Stepper,
+    Core, ImpactRecord, Impacts, Method, ModelSummary, RecordSink, RecordView, RunError,
+    RunOutcome, RunPlan, Stepper,
 };
 use diracvi_discrete_dirac::dynamic::{
     DynComposed, DynLagrangeDirac, DynNonholonomicHamiltonian, DynOneStep, DynRecord,
-    DynStepOutput, DynTrajectory, dyn_state_from_velocity, integrate_dyn,
+    DynTrajectory, dyn_state_from_velocity, integrate_dyn,
 };
 use diracvi_discrete_dirac::{DynState, RunOptions};
 use diracvi_geometry::dynamic::{energy_dyn, energy_scale_dyn, momentum_dyn};
@@ -160,8 +160,13 @@ impl DynModelVisitor for DynRunner<'_> {
         macro_rules! run {
             ($integrator:expr) => {{
                 let integrator = &mut $integrator;
-                let mut watched =
-                    DynWatch::new(integrator, invariant_names.clone(), &eval, &initial);
+                let mut watched = Watch::new(
+                    integrator,
+                    invariant_names.clone(),
+                    &eval,
+                    initial.q.as_slice(),
+                    initial.p.as_slice(),
+                );
                 let out = drive_impacts(
                     &mut watched,
                     initial,
@@ -302,62 +307,6 @@ impl DynModelVisitor for DynRunner<'_> {
                 start,
             )
         })
-    }
-}
-
-/// The first integrals of a model at a state `(q, p)`, into a slice.
-type DynInvariantFn<'a> = &'a dyn Fn(&[f64], &[f64], &mut [f64]);
-
-/// A one-step map that evaluates the model's first integrals after every
-/// step (the run-time counterpart of the compile-time runner's watch).
-struct DynWatch<'a, St> {
-    inner: &'a mut St,
-    eval: DynInvariantFn<'a>,
-    records: Vec<InvariantRecord>,
-    values: Vec<f64>,
-}
-
-impl<'a, St> DynWatch<'a, St> {
-    fn new(
-        inner: &'a mut St,
-        names: Vec<String>,
-        eval: DynInvariantFn<'a>,
-        initial: &DynState,
-    ) -> Self {
-        let mut values = vec![f64::NAN; names.len()];
-        if !names.is_empty() {
-            eval(initial.q.as_slice(), initial.p.as_slice(), &mut values);
-        }
-        DynWatch {
-            inner,
-            eval,
-            records: InvariantRecord::start(names, &values),
-            values,
-        }
-    }
-
-    fn finish(self) -> Vec<InvariantRecord> {
-        self.records
-    }
-}
-
-impl<St: DynOneStep> DynOneStep for DynWatch<'_, St> {
-    type Event = St::Event;
-    type Error = St::Error;
-
-    fn advance(
-        &mut self,
-        k: usize,
-        from: &DynState,
-        h: f64,
-        events: &mut Vec<Self::Event>,
-    ) -> Result<DynStepOutput, Self::Error> {
-        let out = self.inner.advance(k, from, h, events)?;
-        if !self.records.is_empty() {
-            (self.eval)(out.to.q.as_slice(), out.to.p.as_slice(), &mut self.values);
-            InvariantRecord::observe(&mut self.records, &self.values);
-        }
-        Ok(out)
     }
 }
 

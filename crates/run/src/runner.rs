@@ -271,10 +271,17 @@ impl<'a> Runner<'a> {
     where
         St: OneStep<N, Event = ImpactEvent<N>, Error = ImpactError>,
     {
-        let eval = |q: &nalgebra::SVector<f64, N>,
-                    p: &nalgebra::SVector<f64, N>,
-                    out: &mut [f64]| { model.invariants(q, p, out) };
-        let mut watched = Watch::new(integrator, model.invariant_names(), &eval, &st.initial);
+        let eval = |q: &[f64], p: &[f64], out: &mut [f64]| {
+            let at = nalgebra::SVector::<f64, N>::from_column_slice;
+            model.invariants(&at(q), &at(p), out)
+        };
+        let mut watched = Watch::new(
+            integrator,
+            model.invariant_names(),
+            &eval,
+            st.initial.q.as_slice(),
+            st.initial.p.as_slice(),
+        );
         let (trajectory, impacts) = drive_impacts(
             &mut watched,
             st.initial,
