@@ -102,10 +102,16 @@ fn default_run_rolls_bounces_and_keeps_its_integrals() {
     let (model, traj) = run(1e-2, 20.0);
     let s = &traj.summary;
     let pieces: Vec<usize> = traj.events.iter().map(|e| e.piece).collect();
-    eprintln!("impacts: {pieces:?} at {:?}", traj.events.iter().map(|e| e.t).collect::<Vec<_>>());
+    eprintln!(
+        "impacts: {pieces:?} at {:?}",
+        traj.events.iter().map(|e| e.t).collect::<Vec<_>>()
+    );
     assert!(pieces.len() >= 4, "only {} impacts", pieces.len());
     assert!(pieces.contains(&0) && pieces.contains(&1), "{pieces:?}");
-    assert!(pieces.windows(2).all(|w| w[0] != w[1]), "back and forth: {pieces:?}");
+    assert!(
+        pieces.windows(2).all(|w| w[0] != w[1]),
+        "back and forth: {pieces:?}"
+    );
 
     // Rolling without slipping and the unit quaternion, to round-off.
     assert!(
@@ -157,7 +163,10 @@ fn default_run_rolls_bounces_and_keeps_its_integrals() {
         let before = model.contact_momentum(&e.q, &e.p_before);
         let after = model.contact_momentum(&e.q, &e.p_after);
         let jump = after - before;
-        eprintln!("impact at t = {:.3} on piece {}: ΔK = {jump:?}", e.t, e.piece);
+        eprintln!(
+            "impact at t = {:.3} on piece {}: ΔK = {jump:?}",
+            e.t, e.piece
+        );
         assert!(jump[0].abs() <= 1e-12 && jump[2].abs() <= 1e-12, "{jump:?}");
         assert!(jump[1].abs() >= 0.1, "K_y does not jump: {jump:?}");
         // The right wall pushes towards −x: its impulse −λ e_x at height r
@@ -166,9 +175,14 @@ fn default_run_rolls_bounces_and_keeps_its_integrals() {
         assert!(sign * jump[1] > 0.0, "piece {}: {jump:?}", e.piece);
     }
     let k0 = model.contact_momentum(&traj.records[0].q, &traj.records[0].p);
-    let whole = traj.records.iter().fold(SVector::<f64, 3>::zeros(), |w, r| {
-        w.zip_map(&(model.contact_momentum(&r.q, &r.p) - k0), |w, d| w.max(d.abs()))
-    });
+    let whole = traj
+        .records
+        .iter()
+        .fold(SVector::<f64, 3>::zeros(), |w, r| {
+            w.zip_map(&(model.contact_momentum(&r.q, &r.p) - k0), |w, d| {
+                w.max(d.abs())
+            })
+        });
     eprintln!("whole run max |ΔK| = {whole:?}");
     assert!(whole[0] <= 1e-12 && whole[2] <= 1e-12, "{whole:?}");
     assert!(whole[1] >= 1.0, "{whole:?}");

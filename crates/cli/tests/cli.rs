@@ -1793,7 +1793,10 @@ fn chaplygin_sphere_reports_its_contact_momentum() {
         let (b0, _, db) = invariant(&file, name);
         let (_, _, da) = invariant(&compiled, name);
         assert!((b0 - k0).abs() <= 1e-12, "{name}: {b0} vs {k0}");
-        assert!((db - da).abs() <= 1e-6 * da.max(1.0), "{name}: {db:e} vs {da:e}");
+        assert!(
+            (db - da).abs() <= 1e-6 * da.max(1.0),
+            "{name}: {db:e} vs {da:e}"
+        );
     }
 
     let back = json(&["run", "chaplygin-sphere", "--backward"]);

@@ -226,7 +226,9 @@ impl Model<6, 3> for ChaplyginSphere {
                     model: name,
                     parameter: key,
                     value,
-                    reason: "must not exceed the sum of the other two principal moments (a rigid body)".into(),
+                    reason:
+                        "must not exceed the sum of the other two principal moments (a rigid body)"
+                            .into(),
                 });
             }
         }
@@ -236,7 +238,10 @@ impl Model<6, 3> for ChaplyginSphere {
                 model: name,
                 parameter: "wall",
                 value: params.wall,
-                reason: format!("must exceed the radius r = {} (room for the ball)", params.r),
+                reason: format!(
+                    "must exceed the radius r = {} (room for the ball)",
+                    params.r
+                ),
             });
         }
         Ok(Self { params })
@@ -355,12 +360,16 @@ mod tests {
             ..Default::default()
         })
         .unwrap();
-        let quat = SVector::from([0.3, -0.5, 0.6, 0.2]).normalize();
+        let quat = SVector::<f64, 4>::from([0.3, -0.5, 0.6, 0.2]).normalize();
         let q = SVector::from([0.4, -1.1, quat[0], quat[1], quat[2], quat[3]]);
-        let mut v = SVector::from([0.3, 0.2, 0.5, -0.7, 0.1, 0.9]);
+        let mut v = SVector::<f64, 6>::from([0.3, 0.2, 0.5, -0.7, 0.1, 0.9]);
         let a = ball.constraint_forms(&q);
         let ws = spatial_angular_velocity(&quat, &ChaplyginSphere::orientation(&v));
-        let expect = [quat.dot(&ChaplyginSphere::orientation(&v)), v[0] - 0.7 * ws[1], v[1] + 0.7 * ws[0]];
+        let expect: [f64; 3] = [
+            quat.dot(&ChaplyginSphere::orientation(&v)),
+            v[0] - 0.7 * ws[1],
+            v[1] + 0.7 * ws[0],
+        ];
         for (row, e) in expect.iter().enumerate() {
             assert!(((a.row(row) * v)[0] - e).abs() < 1e-15, "row {row}");
         }

@@ -1,8 +1,8 @@
 //! The catalogue: the one place that maps model names to model types.
 
 use crate::{
-    ChaplyginSphere, DiskTable, DiskWall, Ellipse, HeavyTop, Lc, Model, ModelError, ModelInfo, ParameterInfo,
-    Particle, Pendulum, Star,
+    ChaplyginSphere, DiskTable, DiskWall, Ellipse, HeavyTop, Lc, Model, ModelError, ModelInfo,
+    ParameterInfo, Particle, Pendulum, Star,
 };
 
 /// An operation on a model *type* (before any instance exists); the one

@@ -212,7 +212,12 @@ fn defaults_are_the_papers() {
 /// follow the radius.
 #[test]
 fn chaplygin_sphere_parameters_and_walls() {
-    for (key, value) in [("i3", "0.75"), ("i1", "0.95"), ("wall", "1"), ("wall", "0.5")] {
+    for (key, value) in [
+        ("i3", "0.75"),
+        ("i1", "0.95"),
+        ("wall", "1"),
+        ("wall", "0.5"),
+    ] {
         expect_invalid("chaplygin-sphere", key, value);
     }
     let mut s = Scenario::defaults("chaplygin-sphere").unwrap();
