@@ -11,7 +11,17 @@ import pytest
 
 import diracvi
 
-NAMES = ["particle", "ellipse", "star", "pendulum", "disk-wall", "disk-table", "lc", "heavy-top"]
+NAMES = [
+    "particle",
+    "ellipse",
+    "star",
+    "pendulum",
+    "disk-wall",
+    "disk-table",
+    "lc",
+    "heavy-top",
+    "chaplygin-sphere",
+]
 
 
 def test_models_lists_the_catalogue():

@@ -5,6 +5,7 @@
 //! cold CI build, README "Set-up"). A new file of tests must be added below;
 //! `every_test_file_is_a_module` (tests/tests/suite.rs) fails otherwise.
 
+mod chaplygin_sphere;
 mod composition;
 mod contact_cases;
 mod exactness;

@@ -810,6 +810,9 @@ fn drawn_models() -> Vec<Expected> {
         // cabinet projection (X, Y, Z) ↦ (X + 0.35 Y, Z + 0.35 Y).
         file("heavy-top.toml", 1, top_centre, None),
         cat("heavy-top", 1, top_centre, None),
+        // x, y, qw, qx, qy, qz: seen from above, the centre of the ball.
+        cat("chaplygin-sphere", 1, |q| [q[0], q[1]], None),
+        file("chaplygin-sphere.toml", 1, |q| [q[0], q[1]], None),
     ]
 }
 

@@ -258,7 +258,8 @@ mod tests {
                 "star",
                 "pendulum",
                 "disk-wall",
-                "disk-table"
+                "disk-table",
+                "chaplygin-sphere"
             ]
         );
     }

@@ -15,11 +15,13 @@
 //! | [`lc`](Lc) | LC circuit (degenerate `L`), \[DDM\] §2.1, §6 | 4 `(q^ℓ, q^{c1}, q^{c2}, q^{c3})` | 2 | none |
 //!
 //! | [`heavy-top`](HeavyTop) | heavy top about a fixed point (free rigid body at `g = 0`), docs/theory.md §16 | 4 `(w, x, y, z)`, a unit quaternion | 1 (`q·v = 0`) | none (optional `cone`: axis height `≥ u`) |
+//! | [`chaplygin-sphere`](ChaplyginSphere) | Chaplygin sphere rolling between two walls, docs/theory.md §16.7 | 6 `(x, y, q_w, q_x, q_y, q_z)` | 3 (`q·q̇ = 0`, rolling) | 2: `wall − r ∓ x ≥ 0` |
 //!
-//! The heavy top holds its orientation in the unit-quaternion chart of
-//! SO(3); its known first integrals (the momenta about the vertical and the
-//! symmetry axis; at `g = 0` all of the spatial angular momentum) are
-//! declared to the runner, which reports them in the run summary. The
+//! The heavy top and the Chaplygin sphere hold their orientation in the
+//! unit-quaternion chart of SO(3); their known first integrals (the top's
+//! momenta about the vertical and the symmetry axis, at `g = 0` all of the
+//! spatial angular momentum; the sphere's angular momentum about the contact
+//! point) are declared to the runner, which reports them in the run summary. The
 //! group discretizations of `diracvi_geometry::lie` step it from Rust.
 //!
 //! A model is a struct implementing [`System`] (the physics, from
@@ -97,6 +99,7 @@
 //!
 #![doc = include_str!("../../../docs/dependent-profile.md")]
 
+mod chaplygin_sphere;
 mod disk_table;
 mod disk_wall;
 mod drawing;
@@ -116,6 +119,7 @@ mod sized_file_model;
 mod star;
 mod symmetric;
 
+pub use chaplygin_sphere::{ChaplyginSphere, ChaplyginSphereParams};
 pub use disk_table::{DiskTable, DiskTableParams};
 pub use disk_wall::{DiskWall, DiskWallParams};
 pub use drawing::{Drawing, Heading, Point, Shape};

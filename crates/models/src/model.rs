@@ -18,7 +18,8 @@ pub trait Model<const N: usize, const M: usize>: System<N, M> + Clone + Send + S
     type Params: Serialize + DeserializeOwned + Clone + Default + std::fmt::Debug + PartialEq;
 
     /// Registry name (`"particle"`, `"ellipse"`, `"star"`, `"pendulum"`,
-    /// `"disk-wall"`, `"disk-table"`, `"lc"`, `"heavy-top"`).
+    /// `"disk-wall"`, `"disk-table"`, `"lc"`, `"heavy-top"`,
+    /// `"chaplygin-sphere"`).
     const NAME: &'static str;
 
     /// One line describing the system and its source.

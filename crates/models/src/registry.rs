@@ -1,8 +1,8 @@
 //! The catalogue: the one place that maps model names to model types.
 
 use crate::{
-    DiskTable, DiskWall, Ellipse, HeavyTop, Lc, Model, ModelError, ModelInfo, ParameterInfo,
-    Particle, Pendulum, Star,
+    ChaplyginSphere, DiskTable, DiskWall, Ellipse, HeavyTop, Lc, Model, ModelError, ModelInfo,
+    ParameterInfo, Particle, Pendulum, Star,
 };
 
 /// An operation on a model *type* (before any instance exists); the one
@@ -49,6 +49,7 @@ registry! {
     DiskTable => (4, 2),
     Lc => (4, 2),
     HeavyTop => (4, 1),
+    ChaplyginSphere => (6, 3),
 }
 
 /// The [`ModelInfo`] of the model registered under `name`.

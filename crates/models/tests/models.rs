@@ -59,6 +59,7 @@ fn visitor_dispatch_reaches_the_right_model_and_dimensions() {
         ("disk-table", 4, 2, 2, true),
         ("lc", 4, 2, 0, false),
         ("heavy-top", 4, 1, 0, false),
+        ("chaplygin-sphere", 6, 3, 2, false),
     ];
     for e in expected {
         let got = Scenario::defaults(e.0)
@@ -192,6 +193,47 @@ fn defaults_are_the_papers() {
         D::Midpoint,
         C::Midpoint,
     );
+    // The same tilt, turning at ω_s = (0, 1, 2): v_q = ½ (0, ω_s) ⊗ q,
+    // rolling towards +x at ẋ = r ω_s,y = 1.
+    expect(
+        "chaplygin-sphere",
+        &[0.0, 0.0, c, s, 0.0, 0.0],
+        &[1.0, 0.0, 0.0, 0.0, 0.5 * c + s, c - 0.5 * s],
+        1e-2,
+        20.0,
+        D::Midpoint,
+        C::Midpoint,
+    );
+}
+
+/// The Chaplygin sphere's parameters: principal moments obeying the
+/// triangle inequalities, walls farther than the radius; its two wall
+/// pieces bound the centre to `|x| ≤ wall − r`; the rolling velocities
+/// follow the radius.
+#[test]
+fn chaplygin_sphere_parameters_and_walls() {
+    for (key, value) in [
+        ("i3", "0.75"),
+        ("i1", "0.95"),
+        ("wall", "1"),
+        ("wall", "0.5"),
+    ] {
+        expect_invalid("chaplygin-sphere", key, value);
+    }
+    let mut s = Scenario::defaults("chaplygin-sphere").unwrap();
+    // I₃ = I₁ + I₂: a flat body, allowed.
+    s.set("i3", "0.7").unwrap();
+    let ball = ChaplyginSphere::new(ChaplyginSphereParams::default()).unwrap();
+    let at = |x: f64| SVector::from([x, 5.0, 1.0, 0.0, 0.0, 0.0]);
+    assert!(close(ball.boundary(0, &at(2.0)), 0.0, 1e-15));
+    assert!(close(ball.boundary(1, &at(-2.0)), 0.0, 1e-15));
+    assert!(close(ball.boundary(0, &at(-1.5)), 3.5, 1e-15));
+    let (j, g) = inadmissible("chaplygin-sphere", "-2.5, 0, 1, 0, 0, 0");
+    assert_eq!(j, 1);
+    assert!(close(g, -0.5, 1e-15));
+    s.set("r", "0.5").unwrap();
+    assert!(close(s.initial.v[0], 0.5, 1e-15));
+    s.visit_catalogue(Shape).unwrap();
 }
 
 /// The heavy top's optional cone: a wall of one piece, the axis height
@@ -290,9 +332,13 @@ fn hamiltonian_is_the_legendre_transform_of_every_regular_lagrangian() {
             .unwrap()
             .visit_catalogue(Legendre(7))
             .unwrap();
-        // The lc circuit and the heavy top (degenerate along q on R⁴) have
-        // no Hamiltonian.
-        assert_eq!(r.is_none(), name == "lc" || name == "heavy-top", "{name}");
+        // The lc circuit, the heavy top and the Chaplygin sphere
+        // (degenerate along the quaternion) have no Hamiltonian.
+        assert_eq!(
+            r.is_none(),
+            ["lc", "heavy-top", "chaplygin-sphere"].contains(&name),
+            "{name}"
+        );
     }
 }
 
@@ -333,7 +379,7 @@ fn printed_lc_currents_violate_kirchhoff() {
 }
 
 /// Parameters that must be strictly positive, per model.
-const POSITIVE: [(&str, &[&str]); 8] = [
+const POSITIVE: [(&str, &[&str]); 9] = [
     ("particle", &["m"]),
     ("ellipse", &["m", "a", "b", "inertia"]),
     ("star", &["m", "l", "inertia"]),
@@ -342,6 +388,7 @@ const POSITIVE: [(&str, &[&str]); 8] = [
     ("disk-table", &["m", "i", "j", "r", "a"]),
     ("lc", &["l", "c1", "c2", "c3"]),
     ("heavy-top", &["i1", "i2", "i3", "m"]),
+    ("chaplygin-sphere", &["r", "m", "i1", "i2", "i3"]),
 ];
 
 fn expect_invalid(name: &str, key: &str, value: &str) {
