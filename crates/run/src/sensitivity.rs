@@ -21,6 +21,7 @@ pub const MODEL_FILE_TWINS: &[&str] = &[
     "disk-table",
     "lc",
     "heavy-top",
+    "chaplygin-sphere",
 ];
 
 /// What the integrator needs to track the sensitivities: the parameter
