@@ -3,8 +3,8 @@
 //! With the maps of `R^n` the retraction displacement is the increment
 //! itself, `R_{q0}^{-1}(q1) = q1 − q0`.
 
-use super::DynSystem;
 use super::chunk::{Buf, FormsBuf, Scratch, blocks, constants, read_block, seed_block, with_width};
+use super::{DynSystem, LagrangianTerms};
 use crate::ad::DenseConstant;
 use crate::{AdScalar, ConstraintDiscretization, GeometryError, Orientation};
 use nalgebra::{DMatrix, DVector};
@@ -129,6 +129,120 @@ pub fn constraint_jacobian_dyn<Sy: DynSystem>(
             }
         }
     });
+    Ok(())
+}
+
+/// The discrete constraint of the step `a → b = a + d` row by row on the
+/// declared stencils `S_r` of the constraint rows
+/// ([`DynSystem::constraint_stencils`]), and, when `jac` is given, each
+/// row's gradient in `b` on its stencil (`∂ω_r/∂b_{S_r[k]}` at
+/// `jac[offset_r + k]`, `offset_r = Σ_{s<r} |S_s|`): the values of
+/// [`evaluate_constraint_dyn`] and [`constraint_jacobian_dyn`] without an
+/// `m × n` buffer, for the retraction and midpoint constraints. Each row
+/// costs `⌈|S_r|/W⌉` evaluations of [`DynSystem::constraint_row`].
+///
+/// # Errors
+/// [`GeometryError::BadStencil`] for the model's own discrete constraint
+/// (it has no row stencils) or stencils of another number of rows or
+/// coordinates; [`GeometryError::DimensionMismatch`] for input of the wrong
+/// length.
+#[allow(clippy::too_many_arguments)]
+pub fn constraint_rows_dyn<Sy: DynSystem>(
+    cd: ConstraintDiscretization,
+    system: &Sy,
+    stencils: &LagrangianTerms,
+    orientation: Orientation,
+    a: &[f64],
+    d: &[f64],
+    h: f64,
+    value: &mut [f64],
+    mut jac: Option<&mut [f64]>,
+) -> Result<(), GeometryError> {
+    let (n, m) = (system.coordinate_count(), system.constraint_count());
+    let bad = |reason: &str| GeometryError::BadStencil {
+        term: 0,
+        reason: reason.to_owned(),
+    };
+    if cd == ConstraintDiscretization::Model {
+        return Err(bad("a model's own discrete constraint has no row stencils"));
+    }
+    if stencils.len() != m || stencils.coordinate_count() != n {
+        return Err(bad(
+            "the constraint stencils do not match m rows of n coordinates",
+        ));
+    }
+    for (what, got, expected) in [("a", a.len(), n), ("d", d.len(), n), ("ω", value.len(), m)] {
+        if got != expected {
+            return Err(GeometryError::DimensionMismatch {
+                what,
+                expected,
+                got,
+            });
+        }
+    }
+    let sign = if orientation == Orientation::Forward {
+        1.0
+    } else {
+        -1.0
+    };
+    // Where the forms are evaluated: `a` (retraction) or the midpoint.
+    let half = if cd == ConstraintDiscretization::Midpoint {
+        0.5
+    } else {
+        0.0
+    };
+    let mut offset = 0;
+    for r in 0..m {
+        let s = stencils.stencil(r);
+        let k = s.len();
+        if k == 0 {
+            value[r] = 0.0;
+            continue;
+        }
+        match jac.as_deref_mut() {
+            None => {
+                let q = Buf::<f64>::from_fn(k, |i| a[s[i]] + d[s[i]] * half);
+                let mut row = Buf::<f64>::from_fn(k, |_| 0.0);
+                system.constraint_row(r, &q, &mut row);
+                let acc = (0..k).fold(0.0, |acc, i| acc + row[i] * d[s[i]]);
+                value[r] = acc * (sign / h);
+            }
+            Some(jac) => with_width!(k, W => {
+                let mut part = [0.0; W];
+                for blk in blocks::<W>(k) {
+                    // `b` seeded on the block; `d = b − a` and the point of
+                    // the forms carry its derivative.
+                    let dd = Scratch::<DualSVec<f64, W>, W>::from_fn(k, |i| {
+                        let mut x = DualSVec::<f64, W>::constant(d[s[i]]);
+                        if i >= blk.0 && i < blk.0 + blk.1
+                            && let Some(e) = x.eps.0.as_mut()
+                        {
+                            e[i - blk.0] = 1.0;
+                        }
+                        x
+                    });
+                    let q = Scratch::<DualSVec<f64, W>, W>::from_fn(k, |i| {
+                        dd[i] * half + a[s[i]]
+                    });
+                    let mut row = Scratch::<DualSVec<f64, W>, W>::from_fn(k, |_| {
+                        DualSVec::<f64, W>::constant(0.0)
+                    });
+                    system.constraint_row(r, &q, &mut row);
+                    let mut acc = DualSVec::<f64, W>::constant(0.0);
+                    for i in 0..k {
+                        acc += row[i] * dd[i];
+                    }
+                    let w = acc * (sign / h);
+                    if blk.0 == 0 {
+                        value[r] = w.re;
+                    }
+                    read_block(&w, blk.1, &mut part);
+                    jac[offset + blk.0..offset + blk.0 + blk.1].copy_from_slice(&part[..blk.1]);
+                }
+            }),
+        }
+        offset += k;
+    }
     Ok(())
 }
 
