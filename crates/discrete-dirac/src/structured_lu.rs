@@ -41,6 +41,11 @@ pub const SPARSE_DENSITY_AT_MOST: f64 = 0.25;
 /// --bench sizes`).
 pub const SPARSE_SIZE_AT_LEAST: usize = 24;
 
+/// The rank-revealing fallback of sparse storage (a dense SVD of the
+/// Jacobian) is given up above this many unknowns: Newton then reports the
+/// singular Jacobian instead of allocating `(n + m)²` entries.
+pub const RANK_DEFICIENT_DENSE_AT_MOST: usize = 2000;
+
 /// Which factorization a [`StructuredLu`] uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Structure {
@@ -375,6 +380,9 @@ impl LinearSolver for StructuredLu {
     ) -> bool {
         let svd = match (jac.dense(), jac.sparse()) {
             (Some(j), _) => SvdSplit::new(j, threshold),
+            // A dense copy of a large sparse Jacobian is not an option (its
+            // SVD alone would take `(n + m)³`): no fallback there.
+            (None, Some(_)) if self.n > RANK_DEFICIENT_DENSE_AT_MOST => None,
             (None, Some(j)) => {
                 let mut d = DMatrix::zeros(self.n, self.n);
                 densify(j, &mut d);

@@ -248,7 +248,8 @@ pub fn constraint_rows_dyn<Sy: DynSystem>(
 
 /// The per-step constraint residual `max_a |h ω_d^a(q_k, q_{k+1})| / max(1, |q_{k+1}|)`
 /// of docs/theory.md §6 for the oriented discrete constraint of the step
-/// `a → a + d` (0 when `m = 0`).
+/// `a → a + d` (0 when `m = 0`); row by row on the declared stencils
+/// ([`constraint_rows_dyn`]) when the system declares them.
 ///
 /// # Errors
 /// As [`evaluate_constraint_dyn`].
@@ -260,12 +261,30 @@ pub fn constraint_residual_dyn<Sy: DynSystem>(
     d: &DVector<f64>,
     h: f64,
 ) -> Result<f64, GeometryError> {
-    let m = system.constraint_count();
+    let (n, m) = (system.coordinate_count(), system.constraint_count());
     if m == 0 {
         return Ok(0.0);
     }
     let b: Buf<f64> = a.iter().zip(d.iter()).map(|(x, y)| x + y).collect();
     let mut c = FormsBuf::<f64>::from_fn(m, |_| 0.0);
+    // Declared row stencils: no `m × n` forms.
+    if let Some(rows) = system.constraint_stencils().filter(|r| {
+        cd != ConstraintDiscretization::Model && r.len() == m && r.coordinate_count() == n
+    }) {
+        constraint_rows_dyn(
+            cd,
+            system,
+            rows,
+            orientation,
+            a.as_slice(),
+            d.as_slice(),
+            h,
+            &mut c,
+            None,
+        )?;
+        let amax = c.iter().fold(0.0f64, |acc, x| acc.max(x.abs()));
+        return Ok(amax * h / norm(&b).max(1.0));
+    }
     evaluate_constraint_dyn(
         cd,
         system,
@@ -284,4 +303,125 @@ pub fn constraint_residual_dyn<Sy: DynSystem>(
 /// size; nalgebra's compile-time-sized `norm` may differ in the last bit).
 pub(crate) fn norm(x: &[f64]) -> f64 {
     x.iter().fold(0.0, |acc, v| acc + v * v).sqrt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two rows over 10 coordinates, declared on their stencils: row 0 on
+    /// `{1, 4}` (`q̇_1 + sin(q_4) q̇_4`), row 1 on `{2, 3, 9}`
+    /// (`q_3 q̇_2 − q̇_3 + 0.5 q̇_9`).
+    struct Rows(LagrangianTerms);
+
+    impl DynSystem for Rows {
+        fn coordinate_count(&self) -> usize {
+            10
+        }
+        fn constraint_count(&self) -> usize {
+            2
+        }
+        fn lagrangian<S: AdScalar>(&self, _q: &[S], v: &[S]) -> S {
+            v.iter().fold(S::from(0.0), |l, &x| l + x * x * 0.5)
+        }
+        fn constraint_forms<S: AdScalar>(&self, q: &[S], a: &mut [S]) {
+            a.fill(S::from(0.0));
+            a[1] = S::from(1.0);
+            a[4] = q[4].sin();
+            a[10 + 2] = q[3];
+            a[10 + 3] = S::from(-1.0);
+            a[10 + 9] = S::from(0.5);
+        }
+        fn constraint_stencils(&self) -> Option<&LagrangianTerms> {
+            Some(&self.0)
+        }
+    }
+
+    /// The row-by-row constraint and its Jacobian on the stencils (through
+    /// the default `constraint_row`, which reads `constraint_forms`) equal
+    /// the dense evaluation, for both generic constraints and orientations.
+    #[test]
+    fn rows_on_stencils_equal_the_dense_constraint_and_jacobian() {
+        let system = Rows(LagrangianTerms::new(10, [vec![1, 4], vec![2, 3, 9]]).unwrap());
+        let a = DVector::from_fn(10, |i, _| 0.3 * i as f64 - 0.7);
+        let d = DVector::from_fn(10, |i, _| 0.05 * (1.0 + i as f64).sin());
+        let h = 0.1;
+        for cd in [
+            ConstraintDiscretization::Retraction,
+            ConstraintDiscretization::Midpoint,
+        ] {
+            for orientation in [Orientation::Forward, Orientation::Reversed] {
+                let (mut value, mut jac) = (DVector::zeros(2), DMatrix::zeros(2, 10));
+                constraint_jacobian_dyn(cd, &system, orientation, &a, &d, h, &mut value, &mut jac)
+                    .unwrap();
+                let (mut rows, mut rows_jac) = ([0.0; 2], [0.0; 5]);
+                constraint_rows_dyn(
+                    cd,
+                    &system,
+                    &system.0,
+                    orientation,
+                    a.as_slice(),
+                    d.as_slice(),
+                    h,
+                    &mut rows,
+                    Some(&mut rows_jac),
+                )
+                .unwrap();
+                let mut only = [0.0; 2];
+                constraint_rows_dyn(
+                    cd,
+                    &system,
+                    &system.0,
+                    orientation,
+                    a.as_slice(),
+                    d.as_slice(),
+                    h,
+                    &mut only,
+                    None,
+                )
+                .unwrap();
+                for r in 0..2 {
+                    assert!(
+                        (rows[r] - value[r]).abs() <= 1e-15,
+                        "{cd:?} {orientation:?}"
+                    );
+                    assert_eq!(rows[r].to_bits(), only[r].to_bits(), "same residual");
+                }
+                let entries = [(0, 1), (0, 4), (1, 2), (1, 3), (1, 9)];
+                for (k, &(r, c)) in entries.iter().enumerate() {
+                    assert!((rows_jac[k] - jac[(r, c)]).abs() <= 1e-14, "({r}, {c})");
+                }
+                // Nothing outside the stencils in the dense Jacobian.
+                for r in 0..2 {
+                    for c in 0..10 {
+                        if !entries.contains(&(r, c)) {
+                            assert!(jac[(r, c)].abs() <= 0.0, "({r}, {c}) outside");
+                        }
+                    }
+                }
+                assert!(entries.iter().all(|&(r, c)| jac[(r, c)].abs() > 0.1));
+                let residual =
+                    constraint_residual_dyn(cd, &system, orientation, &a, &d, h).unwrap();
+                let b = &a + &d;
+                let expected = value.amax() * h / b.norm().max(1.0);
+                assert!((residual - expected).abs() <= 1e-15 * expected.max(1e-300));
+            }
+        }
+        // The model's own constraint has no row stencils.
+        let mut out = [0.0; 2];
+        assert!(
+            constraint_rows_dyn(
+                ConstraintDiscretization::Model,
+                &system,
+                &system.0,
+                Orientation::Forward,
+                a.as_slice(),
+                d.as_slice(),
+                h,
+                &mut out,
+                None,
+            )
+            .is_err()
+        );
+    }
 }
