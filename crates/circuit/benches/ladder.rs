@@ -162,6 +162,52 @@ fn composed() {
         }
         println!("{cells:>5} {:>15} {:>11.1}", 3 * cells + 1, best * 1e6);
     }
+    composed_steps();
+}
+
+/// The order-4 composed step alone (`DynSubStepper::sub_step`: no energy
+/// measure, whose constrained Legendre map is a dense KKT solve) on large
+/// ladders: the step Jacobian is stored sparsely (docs/theory.md §11.4),
+/// so the time per step grows linearly. Best of three runs of 5 steps.
+fn composed_steps() {
+    use diracvi_discrete_dirac::Composition;
+    use diracvi_discrete_dirac::dynamic::{DynComposed, DynSubStepper};
+    use diracvi_geometry::ConstraintDiscretization;
+    println!("\norder-4 composed step alone (no energy measure)\ncells  coords + rows   step [µs]");
+    let mut times = Vec::new();
+    for cells in [1_000, 10_000] {
+        let circuit = Circuit::new(ladder(cells)).unwrap();
+        let system = circuit.dyn_system("ladder").unwrap();
+        let mut best = f64::INFINITY;
+        for _ in 0..3 {
+            let mut stepper = DynComposed::lagrange_dirac(
+                system.clone(),
+                Discretization::Midpoint,
+                ConstraintDiscretization::Midpoint,
+                Direction::Forward,
+                Composition::TripleJump,
+            );
+            let start = circuit.initial_state();
+            let (mut q, mut p) = (start.q, start.p);
+            // One warm-up step (the first factorization, the units).
+            let s = stepper.sub_step(0, 0.0, &q, &p, H).unwrap();
+            (q, p) = (s.b, s.pi_b);
+            let steps = 5;
+            let t0 = Instant::now();
+            for k in 1..=steps {
+                let s = stepper.sub_step(k, k as f64 * H, &q, &p, H).unwrap();
+                (q, p) = (s.b, s.pi_b);
+            }
+            best = best.min(t0.elapsed().as_secs_f64() / steps as f64);
+            black_box(&q);
+        }
+        println!("{cells:>5} {:>15} {:>11.1}", 3 * cells + 1, best * 1e6);
+        times.push(best);
+    }
+    println!(
+        "order 4: t_step(10000)/t_step(1000) = {:.2}",
+        times[1] / times[0]
+    );
 }
 
 criterion_group!(benches, bench);

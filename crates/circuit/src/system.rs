@@ -19,9 +19,9 @@ use diracvi_geometry::dynamic::{DynSystem, LagrangianTerms};
 
 /// A circuit without time-dependent sources as a [`DynSystem`]: coordinates
 /// the branch charges, the Lagrangian the sum of the branch terms (one
-/// [`LagrangianTerms`] term per branch, so the step Jacobian is sparse),
-/// the constraint forms the Kirchhoff rows; no Hamiltonian (the Lagrangian
-/// is degenerate). Built by [`Circuit::dyn_system`].
+/// [`LagrangianTerms`] term per branch), the constraint forms the Kirchhoff
+/// rows, declared on the branches each names (so the step Jacobian is
+/// sparse, and stored so); no Hamiltonian (the Lagrangian is degenerate). Built by [`Circuit::dyn_system`].
 #[derive(Debug, Clone)]
 pub struct CircuitSystem {
     name: String,
@@ -31,6 +31,10 @@ pub struct CircuitSystem {
     /// Kirchhoff rows, each as `(coordinate, ±1)`.
     rows: Vec<Vec<(usize, f64)>>,
     terms: LagrangianTerms,
+    /// The stencils of the Kirchhoff rows (their coordinates, increasing)…
+    row_stencils: LagrangianTerms,
+    /// …and each row's coefficients at them.
+    row_values: Vec<Vec<f64>>,
 }
 
 impl CircuitSystem {
@@ -66,12 +70,38 @@ impl Circuit {
         let elements = self.branch_elements();
         let terms = LagrangianTerms::new(n, (0..n).map(|i| [i]))
             .expect("one term per coordinate, in range");
+        let rows = self.kirchhoff_rows().to_vec();
+        // Each row's coordinates in increasing order, repeated ones merged.
+        let sorted: Vec<Vec<(usize, f64)>> = rows
+            .iter()
+            .map(|row| {
+                let mut row = row.clone();
+                row.sort_by_key(|&(c, _)| c);
+                let mut merged: Vec<(usize, f64)> = Vec::with_capacity(row.len());
+                for (c, v) in row {
+                    match merged.last_mut() {
+                        Some(last) if last.0 == c => last.1 += v,
+                        _ => merged.push((c, v)),
+                    }
+                }
+                merged
+            })
+            .collect();
+        let row_stencils =
+            LagrangianTerms::new(n, sorted.iter().map(|row| row.iter().map(|&(c, _)| c)))
+                .expect("Kirchhoff rows name coordinates in range, increasing");
+        let row_values = sorted
+            .into_iter()
+            .map(|row| row.into_iter().map(|(_, v)| v).collect())
+            .collect();
         Ok(CircuitSystem {
             name: name.to_owned(),
             coordinate_names: self.coordinate_names(),
             elements,
-            rows: self.kirchhoff_rows().to_vec(),
+            rows,
             terms,
+            row_stencils,
+            row_values,
         })
     }
 }
@@ -107,6 +137,19 @@ impl DynSystem for CircuitSystem {
 
     fn lagrangian_terms(&self) -> Option<&LagrangianTerms> {
         Some(&self.terms)
+    }
+
+    /// Each Kirchhoff row on the branches it names: the step of a large
+    /// circuit stores its rows sparsely (docs/theory.md §11.4).
+    fn constraint_stencils(&self) -> Option<&LagrangianTerms> {
+        Some(&self.row_stencils)
+    }
+
+    #[inline]
+    fn constraint_row<S: AdScalar>(&self, r: usize, _q: &[S], a: &mut [S]) {
+        for (x, &v) in a.iter_mut().zip(&self.row_values[r]) {
+            *x = S::from(v);
+        }
     }
 
     #[inline]

@@ -62,6 +62,7 @@
 //! ```
 #![doc = include_str!("../../../docs/dependent-profile.md")]
 
+pub mod assembly;
 pub mod composition;
 pub mod dynamic;
 pub mod error;
@@ -76,6 +77,7 @@ pub mod structured_lu;
 pub mod substep;
 pub mod trajectory;
 
+pub use assembly::{JacobianStorage, StepJacobian};
 pub use composition::{Composed, Composition, constrained_velocity, continuous_measures};
 pub use error::StepError;
 pub use hamiltonian::{DiscreteHamiltonian, NonholonomicHamiltonian, SymplecticEuler};

@@ -12,6 +12,10 @@
 //! semantics](crate::linear#threshold-semantics) of the dense LU: a pivot of
 //! `U` at most `threshold · max|J|` marks the Jacobian singular.
 //!
+//! A Jacobian with entries recorded outside the pattern
+//! ([`SparseJacobian::outside`]) is refused as singular (pivot NaN): its
+//! factors over the pattern would be those of another matrix.
+//!
 //! There is no rank-revealing fallback ([`LinearSolver::solve_rank_deficient`]
 //! declines): a user of the sparse solver removes singularities before it
 //! factors (the degenerate steps of [`crate::sparse`] replace the redundant
@@ -104,13 +108,20 @@ impl SparsePattern {
 pub struct SparseJacobian {
     pattern: Arc<SparsePattern>,
     values: Vec<f64>,
+    /// Non-zero entries written outside the pattern (see
+    /// [`outside`](Self::outside)).
+    outside: Vec<(usize, usize, f64)>,
 }
 
 impl SparseJacobian {
     /// Zero values on `pattern`.
     pub fn zeros(pattern: Arc<SparsePattern>) -> Self {
         let values = vec![0.0; pattern.nnz()];
-        Self { pattern, values }
+        Self {
+            pattern,
+            values,
+            outside: Vec::new(),
+        }
     }
 
     /// The pattern.
@@ -118,9 +129,25 @@ impl SparseJacobian {
         &self.pattern
     }
 
-    /// Set every stored value to zero.
+    /// Set every stored value to zero (and forget the entries recorded
+    /// outside the pattern).
     pub fn fill_zero(&mut self) {
         self.values.fill(0.0);
+        self.outside.clear();
+    }
+
+    /// Record entry `(row, col)` of value `v` outside the pattern (the
+    /// assembly of [`StepJacobian`](crate::assembly::StepJacobian) does so
+    /// for a non-zero entry [`add`](Self::add) cannot store): a solver then
+    /// factors the Jacobian densely or refuses it.
+    pub fn record_outside(&mut self, row: usize, col: usize, v: f64) {
+        self.outside.push((row, col, v));
+    }
+
+    /// The entries recorded outside the pattern since the last
+    /// [`fill_zero`](Self::fill_zero) (empty when the pattern promise holds).
+    pub fn outside(&self) -> &[(usize, usize, f64)] {
+        &self.outside
     }
 
     /// Add `v` to entry `(row, col)`. Returns `false` (and changes nothing)
@@ -416,6 +443,15 @@ impl LinearSolver for SparseLu {
 
     fn factor(&mut self, jac: &SparseJacobian, threshold: f64) -> Result<&SparseFactors, Singular> {
         self.held = false;
+        if !jac.outside().is_empty() {
+            // Entries outside the pattern: these factors would be of
+            // another matrix. Refused (no pivot is comparable).
+            return Err(Singular {
+                step: 0,
+                pivot: f64::NAN,
+                scale: f64::NAN,
+            });
+        }
         let amax = jac.amax();
         if amax.is_nan() || amax <= 0.0 {
             return Err(Singular {

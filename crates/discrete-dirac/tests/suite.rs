@@ -12,6 +12,7 @@ mod inverse_and_hamiltonian;
 mod lc_circuit;
 mod midpoint_kepler;
 mod pendulum_convergence;
+mod sparse_storage;
 mod step_errors;
 mod structured_lu;
 mod tangent;

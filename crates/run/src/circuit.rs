@@ -39,10 +39,11 @@ pub(crate) fn describe(circuit: &Circuit) -> ModelSummary {
 }
 
 /// The largest circuit (coordinates + Kirchhoff rows) the composed orders
-/// run: the run-time core still stores the step Jacobian and the
-/// constraint forms densely, and measures the composed steps' energy
-/// through a dense solve (docs/theory.md §8.7), so its cost grows as
-/// `(n + m)²` to `(n + m)³`, where the sparse stepper of order 2 is linear.
+/// run. The composed step itself is linear in the size (the step Jacobian
+/// is stored sparsely, docs/theory.md §11.4), but a run reports each
+/// composed step's energy through the constrained Legendre map, a dense
+/// KKT solve (docs/theory.md §8.7) whose cost grows as `(n + m)³`, where
+/// the sparse stepper of order 2 is linear.
 pub const COMPOSED_MAX_UNKNOWNS: usize = 400;
 
 /// A circuit at orders 4 and 6: its [`DynSystem`](diracvi_geometry::dynamic::DynSystem)
@@ -74,8 +75,8 @@ fn composed(
     if circuit.coordinates() + circuit.node_count() > COMPOSED_MAX_UNKNOWNS {
         return Err(RunError::CircuitUnsupported {
             model: name.clone(),
-            what: "orders 4 and 6 for more than 400 coordinates + Kirchhoff rows (the run-time \
-                   core does not store the step Jacobian sparsely yet; use order 2)",
+            what: "orders 4 and 6 for more than 400 coordinates + Kirchhoff rows (the composed \
+                   step's energy is a dense solve of that size at every step; use order 2)",
         });
     }
     let start = circuit.initial_state();

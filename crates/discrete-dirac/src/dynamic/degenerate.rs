@@ -22,6 +22,7 @@ use super::equations::{
     Buffers, HiddenConstraints, Scratch, StepEquations, Work, forms_transpose_times,
 };
 use crate::StepError;
+use crate::assembly::StepJacobian;
 use crate::linear::{LinearSolver, SvdSplit};
 use crate::newton::{NewtonFailure, NewtonInfo, NewtonParams};
 use diracvi_geometry::GeometryError;
@@ -58,10 +59,17 @@ macro_rules! with_width {
 /// Whether the hidden-constraint basis kept from an earlier step still
 /// annihilates the Jacobian in `w` (then the step is degenerate in the same
 /// way and the basis, and the kept factors, are reused).
-pub(super) fn hidden_still_valid<LS: LinearSolver<Jacobian = DMatrix<f64>>>(w: &Work<LS>) -> bool {
-    w.hidden.as_ref().is_some_and(|hc| {
-        max_abs_transposed_product(&hc.left_null, &w.ws.jac) <= 1e-10 * w.ws.jac.amax()
-    })
+pub(super) fn hidden_still_valid<LS>(w: &Work<LS>) -> bool
+where
+    LS: LinearSolver,
+    LS::Jacobian: StepJacobian,
+{
+    let Some(jac) = w.ws.jac.dense() else {
+        return false;
+    };
+    w.hidden
+        .as_ref()
+        .is_some_and(|hc| max_abs_transposed_product(&hc.left_null, jac) <= 1e-10 * jac.amax())
 }
 
 /// Solve the degenerate step: `w.ws` holds the full equations and their
@@ -69,8 +77,9 @@ pub(super) fn hidden_still_valid<LS: LinearSolver<Jacobian = DMatrix<f64>>>(w: &
 ///
 /// # Errors
 /// `StepError::Inconsistent` when the current point violates its hidden
-/// constraints, `StepError::NonFinite` for a non-finite Jacobian; the inner
-/// `Result` is Newton's.
+/// constraints, `StepError::NonFinite` for a non-finite Jacobian,
+/// `StepError::Unsupported` for sparse Jacobian storage (the hidden
+/// constraints come from a dense SVD); the inner `Result` is Newton's.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn solve<Sy, LS>(
     w: &mut Work<LS>,
@@ -83,17 +92,24 @@ pub(super) fn solve<Sy, LS>(
 ) -> Result<Result<NewtonInfo, NewtonFailure>, StepError>
 where
     Sy: DynSystem,
-    LS: LinearSolver<Jacobian = DMatrix<f64>>,
+    LS: LinearSolver,
+    LS::Jacobian: StepJacobian,
 {
     let geo = |source| StepError::Geometry { step: k, t, source };
+    let Some(jac) = w.ws.jac.dense() else {
+        return Err(StepError::Unsupported(format!(
+            "step {k} (t = {t}) is degenerate (a singular step Jacobian, docs/theory.md §3.9) \
+             and the Jacobian is stored sparsely: the hidden constraints come from a dense SVD; \
+             build the stepper with dense storage (StructuredLu::dense)"
+        )));
+    };
     if !hidden_still_valid {
-        let split =
-            SvdSplit::new(&w.ws.jac, params.singular_threshold).ok_or(StepError::NonFinite {
-                step: k,
-                t,
-                what: "Jacobian",
-                iterations: 0,
-            })?;
+        let split = SvdSplit::new(jac, params.singular_threshold).ok_or(StepError::NonFinite {
+            step: k,
+            t,
+            what: "Jacobian",
+            iterations: 0,
+        })?;
         w.hidden = Some(HiddenConstraints {
             range: split.range,
             left_null: split.left_null,
@@ -130,10 +146,14 @@ where
     // The full equations at the guess are in `ws`: assemble the
     // degenerate residual from them instead of evaluating them again.
     scratch.full_r.copy_from(&ws.r);
-    scratch.full_jac.copy_from(&ws.jac);
+    if let Some(jac) = ws.jac.dense() {
+        scratch.full_jac.copy_from(jac);
+    }
     eq.degenerate(x, scratch, hc, bufs, &mut ws.r, None)
         .map_err(geo)?;
-    let mut eval = |x: &DVector<f64>, r: &mut DVector<f64>, j: Option<&mut DMatrix<f64>>| {
+    let mut eval = |x: &DVector<f64>, r: &mut DVector<f64>, j: Option<&mut LS::Jacobian>| {
+        // Dense storage (checked above): `dense_mut` is `Some`.
+        let j = j.and_then(StepJacobian::dense_mut);
         let full_jac = j.is_some().then_some(&mut scratch.full_jac);
         let scale = eq.full(x, &mut scratch.full_r, full_jac, bufs)?;
         eq.degenerate(x, scratch, hc, bufs, r, j)?;

@@ -4,10 +4,13 @@
 //! (`degenerate`) and the Hamiltonian stepper, and depending on none of
 //! them.
 
+use super::sparse_step::{SparseLayout, forms_transpose_times_rows, not_termwise};
+use crate::assembly::StepJacobian;
 use crate::linear::LinearSolver;
 use crate::newton::Newton;
 use diracvi_geometry::dynamic::{
-    DynDiscreteLagrangian, DynLdJet, DynSystem, constraint_jacobian_dyn, evaluate_constraint_dyn,
+    DynDiscreteLagrangian, DynLdJet, DynSystem, constraint_jacobian_dyn, constraint_rows_dyn,
+    evaluate_constraint_dyn,
 };
 use diracvi_geometry::{ConstraintDiscretization, GeometryError};
 use nalgebra::{DMatrix, DVector};
@@ -20,80 +23,72 @@ pub(super) struct StepEquations<'s, Sy> {
     pub(super) a: &'s DVector<f64>,
     /// `u π_a`.
     pub(super) pi_a: &'s DVector<f64>,
-    /// `A(a)`, row-major `m × n`.
+    /// `A(a)`, row-major `m × n`, or on the declared row stencils of
+    /// `layout`.
     pub(super) a_forms: &'s [f64],
     pub(super) h: f64,
     pub(super) n: usize,
     pub(super) m: usize,
+    /// Where the entries go in sparse storage (`None`: dense storage).
+    pub(super) layout: Option<&'s SparseLayout>,
 }
 
 impl<Sy: DynSystem> StepEquations<'_, Sy> {
     /// Residual (and Jacobian) of the full equations at `x`; returns the
-    /// equation scale.
+    /// equation scale. Dense storage is written as it always was; sparse
+    /// storage entry by entry at the positions of the layout (no `(n + m)²`
+    /// buffer).
     #[inline]
-    pub(super) fn full(
+    pub(super) fn full<J: StepJacobian>(
         &self,
         x: &DVector<f64>,
         r: &mut DVector<f64>,
-        jac: Option<&mut DMatrix<f64>>,
+        jac: Option<&mut J>,
         bufs: &mut Buffers,
     ) -> Result<f64, GeometryError> {
         let (ld, a, h, n, m) = (&self.ld, self.a, self.h, self.n, self.m);
         let system = ld.system();
+        let rows = self.layout.and_then(|l| l.rows(system));
         bufs.d.copy_from(&x.rows(0, n));
         bufs.mu.copy_from(&x.rows(n, m));
-        forms_transpose_times(self.a_forms, &bufs.mu, &mut bufs.force);
+        forms_transpose_times_rows(rows, self.a_forms, &bufs.mu, &mut bufs.force);
         match jac {
-            Some(jac) => {
-                ld.jet_increment(a, &bufs.d, h, &mut bufs.jet)?;
-                bufs.cache_d.copy_from(&bufs.d);
-                bufs.cache_pi_b.copy_from(&bufs.jet.d2);
-                // column by column (the storage order of both)
-                jac.view_mut((0, 0), (n, n)).copy_from(&bufs.jet.d12);
-                for j in 0..m {
-                    for i in 0..n {
-                        jac[(i, n + j)] = -self.a_forms[j * n + i];
-                    }
-                }
-                if m > 0 {
-                    constraint_jacobian_dyn(
-                        self.cd,
-                        system,
-                        ld.orientation(),
-                        a,
-                        &bufs.d,
-                        h,
-                        &mut bufs.omega,
-                        &mut bufs.domega,
-                    )?;
-                    for i in 0..m {
-                        r[n + i] = bufs.omega[i];
-                        for j in 0..n {
-                            jac[(n + i, j)] = bufs.domega[(i, j)];
-                        }
-                        for j in 0..m {
-                            jac[(n + i, n + j)] = 0.0;
-                        }
-                    }
-                }
-                bufs.d1.copy_from(&bufs.jet.d1);
-            }
+            Some(jac) => match (jac.dense_mut(), self.layout) {
+                (Some(jac), _) => self.dense_jacobian(r, jac, bufs)?,
+                (None, Some(layout)) => self.sparse_jacobian(r, jac, layout, bufs)?,
+                (None, None) => return Err(not_termwise()),
+            },
             None => {
                 // The same values without second derivatives.
                 if m > 0 {
-                    for i in 0..n {
-                        bufs.b[i] = a[i] + bufs.d[i];
+                    match rows {
+                        Some(rows) => constraint_rows_dyn(
+                            self.cd,
+                            system,
+                            rows,
+                            ld.orientation(),
+                            a.as_slice(),
+                            bufs.d.as_slice(),
+                            h,
+                            bufs.omega.as_mut_slice(),
+                            None,
+                        )?,
+                        None => {
+                            for i in 0..n {
+                                bufs.b[i] = a[i] + bufs.d[i];
+                            }
+                            evaluate_constraint_dyn(
+                                self.cd,
+                                system,
+                                ld.orientation(),
+                                a.as_slice(),
+                                bufs.b.as_slice(),
+                                bufs.d.as_slice(),
+                                h,
+                                bufs.omega.as_mut_slice(),
+                            )?;
+                        }
                     }
-                    evaluate_constraint_dyn(
-                        self.cd,
-                        system,
-                        ld.orientation(),
-                        a.as_slice(),
-                        bufs.b.as_slice(),
-                        bufs.d.as_slice(),
-                        h,
-                        bufs.omega.as_mut_slice(),
-                    )?;
                     for i in 0..m {
                         r[n + i] = bufs.omega[i];
                     }
@@ -107,6 +102,123 @@ impl<Sy: DynSystem> StepEquations<'_, Sy> {
         // Equation scale: the momenta `|π_a|`, `|D1 L_d|` (and 1); see the
         // compile-time-sized stepper for why there is no floor for `ulp(b)`.
         Ok(self.pi_a.amax().max(bufs.d1.amax()).max(1.0))
+    }
+
+    /// The constraint rows of the residual and the Jacobian into dense
+    /// storage (and `D1 L_d` into `bufs.d1`).
+    #[inline]
+    fn dense_jacobian(
+        &self,
+        r: &mut DVector<f64>,
+        jac: &mut DMatrix<f64>,
+        bufs: &mut Buffers,
+    ) -> Result<(), GeometryError> {
+        let (ld, a, h, n, m) = (&self.ld, self.a, self.h, self.n, self.m);
+        ld.jet_increment(a, &bufs.d, h, &mut bufs.jet)?;
+        bufs.cache_d.copy_from(&bufs.d);
+        bufs.cache_pi_b.copy_from(&bufs.jet.d2);
+        // column by column (the storage order of both)
+        jac.view_mut((0, 0), (n, n)).copy_from(&bufs.jet.d12);
+        for j in 0..m {
+            for i in 0..n {
+                jac[(i, n + j)] = -self.a_forms[j * n + i];
+            }
+        }
+        if m > 0 {
+            constraint_jacobian_dyn(
+                self.cd,
+                ld.system(),
+                ld.orientation(),
+                a,
+                &bufs.d,
+                h,
+                &mut bufs.omega,
+                &mut bufs.domega,
+            )?;
+            for i in 0..m {
+                r[n + i] = bufs.omega[i];
+                for j in 0..n {
+                    jac[(n + i, j)] = bufs.domega[(i, j)];
+                }
+                for j in 0..m {
+                    jac[(n + i, n + j)] = 0.0;
+                }
+            }
+        }
+        bufs.d1.copy_from(&bufs.jet.d1);
+        Ok(())
+    }
+
+    /// The same into sparse storage: `D12` term by term, `−Aᵀ` and `∂_b ω`
+    /// row by row, each entry at its position in the pattern's values.
+    fn sparse_jacobian<J: StepJacobian>(
+        &self,
+        r: &mut DVector<f64>,
+        jac: &mut J,
+        layout: &SparseLayout,
+        bufs: &mut Buffers,
+    ) -> Result<(), GeometryError> {
+        let (ld, a, h, n, m) = (&self.ld, self.a, self.h, self.n, self.m);
+        let system = ld.system();
+        jac.zero();
+        let Some(sparse) = jac.sparse_mut() else {
+            return Err(not_termwise());
+        };
+        let values = sparse.values_mut();
+        let termwise = ld.jet_terms_increment(a, &bufs.d, h, &mut bufs.jet, |slot, v| {
+            values[layout.d12[slot]] += v;
+        })?;
+        if !termwise {
+            return Err(not_termwise());
+        }
+        bufs.cache_d.copy_from(&bufs.d);
+        bufs.cache_pi_b.copy_from(&bufs.jet.d2);
+        for (k, &p) in layout.column.iter().enumerate() {
+            values[p] = -self.a_forms[k];
+        }
+        if m > 0 {
+            match layout.rows(system) {
+                Some(rows) => {
+                    // `∂_b ω` on the stencils, in the order of the forms.
+                    constraint_rows_dyn(
+                        self.cd,
+                        system,
+                        rows,
+                        ld.orientation(),
+                        a.as_slice(),
+                        bufs.d.as_slice(),
+                        h,
+                        bufs.omega.as_mut_slice(),
+                        Some(bufs.forms.as_mut_slice()),
+                    )?;
+                    for (k, &p) in layout.row.iter().enumerate() {
+                        values[p] = bufs.forms[k];
+                    }
+                }
+                None => {
+                    constraint_jacobian_dyn(
+                        self.cd,
+                        system,
+                        ld.orientation(),
+                        a,
+                        &bufs.d,
+                        h,
+                        &mut bufs.omega,
+                        &mut bufs.domega,
+                    )?;
+                    for i in 0..m {
+                        for j in 0..n {
+                            values[layout.row[i * n + j]] = bufs.domega[(i, j)];
+                        }
+                    }
+                }
+            }
+            for i in 0..m {
+                r[n + i] = bufs.omega[i];
+            }
+        }
+        bufs.d1.copy_from(&bufs.jet.d1);
+        Ok(())
     }
 }
 

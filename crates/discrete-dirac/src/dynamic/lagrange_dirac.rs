@@ -27,14 +27,16 @@
 //! Newton solve is allocated once, by the constructor.
 
 use super::degenerate;
-use super::equations::{Buffers, Scratch, StepEquations, Work, forms_transpose_times};
+use super::equations::{Buffers, Scratch, StepEquations, Work};
+use super::sparse_step::{SparseLayout, fill_forms, forms_transpose_times_rows};
 use super::{
     DynOneStep, DynPositionCarry, DynStepOutput, DynSubStep, DynSubStepper, dyn_advance,
     dyn_step_state, validate_step_dyn,
 };
+use crate::assembly::StepJacobian;
 use crate::linear::LinearSolver;
 use crate::newton::{Newton, NewtonInfo, NewtonParams};
-use crate::structured_lu::StructuredLu;
+use crate::structured_lu::{Structure, StructuredLu};
 use crate::{Direction, DynState, StepError, StepStats};
 use diracvi_geometry::dynamic::{
     DynDiscreteLagrangian, DynLdJet, DynSystem, constraint_residual_dyn,
@@ -66,12 +68,19 @@ pub struct DynOrientedStep {
 /// (\[DDM\] 5.3b) or (−) (\[DDM\] 5.9b): [`LagrangeDirac`](crate::LagrangeDirac)
 /// for a [`DynSystem`], with the maps of `R^n` ([`Discretization`]).
 ///
-/// Newton's linear algebra goes through the [`LinearSolver`] `LS`, whose
-/// Jacobian storage is dense (the residual functions write a
-/// [`DMatrix`]); by default [`StructuredLu`], the dense LU or — for a
-/// system that declares its Lagrangian term by term with sparse couplings —
-/// the sparse LU over the step Jacobian's pattern
-/// ([`StructuredLu::for_system`]).
+/// Newton's linear algebra goes through the [`LinearSolver`] `LS`, and the
+/// step Jacobian is written into its storage ([`StepJacobian`]): by
+/// default [`StructuredLu`], chosen by the system's structure
+/// ([`StructuredLu::for_step`]) — the dense LU with a dense Jacobian, or,
+/// for a system that declares its Lagrangian term by term (and its
+/// constraint rows by their stencils) with sparse couplings, the sparse LU
+/// with the Jacobian assembled straight into the pattern's values: no
+/// `(n + m)²` buffer in its step (docs/theory.md §11.4). Dense storage can
+/// be asked for with [`with_linear_solver`](Self::with_linear_solver) and
+/// [`StructuredLu::dense`]. With sparse storage a degenerate step (a
+/// singular Jacobian, whose hidden constraints come from a dense SVD) is
+/// refused with [`StepError::Unsupported`], as is a point where `D12 L_d`
+/// is not taken term by term (a gyroscopic force).
 ///
 /// # Example
 /// A harmonic oscillator `L = ½ v² − ½ q²`, midpoint rule, 1 000 steps.
@@ -152,21 +161,57 @@ struct StepData {
 struct SolverContext<LS: LinearSolver> {
     data: StepData,
     work: Work<LS>,
+    /// Where the entries go in sparse storage (`None`: dense storage).
+    layout: Option<SparseLayout>,
 }
 
-impl<LS: LinearSolver<Jacobian = DMatrix<f64>>> SolverContext<LS> {
-    fn new(n: usize, m: usize, solver: LS) -> Self {
+/// The sparse layout of the step Jacobian in `solver`'s storage, `None`
+/// for dense storage.
+///
+/// # Errors
+/// As [`SparseLayout::new`].
+fn layout_for<Sy, LS>(
+    system: &Sy,
+    constraint: ConstraintDiscretization,
+    solver: &LS,
+) -> Result<Option<SparseLayout>, String>
+where
+    Sy: DynSystem,
+    LS: LinearSolver,
+    LS::Jacobian: StepJacobian,
+{
+    match solver.new_jacobian().sparse() {
+        None => Ok(None),
+        Some(j) => SparseLayout::new(system, constraint, j.pattern()).map(Some),
+    }
+}
+
+impl<LS> SolverContext<LS>
+where
+    LS: LinearSolver,
+    LS::Jacobian: StepJacobian,
+{
+    fn new(n: usize, m: usize, solver: LS, layout: Option<SparseLayout>) -> Self {
         let size = n + m;
+        // Sparse storage: the forms on the row stencils, no `n × n` or
+        // `(n + m)²` buffer (the degenerate path, which needs them, is
+        // refused).
+        let (forms_len, dense_size, d12, domega) = match &layout {
+            None => (m * n, size, n, (m, n)),
+            Some(l) if l.declared_rows => (l.forms_len, 0, 0, (0, 0)),
+            Some(l) => (l.forms_len, 0, 0, (m, n)),
+        };
         Self {
             data: StepData {
                 pi_a: DVector::zeros(n),
-                a_forms: vec![0.0; m * n],
+                a_forms: vec![0.0; forms_len],
             },
+            layout,
             work: Work {
                 ws: Newton::with_solver(solver),
                 scratch: Scratch {
                     full_r: DVector::zeros(size),
-                    full_jac: DMatrix::zeros(size, size),
+                    full_jac: DMatrix::zeros(dense_size, dense_size),
                     next_r: DVector::zeros(size),
                 },
                 x: DVector::zeros(size),
@@ -183,9 +228,14 @@ impl<LS: LinearSolver<Jacobian = DMatrix<f64>>> SolverContext<LS> {
                     pi_b: DVector::zeros(n),
                     force: DVector::zeros(n),
                     omega: DVector::zeros(m),
-                    domega: DMatrix::zeros(m, n),
-                    forms: vec![0.0; m * n],
-                    jet: DynLdJet::zeros(n),
+                    domega: DMatrix::zeros(domega.0, domega.1),
+                    forms: vec![0.0; forms_len],
+                    jet: DynLdJet {
+                        value: 0.0,
+                        d1: DVector::zeros(n),
+                        d2: DVector::zeros(n),
+                        d12: DMatrix::zeros(d12, d12),
+                    },
                     y_q: DVector::zeros(n),
                 },
                 hidden: None,
@@ -207,29 +257,40 @@ impl<Sy: DynSystem> DynLagrangeDirac<Sy> {
     }
 
     /// A stepper for the given direction: (+) forward, (−) backward, with
-    /// the linear solver chosen by the step Jacobian's structure
-    /// ([`StructuredLu::for_system`]).
+    /// the linear solver and the Jacobian's storage chosen by the step
+    /// Jacobian's structure ([`StructuredLu::for_step`]).
     pub fn new(
         system: Sy,
         map: Discretization,
         constraint: ConstraintDiscretization,
         direction: Direction,
     ) -> Self {
-        let solver = StructuredLu::for_system(&system);
-        Self::build(system, map, constraint, direction, solver)
+        let mut solver = StructuredLu::for_step(&system, constraint);
+        let layout = layout_for(&system, constraint, &solver).unwrap_or_else(|_| {
+            // The structure's pattern always holds the step's entries;
+            // dense storage should it not.
+            solver = StructuredLu::dense(system.coordinate_count() + system.constraint_count());
+            None
+        });
+        Self::build(system, map, constraint, direction, solver, layout)
     }
 }
 
 impl<Sy, LS> DynLagrangeDirac<Sy, LS>
 where
     Sy: DynSystem,
-    LS: LinearSolver<Jacobian = DMatrix<f64>>,
+    LS: LinearSolver,
+    LS::Jacobian: StepJacobian,
 {
     /// A stepper whose Newton solves go through `solver` (for `n + m`
-    /// unknowns; the trial solves get a clone).
+    /// unknowns; the trial solves get a clone), writing the step Jacobian
+    /// into the solver's storage.
     ///
     /// # Errors
-    /// [`StepError::Unsupported`] when the solver's size is not `n + m`.
+    /// [`StepError::Unsupported`] when the solver's size is not `n + m`, or
+    /// its storage is sparse and the system's step Jacobian cannot be
+    /// assembled into it (no terms declared, or the pattern lacks an entry
+    /// of the step Jacobian).
     pub fn with_linear_solver(
         system: Sy,
         map: Discretization,
@@ -244,7 +305,10 @@ where
                 solver.size()
             )));
         }
-        Ok(Self::build(system, map, constraint, direction, solver))
+        let layout = layout_for(&system, constraint, &solver).map_err(StepError::Unsupported)?;
+        Ok(Self::build(
+            system, map, constraint, direction, solver, layout,
+        ))
     }
 
     fn build(
@@ -253,6 +317,7 @@ where
         constraint: ConstraintDiscretization,
         direction: Direction,
         solver: LS,
+        layout: Option<SparseLayout>,
     ) -> Self {
         let (n, m) = (system.coordinate_count(), system.constraint_count());
         Self {
@@ -264,8 +329,8 @@ where
             symmetric: false,
             n,
             m,
-            main: SolverContext::new(n, m, solver.clone()),
-            trial: SolverContext::new(n, m, solver),
+            main: SolverContext::new(n, m, solver.clone(), layout.clone()),
+            trial: SolverContext::new(n, m, solver, layout),
             last_increment: None,
             previous_increment: None,
             guess: DVector::zeros(n),
@@ -298,6 +363,17 @@ where
     /// ([`symmetric`](Self::symmetric)).
     pub fn is_symmetric(&self) -> bool {
         self.symmetric
+    }
+
+    /// How the step Jacobian is stored and factored: [`Structure::Sparse`]
+    /// when it is assembled into a sparse pattern's values (no `(n + m)²`
+    /// buffer), [`Structure::Dense`] otherwise.
+    pub fn jacobian_structure(&self) -> Structure {
+        if self.main.layout.is_some() {
+            Structure::Sparse
+        } else {
+            Structure::Dense
+        }
     }
 
     /// The Newton parameters.
@@ -539,7 +615,9 @@ where
             ));
         }
         let ld = DynDiscreteLagrangian::new(system, map).oriented(orientation);
-        let SolverContext { data, work } = w;
+        let SolverContext { data, work, layout } = w;
+        let layout = layout.as_ref();
+        let rows = layout.and_then(|l| l.rows(system));
         // The step equations are solved for `u L_d` (momenta and
         // multipliers times `u`, a power of two): `u = 1` unless the momenta
         // at the first solve are tiny (docs/theory.md §3.7).
@@ -556,7 +634,7 @@ where
         for i in 0..n {
             data.pi_a[i] = pi_a[i] * unit;
         }
-        system.constraint_forms(a.as_slice(), &mut data.a_forms);
+        fill_forms(system, rows, a.as_slice(), &mut data.a_forms);
         let eq = StepEquations {
             ld: ld.in_units(unit),
             cd: constraint,
@@ -566,6 +644,7 @@ where
             h,
             n,
             m,
+            layout,
         };
         // First evaluation decides regular vs degenerate.
         let scale0 = eq
@@ -615,8 +694,8 @@ where
         if symmetric {
             // The other half of the reaction impulse, at the end point:
             // `p_{k+1} − p_k = D1 L_d + D2 L_d − (A(q_k) + A(q_{k+1}))ᵀ μ`.
-            system.constraint_forms(b.as_slice(), &mut bufs.forms);
-            forms_transpose_times(&bufs.forms, &mu, &mut bufs.force);
+            fill_forms(system, rows, b.as_slice(), &mut bufs.forms);
+            forms_transpose_times_rows(rows, &bufs.forms, &mu, &mut bufs.force);
             pi_b -= &bufs.force;
         }
         if pi_b.iter().any(|v| !v.is_finite()) {
@@ -628,7 +707,7 @@ where
             });
         }
         let mut reaction = DVector::zeros(n);
-        forms_transpose_times(eq.a_forms, &mu, &mut reaction);
+        forms_transpose_times_rows(rows, eq.a_forms, &mu, &mut reaction);
         Ok(DynOrientedStep {
             b,
             d,
@@ -670,7 +749,8 @@ fn taken<Sy, LS>(
 ) -> DynSubStep
 where
     Sy: DynSystem,
-    LS: LinearSolver<Jacobian = DMatrix<f64>>,
+    LS: LinearSolver,
+    LS::Jacobian: StepJacobian,
 {
     stepper.add_with_carry_into(a, &s.d, &mut s.b);
     DynSubStep {
@@ -686,7 +766,8 @@ where
 impl<Sy, LS> DynSubStepper for DynLagrangeDirac<Sy, LS>
 where
     Sy: DynSystem,
-    LS: LinearSolver<Jacobian = DMatrix<f64>>,
+    LS: LinearSolver,
+    LS::Jacobian: StepJacobian,
 {
     type System = Sy;
 
@@ -783,7 +864,8 @@ where
 impl<Sy, LS> DynOneStep for DynLagrangeDirac<Sy, LS>
 where
     Sy: DynSystem,
-    LS: LinearSolver<Jacobian = DMatrix<f64>>,
+    LS: LinearSolver,
+    LS::Jacobian: StepJacobian,
 {
     type Event = ();
     type Error = StepError;

@@ -19,6 +19,7 @@ mod degenerate;
 mod equations;
 mod hamiltonian;
 mod lagrange_dirac;
+mod sparse_step;
 mod tangent;
 
 pub use composition::{DynComposed, dyn_constrained_velocity, dyn_continuous_measures};

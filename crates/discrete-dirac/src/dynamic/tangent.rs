@@ -108,7 +108,8 @@ pub fn implicit_derivative(jy: DMatrix<f64>, jz: &DMatrix<f64>) -> Result<DMatri
 impl<Sy, LS> DynLagrangeDirac<Sy, LS>
 where
     Sy: DynSystem,
-    LS: LinearSolver<Jacobian = DMatrix<f64>>,
+    LS: LinearSolver,
+    LS::Jacobian: crate::assembly::StepJacobian,
 {
     /// The tangent map of the oriented step from `a` with step `h` whose
     /// solution is the increment `d` and the reaction `A(a)ᵀ μ` (as in a

@@ -405,6 +405,63 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         }
     }
 
+    /// [`jet_increment`](Self::jet_increment) for sparse storage of
+    /// `D12`: `L_d`, `D1`, `D2` into `out` (its `d12` is not touched and
+    /// may be empty) and every term's block of `D12` handed entry by entry
+    /// to `d12(slot, value)`, where entry `(S_e[k], S_e[l])` of term `e` is
+    /// at `slot = Σ_{f<e} |S_f|² + k |S_e| + l` (several slots may name the
+    /// same entry of `D12`: their values add up). Returns `Ok(false)`, with
+    /// nothing written, when the derivatives are not taken term by term
+    /// (no terms declared, at most [`TERMWISE_ABOVE`] coordinates, or a
+    /// gyroscopic force): `D12` is then not supported on the stencils.
+    ///
+    /// # Errors
+    /// On a dimension mismatch.
+    pub fn jet_terms_increment(
+        &self,
+        a: &DVector<f64>,
+        d: &DVector<f64>,
+        h: f64,
+        out: &mut DynLdJet,
+        mut d12: impl FnMut(usize, f64),
+    ) -> Result<bool, GeometryError> {
+        self.check("a", a.len())?;
+        self.check("d", d.len())?;
+        let Some(terms) = self.termwise(a.as_slice(), d.as_slice()) else {
+            return Ok(false);
+        };
+        let b = sum(a, d);
+        let (a, b, d) = (a.as_slice(), &b[..], d.as_slice());
+        out.value = 0.0;
+        out.d1.fill(0.0);
+        out.d2.fill(0.0);
+        let mut offset = 0;
+        for e in 0..terms.len() {
+            let s = terms.stencil(e);
+            let term = Term {
+                system: self.system,
+                e,
+                k: s.len(),
+            };
+            let ld = self.term(&term);
+            if s.is_empty() {
+                out.value += ld.raw::<f64, 1>(&[], &[], h);
+                continue;
+            }
+            let gather = |x: &[f64]| Scratch::<f64, 8>::from_fn(s.len(), |i| x[s[i]]);
+            let (ae, be, de) = (gather(a), gather(b), gather(d));
+            let mut sink = SlotSink {
+                jet: out,
+                s,
+                offset,
+                d12: &mut d12,
+            };
+            with_width!(s.len(), W => ld.jet_blocks::<W, _>(&ae, &be, &de, h, &mut sink));
+            offset += s.len() * s.len();
+        }
+        Ok(true)
+    }
+
     /// `L_d, D3, D2, D23` at `(a, a + d, h)`.
     ///
     /// # Errors
@@ -812,5 +869,34 @@ impl JetSink for TermSink<'_> {
     #[inline(always)]
     fn d12(&mut self, i: usize, j: usize, v: f64) {
         self.jet.d12[(self.s[i], self.s[j])] += v;
+    }
+}
+
+/// One term's block: value and gradients added into the jet at its
+/// stencil, `D12` handed on by slot (see
+/// [`DynDiscreteLagrangian::jet_terms_increment`]).
+struct SlotSink<'j, F> {
+    jet: &'j mut DynLdJet,
+    s: &'j [usize],
+    offset: usize,
+    d12: &'j mut F,
+}
+
+impl<F: FnMut(usize, f64)> JetSink for SlotSink<'_, F> {
+    #[inline(always)]
+    fn value(&mut self, v: f64) {
+        self.jet.value += v;
+    }
+    #[inline(always)]
+    fn d1(&mut self, i: usize, v: f64) {
+        self.jet.d1[self.s[i]] += v;
+    }
+    #[inline(always)]
+    fn d2(&mut self, j: usize, v: f64) {
+        self.jet.d2[self.s[j]] += v;
+    }
+    #[inline(always)]
+    fn d12(&mut self, i: usize, j: usize, v: f64) {
+        (self.d12)(self.offset + i * self.s.len() + j, v);
     }
 }

@@ -40,7 +40,9 @@ pub use boundary::{
     DynBoundaryFrame, boundary_gradient_dyn, boundary_gradient_into, min_boundary_dyn,
     touch_band_slice, violated_piece_dyn,
 };
-pub use constraint::{constraint_jacobian_dyn, constraint_residual_dyn, evaluate_constraint_dyn};
+pub use constraint::{
+    constraint_jacobian_dyn, constraint_residual_dyn, constraint_rows_dyn, evaluate_constraint_dyn,
+};
 pub use discrete_lagrangian::{DynDiscreteLagrangian, DynLdJet, DynLdTimeJet, TERMWISE_ABOVE};
 pub use erased::{Erased, ErasedSystem, ScalarHooks};
 pub use hamiltonian::{
@@ -165,6 +167,45 @@ pub trait DynSystem {
         self.lagrangian(q, v)
     }
 
+    /// The stencils of the constraint rows (docs/theory.md §11.4): row `r`
+    /// of `A(q)` is zero outside its stencil `S_r` and depends on `q_{S_r}`
+    /// only; or `None` (the default: every row over every coordinate). When
+    /// given, a large system's step stores its constraint rows, and their
+    /// Jacobian, on the stencils ([`constraint_row`](Self::constraint_row));
+    /// [`constraint_forms`](Self::constraint_forms) must still write the
+    /// whole `A(q)`.
+    fn constraint_stencils(&self) -> Option<&LagrangianTerms> {
+        None
+    }
+
+    /// Row `r` of `A(q)` on its stencil (see
+    /// [`constraint_stencils`](Self::constraint_stencils)): `q` the values
+    /// of the stencil's coordinates, `a` the row's entries at them (both of
+    /// length `|S_r|`, in the stencil's order). The default reads the row
+    /// out of [`constraint_forms`](Self::constraint_forms) at `q` padded
+    /// with zeros (allocating `m × n` entries): a system declaring stencils
+    /// overrides it.
+    fn constraint_row<S: AdScalar>(&self, r: usize, q: &[S], a: &mut [S]) {
+        let (n, m) = (self.coordinate_count(), self.constraint_count());
+        let all: Vec<usize>;
+        let stencil = match self.constraint_stencils() {
+            Some(s) => s.stencil(r),
+            None => {
+                all = (0..n).collect();
+                &all
+            }
+        };
+        let mut full = vec![S::from(0.0); n];
+        for (k, &i) in stencil.iter().enumerate() {
+            full[i] = q[k];
+        }
+        let mut forms = vec![S::from(0.0); m * n];
+        self.constraint_forms(&full, &mut forms);
+        for (k, &i) in stencil.iter().enumerate() {
+            a[k] = forms[r * n + i];
+        }
+    }
+
     /// Number of parameters `θ` the system can be differentiated in
     /// (docs/theory.md §12.4): `0` (the default) for a system whose
     /// parameters are plain numbers. A system declaring `P > 0` evaluates
@@ -286,6 +327,13 @@ impl<T: DynSystem + ?Sized> DynSystem for &T {
     #[inline(always)]
     fn lagrangian_term<S: AdScalar>(&self, e: usize, q: &[S], v: &[S]) -> S {
         (**self).lagrangian_term(e, q, v)
+    }
+    fn constraint_stencils(&self) -> Option<&LagrangianTerms> {
+        (**self).constraint_stencils()
+    }
+    #[inline(always)]
+    fn constraint_row<S: AdScalar>(&self, r: usize, q: &[S], a: &mut [S]) {
+        (**self).constraint_row(r, q, a)
     }
     fn parameter_count(&self) -> usize {
         (**self).parameter_count()
