@@ -244,9 +244,38 @@ pub fn reaction_jacobian_dyn<Sy: DynSystem>(
             });
         }
     }
-    let mut jac = DMatrix::zeros(n, n);
+    Ok(forms_contracted(system, q, mu, false))
+}
+
+/// `q` and `v` of length `n`.
+fn check_state(n: usize, q: &DVector<f64>, v: &DVector<f64>) -> Result<(), GeometryError> {
+    for (what, len) in [("q", q.len()), ("v", v.len())] {
+        if len != n {
+            return Err(GeometryError::DimensionMismatch {
+                what,
+                expected: n,
+                got: len,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The derivative in `q` of the constraint forms contracted with fixed
+/// weights `w`: `∂(A(q)ᵀ w)/∂q` (`n × n`, `w ∈ R^m`) or, with
+/// `over_columns`, `∂(A(q) w)/∂q` (`m × n`, `w ∈ R^n`). Lengths are the
+/// caller's to check.
+fn forms_contracted<Sy: DynSystem>(
+    system: &Sy,
+    q: &DVector<f64>,
+    w: &DVector<f64>,
+    over_columns: bool,
+) -> DMatrix<f64> {
+    let (n, m) = (system.coordinate_count(), system.constraint_count());
+    let (rows, len) = if over_columns { (m, n) } else { (n, m) };
+    let mut jac = DMatrix::zeros(rows, n);
     if m == 0 {
-        return Ok(jac);
+        return jac;
     }
     with_width!(n, W => {
         let mut forms = vec![DualSVec::<f64, W>::constant(0.0); m * n];
@@ -254,19 +283,20 @@ pub fn reaction_jacobian_dyn<Sy: DynSystem>(
         for blk in blocks::<W>(n) {
             let qd = seeded::<W>(q.as_slice(), 0, blk);
             system.constraint_forms(&qd, &mut forms);
-            for i in 0..n {
+            for out in 0..rows {
                 let mut acc = DualSVec::<f64, W>::constant(0.0);
-                for r in 0..m {
-                    acc += forms[r * n + i] * mu[r];
+                for c in 0..len {
+                    let f = if over_columns { forms[out * n + c] } else { forms[c * n + out] };
+                    acc += f * w[c];
                 }
                 read_block(&acc, blk.1, &mut row);
                 for l in 0..blk.1 {
-                    jac[(i, blk.0 + l)] = row[l];
+                    jac[(out, blk.0 + l)] = row[l];
                 }
             }
         }
     });
-    Ok(jac)
+    jac
 }
 
 /// `g_j(q)`, its gradient and its Hessian (`n × n`).
@@ -307,15 +337,7 @@ pub fn lagrangian_second_dyn<Sy: DynSystem>(
     v: &DVector<f64>,
 ) -> Result<(f64, DVector<f64>, DMatrix<f64>), GeometryError> {
     let n = system.coordinate_count();
-    for (what, len) in [("q", q.len()), ("v", v.len())] {
-        if len != n {
-            return Err(GeometryError::DimensionMismatch {
-                what,
-                expected: n,
-                got: len,
-            });
-        }
-    }
+    check_state(n, q, v)?;
     let z: Vec<f64> = q.iter().chain(v.iter()).copied().collect();
     Ok(scalar_second(&z, &LagrangianFn(system, n)))
 }
@@ -331,39 +353,8 @@ pub fn forms_velocity_jacobian_dyn<Sy: DynSystem>(
     q: &DVector<f64>,
     v: &DVector<f64>,
 ) -> Result<DMatrix<f64>, GeometryError> {
-    let (n, m) = (system.coordinate_count(), system.constraint_count());
-    for (what, len) in [("q", q.len()), ("v", v.len())] {
-        if len != n {
-            return Err(GeometryError::DimensionMismatch {
-                what,
-                expected: n,
-                got: len,
-            });
-        }
-    }
-    let mut jac = DMatrix::zeros(m, n);
-    if m == 0 {
-        return Ok(jac);
-    }
-    with_width!(n, W => {
-        let mut forms = vec![DualSVec::<f64, W>::constant(0.0); m * n];
-        let mut row = [0.0; W];
-        for blk in blocks::<W>(n) {
-            let qd = seeded::<W>(q.as_slice(), 0, blk);
-            system.constraint_forms(&qd, &mut forms);
-            for r in 0..m {
-                let mut acc = DualSVec::<f64, W>::constant(0.0);
-                for i in 0..n {
-                    acc += forms[r * n + i] * v[i];
-                }
-                read_block(&acc, blk.1, &mut row);
-                for l in 0..blk.1 {
-                    jac[(r, blk.0 + l)] = row[l];
-                }
-            }
-        }
-    });
-    Ok(jac)
+    check_state(system.coordinate_count(), q, v)?;
+    Ok(forms_contracted(system, q, v, true))
 }
 
 /// A scalar function of `z` over any AD scalar (see [`scalar_second`]).

@@ -24,6 +24,29 @@ use diracvi_geometry::dynamic::{
 };
 use nalgebra::{DMatrix, DVector};
 
+/// A law's derivative that does not exist at `site`: [`StepError::Unsupported`]
+/// naming the step and time.
+fn unsupported_at(site: &DynImpactSite<'_>, what: String) -> ImpactError {
+    ImpactError::Step(StepError::Unsupported(format!(
+        "step {} at t = {}: {what}",
+        site.step, site.t
+    )))
+}
+
+/// A grazing impact has no reflected root: the post-impact state is not a
+/// differentiable function of the data there.
+fn differentiable(site: &DynImpactSite<'_>, rebound: &DynRebound) -> Result<(), ImpactError> {
+    if rebound.grazing {
+        return Err(unsupported_at(
+            site,
+            "the impact is grazing (no reflected root): the post-impact state is not a \
+             differentiable function of the data there, so it has no tangent map"
+                .to_owned(),
+        ));
+    }
+    Ok(())
+}
+
 /// `∂π⁺/∂(a, q̃, h₁, h₂)` (`n × (2n + 2)`) of the \[VCI\] Theorem 3.1 law.
 pub(crate) fn vci_rebound_tangent<Sy: DynSystem>(
     stepper: &DynLagrangeDirac<Sy>,
@@ -64,18 +87,8 @@ fn vci_rebound_over<Sy: DynSystem, Ly: DynSystem>(
     rebound: &DynRebound,
 ) -> Result<DMatrix<f64>, ImpactError> {
     let (k, t) = (site.step, site.t);
-    let unsupported = |what: String| {
-        ImpactError::Step(StepError::Unsupported(format!(
-            "step {k} at t = {t}: {what}"
-        )))
-    };
-    if rebound.grazing {
-        return Err(unsupported(
-            "the impact is grazing (no reflected root): the post-impact state is not a \
-             differentiable function of the data there, so it has no tangent map"
-                .to_owned(),
-        ));
-    }
+    let unsupported = |what: String| unsupported_at(site, what);
+    differentiable(site, rebound)?;
     let geo = |source: GeometryError| ImpactError::Geometry { step: k, t, source };
     let system = stepper.system();
     let (n, m) = (system.coordinate_count(), system.constraint_count());
@@ -198,18 +211,8 @@ pub(crate) fn continuous_rebound_tangent<Sy: DynSystem>(
     rebound: &DynRebound,
 ) -> Result<DynLawTangent, ImpactError> {
     let (k, t) = (site.step, site.t);
-    let unsupported = |what: String| {
-        ImpactError::Step(StepError::Unsupported(format!(
-            "step {k} at t = {t}: {what}"
-        )))
-    };
-    if rebound.grazing {
-        return Err(unsupported(
-            "the impact is grazing (no reflected root): the post-impact state is not a \
-             differentiable function of the data there, so it has no tangent map"
-                .to_owned(),
-        ));
-    }
+    let unsupported = |what: String| unsupported_at(site, what);
+    differentiable(site, rebound)?;
     let geo = |source: GeometryError| ImpactError::Geometry { step: k, t, source };
     let (n, m) = (system.coordinate_count(), system.constraint_count());
     let q = &site.before.b;
