@@ -97,3 +97,43 @@ where
         })
     }
 }
+
+/// A law chosen at run time: `law`, or [`RejectCrossing`] when `reject`.
+///
+/// Each (stepper, law) pair is its own integrator type, compiled again for
+/// every system type; a runner that offers both "elastic" and "no impacts"
+/// holds one `OrReject` instead of two integrators, and so compiles the
+/// integrator once per stepper (docs/theory.md §11.5). The rebound is the
+/// chosen law's, bit for bit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OrReject<L> {
+    /// The law used when crossings are not rejected.
+    pub law: L,
+    /// Refuse every crossing ([`RejectCrossing`]) instead of applying `law`.
+    pub reject: bool,
+}
+
+impl<L> OrReject<L> {
+    /// `law`, or [`RejectCrossing`] when `reject`.
+    pub fn new(law: L, reject: bool) -> Self {
+        Self { law, reject }
+    }
+}
+
+impl<St, L, const N: usize, const M: usize> ImpactLaw<St, N, M> for OrReject<L>
+where
+    St: SubStepper<N, M>,
+    L: ImpactLaw<St, N, M>,
+{
+    fn rebound(
+        &mut self,
+        stepper: &mut St,
+        site: &ImpactSite<'_, N>,
+    ) -> Result<Rebound<N>, ImpactError> {
+        if self.reject {
+            RejectCrossing.rebound(stepper, site)
+        } else {
+            self.law.rebound(stepper, site)
+        }
+    }
+}

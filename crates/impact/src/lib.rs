@@ -29,7 +29,8 @@
 //!      docs/theory.md §9.3): the exact elastic law of the continuous
 //!      system at `q̃`, `p⁺ = p⁻ + λ dg + A(q̃)ᵀ ν` with `A(q̃) v⁺ = 0` and
 //!      `E(q̃, v⁺) = E(q̃, v⁻)`, reflected root;
-//!    * [`RejectCrossing`]: an error at the first crossing;
+//!    * [`RejectCrossing`]: an error at the first crossing ([`OrReject`]
+//!      chooses between a law and this one at run time);
 //! 4. continue from `(q̃, p̃⁺)` over the rest of the step; if the path is
 //!    again inadmissible, repeat, at most
 //!    [`ImpactParams::max_impacts_per_step`] times, then
@@ -113,6 +114,6 @@ pub use integrator::{
     ComposedImpacts, HamiltonianImpacts, ImpactError, ImpactEvent, ImpactIntegrator, ImpactParams,
     LagrangeDiracImpacts,
 };
-pub use law::{ImpactLaw, ImpactSite, Rebound, RejectCrossing};
+pub use law::{ImpactLaw, ImpactSite, OrReject, Rebound, RejectCrossing};
 pub use reconstruct::Reconstructing;
 pub use vci::VciLaw;

@@ -16,11 +16,10 @@ use diracvi_discrete_dirac::dynamic::{
 };
 use diracvi_discrete_dirac::{DynState, RunOptions};
 use diracvi_geometry::dynamic::{energy_dyn, energy_scale_dyn, momentum_dyn};
-use diracvi_impact::ImpactError;
 use diracvi_impact::dynamic::{
-    DynContinuousElasticLaw, DynHamiltonianLaw, DynImpactEvent, DynImpactIntegrator,
-    DynRejectCrossing,
+    DynContinuousElasticLaw, DynHamiltonianLaw, DynImpactEvent, DynImpactIntegrator, DynVciLaw,
 };
+use diracvi_impact::{ImpactError, OrReject};
 use diracvi_models::{DynModelVisitor, DynRunSetup, NamedDynSystem};
 use nalgebra::DMatrix;
 use std::time::{Duration, Instant};
@@ -134,9 +133,7 @@ impl DynModelVisitor for DynRunner<'_> {
                 );
             }
         }
-        let mut jacobian = None;
-        let mut sensitivity = None;
-        let mut tape = None;
+        let (jacobian, sensitivity, tape);
         let invariant_names = model.invariant_names();
         let eval = |q: &[f64], p: &[f64], out: &mut [f64]| model.invariants(q, p, out);
         let invariants;
@@ -182,76 +179,45 @@ impl DynModelVisitor for DynRunner<'_> {
                 out
             }};
         }
+        // One integrator type per stepper: the impact law (the stepper
+        // family's, or no impacts) is chosen at run time (`OrReject`), and
+        // the same type runs with or without derivatives tracked.
+        let reject = plan.impacts == Impacts::Reject;
+        let tracks = plan.tracks_derivatives();
+        macro_rules! run_with {
+            ($stepper:expr, $law:expr) => {{
+                let mut integrator =
+                    DynImpactIntegrator::with_law($stepper, OrReject::new($law, reject));
+                if tracks {
+                    integrator = tracked!(integrator);
+                }
+                let out = run!(integrator);
+                jacobian = integrator.jacobian().cloned();
+                sensitivity = integrator.sensitivity().cloned();
+                tape = integrator.take_tangents();
+                out
+            }};
+        }
         let (trajectory, impacts) = match method.stepper {
-            Stepper::Lagrange if method.order.is_composed() => {
-                let stepper = DynComposed::lagrange_dirac(
+            Stepper::Lagrange if method.order.is_composed() => run_with!(
+                DynComposed::lagrange_dirac(
                     model.clone(),
                     method.discretization,
                     method.constraint,
                     method.direction,
                     method.composition,
-                );
-                match (plan.impacts, plan.tracks_derivatives()) {
-                    (Impacts::Elastic, false) => {
-                        run!(DynImpactIntegrator::with_law(
-                            stepper,
-                            DynContinuousElasticLaw
-                        ))
-                    }
-                    (Impacts::Elastic, true) => {
-                        let mut integrator = tracked!(DynImpactIntegrator::with_law(
-                            stepper,
-                            DynContinuousElasticLaw
-                        ));
-                        let out = run!(integrator);
-                        jacobian = integrator.jacobian().cloned();
-                        tape = integrator.take_tangents();
-                        out
-                    }
-                    (Impacts::Reject, false) => {
-                        run!(DynImpactIntegrator::with_law(stepper, DynRejectCrossing))
-                    }
-                    (Impacts::Reject, true) => {
-                        let mut integrator =
-                            tracked!(DynImpactIntegrator::with_law(stepper, DynRejectCrossing));
-                        let out = run!(integrator);
-                        jacobian = integrator.jacobian().cloned();
-                        tape = integrator.take_tangents();
-                        out
-                    }
-                }
-            }
-            Stepper::Lagrange => {
-                let stepper = DynLagrangeDirac::new(
+                ),
+                DynContinuousElasticLaw
+            ),
+            Stepper::Lagrange => run_with!(
+                DynLagrangeDirac::new(
                     model.clone(),
                     method.discretization,
                     method.constraint,
                     method.direction,
-                );
-                match (plan.impacts, plan.tracks_derivatives()) {
-                    (Impacts::Elastic, false) => run!(DynImpactIntegrator::new(stepper)),
-                    (Impacts::Elastic, true) => {
-                        let mut integrator = tracked!(DynImpactIntegrator::new(stepper));
-                        let out = run!(integrator);
-                        jacobian = integrator.jacobian().cloned();
-                        sensitivity = integrator.sensitivity().cloned();
-                        tape = integrator.take_tangents();
-                        out
-                    }
-                    (Impacts::Reject, false) => {
-                        run!(DynImpactIntegrator::with_law(stepper, DynRejectCrossing))
-                    }
-                    (Impacts::Reject, true) => {
-                        let mut integrator =
-                            tracked!(DynImpactIntegrator::with_law(stepper, DynRejectCrossing));
-                        let out = run!(integrator);
-                        jacobian = integrator.jacobian().cloned();
-                        sensitivity = integrator.sensitivity().cloned();
-                        tape = integrator.take_tangents();
-                        out
-                    }
-                }
-            }
+                ),
+                DynVciLaw::default()
+            ),
             Stepper::Hamiltonian => {
                 if model
                     .hamiltonian(initial.q.as_slice(), initial.p.as_slice())
@@ -260,20 +226,15 @@ impl DynModelVisitor for DynRunner<'_> {
                     let regular = regular_at_dyn(model, setup);
                     return Err(crate::error::no_hamiltonian(name, regular));
                 }
-                let stepper = DynNonholonomicHamiltonian::new(
-                    model.clone(),
-                    method.discretization,
-                    method.constraint,
-                    method.direction,
-                );
-                match plan.impacts {
-                    Impacts::Elastic => {
-                        run!(DynImpactIntegrator::with_law(stepper, DynHamiltonianLaw))
-                    }
-                    Impacts::Reject => {
-                        run!(DynImpactIntegrator::with_law(stepper, DynRejectCrossing))
-                    }
-                }
+                run_with!(
+                    DynNonholonomicHamiltonian::new(
+                        model.clone(),
+                        method.discretization,
+                        method.constraint,
+                        method.direction,
+                    ),
+                    DynHamiltonianLaw
+                )
             }
         };
         let sensitivity = match sensitivity {

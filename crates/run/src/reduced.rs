@@ -10,7 +10,7 @@ use crate::{
 };
 use diracvi_discrete_dirac::{Direction, LagrangeDirac, RunOptions, state_from_velocity};
 use diracvi_geometry::{CyclicSymmetry, Reduced, ReductionKind};
-use diracvi_impact::{ImpactError, ImpactIntegrator, Reconstructing, RejectCrossing};
+use diracvi_impact::{ImpactError, ImpactIntegrator, OrReject, Reconstructing, VciLaw};
 use diracvi_models::{NamedSystem, ReducedModelVisitor, RunSetup};
 use std::time::Instant;
 
@@ -121,10 +121,8 @@ impl ReducedModelVisitor for ReducedRunner<'_> {
             },
             curvature_force: reduced.is_gyroscopic(),
         };
-        let (trajectory, impacts) = match plan.impacts {
-            Impacts::Elastic => run!(ImpactIntegrator::new(stepper)),
-            Impacts::Reject => run!(ImpactIntegrator::with_law(stepper, RejectCrossing)),
-        };
+        let law = OrReject::new(VciLaw::default(), plan.impacts == Impacts::Reject);
+        let (trajectory, impacts) = run!(ImpactIntegrator::with_law(stepper, law));
         Ok(RunOutcome {
             reduction: Some(reduction),
             ..finish(

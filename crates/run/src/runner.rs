@@ -9,8 +9,8 @@ use diracvi_discrete_dirac::{
     state_from_velocity,
 };
 use diracvi_impact::{
-    ContinuousElasticLaw, HamiltonianImpacts, ImpactError, ImpactEvent, ImpactIntegrator,
-    RejectCrossing,
+    ContinuousElasticLaw, HamiltonianLaw, ImpactError, ImpactEvent, ImpactIntegrator, OrReject,
+    VciLaw,
 };
 use diracvi_models::{ModelError, ModelVisitor, NamedSystem, RunSetup, Scenario};
 use std::time::Instant;
@@ -341,7 +341,9 @@ impl ModelVisitor for Runner<'_> {
     ) -> Result<RunOutcome, RunError> {
         let st = self.start::<Mo, N, M>(model, setup)?;
         let method = st.method;
-        // One integrator type per (stepper, impact law) pair.
+        // One integrator type per stepper: the impact law (the stepper
+        // family's, or no impacts) is chosen at run time (`OrReject`).
+        let reject = self.plan.impacts == Impacts::Reject;
         match method.stepper {
             Stepper::Lagrange if method.order.is_composed() => {
                 let stepper = Composed::lagrange_dirac(
@@ -351,20 +353,13 @@ impl ModelVisitor for Runner<'_> {
                     method.direction,
                     method.composition,
                 );
-                match self.plan.impacts {
-                    Impacts::Elastic => self.drive(
-                        &mut ImpactIntegrator::with_law(stepper, ContinuousElasticLaw),
-                        st,
-                        model,
-                        setup,
-                    ),
-                    Impacts::Reject => self.drive(
-                        &mut ImpactIntegrator::with_law(stepper, RejectCrossing),
-                        st,
-                        model,
-                        setup,
-                    ),
-                }
+                let law = OrReject::new(ContinuousElasticLaw, reject);
+                self.drive(
+                    &mut ImpactIntegrator::with_law(stepper, law),
+                    st,
+                    model,
+                    setup,
+                )
             }
             Stepper::Lagrange => {
                 let stepper = LagrangeDirac::new(
@@ -373,17 +368,13 @@ impl ModelVisitor for Runner<'_> {
                     method.constraint,
                     method.direction,
                 );
-                match self.plan.impacts {
-                    Impacts::Elastic => {
-                        self.drive(&mut ImpactIntegrator::new(stepper), st, model, setup)
-                    }
-                    Impacts::Reject => self.drive(
-                        &mut ImpactIntegrator::with_law(stepper, RejectCrossing),
-                        st,
-                        model,
-                        setup,
-                    ),
-                }
+                let law = OrReject::new(VciLaw::default(), reject);
+                self.drive(
+                    &mut ImpactIntegrator::with_law(stepper, law),
+                    st,
+                    model,
+                    setup,
+                )
             }
             Stepper::Hamiltonian => {
                 if model.hamiltonian(&st.initial.q, &st.initial.p).is_none() {
@@ -397,20 +388,13 @@ impl ModelVisitor for Runner<'_> {
                     SymplecticEuler,
                     method.direction,
                 );
-                match self.plan.impacts {
-                    Impacts::Elastic => self.drive(
-                        &mut HamiltonianImpacts::hamiltonian(stepper),
-                        st,
-                        model,
-                        setup,
-                    ),
-                    Impacts::Reject => self.drive(
-                        &mut ImpactIntegrator::with_law(stepper, RejectCrossing),
-                        st,
-                        model,
-                        setup,
-                    ),
-                }
+                let law = OrReject::new(HamiltonianLaw, reject);
+                self.drive(
+                    &mut ImpactIntegrator::with_law(stepper, law),
+                    st,
+                    model,
+                    setup,
+                )
             }
         }
     }

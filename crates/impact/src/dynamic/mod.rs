@@ -20,7 +20,7 @@ pub use vci::DynVciLaw;
 use crate::integrator::{
     PATH_DEPTH, PATH_EXTRA, PATH_REACH, PATH_SAMPLES, RESTING_PROBE, RESTING_RATIO,
 };
-use crate::{ImpactError, ImpactParams};
+use crate::{ImpactError, ImpactParams, OrReject};
 use argmin::core::{CostFunction, State as _, TerminationReason};
 use diracvi_discrete_dirac::dynamic::{
     DynLagrangeDirac, DynOneStep, DynStepOutput, DynSubStep, DynSubStepper,
@@ -209,6 +209,42 @@ impl<St: DynSubStepper> DynImpactLaw<St> for DynRejectCrossing {
             t: site.t,
             piece: site.frame.piece,
         })
+    }
+}
+
+/// [`OrReject`]: the law `L` of a run-time-sized stepper, or
+/// [`DynRejectCrossing`] when `reject`; the law's derivatives are its own.
+impl<St: DynSubStepper, L: DynImpactLaw<St>> DynImpactLaw<St> for OrReject<L> {
+    fn rebound(
+        &mut self,
+        stepper: &mut St,
+        site: &DynImpactSite<'_>,
+    ) -> Result<DynRebound, ImpactError> {
+        if self.reject {
+            DynRejectCrossing.rebound(stepper, site)
+        } else {
+            self.law.rebound(stepper, site)
+        }
+    }
+
+    fn rebound_tangent(
+        &self,
+        stepper: &St,
+        site: &DynImpactSite<'_>,
+        rebound: &DynRebound,
+    ) -> Result<DynLawTangent, ImpactError> {
+        self.law.rebound_tangent(stepper, site, rebound)
+    }
+
+    fn rebound_sensitivity(
+        &self,
+        stepper: &St,
+        site: &DynImpactSite<'_>,
+        rebound: &DynRebound,
+        directions: &DMatrix<f64>,
+    ) -> Result<DynLawTangent, ImpactError> {
+        self.law
+            .rebound_sensitivity(stepper, site, rebound, directions)
     }
 }
 
