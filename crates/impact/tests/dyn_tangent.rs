@@ -278,3 +278,42 @@ fn a_law_without_a_derivative_is_refused_at_the_first_impact() {
         other => panic!("expected a refusal, got {other:?}"),
     }
 }
+
+/// Longer runs, each through at least five impacts, at orders 2 and 4,
+/// forward and backward: the tangent map composed through many impacts
+/// (each a saltation, docs/theory.md §12.3) still equals central
+/// differences of whole runs. Measured: particle 16 impacts, 4.9e-9 and
+/// 3.6e-9; pendulum 6 and 7 impacts, 1.1e-8 and 6.7e-8.
+#[test]
+fn jacobian_through_five_or_more_impacts_matches_central_differences() {
+    for (model, steps, direction, composition) in [
+        ("particle", 2000, Direction::Forward, Composition::Single),
+        (
+            "particle",
+            2000,
+            Direction::Backward,
+            Composition::TripleJump,
+        ),
+        ("pendulum", 8000, Direction::Forward, Composition::Single),
+        (
+            "pendulum",
+            8000,
+            Direction::Backward,
+            Composition::TripleJump,
+        ),
+    ] {
+        let (e, impacts, scale) = check_composed(model, steps, direction, 1e-6, composition);
+        eprintln!(
+            "{model} {direction:?} {composition:?}: {impacts} impacts, |J| {scale:.2e}, \
+             relative {e:.2e}"
+        );
+        assert!(
+            impacts >= 5,
+            "{model}: {impacts} impacts, the check needs five"
+        );
+        assert!(
+            e < 3e-7,
+            "{model} {direction:?} {composition:?}: relative difference {e:.2e}"
+        );
+    }
+}
