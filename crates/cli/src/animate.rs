@@ -1,7 +1,7 @@
 //! `--animate FILE.svg`: the motion of a planar model as one self-contained
 //! animated SVG that a browser plays without script (SMIL `<animate>`), and
-//! `--poster FILE.svg`: a still strip of frames of the same picture for
-//! viewers without SMIL.
+//! `--poster FILE.svg` or `FILE.png`: a still strip of frames of the same
+//! picture for viewers without SMIL (the PNG drawn by [`crate::raster`]).
 //!
 //! The model describes (its [`Scene`]: walls, body at each frame, heading,
 //! impact points — [`Scenario::scene`], from a catalogued model's drawing or
@@ -20,6 +20,7 @@
 use crate::output::output_failure;
 use crate::output::{ImpactRecord, RecordSink, RecordView, Staged, Target};
 use crate::plot::line_in_box;
+use crate::raster::{Anchor, Canvas, Rgb, TextStyle, rgb};
 use anyhow::{Result, anyhow, bail};
 use diracvi_models::{Heading, Scenario, Scene, Shape, catalogue};
 use std::fmt::Write as _;
@@ -73,6 +74,9 @@ const IMPACT: &str = "#d62728";
 const POSTER_PANEL: f64 = 320.0;
 /// Panels per row of a poster.
 const POSTER_COLUMNS: usize = 3;
+/// Room (px) left of a poster's first column and above its first row.
+const POSTER_LEFT: f64 = 64.0;
+const POSTER_TOP: f64 = 56.0;
 
 /// Check `--animate`'s extension and path (before the run).
 ///
@@ -82,8 +86,8 @@ pub fn check(path: &Path) -> Result<Target> {
     crate::output::check_svg(path, "--animate", "animate")
 }
 
-/// Check `--poster`'s extension and path (before the run), and that it is
-/// not the animation's path.
+/// Check `--poster`'s extension (`.svg` or `.png`) and path (before the
+/// run), and that it is not the animation's path.
 ///
 /// # Errors
 /// A usage error naming the path.
@@ -97,7 +101,13 @@ pub fn check_poster(path: &Path, animation: Option<&Path>, frames: usize) -> Res
             path.display()
         );
     }
-    crate::output::check_svg(path, "--poster", "draw a poster")
+    match crate::output::extension(path).as_deref() {
+        Some("svg" | "png") => Target::check(path, "--poster"),
+        _ => bail!(
+            "cannot draw a poster to '{}': --poster writes SVG or PNG, use a .svg or .png file",
+            path.display()
+        ),
+    }
 }
 
 /// Refuse `--animate` (a usage error) for a model without a drawing.
@@ -184,11 +194,11 @@ fn animation_error(message: impl std::fmt::Display) -> anyhow::Error {
     )))
 }
 
-/// Write `text` into a staged file and flush it to disk.
-fn write_staged(mut file: Staged, text: &str) -> Result<Staged> {
+/// Write `bytes` into a staged file and flush it to disk.
+fn write_staged(mut file: Staged, bytes: &[u8]) -> Result<Staged> {
     let target = file.target().to_path_buf();
     file.file()
-        .write_all(text.as_bytes())
+        .write_all(bytes)
         .and_then(|()| file.file().flush())
         .map_err(|e| output_failure(&target, e))?;
     file.sync()?;
@@ -196,8 +206,8 @@ fn write_staged(mut file: Staged, text: &str) -> Result<Staged> {
 }
 
 /// Draw the collected frames and the impacts of `scenario`'s run into
-/// `file` (and a strip of `poster.1` frames into `poster.0`), flushed to
-/// disk, ready to commit.
+/// `file` (and a strip of `poster.1` frames into `poster.0`: SVG, or PNG
+/// for a `.png` target), flushed to disk, ready to commit.
 ///
 /// # Errors
 /// An [`OutputFailure`](crate::OutputFailure): a model whose body changes
@@ -218,9 +228,17 @@ pub fn render(
     let times: Vec<f64> = collector.frames.iter().map(|f| f.0).collect();
     let impact_times: Vec<f64> = impacts.iter().map(|i| i.t).collect();
     let picture = Picture::new(scenario, &times, &impact_times, &scene)?;
-    let mut out = vec![write_staged(file, &picture.animation(&scenario.model))?];
+    let mut out = vec![write_staged(
+        file,
+        picture.animation(&scenario.model).as_bytes(),
+    )?];
     if let Some((file, count)) = poster {
-        out.push(write_staged(file, &picture.poster(&scenario.model, count))?);
+        let bytes = if crate::output::extension(file.target()).as_deref() == Some("png") {
+            picture.poster_png(&scenario.model, count)
+        } else {
+            picture.poster(&scenario.model, count).into_bytes()
+        };
+        out.push(write_staged(file, &bytes)?);
     }
     Ok(out)
 }
@@ -990,21 +1008,51 @@ impl<'a> Picture<'a> {
         out
     }
 
+    /// Where a poster of `count` panels puts what.
+    fn poster_layout(&self, model: &str, count: usize) -> PosterLayout {
+        let view = &self.view;
+        let frames = self.poster_frames(count);
+        let scale = POSTER_PANEL / view.w.max(view.h * VIEW.0 / VIEW.1);
+        let (pw, ph) = (view.w * scale, view.h * scale);
+        let (gap_x, gap_y) = (72.0, 64.0);
+        let columns = frames.len().min(POSTER_COLUMNS);
+        let rows = frames.len().div_ceil(POSTER_COLUMNS);
+        let origins = (0..frames.len())
+            .map(|k| {
+                [
+                    POSTER_LEFT + (k % POSTER_COLUMNS) as f64 * (pw + gap_x),
+                    POSTER_TOP + (k / POSTER_COLUMNS) as f64 * (ph + gap_y),
+                ]
+            })
+            .collect();
+        let (t0, t1) = self.span();
+        let impacts = self.scene.contacts.len();
+        PosterLayout {
+            title: format!(
+                "{model}: {} frames of t = {} … {} s, {impacts} impact{}",
+                frames.len(),
+                num(t0),
+                num(t1),
+                if impacts == 1 { "" } else { "s" }
+            ),
+            width: POSTER_LEFT + columns as f64 * (pw + gap_x),
+            height: POSTER_TOP + rows as f64 * (ph + gap_y),
+            frames,
+            scale,
+            pw,
+            ph,
+            origins,
+        }
+    }
+
     /// The poster: a still strip of panels, each the plane at one frame
     /// (walls, the body's path so far, the body, its heading, the impacts
     /// so far) with its clock and axes.
     fn poster(&self, model: &str, count: usize) -> String {
         let scene = self.scene;
         let view = &self.view;
-        let frames = self.poster_frames(count);
-        let scale = POSTER_PANEL / view.w.max(view.h * VIEW.0 / VIEW.1);
-        let (pw, ph) = (view.w * scale, view.h * scale);
-        let (left, top, gap_x, gap_y) = (64.0, 56.0, 72.0, 64.0);
-        let columns = frames.len().min(POSTER_COLUMNS);
-        let rows = frames.len().div_ceil(POSTER_COLUMNS);
-        let width = left + columns as f64 * (pw + gap_x);
-        let height = top + rows as f64 * (ph + gap_y);
-        let (t0, t1) = self.span();
+        let layout = self.poster_layout(model, count);
+        let (scale, pw, ph) = (layout.scale, layout.pw, layout.ph);
         let mut s = String::new();
         let _ = writeln!(
             s,
@@ -1012,43 +1060,13 @@ impl<'a> Picture<'a> {
 <svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif">
 <title>{title}</title>
 <rect width="{w}" height="{h}" fill="white"/>
-<text x="{left}" y="24" font-size="16">{title}</text>"#,
-            w = num(width),
-            h = num(height),
-            title = escape(&format!(
-                "{model}: {} frames of t = {} … {} s, {} impact{}",
-                frames.len(),
-                num(t0),
-                num(t1),
-                scene.contacts.len(),
-                if scene.contacts.len() == 1 { "" } else { "s" }
-            )),
+<text x="{POSTER_LEFT}" y="24" font-size="16">{title}</text>"#,
+            w = num(layout.width),
+            h = num(layout.height),
+            title = escape(&layout.title),
         );
-        // The path of each body shape's anchor, drawn faintly in every panel.
-        let anchor = |shape: &Shape| -> [f64; 2] {
-            match shape {
-                Shape::Dot(p) => *p,
-                Shape::Circle { center, .. } => *center,
-                Shape::Polyline {
-                    points,
-                    closed: true,
-                } => {
-                    let n = points.len() as f64;
-                    let sum = points
-                        .iter()
-                        .fold([0.0, 0.0], |a, p| [a[0] + p[0], a[1] + p[1]]);
-                    [sum[0] / n, sum[1] / n]
-                }
-                Shape::Polyline { points, .. } => points[points.len() - 1],
-                Shape::Line { point, .. } => *point,
-            }
-        };
-        for (k, &i) in frames.iter().enumerate() {
+        for (&i, &[x, y]) in layout.frames.iter().zip(&layout.origins) {
             let t = self.times[i];
-            let (x, y) = (
-                left + (k % POSTER_COLUMNS) as f64 * (pw + gap_x),
-                top + (k / POSTER_COLUMNS) as f64 * (ph + gap_y),
-            );
             let _ = writeln!(
                 s,
                 r#"<g class="frame" data-t="{t:?}" data-index="{i}">
@@ -1075,7 +1093,7 @@ impl<'a> Picture<'a> {
                 let points: Vec<String> = scene.bodies[..=i]
                     .iter()
                     .map(|b| {
-                        let p = anchor(&b[j]);
+                        let p = poster_anchor(&b[j]);
                         format!("{},{}", num(p[0]), num(p[1]))
                     })
                     .collect();
@@ -1117,6 +1135,180 @@ impl<'a> Picture<'a> {
         }
         s.push_str("</svg>\n");
         s
+    }
+
+    /// The poster as a PNG: the panels of [`Picture::poster`] at the same
+    /// places and sizes (1 px per SVG unit), rasterised by
+    /// [`crate::raster`]; its text in the built-in bitmap font.
+    fn poster_png(&self, model: &str, count: usize) -> Vec<u8> {
+        let scene = self.scene;
+        let view = &self.view;
+        let layout = self.poster_layout(model, count);
+        let (scale, pw, ph) = (layout.scale, layout.pw, layout.ph);
+        let mut c = Canvas::new(layout.width.ceil() as usize, layout.height.ceil() as usize);
+        let style = |size, anchor, bold, color: &str| TextStyle {
+            size,
+            anchor,
+            bold,
+            color: rgb(color),
+        };
+        let title = style(16.0, Anchor::Start, false, "#000000");
+        c.text([POSTER_LEFT, 24.0], &layout.title, title);
+        for (&i, &[x, y]) in layout.frames.iter().zip(&layout.origins) {
+            let t = self.times[i];
+            let clock = style(14.0, Anchor::Start, true, "#000000");
+            c.text([x, y - 8.0], &self.clock(t), clock);
+            self.axes_png(&mut c, [x, y, pw, ph], 10.0);
+            c.clip(Some([x, y, pw, ph]));
+            let px = |p: [f64; 2]| {
+                [
+                    x + (p[0] - view.x0) * scale,
+                    y + ph - (p[1] - view.y0) * scale,
+                ]
+            };
+            for w in &self.walls {
+                draw_shape(&mut c, w, view, &px, scale, rgb(WALL), true);
+            }
+            for (j, _) in scene.bodies[0].iter().enumerate() {
+                let path: Vec<[f64; 2]> = scene.bodies[..=i]
+                    .iter()
+                    .map(|b| px(poster_anchor(&b[j])))
+                    .collect();
+                for pair in path.windows(2) {
+                    c.line(pair[0], pair[1], 1.0, rgb("#aaaaaa"), 1.0);
+                }
+            }
+            for shape in &scene.bodies[i] {
+                draw_shape(&mut c, shape, view, &px, scale, rgb(BODY), false);
+            }
+            if let Some(h) = scene.headings.get(i) {
+                let l = heading_line(h, self.heading_length);
+                c.line(px([l[0], l[1]]), px([l[2], l[3]]), 3.0, rgb(HEADING), 1.0);
+            }
+            for (&p, &ti) in scene.contacts.iter().zip(self.impact_times) {
+                if ti <= t {
+                    c.fill_circle(px(p), MARKER_PX, rgb(IMPACT), 0.8);
+                }
+            }
+            c.clip(None);
+        }
+        c.png()
+    }
+
+    /// The axes of [`Picture::axes_svg`] drawn on a canvas: the frame
+    /// `[x, y, pw, ph]` (px), ticks and labels in the scene's unit.
+    fn axes_png(&self, c: &mut Canvas, [x, y, pw, ph]: [f64; 4], font: f64) {
+        let v = &self.view;
+        let scale = pw / v.w;
+        let frame = rgb("#999999");
+        let label = |anchor| TextStyle {
+            size: font,
+            anchor,
+            bold: false,
+            color: rgb("#555555"),
+        };
+        let corners = [[x, y], [x + pw, y], [x + pw, y + ph], [x, y + ph]];
+        for (k, &a) in corners.iter().enumerate() {
+            c.line(a, corners[(k + 1) % 4], 1.0, frame, 1.0);
+        }
+        for (value, text) in ticks(v.x0, v.w) {
+            let px = x + (value - v.x0) * scale;
+            c.line([px, y + ph], [px, y + ph + TICK_PX], 1.0, frame, 1.0);
+            let ty = y + ph + TICK_PX + font + 1.0;
+            c.text([px, ty], &text, label(Anchor::Middle));
+        }
+        for (value, text) in ticks(v.y0, v.h) {
+            let py = y + ph - (value - v.y0) * scale;
+            c.line([x - TICK_PX, py], [x, py], 1.0, frame, 1.0);
+            let (tx, ty) = (x - TICK_PX - 2.0, py + 0.35 * font);
+            c.text([tx, ty], &text, label(Anchor::End));
+        }
+        let unit = &self.scene.unit;
+        let by = y + ph + TICK_PX + 2.0 * font + 6.0;
+        let x_label = format!("x ({unit})");
+        c.text([x + 0.5 * pw, by], &x_label, label(Anchor::Middle));
+        let lx = x - TICK_PX - 4.0 * font;
+        c.text_up(
+            lx,
+            y + 0.5 * ph,
+            font,
+            &format!("y ({unit})"),
+            rgb("#555555"),
+        );
+    }
+}
+
+/// Where a poster puts what: the frames shown, the title, the document's
+/// size (px), the plane's scale (px per unit), a panel's size (px) and the
+/// top-left corner of each panel's plane.
+struct PosterLayout {
+    frames: Vec<usize>,
+    title: String,
+    width: f64,
+    height: f64,
+    scale: f64,
+    pw: f64,
+    ph: f64,
+    origins: Vec<[f64; 2]>,
+}
+
+/// The point of a body shape whose path a poster draws: a dot's or a
+/// circle's centre, a closed outline's vertex mean, an open polyline's
+/// last point, a line's given point.
+fn poster_anchor(shape: &Shape) -> [f64; 2] {
+    match shape {
+        Shape::Dot(p) => *p,
+        Shape::Circle { center, .. } => *center,
+        Shape::Polyline {
+            points,
+            closed: true,
+        } => {
+            let n = points.len() as f64;
+            let sum = points
+                .iter()
+                .fold([0.0, 0.0], |a, p| [a[0] + p[0], a[1] + p[1]]);
+            [sum[0] / n, sum[1] / n]
+        }
+        Shape::Polyline { points, .. } => points[points.len() - 1],
+        Shape::Line { point, .. } => *point,
+    }
+}
+
+/// Draw a shape on a canvas as [`style`] (a body) or [`wall_style`] (a
+/// wall) draws it in SVG: dots filled, the rest stroked 2 px (walls 3 px),
+/// a body's closed outline lightly filled; `px` maps the plane to pixels,
+/// `scale` px per unit.
+fn draw_shape(
+    c: &mut Canvas,
+    shape: &Shape,
+    view: &View,
+    px: &dyn Fn([f64; 2]) -> [f64; 2],
+    scale: f64,
+    color: Rgb,
+    wall: bool,
+) {
+    let width = if wall { 3.0 } else { 2.0 };
+    match shape {
+        Shape::Dot(p) => c.fill_circle(px(*p), DOT_PX, color, 1.0),
+        Shape::Circle { center, radius } => {
+            c.stroke_circle(px(*center), radius * scale, width, color);
+        }
+        Shape::Polyline { points, closed } => {
+            let p: Vec<[f64; 2]> = points.iter().map(|&q| px(q)).collect();
+            if *closed && !wall {
+                c.fill_polygon(&p, color, 0.15);
+            }
+            for pair in p.windows(2) {
+                c.line(pair[0], pair[1], width, color, 1.0);
+            }
+            if *closed && let (Some(&a), Some(&b)) = (p.last(), p.first()) {
+                c.line(a, b, width, color, 1.0);
+            }
+        }
+        Shape::Line { point, direction } => {
+            let [a, b] = view.segment(*point, *direction);
+            c.line(px(a), px(b), width, color, 1.0);
+        }
     }
 }
 

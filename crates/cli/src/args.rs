@@ -307,12 +307,13 @@ pub struct RunArgs {
     /// time, clamped to 5–30 s.
     #[arg(long, value_name = "FILE.svg")]
     pub animate: Option<PathBuf>,
-    /// With --animate: also write a still poster (SVG, no animation: for
-    /// viewers without SMIL), a strip of --poster-frames panels evenly
-    /// spread in time, each with its clock, axes, the body, its path so far
-    /// and the impacts so far. SVG only (no PNG: screenshot the SVG in a
-    /// browser for one).
-    #[arg(long, value_name = "FILE.svg", requires = "animate")]
+    /// With --animate: also write a still poster (no animation: for viewers
+    /// without SMIL), a strip of --poster-frames panels evenly spread in
+    /// time, each with its clock, axes, the body, its path so far and the
+    /// impacts so far. FILE.svg writes SVG; FILE.png the same strip as a
+    /// PNG (same size in px; its text in a built-in 5x7 bitmap font,
+    /// ASCII only: other characters are drawn as '?').
+    #[arg(long, value_name = "FILE.svg|FILE.png", requires = "animate")]
     pub poster: Option<PathBuf>,
     /// Panels of --poster (1 to 24).
     #[arg(long, value_name = "K", default_value_t = crate::animate::DEFAULT_POSTER_FRAMES, requires = "poster")]

@@ -13,7 +13,7 @@
 //!             [--constraint retraction|midpoint|model] [--stepper lagrange|hamiltonian]
 //!             [--backward] [--out FILE.csv|FILE.json] [--every K] [--plot FILE.svg]
 //!             [--plot-panels energy,coords,momenta,residual,xy,phase]
-//!             [--animate FILE.svg [--poster FILE.svg] [--poster-frames K]]
+//!             [--animate FILE.svg [--poster FILE.svg|FILE.png] [--poster-frames K]]
 //!             [--summary json|text] [--energy-tolerance FRACTION] [--quiet]
 //! diracvi convergence <model> [--h-list H1,H2,...] [--t-end T] [--summary json|text]
 //! diracvi periodic [<model>] [--model-file FILE] [--section PIECE [--impact K]] [--period T | --steps N]
@@ -44,6 +44,7 @@ mod output;
 mod periodic;
 mod plot;
 mod progress;
+mod raster;
 mod run;
 mod signals;
 mod system;

@@ -607,9 +607,25 @@ fn models_without_a_drawing_and_circuits_are_refused() {
     check_failure(&out, 2, &["--poster 'a.svg' is also the --animate file"]);
     let out = run_in(
         d,
-        &["run", "particle", "--animate", "a.svg", "--poster", "p.png"],
+        &["run", "particle", "--animate", "a.svg", "--poster", "p.jpg"],
     );
-    check_failure(&out, 2, &["--poster writes SVG"]);
+    check_failure(
+        &out,
+        2,
+        &["--poster writes SVG or PNG, use a .svg or .png file"],
+    );
+    let out = run_in(
+        d,
+        &[
+            "run",
+            "particle",
+            "--animate",
+            "a.svg",
+            "--poster",
+            "no/p.png",
+        ],
+    );
+    check_failure(&out, 2, &["no/p.png"]);
     let out = run_in(
         d,
         &[
@@ -633,33 +649,35 @@ fn models_without_a_drawing_and_circuits_are_refused() {
 
 #[test]
 fn a_failed_run_leaves_no_animation() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    std::fs::write(d.join("old.svg"), "old\n").unwrap();
-    let out = run_in(
-        d,
-        &[
-            "run",
-            "pendulum",
-            "--h",
-            "0.5",
-            "--steps",
-            "10",
-            "--animate",
-            "old.svg",
-            "--poster",
-            "p.svg",
-            "--out",
-            "f.csv",
-        ],
-    );
-    check_failure(&out, 1, &[]);
-    assert_eq!(std::fs::read_to_string(d.join("old.svg")).unwrap(), "old\n");
-    let names: Vec<_> = std::fs::read_dir(d)
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(names, ["old.svg"], "no temporary, no trajectory");
+    for poster in ["p.svg", "p.png"] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("old.svg"), "old\n").unwrap();
+        let out = run_in(
+            d,
+            &[
+                "run",
+                "pendulum",
+                "--h",
+                "0.5",
+                "--steps",
+                "10",
+                "--animate",
+                "old.svg",
+                "--poster",
+                poster,
+                "--out",
+                "f.csv",
+            ],
+        );
+        check_failure(&out, 1, &[]);
+        assert_eq!(std::fs::read_to_string(d.join("old.svg")).unwrap(), "old\n");
+        let names: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["old.svg"], "{poster}: no temporary, no trajectory");
+    }
 }
 
 #[test]
@@ -1060,6 +1078,157 @@ fn the_view_fits_the_body_not_the_walls() {
             assert!((r - 2.0).abs() <= 0.05, "arena point at radius {r}");
         }
     }
+}
+
+// ------------------------------------------------------------ PNG poster
+
+#[test]
+fn png_poster_is_the_svg_poster_rasterised() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for poster in ["p.svg", "p.png"] {
+        let out = run_in(
+            d,
+            &[
+                "run",
+                "ellipse",
+                "--t-end",
+                "6",
+                "--animate",
+                "a.svg",
+                "--poster",
+                poster,
+                "--poster-frames",
+                "4",
+                "-q",
+            ],
+        );
+        assert_eq!(out.code, 0, "{poster}: {}", out.stderr);
+    }
+    let svg = parse(&std::fs::read_to_string(d.join("p.svg")).unwrap());
+    let bytes = std::fs::read(d.join("p.png")).unwrap();
+    let (w, h, pixels) = decode_png(&bytes);
+    // The same picture size, compressed (raw RGB would be 3 w h bytes).
+    assert_eq!(
+        (w, h),
+        (
+            svg.num("width").ceil() as usize,
+            svg.num("height").ceil() as usize
+        ),
+        "PNG size = SVG size"
+    );
+    assert!(
+        bytes.len() * 4 < 3 * w * h,
+        "{} bytes for {w} x {h}",
+        bytes.len()
+    );
+    let px = |x: f64, y: f64| {
+        pixels[(y.max(0.0) as usize).min(h - 1) * w + (x.max(0.0) as usize).min(w - 1)]
+    };
+    // Pixels within `r` px of (x, y) for which `test` holds.
+    let count = |x: f64, y: f64, r: f64, test: &dyn Fn([u8; 4]) -> bool| {
+        let mut n = 0;
+        let (x0, y0) = (x.floor() as i64, y.floor() as i64);
+        let ri = r.ceil() as i64;
+        for dy in -ri..=ri {
+            for dx in -ri..=ri {
+                if ((dx * dx + dy * dy) as f64) <= r * r
+                    && test(px((x0 + dx) as f64, (y0 + dy) as f64))
+                {
+                    n += 1;
+                }
+            }
+        }
+        n
+    };
+    let blue = |p: [u8; 4]| p[2] > 140 && i32::from(p[2]) - i32::from(p[0]) > 80;
+    let orange = |p: [u8; 4]| p[0] > 200 && p[1] > 90 && p[1] < 170 && p[2] < 80;
+    let red = |p: [u8; 4]| p[0] > 180 && p[1] < 110 && p[2] < 110;
+    let dark = |p: [u8; 4]| p[0] < 100 && p[1] < 100 && p[2] < 100;
+    let panels = svg.classes("frame");
+    assert_eq!(panels.len(), 4);
+    let mut impacts_seen = 0;
+    for p in &panels {
+        let t = p.num("data-t");
+        let plane = p.class("plane");
+        let vb: Vec<f64> = plane
+            .attr("viewBox")
+            .split(' ')
+            .map(|x| x.parse().unwrap())
+            .collect();
+        let scale = plane.num("data-scale");
+        let (x, y, pw, ph) = (
+            plane.num("x"),
+            plane.num("y"),
+            plane.num("width"),
+            plane.num("height"),
+        );
+        let to_px = |u: f64, v: f64| (x + (u - vb[0]) * scale, y + (-v - vb[1]) * scale);
+        // The ellipse's centre dot (radius 5 px) in the body's blue,
+        // partly under the heading.
+        let dot = &p.class("body").children[1];
+        let (cx, cy) = to_px(dot.num("cx"), dot.num("cy"));
+        let n = count(cx, cy, 4.0, &blue);
+        assert!(n >= 15, "t = {t}: {n} blue pixels at the dot ({cx}, {cy})");
+        // The heading: orange at its middle.
+        let l = &p.class("heading").children[0];
+        let (mx, my) = to_px(
+            0.5 * (l.num("x1") + l.num("x2")),
+            0.5 * (l.num("y1") + l.num("y2")),
+        );
+        let n = count(mx, my, 1.5, &orange);
+        assert!(
+            n >= 2,
+            "t = {t}: {n} orange pixels at the heading's middle ({mx}, {my})"
+        );
+        // Each impact so far: a red marker.
+        for i in p.class("impacts").children.iter() {
+            let (ix, iy) = to_px(i.num("cx"), i.num("cy"));
+            let n = count(ix, iy, 2.0, &red);
+            assert!(n >= 5, "t = {t}: {n} red pixels at the impact ({ix}, {iy})");
+            impacts_seen += 1;
+        }
+        // The walls: dark grey somewhere in the panel (#333333).
+        let walls = (0..pw as usize)
+            .flat_map(|i| (0..ph as usize).map(move |j| (i, j)))
+            .filter(|&(i, j)| {
+                let q = px(x + i as f64, y + j as f64);
+                q[0] < 80 && q[0] == q[1] && q[1] == q[2]
+            })
+            .count();
+        assert!(walls >= 100, "t = {t}: {walls} wall pixels");
+        // The clock (bold, 14 px) above the panel and the x tick labels below.
+        let clock: usize = (0..120)
+            .map(|i| count(x + i as f64, y - 15.0, 6.0, &dark).min(1))
+            .sum();
+        assert!(clock >= 40, "t = {t}: clock drawn over {clock} columns");
+        let labels = (0..pw as usize)
+            .filter(|&i| {
+                (0..14).any(|j| {
+                    let q = px(x + i as f64, y + ph + 7.0 + j as f64);
+                    q[0] < 140 && q[0] == q[1]
+                })
+            })
+            .count();
+        assert!(labels >= 20, "t = {t}: tick labels over {labels} columns");
+        // Clipped to the panel: nothing blue just right of it.
+        let outside = (1..30)
+            .flat_map(|i| (0..ph as usize).map(move |j| (i, j)))
+            .filter(|&(i, j)| blue(px(x + pw + 2.0 + i as f64, y + j as f64)))
+            .count();
+        assert_eq!(outside, 0, "t = {t}: body drawn outside its panel");
+    }
+    assert!(impacts_seen > 0, "the run has impacts to draw");
+    // The title in the header, white elsewhere there.
+    let header: Vec<[u8; 4]> = pixels[..30 * w].to_vec();
+    let inked = header.iter().filter(|&&p| dark(p)).count();
+    assert!(inked >= 200, "{inked} dark pixels in the title");
+    let white = pixels.iter().filter(|p| p[..3] == [255, 255, 255]).count();
+    assert!(
+        2 * white > w * h && white < w * h,
+        "{white} white of {}",
+        w * h
+    );
 }
 
 // ----------------------------------------------------- headless browser

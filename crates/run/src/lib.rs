@@ -70,8 +70,14 @@
 //!   [`execute_system_run_time`] always takes the run-time-sized core (much
 //!   less to compile);
 //! * [`Summary::of_run`] builds the summary `diracvi run --summary json`
-//!   prints (warnings included); [`step_count_for`] is the CLI's number of
-//!   steps `round(t_end / h)`;
+//!   prints (warnings included); [`run_system`] runs and summarises in one
+//!   call; [`step_count_for`] is the CLI's number of steps
+//!   `round(t_end / h)`;
+//! * [`ensemble_system`] runs many members (one model value and one setup
+//!   each: parameter and initial-state variations) on worker threads, each
+//!   member's summary and outcome those of [`run_system`] alone, bit for
+//!   bit ([`EnsembleOptions`]: threads, trajectories kept, energy
+//!   tolerance);
 //! * [`TrajectoryWriter`] and [`write_impacts_csv`] write the files of
 //!   `diracvi run --out FILE.csv|FILE.json` (the CLI uses them), with the
 //!   columns of [`trajectory_columns`] and [`impact_columns`].
@@ -135,6 +141,7 @@ mod accounting;
 mod circuit;
 mod drive;
 mod dyn_runner;
+mod ensemble;
 mod error;
 mod outcome;
 mod periodic;
@@ -152,6 +159,7 @@ pub use accounting::{ACCOUNTING_MAX_COORDINATES, PartsAccounting};
 pub use circuit::COMPOSED_MAX_UNKNOWNS;
 pub use diracvi_discrete_dirac::{Composition, Direction, StepError};
 pub use diracvi_impact::ImpactError;
+pub use ensemble::{EnsembleOptions, SystemRun, ensemble_system, run_system};
 pub use error::RunError;
 pub use outcome::{
     Core, Gradient, ImpactLaw, ImpactRecord, InvariantRecord, Method, ReductionSummary, RunOutcome,

@@ -49,6 +49,7 @@
 //!
 //! Entry points: [`System::from_path`], [`System::model`] (the assembled
 //! [`ModelFile`]), [`System::describe`], [`System::components`].
+#![doc = include_str!("../../../docs/dependent-profile.md")]
 
 mod accounting;
 mod assemble;

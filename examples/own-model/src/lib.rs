@@ -10,7 +10,8 @@
 //! [`Bowl`] implements [`DynSystem`] (the physics, generic over the
 //! automatic-differentiation scalar, so every derivative is exact) and
 //! [`NamedDynSystem`] (its name and the names of its coordinates and wall);
-//! [`run`] integrates it and returns the CLI's summary. `bowl.toml`, beside
+//! [`run`] integrates it and returns the CLI's summary; [`ensemble`] runs
+//! many bowls (other radii, other initial states) on worker threads. `bowl.toml`, beside
 //! this crate, is the same model as a model file: the test
 //! `tests/cli_equivalence.rs` checks that `diracvi run --model-file bowl.toml`
 //! writes the same summary and trajectory, bit for bit.
@@ -38,8 +39,8 @@ use diracvi_geometry::AdScalar;
 use diracvi_geometry::dynamic::DynSystem;
 use diracvi_models::{ConstraintDiscretization, Discretization, DynRunSetup, NamedDynSystem};
 use diracvi_run::{
-    DEFAULT_ENERGY_TOLERANCE, RecordSink, RunError, RunOutcome, RunPlan, Summary, describe_system,
-    execute_system,
+    DEFAULT_ENERGY_TOLERANCE, EnsembleOptions, RecordSink, RunError, RunOutcome, RunPlan, Summary,
+    SystemRun, ensemble_system, run_system,
 };
 use nalgebra::DVector;
 
@@ -139,12 +140,13 @@ impl NamedDynSystem for Bowl {
 /// impact as an [`ImpactRecord`](diracvi_run::ImpactRecord)).
 ///
 /// The function takes the concrete [`Bowl`], not any `NamedDynSystem`:
-/// [`execute_system`] is generic in the model, so the runner is compiled
+/// [`run_system`] (`describe_system`, `execute_system` and
+/// `Summary::of_run` in one call) is generic in the model, so the runner is compiled
 /// here once and the binary and the tests link that copy (a generic `run`
 /// would be compiled again in each of them; about a minute of CPU each).
 ///
 /// # Errors
-/// Every [`RunError`] of [`execute_system`] (bad initial data, a step that
+/// Every [`RunError`] of [`diracvi_run::execute_system`] (bad initial data, a step that
 /// fails, …).
 pub fn run(
     model: &Bowl,
@@ -152,15 +154,17 @@ pub fn run(
     plan: RunPlan,
     sink: &mut dyn RecordSink,
 ) -> Result<(Summary, RunOutcome), RunError> {
-    let info = describe_system(model, setup)?;
-    let outcome = execute_system(model, setup, plan, sink)?;
-    let summary = Summary::of_run(
-        model.name(),
-        &info,
-        setup.h,
-        setup.t_end,
-        &outcome,
-        DEFAULT_ENERGY_TOLERANCE,
-    );
-    Ok((summary, outcome))
+    run_system(model, setup, plan, sink, DEFAULT_ENERGY_TOLERANCE)
+}
+
+/// Run an ensemble of bowls: each member a bowl (its parameters) and a
+/// setup (its initial state, step, end time), on worker threads as
+/// `options` says; result `k` equals [`run`] of member `k` alone (but for
+/// the wall time). Concrete in [`Bowl`] for the reason [`run`] is.
+pub fn ensemble(
+    members: &[(Bowl, DynRunSetup)],
+    plan: &RunPlan,
+    options: EnsembleOptions,
+) -> Vec<Result<SystemRun, RunError>> {
+    ensemble_system(members, plan, options)
 }

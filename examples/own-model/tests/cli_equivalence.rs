@@ -2,15 +2,18 @@
 //! against `diracvi run --model-file bowl.toml` (the same model as a model
 //! file): the same JSON summary (but for the wall time and the CLI's file
 //! names), the same trajectory CSV and the same impacts CSV, string for
-//! string.
+//! string; and an ensemble of bowls against its members run one by one.
 //!
 //! The `diracvi` binary is `$DIRACVI_CLI` if set, else the one beside this
 //! test's executable (`target/<profile>/diracvi`), which `cargo test
 //! --workspace` builds; alone, this test needs `cargo build -p diracvi-cli`
 //! first.
 
-use diracvi_example_own_model::{Bowl, run};
-use diracvi_run::{RunPlan, TrajectoryFormat, TrajectoryWriter, step_count_for, write_impacts_csv};
+use diracvi_example_own_model::{Bowl, ensemble, run};
+use diracvi_run::{
+    Discard, EnsembleOptions, RecordBuffer, RunPlan, TrajectoryFormat, TrajectoryWriter,
+    step_count_for, write_impacts_csv,
+};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -142,4 +145,94 @@ fn bad_initial_data_is_refused_naming_the_wall() {
         message.contains("the bowl's wall R^2 - x^2 - y^2 >= 0"),
         "{message}"
     );
+}
+
+#[test]
+fn an_ensemble_of_bowls_equals_its_members_run_one_by_one() {
+    // Parameter variations (the radius) and initial-state variations (the
+    // velocity), one second each: 1000 steps with impacts.
+    let members: Vec<(Bowl, diracvi_run::DynRunSetup)> = (0..5)
+        .map(|k| {
+            let bowl = Bowl {
+                r: 0.6 + 0.1 * k as f64,
+                ..Bowl::default()
+            };
+            let mut setup = bowl.default_setup();
+            setup.t_end = 1.0;
+            setup.v0[0] = 1.0 + 0.25 * k as f64;
+            (bowl, setup)
+        })
+        .collect();
+    // One member with bad initial data: its error, the others unharmed.
+    let mut bad = members[0].clone();
+    bad.1.q0[0] = 2.0;
+    let mut all = members.clone();
+    all.insert(2, bad);
+    let plan = RunPlan::new(1000).every(10);
+    let options = EnsembleOptions {
+        threads: 3,
+        keep_trajectory: true,
+        ..EnsembleOptions::default()
+    };
+    let runs = ensemble(&all, &plan, options);
+    assert_eq!(runs.len(), 6);
+    let message = runs[2].as_ref().unwrap_err().to_string();
+    assert!(message.contains("the bowl's wall"), "{message}");
+    let mut impacts = Vec::new();
+    for (k, (member, got)) in all.iter().zip(&runs).enumerate() {
+        if k == 2 {
+            continue;
+        }
+        let got = got.as_ref().unwrap();
+        let mut records = RecordBuffer::new();
+        let (mut summary, mut outcome) =
+            run(&member.0, &member.1, plan.clone(), &mut records).unwrap();
+        // Bit for bit but the wall time: the summaries as JSON text (the
+        // shortest round-trip form of every number), the outcomes and the
+        // records field by field, the final state by its bits.
+        let mut got_summary = got.summary.clone();
+        got_summary.wall_time_s = 0.0;
+        summary.wall_time_s = 0.0;
+        assert_eq!(
+            serde_json::to_string(&got_summary).unwrap(),
+            serde_json::to_string(&summary).unwrap(),
+            "member {k}"
+        );
+        let mut got_outcome = got.outcome.clone();
+        got_outcome.wall_time = std::time::Duration::ZERO;
+        outcome.wall_time = std::time::Duration::ZERO;
+        assert_eq!(got_outcome, outcome, "member {k}");
+        let bits = |q: &[f64]| q.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(
+            bits(&got.outcome.final_q),
+            bits(&outcome.final_q),
+            "member {k}"
+        );
+        assert_eq!(got.records.as_ref(), Some(&records), "member {k}");
+        assert_eq!(
+            records.t.len(),
+            101,
+            "member {k}: every 10th step and the first"
+        );
+        impacts.push(summary.impacts);
+    }
+    // The members differ: a real ensemble, with impacts.
+    assert!(impacts.iter().all(|&n| n >= 1), "{impacts:?}");
+    let finals: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| r.as_ref().ok())
+        .map(|r| r.outcome.final_q[0])
+        .collect();
+    for pair in finals.windows(2) {
+        assert!((pair[0] - pair[1]).abs() > 1e-6, "{finals:?}");
+    }
+    // Without trajectories nothing is kept, and the outcome is the same.
+    let lean = ensemble(&members[..1], &plan, EnsembleOptions::default());
+    let lean = lean[0].as_ref().unwrap();
+    assert!(lean.records.is_none());
+    let (_, mut alone) = run(&members[0].0, &members[0].1, plan.clone(), &mut Discard).unwrap();
+    let mut lean_outcome = lean.outcome.clone();
+    lean_outcome.wall_time = std::time::Duration::ZERO;
+    alone.wall_time = std::time::Duration::ZERO;
+    assert_eq!(lean_outcome, alone);
 }
