@@ -600,46 +600,30 @@ fn models_without_a_drawing_and_circuits_are_refused() {
     );
     let out = run_in(d, &["run", "particle", "--poster", "p.svg"]);
     assert_eq!(out.code, 2, "--poster without --animate: {}", out.stderr);
-    let out = run_in(
-        d,
-        &["run", "particle", "--animate", "a.svg", "--poster", "a.svg"],
-    );
-    check_failure(&out, 2, &["--poster 'a.svg' is also the --animate file"]);
-    let out = run_in(
-        d,
-        &["run", "particle", "--animate", "a.svg", "--poster", "p.jpg"],
-    );
-    check_failure(
-        &out,
-        2,
-        &["--poster writes SVG or PNG, use a .svg or .png file"],
-    );
-    let out = run_in(
-        d,
-        &[
-            "run",
-            "particle",
-            "--animate",
+    // (poster file, further arguments, what the refusal says)
+    for (poster, extra, message) in [
+        (
             "a.svg",
-            "--poster",
-            "no/p.png",
-        ],
-    );
-    check_failure(&out, 2, &["no/p.png"]);
-    let out = run_in(
-        d,
-        &[
-            "run",
-            "particle",
-            "--animate",
-            "a.svg",
-            "--poster",
+            &[][..],
+            "--poster 'a.svg' is also the --animate file",
+        ),
+        (
+            "p.jpg",
+            &[],
+            "--poster writes SVG or PNG, use a .svg or .png file",
+        ),
+        ("no/p.png", &[], "no/p.png"),
+        (
             "p.svg",
-            "--poster-frames",
-            "0",
-        ],
-    );
-    check_failure(&out, 2, &["--poster-frames must be between 1 and 24"]);
+            &["--poster-frames", "0"],
+            "--poster-frames must be between 1 and 24",
+        ),
+    ] {
+        let mut args = vec!["run", "particle", "--animate", "a.svg", "--poster", poster];
+        args.extend_from_slice(extra);
+        let out = run_in(d, &args);
+        check_failure(&out, 2, &[message]);
+    }
     let out = run_in(d, &["run", "lc-ladder", "--animate", "a.svg"]);
     check_failure(&out, 2, &["--animate is not available for circuits"]);
     let out = run_in(d, &["run", "particle", "--animate", "a.png"]);
