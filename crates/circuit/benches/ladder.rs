@@ -11,7 +11,7 @@
 //! fitted scaling exponent `t_step ∝ cells^α` and the ratio of the time per
 //! step at 10 000 and 1 000 cells (required ≤ 15), and the time per step
 //! of the order-4 composition on the run-time core (`Circuit::dyn_system`,
-//! docs/theory.md §8.7) at the sizes it takes.
+//! docs/theory.md §8.7), with its energy measure, from 10 to 10 000 cells.
 //!
 //! `cargo bench -p diracvi-circuit --bench ladder -- --warm-up-time 1 --measurement-time 3`
 
@@ -165,48 +165,70 @@ fn composed() {
     composed_steps();
 }
 
-/// The order-4 composed step alone (`DynSubStepper::sub_step`: no energy
-/// measure, whose constrained Legendre map is a dense KKT solve) on large
-/// ladders: the step Jacobian is stored sparsely (docs/theory.md §11.4),
-/// so the time per step grows linearly. Best of three runs of 5 steps.
+/// The order-4 composed step on large ladders, alone
+/// (`DynSubStepper::sub_step`) and with the energy measure as a run reports
+/// it (`DynOneStep::advance`: the constrained Legendre map, a sparse KKT
+/// solve for a large circuit): both are linear in the size, the step
+/// Jacobian and the KKT matrix stored sparsely (docs/theory.md §8.7,
+/// §11.4). Best of three runs of 5 steps each, after one warm-up step.
 fn composed_steps() {
-    use diracvi_discrete_dirac::Composition;
-    use diracvi_discrete_dirac::dynamic::{DynComposed, DynSubStepper};
+    use diracvi_discrete_dirac::dynamic::{DynComposed, DynOneStep, DynSubStepper};
+    use diracvi_discrete_dirac::{Composition, DynState};
     use diracvi_geometry::ConstraintDiscretization;
-    println!("\norder-4 composed step alone (no energy measure)\ncells  coords + rows   step [µs]");
+    println!(
+        "\norder-4 composed step on large ladders\ncells  coords + rows   step alone [µs]   with energy [µs]"
+    );
     let mut times = Vec::new();
     for cells in [1_000, 10_000] {
         let circuit = Circuit::new(ladder(cells)).unwrap();
         let system = circuit.dyn_system("ladder").unwrap();
-        let mut best = f64::INFINITY;
+        let (mut alone, mut measured) = (f64::INFINITY, f64::INFINITY);
+        let steps = 5;
         for _ in 0..3 {
-            let mut stepper = DynComposed::lagrange_dirac(
-                system.clone(),
-                Discretization::Midpoint,
-                ConstraintDiscretization::Midpoint,
-                Direction::Forward,
-                Composition::TripleJump,
-            );
+            let new = || {
+                DynComposed::lagrange_dirac(
+                    system.clone(),
+                    Discretization::Midpoint,
+                    ConstraintDiscretization::Midpoint,
+                    Direction::Forward,
+                    Composition::TripleJump,
+                )
+            };
+            let mut stepper = new();
             let start = circuit.initial_state();
-            let (mut q, mut p) = (start.q, start.p);
+            let (mut q, mut p) = (start.q.clone(), start.p.clone());
             // One warm-up step (the first factorization, the units).
             let s = stepper.sub_step(0, 0.0, &q, &p, H).unwrap();
             (q, p) = (s.b, s.pi_b);
-            let steps = 5;
             let t0 = Instant::now();
             for k in 1..=steps {
                 let s = stepper.sub_step(k, k as f64 * H, &q, &p, H).unwrap();
                 (q, p) = (s.b, s.pi_b);
             }
-            best = best.min(t0.elapsed().as_secs_f64() / steps as f64);
+            alone = alone.min(t0.elapsed().as_secs_f64() / steps as f64);
             black_box(&q);
+            let mut stepper = new();
+            let mut state: DynState = start;
+            state = stepper.advance(0, &state, H, &mut Vec::new()).unwrap().to;
+            let t0 = Instant::now();
+            for k in 1..=steps {
+                state = stepper.advance(k, &state, H, &mut Vec::new()).unwrap().to;
+            }
+            measured = measured.min(t0.elapsed().as_secs_f64() / steps as f64);
+            black_box(&state);
         }
-        println!("{cells:>5} {:>15} {:>11.1}", 3 * cells + 1, best * 1e6);
-        times.push(best);
+        println!(
+            "{cells:>5} {:>15} {:>17.1} {:>18.1}",
+            3 * cells + 1,
+            alone * 1e6,
+            measured * 1e6
+        );
+        times.push((alone, measured));
     }
     println!(
-        "order 4: t_step(10000)/t_step(1000) = {:.2}",
-        times[1] / times[0]
+        "order 4: t_step(10000)/t_step(1000) = {:.2} alone, {:.2} with the energy",
+        times[1].0 / times[0].0,
+        times[1].1 / times[0].1
     );
 }
 

@@ -8,9 +8,10 @@
 //!
 //! What cannot run is refused, never relabelled: the Hamiltonian stepper (a
 //! circuit's Lagrangian is degenerate), tangents (degenerate steps),
-//! reduction (no symmetry), and at orders 4 and 6 time-dependent sources,
-//! loops of capacitors and voltage sources, and circuits of more than
-//! [`COMPOSED_MAX_UNKNOWNS`] unknowns.
+//! reduction (no symmetry), and at orders 4 and 6 time-dependent sources
+//! and loops of capacitors and voltage sources. At every size: the
+//! composed step and its energy measure (the constrained Legendre map)
+//! both follow the circuit's sparse structure (docs/theory.md §8.7, §11.4).
 
 use crate::dyn_runner::DynRunner;
 use crate::{
@@ -38,14 +39,6 @@ pub(crate) fn describe(circuit: &Circuit) -> ModelSummary {
     }
 }
 
-/// The largest circuit (coordinates + Kirchhoff rows) the composed orders
-/// run. The composed step itself is linear in the size (the step Jacobian
-/// is stored sparsely, docs/theory.md §11.4), but a run reports each
-/// composed step's energy through the constrained Legendre map, a dense
-/// KKT solve (docs/theory.md §8.7) whose cost grows as `(n + m)³`, where
-/// the sparse stepper of order 2 is linear.
-pub const COMPOSED_MAX_UNKNOWNS: usize = 400;
-
 /// A circuit at orders 4 and 6: its [`DynSystem`](diracvi_geometry::dynamic::DynSystem)
 /// form on the run-time core, from the circuit's initial charges and
 /// momenta (the currents of capacitors and sources solved from Kirchhoff's
@@ -70,13 +63,6 @@ fn composed(
             what: "orders 4 and 6 for a circuit with loops of capacitors and voltage sources \
                    (the composed step's energy needs the constrained Legendre map, which such \
                    a loop makes singular; use order 2)",
-        });
-    }
-    if circuit.coordinates() + circuit.node_count() > COMPOSED_MAX_UNKNOWNS {
-        return Err(RunError::CircuitUnsupported {
-            model: name.clone(),
-            what: "orders 4 and 6 for more than 400 coordinates + Kirchhoff rows (the composed \
-                   step's energy is a dense solve of that size at every step; use order 2)",
         });
     }
     let start = circuit.initial_state();

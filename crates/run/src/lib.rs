@@ -156,7 +156,6 @@ mod tolerance;
 mod writer;
 
 pub use accounting::{ACCOUNTING_MAX_COORDINATES, PartsAccounting};
-pub use circuit::COMPOSED_MAX_UNKNOWNS;
 pub use diracvi_discrete_dirac::{Composition, Direction, StepError};
 pub use diracvi_impact::ImpactError;
 pub use ensemble::{EnsembleOptions, SystemRun, ensemble_system, run_system};

@@ -4,14 +4,13 @@
 //! [`Composition`] coefficients, stage warm starts extrapolated from the
 //! earlier stages' mean velocities.
 
+use super::DynConstrainedLegendre;
 use super::{
     DynLagrangeDirac, DynOneStep, DynPositionCarry, DynStepOutput, DynStepTangent, DynSubStep,
     DynSubStepper,
 };
 use crate::{Composition, Direction, DynState, StepError, StepStats};
-use diracvi_geometry::dynamic::{
-    DynSystem, energy_dyn, legendre_jet_dyn, velocity_from_momentum_dyn,
-};
+use diracvi_geometry::dynamic::DynSystem;
 use diracvi_geometry::{ConstraintDiscretization, Discretization, GeometryError};
 use nalgebra::{DMatrix, DVector};
 
@@ -28,6 +27,10 @@ pub struct DynComposed<St> {
     /// Build each sub-step's tangent map as the product of its stages'
     /// ([`DynSubStepper::carry_tangents`]).
     tangents: bool,
+    /// The constrained Legendre map through which each sub-step's energy
+    /// is measured (dense or sparse KKT solves, as the system's structure
+    /// calls for; docs/theory.md §8.7).
+    legendre: DynConstrainedLegendre,
 }
 
 /// The mean velocities `d/τ` of the last two stages taken, with the times
@@ -109,6 +112,7 @@ impl<St: DynSubStepper> DynComposed<St> {
             "DynComposed::new: the adjoint stepper must run in the other direction of time"
         );
         let n = forward.system().coordinate_count();
+        let legendre = DynConstrainedLegendre::new(forward.system());
         Self {
             forward,
             adjoint,
@@ -116,6 +120,7 @@ impl<St: DynSubStepper> DynComposed<St> {
             carry: DynPositionCarry::new(n),
             history: StageHistory::default(),
             tangents: false,
+            legendre,
         }
     }
 
@@ -242,92 +247,6 @@ fn chain_stage(acc: &mut DynStepTangent, stage: DynStepTangent, w: f64) {
     acc.start = &stage.start * &acc.start;
 }
 
-/// The velocity of the momentum `p` on the constraint distribution (see
-/// [`constrained_velocity`](crate::constrained_velocity)): `v` with
-/// `∂L/∂v(q, v) = p + A(q)ᵀ ν`, `A(q) v = 0`. Returns `(v, ν)`.
-///
-/// # Errors
-/// [`GeometryError::LegendreNotInvertible`] when the KKT matrix is
-/// singular or Newton does not converge in 30 iterations.
-pub fn dyn_constrained_velocity<Sy: DynSystem + ?Sized>(
-    system: &Sy,
-    q: &DVector<f64>,
-    p: &DVector<f64>,
-) -> Result<(DVector<f64>, DVector<f64>), GeometryError> {
-    let (n, m) = (system.coordinate_count(), system.constraint_count());
-    if m == 0 {
-        return Ok((
-            velocity_from_momentum_dyn(&system, q, p, &DVector::zeros(n))?,
-            DVector::zeros(0),
-        ));
-    }
-    diracvi_geometry::ensure_finite("p", p.as_slice())?;
-    let mut rows = vec![0.0; m * n];
-    system.constraint_forms(q.as_slice(), &mut rows);
-    let forms = DMatrix::from_row_slice(m, n, &rows);
-    let (mut v, mut nu) = (DVector::<f64>::zeros(n), DVector::<f64>::zeros(m));
-    let size = n + m;
-    let scale = p.amax().max(1.0);
-    let mut residual = f64::INFINITY;
-    for iterations in 0..30 {
-        let (pv, hess) = legendre_jet_dyn(&system, q, &v);
-        let r1 = pv - p - forms.transpose() * &nu;
-        let r2 = &forms * &v;
-        residual = r1.amax() / scale;
-        let kkt = DMatrix::from_fn(size, size, |i, j| match (i < n, j < n) {
-            (true, true) => hess[(i, j)],
-            (true, false) => -forms[(j - n, i)],
-            (false, true) => forms[(i - n, j)],
-            (false, false) => 0.0,
-        });
-        let rhs = DVector::from_fn(size, |i, _| if i < n { r1[i] } else { r2[i - n] });
-        let Some(dx) = kkt.lu().solve(&rhs) else {
-            break;
-        };
-        if !dx.iter().all(|x| x.is_finite()) {
-            break;
-        }
-        let dv = dx.rows(0, n).into_owned();
-        v -= &dv;
-        nu -= dx.rows(n, m);
-        if dv.amax() <= 1e-14 * v.amax().max(1.0) && iterations > 0 {
-            return Ok((v, nu));
-        }
-    }
-    Err(GeometryError::LegendreNotInvertible {
-        q: q.as_slice().to_vec(),
-        residual,
-        iterations: 30,
-    })
-}
-
-/// The continuous energy `E(q, v)` at `(q, p)` with `v` from
-/// [`dyn_constrained_velocity`], and the constraint residual
-/// `max_a |h (A(q) v)_a| / max(1, |q|)` (see
-/// [`continuous_measures`](crate::continuous_measures)).
-///
-/// # Errors
-/// When the constrained Legendre map cannot be inverted.
-pub fn dyn_continuous_measures<Sy: DynSystem + ?Sized>(
-    system: &Sy,
-    q: &DVector<f64>,
-    p: &DVector<f64>,
-    h: f64,
-) -> Result<(f64, f64), GeometryError> {
-    let (n, m) = (system.coordinate_count(), system.constraint_count());
-    let (v, _) = dyn_constrained_velocity(system, q, p)?;
-    let energy = energy_dyn(&system, q, &v);
-    let residual = if m == 0 {
-        0.0
-    } else {
-        let mut rows = vec![0.0; m * n];
-        system.constraint_forms(q.as_slice(), &mut rows);
-        let forms = DMatrix::from_row_slice(m, n, &rows);
-        (forms * v).amax() * h.abs() / q.norm().max(1.0)
-    };
-    Ok((energy, residual))
-}
-
 impl<St: DynSubStepper> DynSubStepper for DynComposed<St> {
     type System = St::System;
 
@@ -393,13 +312,13 @@ impl<St: DynSubStepper> DynSubStepper for DynComposed<St> {
     }
 
     fn measures(
-        &self,
+        &mut self,
         _sub_start: &DVector<f64>,
         sub: &DynSubStep,
         h: f64,
     ) -> Result<(f64, f64), GeometryError> {
         let p = &sub.pi_b * self.forward.direction().sign();
-        dyn_continuous_measures(self.forward.system(), &sub.b, &p, h)
+        self.legendre.measures(self.forward.system(), &sub.b, &p, h)
     }
 }
 

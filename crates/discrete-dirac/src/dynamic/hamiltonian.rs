@@ -375,7 +375,7 @@ impl<Sy: DynSystem> DynSubStepper for DynNonholonomicHamiltonian<Sy> {
     fn reset_warm_start(&mut self) {}
 
     fn measures(
-        &self,
+        &mut self,
         a: &DVector<f64>,
         sub: &DynSubStep,
         h: f64,

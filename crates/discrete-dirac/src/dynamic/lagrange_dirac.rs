@@ -852,7 +852,7 @@ where
     }
 
     fn measures(
-        &self,
+        &mut self,
         a: &DVector<f64>,
         sub: &DynSubStep,
         h: f64,

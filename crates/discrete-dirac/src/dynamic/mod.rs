@@ -15,6 +15,7 @@
 //!   (the counterpart of [`integrate`](crate::integrate)).
 
 mod composition;
+mod constrained_legendre;
 mod degenerate;
 mod equations;
 mod hamiltonian;
@@ -22,7 +23,10 @@ mod lagrange_dirac;
 mod sparse_step;
 mod tangent;
 
-pub use composition::{DynComposed, dyn_constrained_velocity, dyn_continuous_measures};
+pub use composition::DynComposed;
+pub use constrained_legendre::{
+    DynConstrainedLegendre, dyn_constrained_velocity, dyn_continuous_measures,
+};
 pub use hamiltonian::DynNonholonomicHamiltonian;
 pub use lagrange_dirac::{DynLagrangeDirac, DynOrientedStep, dyn_step_measures};
 pub use tangent::{
@@ -192,7 +196,7 @@ pub trait DynSubStepper {
     /// # Errors
     /// When a geometric evaluation fails.
     fn measures(
-        &self,
+        &mut self,
         a: &DVector<f64>,
         sub: &DynSubStep,
         h: f64,

@@ -160,6 +160,32 @@ pub(super) fn forms_transpose_times_rows(
     }
 }
 
+/// `A(q) v` into `out` from forms stored as [`fill_forms`] does.
+pub(super) fn forms_times_rows(
+    rows: Option<&LagrangianTerms>,
+    forms: &[f64],
+    v: &DVector<f64>,
+    out: &mut DVector<f64>,
+) {
+    let Some(rows) = rows else {
+        let n = v.len();
+        for (r, o) in out.iter_mut().enumerate() {
+            *o = (0..n).map(|c| forms[r * n + c] * v[c]).sum();
+        }
+        return;
+    };
+    let mut offset = 0;
+    for r in 0..rows.len() {
+        let s = rows.stencil(r);
+        out[r] = s
+            .iter()
+            .enumerate()
+            .map(|(k, &c)| forms[offset + k] * v[c])
+            .sum();
+        offset += s.len();
+    }
+}
+
 /// The error of a sparse step whose `D12` is not taken term by term at
 /// this point (a gyroscopic force couples every coordinate).
 pub(super) fn not_termwise() -> GeometryError {

@@ -15,6 +15,7 @@ use super::chunk::{
     Buf, Scratch, blocks, constants, hyper_parts, read_block, seed_block, seed_first, seed_second,
     seed_second_into, with_width,
 };
+use super::terms::{BlockSink, Slots};
 use super::{DynSystem, LagrangianTerms, Term};
 use crate::ad::DenseConstant;
 use crate::{AdScalar, Discretization, GeometryError, Orientation};
@@ -281,7 +282,11 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         self.check("d", d.len())?;
         let b = sum(a, d);
         if let Some(terms) = self.termwise(a.as_slice(), d.as_slice()) {
-            self.jet_terms(terms, a.as_slice(), &b, d.as_slice(), h, out);
+            out.d12.fill(0.0);
+            // The dense `D12` is the terms' blocks' destination.
+            let mut d12 = std::mem::replace(&mut out.d12, DMatrix::zeros(0, 0));
+            self.jet_terms(terms, a.as_slice(), &b, d.as_slice(), h, out, &mut d12);
+            out.d12 = d12;
             return Ok(());
         }
         with_width!(a.len(), W => self.jet_w::<W>(a.as_slice(), &b, d.as_slice(), h, out));
@@ -372,8 +377,11 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         }
     }
 
-    /// [`jet_increment`](Self::jet_increment) summed term by term.
-    fn jet_terms(
+    /// [`jet_increment`](Self::jet_increment) summed term by term: `L_d`,
+    /// `D1`, `D2` into `out` (its `d12` is not touched), the terms' blocks
+    /// of `D12` into `d12` (a dense matrix, or sparse storage by slot).
+    #[allow(clippy::too_many_arguments)]
+    fn jet_terms<B: BlockSink>(
         &self,
         terms: &LagrangianTerms,
         a: &[f64],
@@ -381,11 +389,12 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         d: &[f64],
         h: f64,
         out: &mut DynLdJet,
+        d12: &mut B,
     ) {
         out.value = 0.0;
         out.d1.fill(0.0);
         out.d2.fill(0.0);
-        out.d12.fill(0.0);
+        let mut offset = 0;
         for e in 0..terms.len() {
             let s = terms.stencil(e);
             let term = Term {
@@ -400,8 +409,14 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
             }
             let gather = |x: &[f64]| Scratch::<f64, 8>::from_fn(s.len(), |i| x[s[i]]);
             let (ae, be, de) = (gather(a), gather(b), gather(d));
-            let mut sink = TermSink { jet: out, s };
+            let mut sink = TermSink {
+                jet: &mut *out,
+                s,
+                offset,
+                d12: &mut *d12,
+            };
             with_width!(s.len(), W => ld.jet_blocks::<W, _>(&ae, &be, &de, h, &mut sink));
+            offset += s.len() * s.len();
         }
     }
 
@@ -423,7 +438,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         d: &DVector<f64>,
         h: f64,
         out: &mut DynLdJet,
-        mut d12: impl FnMut(usize, f64),
+        d12: impl FnMut(usize, f64),
     ) -> Result<bool, GeometryError> {
         self.check("a", a.len())?;
         self.check("d", d.len())?;
@@ -431,34 +446,15 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
             return Ok(false);
         };
         let b = sum(a, d);
-        let (a, b, d) = (a.as_slice(), &b[..], d.as_slice());
-        out.value = 0.0;
-        out.d1.fill(0.0);
-        out.d2.fill(0.0);
-        let mut offset = 0;
-        for e in 0..terms.len() {
-            let s = terms.stencil(e);
-            let term = Term {
-                system: self.system,
-                e,
-                k: s.len(),
-            };
-            let ld = self.term(&term);
-            if s.is_empty() {
-                out.value += ld.raw::<f64, 1>(&[], &[], h);
-                continue;
-            }
-            let gather = |x: &[f64]| Scratch::<f64, 8>::from_fn(s.len(), |i| x[s[i]]);
-            let (ae, be, de) = (gather(a), gather(b), gather(d));
-            let mut sink = SlotSink {
-                jet: out,
-                s,
-                offset,
-                d12: &mut d12,
-            };
-            with_width!(s.len(), W => ld.jet_blocks::<W, _>(&ae, &be, &de, h, &mut sink));
-            offset += s.len() * s.len();
-        }
+        self.jet_terms(
+            terms,
+            a.as_slice(),
+            &b,
+            d.as_slice(),
+            h,
+            out,
+            &mut Slots(d12),
+        );
         Ok(true)
     }
 
@@ -847,42 +843,18 @@ impl JetSink for DynLdJet {
     }
 }
 
-/// One term's block, added into the whole jet at its stencil.
-struct TermSink<'j> {
-    jet: &'j mut DynLdJet,
-    s: &'j [usize],
-}
-
-impl JetSink for TermSink<'_> {
-    #[inline(always)]
-    fn value(&mut self, v: f64) {
-        self.jet.value += v;
-    }
-    #[inline(always)]
-    fn d1(&mut self, i: usize, v: f64) {
-        self.jet.d1[self.s[i]] += v;
-    }
-    #[inline(always)]
-    fn d2(&mut self, j: usize, v: f64) {
-        self.jet.d2[self.s[j]] += v;
-    }
-    #[inline(always)]
-    fn d12(&mut self, i: usize, j: usize, v: f64) {
-        self.jet.d12[(self.s[i], self.s[j])] += v;
-    }
-}
-
 /// One term's block: value and gradients added into the jet at its
-/// stencil, `D12` handed on by slot (see
+/// stencil, `D12` into a [`BlockSink`] (the whole jet's dense `D12`, or
+/// sparse storage by slot, see
 /// [`DynDiscreteLagrangian::jet_terms_increment`]).
-struct SlotSink<'j, F> {
+struct TermSink<'j, B> {
     jet: &'j mut DynLdJet,
     s: &'j [usize],
     offset: usize,
-    d12: &'j mut F,
+    d12: &'j mut B,
 }
 
-impl<F: FnMut(usize, f64)> JetSink for SlotSink<'_, F> {
+impl<B: BlockSink> JetSink for TermSink<'_, B> {
     #[inline(always)]
     fn value(&mut self, v: f64) {
         self.jet.value += v;
@@ -897,6 +869,6 @@ impl<F: FnMut(usize, f64)> JetSink for SlotSink<'_, F> {
     }
     #[inline(always)]
     fn d12(&mut self, i: usize, j: usize, v: f64) {
-        (self.d12)(self.offset + i * self.s.len() + j, v);
+        self.d12.add(self.s, self.offset, i, j, v);
     }
 }

@@ -2,7 +2,10 @@
 //! (the run-time-sized counterparts of the functions of [`System`](crate::System)).
 
 use super::boundary::violated_piece_dyn;
-use super::chunk::{Scratch, blocks, constants, hyper_parts, read_block, seed_block, with_width};
+use super::chunk::{
+    Buf, Scratch, blocks, constants, hyper_parts, read_block, seed_block, with_width,
+};
+use super::terms::{BlockSink, Slots};
 use super::{DynSystem, LagrangianTerms, TERMWISE_ABOVE, Term};
 use crate::{CONSTRAINT_TOLERANCE, GeometryError};
 use nalgebra::{DMatrix, DVector};
@@ -18,22 +21,9 @@ fn termwise<Sy: DynSystem>(system: &Sy, n: usize) -> Option<&LagrangianTerms> {
     (n > TERMWISE_ABOVE && terms.coordinate_count() == n).then_some(terms)
 }
 
-/// Term `e` of `terms` and the values of `q`, `v` on its stencil.
-fn term_data<'a, Sy: DynSystem>(
-    system: &'a Sy,
-    terms: &LagrangianTerms,
-    e: usize,
-    q: &DVector<f64>,
-    v: &DVector<f64>,
-) -> (Term<'a, Sy>, DVector<f64>, DVector<f64>) {
-    let s = terms.stencil(e);
-    let term = Term {
-        system,
-        e,
-        k: s.len(),
-    };
-    let gather = |x: &DVector<f64>| DVector::from_fn(s.len(), |i, _| x[s[i]]);
-    (term, gather(q), gather(v))
+/// `x` on the stencil `s` (on the stack for a stencil of at most 8).
+fn gather(x: &[f64], s: &[usize]) -> Buf<f64> {
+    Buf::from_fn(s.len(), |i| x[s[i]])
 }
 
 /// The momentum `p = ∂L/∂v(q, v)` (term by term for a system of more than
@@ -44,37 +34,46 @@ pub fn momentum_dyn<Sy: DynSystem>(
     v: &DVector<f64>,
 ) -> DVector<f64> {
     let n = q.len();
-    if let Some(terms) = termwise(system, n) {
-        let mut p = DVector::zeros(n);
-        for e in 0..terms.len() {
-            let s = terms.stencil(e);
-            if s.is_empty() {
-                continue;
-            }
-            let (term, qe, ve) = term_data(system, terms, e, q, v);
-            let pe = momentum_whole(&term, &qe, &ve);
-            for (i, &c) in s.iter().enumerate() {
-                p[c] += pe[i];
-            }
-        }
+    let mut p = DVector::zeros(n);
+    let Some(terms) = termwise(system, n) else {
+        momentum_into(system, q.as_slice(), v.as_slice(), p.as_mut_slice());
         return p;
+    };
+    for e in 0..terms.len() {
+        let s = terms.stencil(e);
+        if s.is_empty() {
+            continue;
+        }
+        let term = Term {
+            system,
+            e,
+            k: s.len(),
+        };
+        let mut pe = Buf::from_fn(s.len(), |_| 0.0);
+        momentum_into(
+            &term,
+            &gather(q.as_slice(), s),
+            &gather(v.as_slice(), s),
+            &mut pe,
+        );
+        for (i, &c) in s.iter().enumerate() {
+            p[c] += pe[i];
+        }
     }
-    momentum_whole(system, q, v)
+    p
 }
 
-/// [`momentum_dyn`] of the whole `L`, in chunks of directions.
-fn momentum_whole<Sy: DynSystem>(system: &Sy, q: &DVector<f64>, v: &DVector<f64>) -> DVector<f64> {
+/// [`momentum_dyn`] of the whole `L` into `p`, in chunks of directions.
+fn momentum_into<Sy: DynSystem>(system: &Sy, q: &[f64], v: &[f64], p: &mut [f64]) {
     let n = q.len();
-    let mut p = DVector::zeros(n);
     with_width!(n, W => {
-        let qd: Scratch<DualSVec<f64, W>, W> = constants(q.as_slice());
+        let qd: Scratch<DualSVec<f64, W>, W> = constants(q);
         for blk in blocks::<W>(n) {
-            let vd = seed_block::<W>(v.as_slice(), blk);
+            let vd = seed_block::<W>(v, blk);
             let l = system.lagrangian(&qd, &vd);
-            read_block(&l, blk.1, &mut p.as_mut_slice()[blk.0..]);
+            read_block(&l, blk.1, &mut p[blk.0..]);
         }
     });
-    p
 }
 
 /// The energy `E(q, v) = ⟨∂L/∂v, v⟩ − L(q, v)`.
@@ -99,57 +98,161 @@ pub fn legendre_jet_dyn<Sy: DynSystem>(
     v: &DVector<f64>,
 ) -> (DVector<f64>, DMatrix<f64>) {
     let n = q.len();
-    if let Some(terms) = termwise(system, n) {
-        let mut p = DVector::zeros(n);
-        let mut hess = DMatrix::zeros(n, n);
-        for e in 0..terms.len() {
-            let s = terms.stencil(e);
-            if s.is_empty() {
-                continue;
-            }
-            let (term, qe, ve) = term_data(system, terms, e, q, v);
-            let (pe, he) = legendre_jet_whole(&term, &qe, &ve);
-            for (i, &r) in s.iter().enumerate() {
-                p[r] += pe[i];
-                for (j, &c) in s.iter().enumerate() {
-                    hess[(r, c)] += he[(i, j)];
-                }
-            }
-        }
-        return (p, hess);
+    let mut p = DVector::zeros(n);
+    let mut hess = DMatrix::zeros(n, n);
+    match termwise(system, n) {
+        Some(terms) => legendre_terms(system, terms, q.as_slice(), v.as_slice(), &mut p, &mut hess),
+        None => legendre_jet_into(
+            system,
+            q.as_slice(),
+            v.as_slice(),
+            &mut Whole {
+                p: &mut p,
+                hess: &mut hess,
+            },
+        ),
     }
-    legendre_jet_whole(system, q, v)
+    (p, hess)
 }
 
-/// [`legendre_jet_dyn`] of the whole `L`, in chunks of directions.
-fn legendre_jet_whole<Sy: DynSystem>(
+/// [`legendre_jet_dyn`] for sparse storage of the Hessian (docs/theory.md
+/// §11.4): `p = ∂L/∂v(q, v)` into `p` and every term's block of
+/// `∂²L/∂v²` handed entry by entry to `hess(slot, value)`, where entry
+/// `(S_e[k], S_e[l])` of term `e` is at `slot = Σ_{f<e} |S_f|² + k |S_e| + l`
+/// — the slots of
+/// [`jet_terms_increment`](super::DynDiscreteLagrangian::jet_terms_increment),
+/// so a layout of the step Jacobian's `D12` places the Hessian too
+/// (several slots may name the same entry: their values add up). Returns
+/// `false`, with nothing written, when the Legendre map is not taken term
+/// by term (no terms declared, or at most [`TERMWISE_ABOVE`] coordinates).
+pub fn legendre_jet_terms_dyn<Sy: DynSystem>(
     system: &Sy,
     q: &DVector<f64>,
     v: &DVector<f64>,
-) -> (DVector<f64>, DMatrix<f64>) {
+    p: &mut DVector<f64>,
+    hess: impl FnMut(usize, f64),
+) -> bool {
+    let Some(terms) = termwise(system, q.len()) else {
+        return false;
+    };
+    p.fill(0.0);
+    legendre_terms(
+        system,
+        terms,
+        q.as_slice(),
+        v.as_slice(),
+        p,
+        &mut Slots(hess),
+    );
+    true
+}
+
+/// The terms' Legendre jets added into `p` and `hess` at their stencils.
+fn legendre_terms<Sy: DynSystem, B: BlockSink>(
+    system: &Sy,
+    terms: &LagrangianTerms,
+    q: &[f64],
+    v: &[f64],
+    p: &mut DVector<f64>,
+    hess: &mut B,
+) {
+    let mut offset = 0;
+    for e in 0..terms.len() {
+        let s = terms.stencil(e);
+        if s.is_empty() {
+            continue;
+        }
+        let term = Term {
+            system,
+            e,
+            k: s.len(),
+        };
+        let mut sink = TermBlock {
+            p: &mut *p,
+            s,
+            offset,
+            hess: &mut *hess,
+        };
+        legendre_jet_into(&term, &gather(q, s), &gather(v, s), &mut sink);
+        offset += s.len() * s.len();
+    }
+}
+
+/// Where the entries of a Legendre jet go.
+trait LegendreSink {
+    /// Entry `i` of `∂L/∂v` (given once).
+    fn p(&mut self, i: usize, v: f64);
+    /// Entry `(i, j)` of `∂²L/∂v²` (given once).
+    fn hess(&mut self, i: usize, j: usize, v: f64);
+}
+
+/// The whole jet: each entry written.
+struct Whole<'a> {
+    p: &'a mut DVector<f64>,
+    hess: &'a mut DMatrix<f64>,
+}
+
+impl LegendreSink for Whole<'_> {
+    #[inline(always)]
+    fn p(&mut self, i: usize, v: f64) {
+        self.p[i] = v;
+    }
+    #[inline(always)]
+    fn hess(&mut self, i: usize, j: usize, v: f64) {
+        self.hess[(i, j)] = v;
+    }
+}
+
+/// One term's jet, added at its stencil (the Hessian's block into a
+/// [`BlockSink`]).
+struct TermBlock<'a, B> {
+    p: &'a mut DVector<f64>,
+    s: &'a [usize],
+    offset: usize,
+    hess: &'a mut B,
+}
+
+impl<B: BlockSink> LegendreSink for TermBlock<'_, B> {
+    #[inline(always)]
+    fn p(&mut self, i: usize, v: f64) {
+        self.p[self.s[i]] += v;
+    }
+    #[inline(always)]
+    fn hess(&mut self, i: usize, j: usize, v: f64) {
+        self.hess.add(self.s, self.offset, i, j, v);
+    }
+}
+
+/// [`legendre_jet_dyn`] of the whole `L` into `sink`, in chunks of
+/// directions.
+fn legendre_jet_into<Sy: DynSystem, K: LegendreSink>(
+    system: &Sy,
+    q: &[f64],
+    v: &[f64],
+    sink: &mut K,
+) {
     let n = q.len();
-    let mut p = DVector::zeros(n);
-    let mut hess = DMatrix::zeros(n, n);
     with_width!(n, W => {
-        let qd: Scratch<HyperDualSVec64<W, W>, W> = constants(q.as_slice());
+        let qd: Scratch<HyperDualSVec64<W, W>, W> = constants(q);
         for bi in blocks::<W>(n) {
             for bj in blocks::<W>(n) {
-                let mut vd: Scratch<HyperDualSVec64<W, W>, W> = super::chunk::seed_first(v.as_slice(), bi);
+                let mut vd: Scratch<HyperDualSVec64<W, W>, W> = super::chunk::seed_first(v, bi);
                 super::chunk::seed_second_into(&mut vd, bj);
                 let l = system.lagrangian(&qd, &vd);
                 let (e1, _, e12) = hyper_parts(&l);
                 if bj.0 == 0 {
-                    p.as_mut_slice()[bi.0..bi.0 + bi.1].copy_from_slice(&e1[..bi.1]);
+                    for k in 0..bi.1 {
+                        sink.p(bi.0 + k, e1[k]);
+                    }
                 }
                 for k in 0..bi.1 {
                     for l in 0..bj.1 {
-                        hess[(bi.0 + k, bj.0 + l)] = e12[k][l];
+                        sink.hess(bi.0 + k, bj.0 + l, e12[k][l]);
                     }
                 }
             }
         }
     });
-    (p, hess)
 }
 
 /// The inverse Legendre map by Newton's method from `guess` (see
@@ -226,14 +329,38 @@ pub fn check_initial_dyn<Sy: DynSystem>(
     if let Some((piece, g)) = violated_piece_dyn(system, q0)? {
         return Err(GeometryError::InitialInadmissible { piece, g });
     }
-    let mut a = vec![0.0; m * n];
-    system.constraint_forms(q0.as_slice(), &mut a);
+    // The rows on their declared stencils (no `m × n` forms for a large
+    // sparse system; docs/theory.md §11.4), else the whole `A(q0)`.
+    let stencils = system
+        .constraint_stencils()
+        .filter(|rows| rows.len() == m && rows.coordinate_count() == n);
+    let a = match stencils {
+        Some(_) => Vec::new(),
+        None => {
+            let mut a = vec![0.0; m * n];
+            system.constraint_forms(q0.as_slice(), &mut a);
+            a
+        }
+    };
+    let (mut q_row, mut a_row) = (Vec::new(), Vec::new());
     let mut worst: Option<(usize, f64, f64, f64)> = None;
     for row in 0..m {
-        let forms = &a[row * n..(row + 1) * n];
-        let residual = (0..n).map(|i| forms[i] * v0[i]).sum::<f64>().abs();
-        let scale = (0..n)
-            .map(|i| (forms[i] * v0[i]).abs())
+        let (forms, columns) = match stencils {
+            Some(rows) => {
+                let s = rows.stencil(row);
+                q_row.clear();
+                q_row.extend(s.iter().map(|&i| q0[i]));
+                a_row.clear();
+                a_row.resize(s.len(), 0.0);
+                system.constraint_row(row, &q_row, &mut a_row);
+                (&a_row[..], Some(s))
+            }
+            None => (&a[row * n..(row + 1) * n], None),
+        };
+        let product = |k: usize| forms[k] * v0[columns.map_or(k, |s| s[k])];
+        let residual = (0..forms.len()).map(product).sum::<f64>().abs();
+        let scale = (0..forms.len())
+            .map(|k| product(k).abs())
             .sum::<f64>()
             .max(1.0);
         let tolerance = CONSTRAINT_TOLERANCE * scale;

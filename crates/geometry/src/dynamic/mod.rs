@@ -50,8 +50,8 @@ pub use hamiltonian::{
     hamiltonian_position_gradient_dyn,
 };
 pub use legendre::{
-    check_initial_dyn, energy_dyn, energy_scale_dyn, legendre_jet_dyn, momentum_dyn,
-    velocity_from_momentum_dyn,
+    check_initial_dyn, energy_dyn, energy_scale_dyn, legendre_jet_dyn, legendre_jet_terms_dyn,
+    momentum_dyn, velocity_from_momentum_dyn,
 };
 pub use lifted::ParamLifted;
 pub use param_second::{LagrangianParamSecond, lagrangian_parameter_second_forward};

@@ -11,6 +11,7 @@
 
 use super::DynSystem;
 use crate::{AdScalar, GeometryError};
+use nalgebra::DMatrix;
 
 /// The stencils of the terms of `L = Σ_e L_e(q_{S_e}, v_{S_e})`: for each
 /// term, the increasing list of the coordinates it reads (see
@@ -147,4 +148,31 @@ impl<Sy: DynSystem> DynSystem for Term<'_, Sy> {
         self.system.lagrangian_term(self.e, q, v)
     }
     fn constraint_forms<S: AdScalar>(&self, _q: &[S], _a: &mut [S]) {}
+}
+
+/// Where the terms' blocks of a matrix of second derivatives go (`D12 L_d`,
+/// `∂²L/∂v²`; docs/theory.md §11.4): one loop over the terms writes either
+/// into a dense `n × n` matrix or, slot by slot, into sparse storage.
+pub(crate) trait BlockSink {
+    /// Add `v` to entry `(s[i], s[j])`, of the block of the term with
+    /// stencil `s` whose slots start at `offset` (`Σ_{f<e} |S_f|²`).
+    fn add(&mut self, s: &[usize], offset: usize, i: usize, j: usize, v: f64);
+}
+
+/// A dense matrix: the entry at `(s[i], s[j])`.
+impl BlockSink for DMatrix<f64> {
+    #[inline(always)]
+    fn add(&mut self, s: &[usize], _offset: usize, i: usize, j: usize, v: f64) {
+        self[(s[i], s[j])] += v;
+    }
+}
+
+/// Sparse storage: the entry handed on by slot, `offset + i |s| + j`.
+pub(crate) struct Slots<F>(pub(crate) F);
+
+impl<F: FnMut(usize, f64)> BlockSink for Slots<F> {
+    #[inline(always)]
+    fn add(&mut self, s: &[usize], offset: usize, i: usize, j: usize, v: f64) {
+        (self.0)(offset + i * s.len() + j, v);
+    }
 }
