@@ -74,12 +74,14 @@ def test_circuit_errors_are_typed():
     assert e.value.kind == "Circuit"
     with pytest.raises(ModelError, match="no Hamiltonian"):
         diracvi.scenario("lc-ladder").run(steps=3, stepper="hamiltonian")
-    # Orders 4 and 6 run on the run-time core up to 400 unknowns.
-    r = diracvi.scenario("lc-ladder").run(steps=3, order=4)
-    assert r.summary["method"]["core"] == "run-time"
-    assert r.summary["method"]["order"] == 4
-    with pytest.raises(ModelError, match="orders 4 and 6"):
-        diracvi.scenario("lc-ladder", params={"cells": 200}).run(steps=3, order=4)
+    # Orders 4 and 6 run on the run-time core at any size (200 cells: 601
+    # coordinates + Kirchhoff rows, above the old cap of 400 unknowns).
+    for cells in (10, 200):
+        r = diracvi.scenario("lc-ladder", params={"cells": cells}).run(steps=3, order=4)
+        assert r.summary["method"]["core"] == "run-time"
+        assert r.summary["method"]["order"] == 4
+    with pytest.raises(ModelError, match="reduce"):
+        diracvi.scenario("lc-ladder").run(steps=3, reduce=True)
     with pytest.raises(ModelError, match="cells"):
         diracvi.scenario("lc-ladder", params={"cells": 0})
     with pytest.raises(ModelError, match="no-such.cir"):
