@@ -114,15 +114,10 @@ impl DynModelVisitor for Run {
 }
 
 /// The tracked Jacobian against second-order central differences of the
-/// run's final state; returns (relative difference, impacts, largest entry).
-/// Measured: 3e-9 to 6e-8 (dropping the boundary Hessian term of the law
-/// gives 1e2 on the ellipse).
-fn check(model: &str, steps: usize, direction: Direction, delta: f64) -> (f64, usize, f64) {
-    check_composed(model, steps, direction, delta, Composition::Single)
-}
-
-/// [`check`] for the composition `composition` of the symmetric midpoint
-/// step (with the continuous law at impacts).
+/// run's final state, for the composition `composition` of the symmetric
+/// midpoint step (with the continuous law at impacts); returns (relative
+/// difference, impacts, largest entry). Measured: 3e-9 to 6e-8 (dropping
+/// the boundary Hessian term of the law gives 1e2 on the ellipse).
 fn check_composed(
     model: &str,
     steps: usize,
@@ -167,6 +162,27 @@ fn check_composed(
     (worst / scale, base.impacts, scale)
 }
 
+/// Runs [`check_composed`] on every case (δ = 1e-6) and asserts that each
+/// crosses at least `min_impacts` impacts and that its tangent map equals
+/// the central differences to 3e-7, relative to the largest entry.
+fn check_cases(cases: &[(&str, usize, Direction, Composition)], min_impacts: usize) {
+    for &(model, steps, direction, composition) in cases {
+        let (e, impacts, scale) = check_composed(model, steps, direction, 1e-6, composition);
+        eprintln!(
+            "{model} {direction:?} {composition:?}: {impacts} impacts, |J| {scale:.2e}, \
+             relative {e:.2e}"
+        );
+        assert!(
+            impacts >= min_impacts,
+            "{model}: {impacts} impacts, the check needs {min_impacts}"
+        );
+        assert!(
+            e < 3e-7,
+            "{model} {direction:?} {composition:?}: relative difference {e:.2e}"
+        );
+    }
+}
+
 #[test]
 fn jacobian_through_impacts_matches_central_differences_of_whole_runs() {
     // (model, steps, direction): impacts on a floor (particle, ellipse),
@@ -174,22 +190,17 @@ fn jacobian_through_impacts_matches_central_differences_of_whole_runs() {
     // Central differences with δ = 1e-6 are good to ~1e-9 here; longer
     // ellipse runs grow |J| past 1e4 and the differences, not the tangent,
     // lose accuracy (at 300 steps: 6e-7 with δ = 1e-5, 6e-9 with 1e-6).
-    for (model, steps, direction) in [
-        ("particle", 400, Direction::Forward),
-        ("particle", 400, Direction::Backward),
-        ("ellipse", 300, Direction::Forward),
-        ("pendulum", 1500, Direction::Forward),
-        ("pendulum", 1500, Direction::Backward),
-        ("disk-wall", 600, Direction::Forward),
-    ] {
-        let (e, impacts, scale) = check(model, steps, direction, 1e-6);
-        eprintln!("{model} {direction:?}: {impacts} impacts, |J| {scale:.2e}, relative {e:.2e}");
-        assert!(impacts >= 1, "{model}: the run must cross an impact");
-        assert!(
-            e < 3e-7,
-            "{model} {direction:?}: relative difference {e:.2e}"
-        );
-    }
+    check_cases(
+        &[
+            ("particle", 400, Direction::Forward, Composition::Single),
+            ("particle", 400, Direction::Backward, Composition::Single),
+            ("ellipse", 300, Direction::Forward, Composition::Single),
+            ("pendulum", 1500, Direction::Forward, Composition::Single),
+            ("pendulum", 1500, Direction::Backward, Composition::Single),
+            ("disk-wall", 600, Direction::Forward, Composition::Single),
+        ],
+        1,
+    );
 }
 
 /// Orders 4 and 6: the composed step's tangent map (the product of its
@@ -198,36 +209,28 @@ fn jacobian_through_impacts_matches_central_differences_of_whole_runs() {
 /// backward.
 #[test]
 fn composed_jacobian_through_impacts_matches_central_differences_of_whole_runs() {
-    for (model, steps, direction, composition) in [
-        ("particle", 400, Direction::Forward, Composition::TripleJump),
-        ("particle", 400, Direction::Backward, Composition::KahanLi6),
-        ("ellipse", 300, Direction::Forward, Composition::TripleJump),
-        ("ellipse", 300, Direction::Backward, Composition::TripleJump),
-        (
-            "pendulum",
-            1500,
-            Direction::Forward,
-            Composition::TripleJump,
-        ),
-        ("pendulum", 1500, Direction::Backward, Composition::Suzuki5),
-        (
-            "disk-wall",
-            600,
-            Direction::Forward,
-            Composition::TripleJump,
-        ),
-    ] {
-        let (e, impacts, scale) = check_composed(model, steps, direction, 1e-6, composition);
-        eprintln!(
-            "{model} {direction:?} {composition:?}: {impacts} impacts, |J| {scale:.2e}, \
-             relative {e:.2e}"
-        );
-        assert!(impacts >= 1, "{model}: the run must cross an impact");
-        assert!(
-            e < 3e-7,
-            "{model} {direction:?} {composition:?}: relative difference {e:.2e}"
-        );
-    }
+    check_cases(
+        &[
+            ("particle", 400, Direction::Forward, Composition::TripleJump),
+            ("particle", 400, Direction::Backward, Composition::KahanLi6),
+            ("ellipse", 300, Direction::Forward, Composition::TripleJump),
+            ("ellipse", 300, Direction::Backward, Composition::TripleJump),
+            (
+                "pendulum",
+                1500,
+                Direction::Forward,
+                Composition::TripleJump,
+            ),
+            ("pendulum", 1500, Direction::Backward, Composition::Suzuki5),
+            (
+                "disk-wall",
+                600,
+                Direction::Forward,
+                Composition::TripleJump,
+            ),
+        ],
+        1,
+    );
 }
 
 #[test]
@@ -286,34 +289,23 @@ fn a_law_without_a_derivative_is_refused_at_the_first_impact() {
 /// 3.6e-9; pendulum 6 and 7 impacts, 1.1e-8 and 6.7e-8.
 #[test]
 fn jacobian_through_five_or_more_impacts_matches_central_differences() {
-    for (model, steps, direction, composition) in [
-        ("particle", 2000, Direction::Forward, Composition::Single),
-        (
-            "particle",
-            2000,
-            Direction::Backward,
-            Composition::TripleJump,
-        ),
-        ("pendulum", 8000, Direction::Forward, Composition::Single),
-        (
-            "pendulum",
-            8000,
-            Direction::Backward,
-            Composition::TripleJump,
-        ),
-    ] {
-        let (e, impacts, scale) = check_composed(model, steps, direction, 1e-6, composition);
-        eprintln!(
-            "{model} {direction:?} {composition:?}: {impacts} impacts, |J| {scale:.2e}, \
-             relative {e:.2e}"
-        );
-        assert!(
-            impacts >= 5,
-            "{model}: {impacts} impacts, the check needs five"
-        );
-        assert!(
-            e < 3e-7,
-            "{model} {direction:?} {composition:?}: relative difference {e:.2e}"
-        );
-    }
+    check_cases(
+        &[
+            ("particle", 2000, Direction::Forward, Composition::Single),
+            (
+                "particle",
+                2000,
+                Direction::Backward,
+                Composition::TripleJump,
+            ),
+            ("pendulum", 8000, Direction::Forward, Composition::Single),
+            (
+                "pendulum",
+                8000,
+                Direction::Backward,
+                Composition::TripleJump,
+            ),
+        ],
+        5,
+    );
 }
