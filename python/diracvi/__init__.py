@@ -26,7 +26,14 @@ from typing import Any, Iterable, List, Mapping, Optional, Sequence, Union
 
 from . import _diracvi
 from ._diracvi import Scenario, __version__
-from ._errors import DiracviError, ImpactError, ModelError, NumericalError, StepError
+from ._errors import (
+    DiracviError,
+    ImpactError,
+    ModelError,
+    ModelTypeError,
+    NumericalError,
+    StepError,
+)
 from ._results import EnsembleResult, ImpactTable, RunResult
 
 __all__ = [
@@ -36,6 +43,7 @@ __all__ = [
     "ImpactTable",
     "Model",
     "ModelError",
+    "ModelTypeError",
     "ModelInfo",
     "NumericalError",
     "ParameterInfo",

@@ -39,6 +39,10 @@ class ModelError(DiracviError, ValueError):
     """Invalid input (model, parameter, initial data, h, t_end, scenario TOML,
     too many steps, Hamiltonian stepper without a Hamiltonian)."""
 
+class ModelTypeError(ModelError, TypeError):
+    """A string where a number or an array of numbers is needed (``h="x"``):
+    both a ModelError (kind ``IllTypedParameter``) and a TypeError."""
+
 class NumericalError(DiracviError, RuntimeError):
     """A failure of the numerics during an integration."""
 

@@ -58,6 +58,13 @@ class ModelError(DiracviError, ValueError):
     first step."""
 
 
+class ModelTypeError(ModelError, TypeError):
+    """A value of the wrong type for its key: a string where a number or an
+    array of numbers is needed (``h="x"``, ``params={"m": "heavy"}``). Both
+    a :class:`ModelError` (``kind`` ``IllTypedParameter``) and a
+    ``TypeError``."""
+
+
 class NumericalError(DiracviError, RuntimeError):
     """A failure of the numerics during an integration; ``step`` and ``t``
     say where."""

@@ -3,6 +3,7 @@
 //! | Rust | Python |
 //! |---|---|
 //! | `ModelError` (any variant), `RunError::{NoHamiltonian, TooManySteps, StepsOverLimit, InitialState}` | `diracvi.ModelError` (a `ValueError`) |
+//! | `ModelError::IllTypedParameter` for a Python `str` where a number is needed | `diracvi.ModelTypeError` (a `ModelError` and a `TypeError`) |
 //! | `RunError::Integration` with `ImpactError::Step` | `diracvi.StepError` (a `NumericalError`) |
 //! | `RunError::Integration`, any other `ImpactError` | `diracvi.ImpactError` (a `NumericalError`) |
 //!
@@ -67,6 +68,17 @@ fn raise(py: Python<'_>, class: &str, message: String, attrs: &Bound<'_, PyDict>
 /// A run error as a Python exception; `run_index` (ensembles) prefixes the
 /// message with `run i: ` and is stored on the exception.
 pub fn run_error(py: Python<'_>, e: &RunError, run_index: Option<usize>) -> PyErr {
+    run_error_as(py, e, run_index, None)
+}
+
+/// [`run_error`], raised as `class` instead of the class the error maps to
+/// when `as_class` is given.
+fn run_error_as(
+    py: Python<'_>,
+    e: &RunError,
+    run_index: Option<usize>,
+    as_class: Option<&str>,
+) -> PyErr {
     let attrs = PyDict::new(py);
     let message = match run_index {
         Some(i) => format!("run {i}: {e}"),
@@ -91,12 +103,18 @@ pub fn run_error(py: Python<'_>, e: &RunError, run_index: Option<usize>) -> PyEr
     if let Err(err) = filled {
         return err;
     }
-    raise(py, class, message, &attrs)
+    raise(py, as_class.unwrap_or(class), message, &attrs)
 }
 
 /// A scenario error as `diracvi.ModelError`.
 pub fn model_error(py: Python<'_>, e: ModelError) -> PyErr {
     run_error(py, &RunError::Model(e), None)
+}
+
+/// A scenario error for a value of the wrong type as
+/// `diracvi.ModelTypeError` (a `ModelError` and a `TypeError`).
+pub fn model_type_error(py: Python<'_>, e: ModelError) -> PyErr {
+    run_error_as(py, &RunError::Model(e), None, Some("ModelTypeError"))
 }
 
 /// A bad stepper or impact-law name as `ValueError`.

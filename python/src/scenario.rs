@@ -1,15 +1,15 @@
 //! `diracvi.Scenario` and `diracvi.models()`.
 
 use crate::convert::{run_result, set_text};
-use crate::errors::{choice_error, model_error, run_error};
-use diracvi_models::{Scenario, catalogue};
+use crate::errors::{choice_error, model_error, model_type_error, run_error};
+use diracvi_models::{ModelError, Scenario, catalogue};
 use diracvi_run::{
     Direction, Impacts, Order, RecordBuffer, RecordSink, RunError, RunOutcome, RunPlan, Stepper,
     ToleranceChoice, describe, execute, execute_with_tolerance, step_count,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use std::path::PathBuf;
 use toml::Value;
 
@@ -181,7 +181,19 @@ pub fn set_value(
     value: &Bound<'_, PyAny>,
 ) -> PyResult<()> {
     let text = set_text(key, value)?;
-    scenario.set(key, &text).map_err(|e| model_error(py, e))
+    scenario.set(key, &text).map_err(|e| {
+        // A string where a number is needed is a wrong type, not a wrong
+        // value (`h="x"`); the string-valued keys take strings.
+        let string_key = matches!(key.trim(), "discretization" | "constraint" | "model");
+        if matches!(e, ModelError::IllTypedParameter { .. })
+            && value.is_instance_of::<PyString>()
+            && !string_key
+        {
+            model_type_error(py, e)
+        } else {
+            model_error(py, e)
+        }
+    })
 }
 
 /// A TOML value as a Python object.

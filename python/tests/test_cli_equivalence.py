@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,33 +14,36 @@ import pytest
 import diracvi
 
 #: Every model with its paper defaults (Lagrange–Dirac), plus the
-#: Hamiltonian stepper where the model has a Hamiltonian, and backward runs.
-CASES = [(m.name, "lagrange", False) for m in diracvi.models()] + [
-    ("particle", "hamiltonian", False),
-    ("ellipse", "hamiltonian", False),
-    ("pendulum", "hamiltonian", False),
-    ("disk-table", "hamiltonian", False),
-    ("star", "lagrange", True),
-    ("pendulum", "lagrange", True),
+#: Hamiltonian stepper where the model has a Hamiltonian, backward runs, and
+#: the reduced runs of every model that declares a symmetry.
+CASES = [(m.name, "lagrange", False, False) for m in diracvi.models()] + [
+    ("particle", "hamiltonian", False, False),
+    ("ellipse", "hamiltonian", False, False),
+    ("pendulum", "hamiltonian", False, False),
+    ("disk-table", "hamiltonian", False, False),
+    ("star", "lagrange", True, False),
+    ("pendulum", "lagrange", True, False),
+    ("particle", "lagrange", False, True),
+    ("pendulum", "lagrange", False, True),
+    ("disk-table", "lagrange", False, True),
 ]
+
+MODELS = Path(__file__).resolve().parents[2] / "models"
 
 
 def bits(xs) -> list:
     return [float(x).hex() for x in np.ravel(np.asarray(xs, dtype=float))]
 
 
-@pytest.mark.parametrize("model, stepper, backward", CASES)
-def test_python_equals_cli(cli, tmp_path, model, stepper, backward):
+def assert_equals_cli(cli, tmp_path, cli_args, r):
+    """`diracvi run <cli_args>` with a JSON trajectory and summary equals the
+    Python run `r`: records, impacts and the summary, key for key."""
     out = tmp_path / "run.json"
-    args = [str(cli), "run", model, "--stepper", stepper, "--out", str(out), "--summary", "json", "-q"]
-    if backward:
-        args.append("--backward")
+    args = [str(cli), "run", *cli_args, "--out", str(out), "--summary", "json", "-q"]
     proc = subprocess.run(args, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     cli_summary = json.loads(proc.stdout)
     cli_run = json.loads(out.read_text())
-
-    r = diracvi.scenario(model).run(stepper=stepper, backward=backward)
 
     # Records: every step, bit for bit.
     recs = cli_run["records"]
@@ -69,6 +73,46 @@ def test_python_equals_cli(cli, tmp_path, model, stepper, backward):
     assert bits(s["impact_times"]) == bits(cli_summary["impact_times"])
     assert bits(s["final_state"]["q"]) == bits(cli_summary["final_state"]["q"])
     assert float(s["final_state"]["t"]).hex() == float(cli_summary["final_state"]["t"]).hex()
+    return cli_summary
+
+
+@pytest.mark.parametrize("model, stepper, backward, reduce", CASES)
+def test_python_equals_cli(cli, tmp_path, model, stepper, backward, reduce):
+    args = [model, "--stepper", stepper]
+    if backward:
+        args.append("--backward")
+    if reduce:
+        args.append("--reduce")
+    r = diracvi.scenario(model).run(stepper=stepper, backward=backward, reduce=reduce)
+    cli_summary = assert_equals_cli(cli, tmp_path, args, r)
+    if reduce:
+        assert cli_summary["reduction"] is not None
+        assert r.summary["reduction"]["kind"] in ("Routh", "Chaplygin")
+    else:
+        assert cli_summary["reduction"] is None
+
+
+#: Model files (with walls, nonholonomic, composed, one of the run-time
+#: core's larger sizes, backward) with the options they take.
+FILE_CASES = [
+    ("ellipse", {}),
+    ("sleigh", {}),
+    ("double-pendulum", {"order": 4}),
+    ("three-sleighs", {"backward": True}),
+    ("particle", {"backward": True}),
+]
+
+
+@pytest.mark.parametrize("name, options", FILE_CASES)
+def test_model_file_python_equals_cli(cli, tmp_path, name, options):
+    path = MODELS / f"{name}.toml"
+    args = ["--model-file", str(path), "--t-end", "1"]
+    if options.get("order"):
+        args += ["--order", str(options["order"])]
+    if options.get("backward"):
+        args.append("--backward")
+    r = diracvi.Model.from_file(path).scenario(t_end=1.0).run(**options)
+    assert_equals_cli(cli, tmp_path, args, r)
 
 
 def test_overrides_equal_cli_set(cli):

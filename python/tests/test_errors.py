@@ -74,6 +74,11 @@ def test_set_is_atomic_and_typed():
         (lambda sc: diracvi.Scenario(3), TypeError),
         (lambda sc: diracvi.scenario("pendulum", params=5), TypeError),
         (lambda sc: diracvi.scenario("pendulum", h=object()), TypeError),
+        (lambda sc: diracvi.scenario("pendulum", h="x"), TypeError),
+        (lambda sc: diracvi.scenario("pendulum", t_end="long"), TypeError),
+        (lambda sc: diracvi.scenario("pendulum", params={"m": "heavy"}), TypeError),
+        (lambda sc: diracvi.scenario("pendulum", q="up"), TypeError),
+        (lambda sc: sc.set("h", "x"), TypeError),
         (lambda sc: diracvi.Scenario.from_file("/nonexistent/scenario.toml"), FileNotFoundError),
     ],
 )
@@ -111,3 +116,19 @@ def test_exceptions_pickle():
     e = pickle.loads(pickle.dumps(info.value))
     assert type(e) is StepError and str(e) == str(info.value)
     assert (e.kind, e.step, e.t) == (info.value.kind, info.value.step, info.value.t)
+
+
+def test_a_string_for_a_number_is_a_type_error_and_a_model_error():
+    # h="x": the wrong type, raised as ModelTypeError (a TypeError and a
+    # ModelError with kind IllTypedParameter); a bad value of a string key
+    # stays a ModelError that is not a TypeError.
+    with pytest.raises(diracvi.ModelTypeError) as info:
+        diracvi.scenario("pendulum", h="x")
+    e = info.value
+    assert isinstance(e, TypeError) and isinstance(e, diracvi.ModelError)
+    assert e.kind == "IllTypedParameter" and "'h'" in str(e) and "x" in str(e)
+    with pytest.raises(diracvi.ModelError) as info:
+        diracvi.scenario("pendulum", discretization="sideways")
+    assert not isinstance(info.value, TypeError)
+    # A number written as a string is still read, as in scenario files.
+    assert diracvi.scenario("pendulum", h="0.01").h == pytest.approx(0.01)
