@@ -27,11 +27,18 @@ use diracvi_geometry::dynamic::{
 use diracvi_geometry::{ConstraintDiscretization, GeometryError};
 use nalgebra::{DMatrix, DVector};
 
+/// The velocity `v` and the multipliers `ν` the map solves for.
+pub type VelocityAndMultipliers = (DVector<f64>, DVector<f64>);
+
 /// Newton iterations of the constrained Legendre map before it gives up.
 const ITERATIONS: usize = 30;
 
 /// The constrained Legendre map of one system with the solver its
-/// structure calls for (see the [module documentation](self)): built once
+/// structure calls for: `∂L/∂v(q, v) = p + A(q)ᵀ ν`, `A(q) v = 0` by Newton
+/// on the KKT system `[[∂²L/∂v², −Aᵀ], [A, 0]]` (docs/theory.md §8.7),
+/// whose pattern is the midpoint step Jacobian's, so the dense LU for a
+/// small or densely coupled system and the sparse LU over the step's
+/// pattern for a large sparse one ([`StructuredLu::for_step`]). Built once
 /// (the sparse pattern's analysis and the buffers), then solved at every
 /// step without `n²` work.
 #[derive(Debug, Clone)]
@@ -107,7 +114,7 @@ impl DynConstrainedLegendre {
         system: &Sy,
         q: &DVector<f64>,
         p: &DVector<f64>,
-    ) -> Result<(DVector<f64>, DVector<f64>), GeometryError> {
+    ) -> Result<VelocityAndMultipliers, GeometryError> {
         match &mut self.sparse {
             Some(kkt) => match kkt.velocity(system, q, p)? {
                 Some(solution) => Ok(solution),
@@ -158,7 +165,7 @@ impl SparseKkt {
         system: &Sy,
         q: &DVector<f64>,
         p: &DVector<f64>,
-    ) -> Result<Option<(DVector<f64>, DVector<f64>)>, GeometryError> {
+    ) -> Result<Option<VelocityAndMultipliers>, GeometryError> {
         diracvi_geometry::ensure_finite("q", q.as_slice())?;
         diracvi_geometry::ensure_finite("p", p.as_slice())?;
         let (n, m) = (system.coordinate_count(), system.constraint_count());
@@ -251,7 +258,7 @@ pub fn dyn_constrained_velocity<Sy: DynSystem + ?Sized>(
     system: &Sy,
     q: &DVector<f64>,
     p: &DVector<f64>,
-) -> Result<(DVector<f64>, DVector<f64>), GeometryError> {
+) -> Result<VelocityAndMultipliers, GeometryError> {
     DynConstrainedLegendre::new(&system).velocity(&system, q, p)
 }
 
@@ -276,7 +283,7 @@ fn dense_velocity<Sy: DynSystem>(
     system: &Sy,
     q: &DVector<f64>,
     p: &DVector<f64>,
-) -> Result<(DVector<f64>, DVector<f64>), GeometryError> {
+) -> Result<VelocityAndMultipliers, GeometryError> {
     let (n, m) = (system.coordinate_count(), system.constraint_count());
     if m == 0 {
         return Ok((
