@@ -178,4 +178,7 @@ def test_heavy_top_reports_its_invariants():
     assert all(v["max_abs_deviation"] < 1e-12 for v in inv.values())
     free = diracvi.scenario("heavy-top", params={"g": 0.0}).run(steps=10)
     assert list(free.summary["invariants"]) == ["pi_x", "pi_y", "pi_z", "Pi_3"]
-    assert diracvi.scenario("particle").run(steps=10).summary["invariants"] == {}
+    assert diracvi.scenario("pendulum").run(steps=10).summary["invariants"] == {}
+    # a reduced run reports them on its reconstructed states
+    inv = diracvi.scenario("particle").run(reduce=True).summary["invariants"]
+    assert list(inv) == ["p_x"] and inv["p_x"]["max_abs_deviation"] <= 1e-14

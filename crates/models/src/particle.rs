@@ -94,6 +94,18 @@ impl Model<2, 0> for Particle {
         "floor y >= 0".into()
     }
 
+    /// The horizontal momentum `p_x = m ẋ`: `x` is cyclic in `L` and the
+    /// floor `y ≥ 0`, so every run keeps it exactly, through impacts too
+    /// (the impulse is along `dy`), and a reduced run fixes it (Routh
+    /// reduction by `x`, docs/theory.md §7).
+    fn invariant_names(&self) -> Vec<String> {
+        vec!["p_x".into()]
+    }
+
+    fn invariant_values(&self, _q: &SVector<f64, 2>, p: &SVector<f64, 2>, out: &mut [f64]) {
+        out[0] = p[0];
+    }
+
     fn drawing(&self) -> Option<&dyn Drawing<2>> {
         Some(self)
     }

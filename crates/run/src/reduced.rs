@@ -4,7 +4,7 @@
 //! states are reconstructed step by step, so records, impacts and summaries
 //! have the full system's shape.
 
-use crate::drive::{drive_impacts, finish};
+use crate::drive::{Watch, drive_impacts, finish};
 use crate::{
     Core, Impacts, Method, RecordSink, ReductionSummary, RunError, RunOutcome, RunPlan, Stepper,
 };
@@ -91,15 +91,29 @@ impl ReducedModelVisitor for ReducedRunner<'_> {
             method.constraint,
             method.direction,
         );
+        // the model's invariants, on the reconstructed full states
+        let eval = |q: &[f64], p: &[f64], out: &mut [f64]| {
+            let at = nalgebra::SVector::<f64, N>::from_column_slice;
+            model.invariants(&at(q), &at(p), out)
+        };
+        let invariants;
         macro_rules! run {
-            ($integrator:expr) => {
-                drive_impacts(
-                    &mut Reconstructing::new(
-                        $integrator,
-                        reduced,
-                        setup.discretization,
-                        initial_reduced,
-                    ),
+            ($integrator:expr) => {{
+                let mut reconstructing = Reconstructing::new(
+                    $integrator,
+                    reduced,
+                    setup.discretization,
+                    initial_reduced,
+                );
+                let mut watched = Watch::new(
+                    &mut reconstructing,
+                    model.invariant_names(),
+                    &eval,
+                    initial.q.as_slice(),
+                    initial.p.as_slice(),
+                );
+                let driven = drive_impacts(
+                    &mut watched,
                     initial,
                     setup.h,
                     options,
@@ -108,8 +122,10 @@ impl ReducedModelVisitor for ReducedRunner<'_> {
                     sink,
                     progress,
                 )
-                .map_err(failed)?
-            };
+                .map_err(failed)?;
+                invariants = watched.finish();
+                driven
+            }};
         }
         let coordinates = model.coordinates();
         let reduction = ReductionSummary {
@@ -125,6 +141,7 @@ impl ReducedModelVisitor for ReducedRunner<'_> {
         let (trajectory, impacts) = run!(ImpactIntegrator::with_law(stepper, law));
         Ok(RunOutcome {
             reduction: Some(reduction),
+            invariants,
             ..finish(
                 trajectory,
                 impacts,
