@@ -171,6 +171,17 @@ impl Model<3, 0> for Ellipse {
         "floor y >= sqrt(a^2 sin^2θ + b^2 cos^2θ)".into()
     }
 
+    /// The horizontal momentum `p_x = m ẋ`: `x` is cyclic in `L` and in
+    /// every floor piece, so every run keeps it exactly, through impacts
+    /// too (the impulses have no `dx` component).
+    fn invariant_names(&self) -> Vec<String> {
+        vec!["p_x".into()]
+    }
+
+    fn invariant_values(&self, _q: &SVector<f64, 3>, p: &SVector<f64, 3>, out: &mut [f64]) {
+        out[0] = p[1];
+    }
+
     fn drawing(&self) -> Option<&dyn Drawing<3>> {
         Some(self)
     }
