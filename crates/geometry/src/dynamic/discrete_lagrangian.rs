@@ -562,16 +562,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         let n = a.len();
         if let Some(terms) = self.termwise(a, d) {
             out.fill(0.0);
-            for e in 0..terms.len() {
-                let s = terms.stencil(e);
-                if s.is_empty() {
-                    continue;
-                }
-                let term = Term {
-                    system: self.system,
-                    e,
-                    k: s.len(),
-                };
+            for (s, term) in Term::nonempty(self.system, terms) {
                 let gather = |x: &[f64]| Scratch::<f64, 8>::from_fn(s.len(), |i| x[s[i]]);
                 let (ae, be, de) = (gather(a), gather(b), gather(d));
                 with_width!(s.len(), W => self.term(&term).gradient_blocks::<W>(

@@ -39,16 +39,7 @@ pub fn momentum_dyn<Sy: DynSystem>(
         momentum_into(system, q.as_slice(), v.as_slice(), p.as_mut_slice());
         return p;
     };
-    for e in 0..terms.len() {
-        let s = terms.stencil(e);
-        if s.is_empty() {
-            continue;
-        }
-        let term = Term {
-            system,
-            e,
-            k: s.len(),
-        };
+    for (s, term) in Term::nonempty(system, terms) {
         let mut pe = Buf::from_fn(s.len(), |_| 0.0);
         momentum_into(
             &term,
@@ -157,16 +148,7 @@ fn legendre_terms<Sy: DynSystem, B: BlockSink>(
     hess: &mut B,
 ) {
     let mut offset = 0;
-    for e in 0..terms.len() {
-        let s = terms.stencil(e);
-        if s.is_empty() {
-            continue;
-        }
-        let term = Term {
-            system,
-            e,
-            k: s.len(),
-        };
+    for (s, term) in Term::nonempty(system, terms) {
         let mut sink = TermBlock {
             p: &mut *p,
             s,

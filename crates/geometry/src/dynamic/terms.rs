@@ -136,6 +136,27 @@ pub(crate) struct Term<'a, Sy> {
     pub(crate) k: usize,
 }
 
+impl<'a, Sy> Term<'a, Sy> {
+    /// The terms of `terms` that read at least one coordinate, each with
+    /// its stencil `S_e`, in order (a constant term has no derivative).
+    pub(crate) fn nonempty(
+        system: &'a Sy,
+        terms: &'a LagrangianTerms,
+    ) -> impl Iterator<Item = (&'a [usize], Term<'a, Sy>)> {
+        (0..terms.len()).filter_map(move |e| {
+            let s = terms.stencil(e);
+            (!s.is_empty()).then_some((
+                s,
+                Term {
+                    system,
+                    e,
+                    k: s.len(),
+                },
+            ))
+        })
+    }
+}
+
 impl<Sy: DynSystem> DynSystem for Term<'_, Sy> {
     fn coordinate_count(&self) -> usize {
         self.k
