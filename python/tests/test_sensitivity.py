@@ -48,7 +48,6 @@ def test_sensitivity_equals_the_cli(cli):
     [
         (None, ("g",), {}, "SensitivityUnsupported"),
         (PENDULUM, ("nope",), {}, "UnknownSensitivityParameter"),
-        (PENDULUM, ("g",), {"order": 4}, "SensitivityUnsupported"),
     ],
 )
 def test_refusals_raise_model_error(model, names, kwargs, kind):

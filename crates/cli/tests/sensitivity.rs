@@ -302,7 +302,9 @@ fn what_cannot_be_differentiated_is_refused_with_a_usage_error() {
             && e.contains("\"solve\""),
         "{e}"
     );
-    for extra in [&["--order", "4"][..], &["--stepper", "hamiltonian"][..]] {
+    // (orders 4 and 6 give sensitivities since the composed step carries
+    // its parameter columns; the Hamiltonian stepper still has none)
+    for extra in [&["--stepper", "hamiltonian"][..]] {
         let e = refused(&[&pendulum[..], extra, &["--sensitivity", "g"]].concat());
         assert!(
             e.contains("--sensitivity is not available for this method"),

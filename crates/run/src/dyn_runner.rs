@@ -120,12 +120,6 @@ impl DynModelVisitor for DynRunner<'_> {
                      (orders 2, 4 and 6) have a tangent map yet (not the Hamiltonian stepper)",
                 );
             }
-            if method.order.is_composed() && seeds.is_some() {
-                return refuse(
-                    "for this method: parameter sensitivities are available at order 2 only \
-                     (the composed orders 4 and 6 have the Jacobian, --jacobian)",
-                );
-            }
             if !regular_at_dyn(model, setup) {
                 return refuse(
                     "for a degenerate Lagrangian (its steps are solved on hidden constraints, \

@@ -144,13 +144,105 @@ fn refusals_are_typed() {
     }
     let e = execute(
         &file("particle"),
-        plan().order(diracvi_run::Order::Four),
+        plan().stepper(diracvi_run::Stepper::Hamiltonian),
         &mut Discard,
     )
     .unwrap_err();
     assert!(
         matches!(e, RunError::SensitivityUnsupported { .. }),
         "{e:?}"
+    );
+}
+
+/// `∂(q_N, p_N)/∂θ` of a composed run (order 4 or 6: `S ← T S + S_stage`
+/// over the stages, docs/theory.md §12.4) against central differences of
+/// whole runs with the parameter set, relative 1e-6; at least
+/// `min_impacts` impacts, the same number in every run. Returns the largest
+/// relative error.
+fn composed_against_differences(
+    name: &str,
+    params: &[(&str, f64)],
+    steps: usize,
+    order: diracvi_run::Order,
+    direction: Direction,
+    min_impacts: usize,
+) -> f64 {
+    let sc = file(name);
+    let plan = RunPlan::new(steps).order(order).direction(direction);
+    let names: Vec<&str> = params.iter().map(|(n, _)| *n).collect();
+    let o = execute(&sc, plan.clone().sensitivity(&names), &mut Discard).unwrap();
+    assert!(
+        o.impacts.len() >= min_impacts,
+        "{} impacts",
+        o.impacts.len()
+    );
+    let mut worst = 0.0_f64;
+    for (k, &(param, value)) in params.iter().enumerate() {
+        let (asked, exact) = &o.sensitivity[k];
+        assert_eq!(asked, param);
+        let delta = 1e-6 * f64::max(1.0, value);
+        let at = |e: f64| {
+            let mut s = sc.clone();
+            s.set(param, &format!("{:.17e}", value + e)).unwrap();
+            let r = execute(&s, plan.clone(), &mut Discard).unwrap();
+            assert_eq!(r.impacts.len(), o.impacts.len());
+            [r.final_q, r.final_p].concat()
+        };
+        let (plus, minus) = (at(delta), at(-delta));
+        let scale = exact.iter().fold(1.0_f64, |m, x| m.max(x.abs()));
+        for i in 0..exact.len() {
+            let fd = (plus[i] - minus[i]) / (2.0 * delta);
+            let err = (fd - exact[i]).abs() / scale;
+            worst = worst.max(err);
+            assert!(
+                err <= 1e-6,
+                "{name} {order:?} {direction:?} ∂x[{i}]/∂{param}: {} vs {fd}",
+                exact[i]
+            );
+        }
+    }
+    eprintln!("{name} {order:?} {direction:?}: max relative error {worst:.2e}");
+    worst
+}
+
+/// The ellipse in flight (60 steps, before its first impact at t ≈ 0.75)
+/// at orders 4 and 6, forward and backward in time: ∂/∂a (the inertia)
+/// and ∂/∂g. Through an impact, the composed orders' law (elastic) has no
+/// parameter derivative yet: a typed error at the impact's step.
+#[test]
+fn composed_orders_match_differences_in_flight() {
+    use diracvi_run::Order;
+    for order in [Order::Four, Order::Six] {
+        for direction in [Direction::Forward, Direction::Backward] {
+            composed_against_differences(
+                "ellipse",
+                &[("a", 1.0), ("g", 9.8)],
+                60,
+                order,
+                direction,
+                0,
+            );
+        }
+    }
+    let e = execute(
+        &file("ellipse"),
+        RunPlan::new(100).order(Order::Four).sensitivity(["a"]),
+        &mut Discard,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("through an impact"), "{e}");
+}
+
+/// The constrained pendulum (smooth) at order 6: ∂/∂g and ∂/∂l.
+#[test]
+fn order_six_matches_differences_on_a_smooth_model() {
+    composed_against_differences(
+        "pendulum",
+        &[("g", 9.8), ("l", 2.0)],
+        200,
+        diracvi_run::Order::Six,
+        Direction::Forward,
+        0,
     );
 }
 

@@ -6,8 +6,8 @@
 
 use super::DynConstrainedLegendre;
 use super::{
-    DynLagrangeDirac, DynOneStep, DynPositionCarry, DynStepOutput, DynStepTangent, DynSubStep,
-    DynSubStepper,
+    DynLagrangeDirac, DynOneStep, DynPositionCarry, DynStepOutput, DynStepSensitivity,
+    DynStepTangent, DynSubStep, DynSubStepper,
 };
 use crate::{Composition, Direction, DynState, StepError, StepStats};
 use diracvi_geometry::dynamic::DynSystem;
@@ -27,6 +27,10 @@ pub struct DynComposed<St> {
     /// Build each sub-step's tangent map as the product of its stages'
     /// ([`DynSubStepper::carry_tangents`]).
     tangents: bool,
+    /// The parameter directions (`P × r`) in which each sub-step's
+    /// derivative is built too, as `S ← T S + S_stage` over its stages
+    /// ([`DynSubStepper::carry_sensitivity`]; docs/theory.md §12.4).
+    directions: Option<DMatrix<f64>>,
     /// The constrained Legendre map through which each sub-step's energy
     /// is measured (dense or sparse KKT solves, as the system's structure
     /// calls for; docs/theory.md §8.7).
@@ -120,6 +124,7 @@ impl<St: DynSubStepper> DynComposed<St> {
             carry: DynPositionCarry::new(n),
             history: StageHistory::default(),
             tangents: false,
+            directions: None,
             legendre,
         }
     }
@@ -167,6 +172,11 @@ impl<St: DynSubStepper> DynComposed<St> {
             start: DMatrix::identity(2 * n, 2 * n),
             step: DVector::zeros(2 * n),
         });
+        // ∂(x, π)/∂θ · D over the stages taken so far.
+        let mut parameters = self
+            .directions
+            .as_ref()
+            .map(|dirs| DMatrix::zeros(2 * n, dirs.ncols()));
         for &g in self.scheme.coefficients() {
             let hi = g.abs() * h;
             let ti = t + sign * elapsed;
@@ -192,8 +202,17 @@ impl<St: DynSubStepper> DynComposed<St> {
                     }
                 };
                 if let Some(acc) = &mut tangent {
-                    let stage = self.forward.sub_step_tangent(k, ti, &x, &s, hi)?;
-                    chain_stage(acc, stage, g.abs());
+                    match (&mut parameters, &self.directions) {
+                        (Some(acc_s), Some(dirs)) => {
+                            let stage =
+                                self.forward.sub_step_sensitivity(k, ti, &x, &s, hi, dirs)?;
+                            chain_sensitivity(acc, acc_s, stage, g.abs());
+                        }
+                        _ => {
+                            let stage = self.forward.sub_step_tangent(k, ti, &x, &s, hi)?;
+                            chain_stage(acc, stage, g.abs());
+                        }
+                    }
                 }
                 s
             } else {
@@ -212,8 +231,17 @@ impl<St: DynSubStepper> DynComposed<St> {
                 };
                 if let Some(acc) = &mut tangent {
                     // (x, π) ↦ (x, −π) ↦ the adjoint's step ↦ (b, −π_b)
-                    let stage = self.adjoint.sub_step_tangent(k, ti, &x, &s, hi)?;
-                    chain_stage(acc, stage.physical(-1.0), g.abs());
+                    match (&mut parameters, &self.directions) {
+                        (Some(acc_s), Some(dirs)) => {
+                            let stage =
+                                self.adjoint.sub_step_sensitivity(k, ti, &x, &s, hi, dirs)?;
+                            chain_sensitivity(acc, acc_s, stage.physical(-1.0), g.abs());
+                        }
+                        _ => {
+                            let stage = self.adjoint.sub_step_tangent(k, ti, &x, &s, hi)?;
+                            chain_stage(acc, stage.physical(-1.0), g.abs());
+                        }
+                    }
                 }
                 s.pi_b = -&s.pi_b;
                 s.reaction = -&s.reaction;
@@ -236,8 +264,22 @@ impl<St: DynSubStepper> DynComposed<St> {
             reaction: reaction.unwrap_or_else(|| DVector::zeros(n)),
             stats,
             tangent,
+            parameters: parameters.filter(|_| self.tangents),
         })
     }
+}
+
+/// [`chain_stage`] with the parameter columns carried along:
+/// `S ← T_x S + S_stage` (`T_x = ∂/∂(x, π)` of the stage, `S_stage` its own
+/// derivative in the parameter directions; docs/theory.md §12.4).
+fn chain_sensitivity(
+    acc: &mut DynStepTangent,
+    acc_s: &mut DMatrix<f64>,
+    stage: DynStepSensitivity,
+    w: f64,
+) {
+    *acc_s = &stage.tangent.start * &*acc_s + stage.parameters;
+    chain_stage(acc, stage.tangent, w);
 }
 
 /// `acc ← T ∘ acc` for a stage of step `w h` with tangent map `stage = T`:
@@ -293,6 +335,11 @@ impl<St: DynSubStepper> DynSubStepper for DynComposed<St> {
         self.adjoint.carry_tangents();
     }
 
+    fn carry_sensitivity(&mut self, directions: &DMatrix<f64>) {
+        self.carry_tangents();
+        self.directions = Some(directions.clone());
+    }
+
     /// The product of the stages' tangent maps, built while the sub-step
     /// was taken ([`carry_tangents`](DynSubStepper::carry_tangents)).
     fn sub_step_tangent(
@@ -309,6 +356,34 @@ impl<St: DynSubStepper> DynSubStepper for DynComposed<St> {
                  call carry_tangents() before the step"
             ))
         })
+    }
+
+    /// The product of the stages' tangent maps with the parameter columns
+    /// `S ← T S + S_stage` carried along, built while the sub-step was
+    /// taken ([`carry_sensitivity`](DynSubStepper::carry_sensitivity)).
+    fn sub_step_sensitivity(
+        &self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        sub: &DynSubStep,
+        h: f64,
+        directions: &DMatrix<f64>,
+    ) -> Result<DynStepSensitivity, StepError> {
+        let tangent = self.sub_step_tangent(k, t, a, sub, h)?;
+        let same = self.directions.as_ref() == Some(directions);
+        match &sub.parameters {
+            Some(parameters) if same => Ok(DynStepSensitivity {
+                tangent,
+                parameters: parameters.clone(),
+            }),
+            _ => Err(StepError::Unsupported(format!(
+                "step {k} at t = {t}: the composed step's parameter derivative is built while \
+                 stepping, in the directions given to carry_sensitivity() before the step \
+                 ({} asked here)",
+                directions.ncols()
+            ))),
+        }
     }
 
     fn measures(

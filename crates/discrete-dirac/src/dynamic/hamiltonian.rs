@@ -208,6 +208,7 @@ impl<Sy: DynSystem> DynNonholonomicHamiltonian<Sy> {
             reaction,
             stats: StepStats::from_newton(&info, false),
             tangent: None,
+            parameters: None,
         })
     }
 

@@ -757,6 +757,7 @@ where
         b: s.b,
         stats: StepStats::from_newton(&s.info, s.degenerate),
         tangent: None,
+        parameters: None,
         d: s.d,
         pi_b: s.pi_b,
         reaction: s.reaction,
@@ -817,6 +818,7 @@ where
         Ok(DynSubStep {
             stats: StepStats::from_newton(&s.info, s.degenerate),
             tangent: None,
+            parameters: None,
             b: s.b,
             d: s.d,
             pi_b: s.pi_b,

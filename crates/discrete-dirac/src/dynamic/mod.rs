@@ -69,6 +69,10 @@ pub struct DynSubStep {
     /// ([`DynSubStepper::carry_tangents`]: a composition, whose stages are
     /// not kept); `None` otherwise.
     pub tangent: Option<DynStepTangent>,
+    /// The sub-step's derivative in the parameter directions,
+    /// `∂(b, π_b)/∂θ · D` (`2n × r`), when the stepper builds it while
+    /// stepping ([`DynSubStepper::carry_sensitivity`]); `None` otherwise.
+    pub parameters: Option<nalgebra::DMatrix<f64>>,
 }
 
 /// A one-step map of a run-time-sized system that the impact integrator can
@@ -142,6 +146,14 @@ pub trait DynSubStepper {
     /// by default there is nothing to do.
     fn carry_tangents(&mut self) {}
 
+    /// As [`carry_tangents`](Self::carry_tangents), with the derivative in
+    /// the parameter directions `directions` (`P × r`) built too
+    /// ([`DynSubStep::parameters`]; docs/theory.md §12.4). By default
+    /// nothing to do.
+    fn carry_sensitivity(&mut self, directions: &nalgebra::DMatrix<f64>) {
+        let _ = directions;
+    }
+
     /// The tangent map of the sub-step `sub` taken from `a` with step `h`
     /// (docs/theory.md §12): `∂(b, π_b)/∂(a, π_a)` and `∂(b, π_b)/∂h`.
     /// `k`, `t` label errors. By default not available.
@@ -184,8 +196,8 @@ pub trait DynSubStepper {
         let _ = (k, t, a, sub, h, directions);
         Err(StepError::Unsupported(
             "parameter sensitivities (--sensitivity) are available for the Lagrange–Dirac \
-             stepper of order 2 only (not yet for the Hamiltonian stepper or the composed \
-             orders 4 and 6)"
+             stepper and its compositions (orders 2, 4 and 6), not yet for the Hamiltonian \
+             stepper"
                 .to_owned(),
         ))
     }

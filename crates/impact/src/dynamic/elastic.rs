@@ -188,6 +188,7 @@ impl<St: DynSubStepper> DynImpactLaw<St> for DynContinuousElasticLaw {
                 reaction: DVector::zeros(nn),
                 stats: StepStats::default(),
                 tangent: None,
+                parameters: None,
             },
             pi_after_raw: pi_plus,
             energy_before: e_minus,

@@ -409,6 +409,7 @@ where
         } else {
             self.track_jacobian()
         };
+        out.stepper.carry_sensitivity(&directions);
         out.directions = Some(directions);
         out.sensitivity = Some(initial);
         Ok(out)

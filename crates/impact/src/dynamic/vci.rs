@@ -205,6 +205,7 @@ fn finish<Sy: DynSystem>(
             reaction: reaction.clone(),
             stats: StepStats::default(),
             tangent: None,
+            parameters: None,
         },
         pi_after_raw: -&jet.d1 / unit + reaction,
         energy_before: -problem.e_target / unit,
