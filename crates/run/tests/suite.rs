@@ -5,6 +5,7 @@
 //! cold CI build, README "Set-up"). A new file of tests must be added below;
 //! `every_test_file_is_a_module` (tests/tests/suite.rs) fails otherwise.
 
+mod bouncing_body;
 mod circuits;
 mod method;
 mod model_file_shorthands;
