@@ -247,7 +247,9 @@ pub struct RunArgs {
     /// do initial data written as expressions of the parameters or solved
     /// from the constraints), and in the text summary the largest entry of
     /// each. Model files only (--model-file: the catalogue's parameters are
-    /// compiled-in numbers), with the methods --jacobian accepts at order 2.
+    /// compiled-in numbers), with the methods --jacobian accepts; at
+    /// --order 4 and 6 between impacts only (a run reaching an impact stops
+    /// there with exit 1).
     #[arg(
         long,
         value_delimiter = ',',

@@ -314,3 +314,47 @@ fn what_cannot_be_differentiated_is_refused_with_a_usage_error() {
     // --reduce: a usage error of the command line
     refused(&["run", "pendulum", "--sensitivity", "g", "--reduce"]);
 }
+
+/// Orders 4 and 6: the composed step carries its parameter columns over
+/// its stages (docs/theory.md §12.6), so `--sensitivity` equals central
+/// differences of whole CLI runs (orders 4 and 6 forward, 4 backward) on
+/// the nonholonomic pendulum's file before its first impact. Through an impact
+/// the continuous law's parameter derivative is not built yet: the run
+/// stops with exit 1 at the step of the impact, and writes no summary.
+#[test]
+fn composed_orders_have_sensitivities_between_impacts() {
+    let pendulum = [
+        "run",
+        "--model-file",
+        "models/pendulum.toml",
+        "--set",
+        "h=0.01",
+    ];
+    // (backward, the pendulum meets its wall at t ≈ −0.083)
+    for extra in [
+        &["--order", "4", "--set", "t_end=0.3"][..],
+        &["--order", "6", "--set", "t_end=0.3"][..],
+        &["--order", "4", "--set", "t_end=0.07", "--backward"][..],
+    ] {
+        let args = [&pendulum[..], extra].concat();
+        let impacts = check(&args, &[("g", 9.8), ("l", 2.0), ("r", 1.5)]);
+        assert_eq!(impacts, 0, "{args:?}");
+    }
+    let out = run_in(
+        root(),
+        &[
+            "run",
+            "--model-file",
+            "models/pendulum.toml",
+            "--set",
+            "t_end=2.5",
+            "--order",
+            "4",
+            "--sensitivity",
+            "g",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.is_empty(), "{}", out.stdout);
+    assert!(out.stderr.contains("through an impact"), "{}", out.stderr);
+}
