@@ -91,42 +91,6 @@ impl ReducedModelVisitor for ReducedRunner<'_> {
             method.constraint,
             method.direction,
         );
-        // the model's invariants, on the reconstructed full states
-        let eval = |q: &[f64], p: &[f64], out: &mut [f64]| {
-            let at = nalgebra::SVector::<f64, N>::from_column_slice;
-            model.invariants(&at(q), &at(p), out)
-        };
-        let invariants;
-        macro_rules! run {
-            ($integrator:expr) => {{
-                let mut reconstructing = Reconstructing::new(
-                    $integrator,
-                    reduced,
-                    setup.discretization,
-                    initial_reduced,
-                );
-                let mut watched = Watch::new(
-                    &mut reconstructing,
-                    model.invariant_names(),
-                    &eval,
-                    initial.q.as_slice(),
-                    initial.p.as_slice(),
-                );
-                let driven = drive_impacts(
-                    &mut watched,
-                    initial,
-                    setup.h,
-                    options,
-                    rest_energy,
-                    method,
-                    sink,
-                    progress,
-                )
-                .map_err(failed)?;
-                invariants = watched.finish();
-                driven
-            }};
-        }
         let coordinates = model.coordinates();
         let reduction = ReductionSummary {
             kind: reduced.kind().as_str(),
@@ -138,7 +102,36 @@ impl ReducedModelVisitor for ReducedRunner<'_> {
             curvature_force: reduced.is_gyroscopic(),
         };
         let law = OrReject::new(VciLaw::default(), plan.impacts == Impacts::Reject);
-        let (trajectory, impacts) = run!(ImpactIntegrator::with_law(stepper, law));
+        let mut reconstructing = Reconstructing::new(
+            ImpactIntegrator::with_law(stepper, law),
+            reduced,
+            setup.discretization,
+            initial_reduced,
+        );
+        // the model's invariants, on the reconstructed full states
+        let eval = |q: &[f64], p: &[f64], out: &mut [f64]| {
+            let at = nalgebra::SVector::<f64, N>::from_column_slice;
+            model.invariants(&at(q), &at(p), out)
+        };
+        let mut watched = Watch::new(
+            &mut reconstructing,
+            model.invariant_names(),
+            &eval,
+            initial.q.as_slice(),
+            initial.p.as_slice(),
+        );
+        let (trajectory, impacts) = drive_impacts(
+            &mut watched,
+            initial,
+            setup.h,
+            options,
+            rest_energy,
+            method,
+            sink,
+            progress,
+        )
+        .map_err(failed)?;
+        let invariants = watched.finish();
         Ok(RunOutcome {
             reduction: Some(reduction),
             invariants,

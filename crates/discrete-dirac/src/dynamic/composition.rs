@@ -202,17 +202,15 @@ impl<St: DynSubStepper> DynComposed<St> {
                     }
                 };
                 if let Some(acc) = &mut tangent {
-                    match (&mut parameters, &self.directions) {
-                        (Some(acc_s), Some(dirs)) => {
-                            let stage =
-                                self.forward.sub_step_sensitivity(k, ti, &x, &s, hi, dirs)?;
-                            chain_sensitivity(acc, acc_s, stage, g.abs());
-                        }
-                        _ => {
-                            let stage = self.forward.sub_step_tangent(k, ti, &x, &s, hi)?;
-                            chain_stage(acc, stage, g.abs());
-                        }
-                    }
+                    let carried = parameters.as_mut().zip(self.directions.as_ref());
+                    let taken = Taken {
+                        k,
+                        t: ti,
+                        x: &x,
+                        s: &s,
+                        h: hi,
+                    };
+                    chain_taken(&self.forward, taken, 1.0, g.abs(), acc, carried)?;
                 }
                 s
             } else {
@@ -231,17 +229,15 @@ impl<St: DynSubStepper> DynComposed<St> {
                 };
                 if let Some(acc) = &mut tangent {
                     // (x, π) ↦ (x, −π) ↦ the adjoint's step ↦ (b, −π_b)
-                    match (&mut parameters, &self.directions) {
-                        (Some(acc_s), Some(dirs)) => {
-                            let stage =
-                                self.adjoint.sub_step_sensitivity(k, ti, &x, &s, hi, dirs)?;
-                            chain_sensitivity(acc, acc_s, stage.physical(-1.0), g.abs());
-                        }
-                        _ => {
-                            let stage = self.adjoint.sub_step_tangent(k, ti, &x, &s, hi)?;
-                            chain_stage(acc, stage.physical(-1.0), g.abs());
-                        }
-                    }
+                    let carried = parameters.as_mut().zip(self.directions.as_ref());
+                    let taken = Taken {
+                        k,
+                        t: ti,
+                        x: &x,
+                        s: &s,
+                        h: hi,
+                    };
+                    chain_taken(&self.adjoint, taken, -1.0, g.abs(), acc, carried)?;
                 }
                 s.pi_b = -&s.pi_b;
                 s.reaction = -&s.reaction;
@@ -264,22 +260,50 @@ impl<St: DynSubStepper> DynComposed<St> {
             reaction: reaction.unwrap_or_else(|| DVector::zeros(n)),
             stats,
             tangent,
-            parameters: parameters.filter(|_| self.tangents),
+            parameters,
         })
     }
 }
 
-/// [`chain_stage`] with the parameter columns carried along:
-/// `S ← T_x S + S_stage` (`T_x = ∂/∂(x, π)` of the stage, `S_stage` its own
-/// derivative in the parameter directions; docs/theory.md §12.4).
-fn chain_sensitivity(
-    acc: &mut DynStepTangent,
-    acc_s: &mut DMatrix<f64>,
-    stage: DynStepSensitivity,
+/// A stage a stepper took: from `x` at step `k`, time `t`, with step `h`,
+/// giving `s`.
+struct Taken<'a> {
+    k: usize,
+    t: f64,
+    x: &'a DVector<f64>,
+    s: &'a DynSubStep,
+    h: f64,
+}
+
+/// Chain the stage `taken` by `stepper` (weight `w` of the composed step;
+/// `sign` −1 for an adjoint stage, whose momenta are reversed) into the
+/// sub-step's tangent `acc` and, when parameter directions are carried
+/// (`carried` = the columns so far and the directions), its parameter
+/// columns: `S ← T_x S + S_stage` (`T_x = ∂/∂(x, π)` of the stage,
+/// `S_stage` its own derivative in the directions; docs/theory.md §12.4).
+fn chain_taken<St: DynSubStepper>(
+    stepper: &St,
+    taken: Taken<'_>,
+    sign: f64,
     w: f64,
-) {
-    *acc_s = &stage.tangent.start * &*acc_s + stage.parameters;
-    chain_stage(acc, stage.tangent, w);
+    acc: &mut DynStepTangent,
+    carried: Option<(&mut DMatrix<f64>, &DMatrix<f64>)>,
+) -> Result<(), StepError> {
+    let Taken { k, t, x, s, h } = taken;
+    match carried {
+        Some((acc_s, directions)) => {
+            let stage = stepper
+                .sub_step_sensitivity(k, t, x, s, h, directions)?
+                .physical(sign);
+            *acc_s = &stage.tangent.start * &*acc_s + stage.parameters;
+            chain_stage(acc, stage.tangent, w);
+        }
+        None => {
+            let stage = stepper.sub_step_tangent(k, t, x, s, h)?.physical(sign);
+            chain_stage(acc, stage, w);
+        }
+    }
+    Ok(())
 }
 
 /// `acc ← T ∘ acc` for a stage of step `w h` with tangent map `stage = T`:

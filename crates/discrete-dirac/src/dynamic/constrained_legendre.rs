@@ -138,22 +138,23 @@ impl DynConstrainedLegendre {
         p: &DVector<f64>,
         h: f64,
     ) -> Result<(f64, f64), GeometryError> {
-        let Some(kkt) = self.sparse.as_mut() else {
-            return dense_measures(system, q, p, h);
-        };
-        let Some((v, _)) = kkt.velocity(system, q, p)? else {
-            return dense_measures(system, q, p, h);
-        };
+        let (v, _) = self.velocity(system, q, p)?;
         let energy = energy_dyn(system, q, &v);
-        let residual = if system.constraint_count() == 0 {
+        let (n, m) = (system.coordinate_count(), system.constraint_count());
+        let av_max = if m == 0 {
             0.0
-        } else {
-            // The forms at `q` are those of the last KKT iteration.
+        } else if let Some(kkt) = self.sparse.as_mut() {
+            // The forms at `q` (filled by the sparse solve even when it
+            // handed over to the dense one).
             let rows = kkt.layout.rows(system);
             forms_times_rows(rows, &kkt.forms, &v, &mut kkt.av);
-            kkt.av.amax() * h.abs() / q.norm().max(1.0)
+            kkt.av.amax()
+        } else {
+            let mut rows = vec![0.0; m * n];
+            system.constraint_forms(q.as_slice(), &mut rows);
+            (DMatrix::from_row_slice(m, n, &rows) * v).amax()
         };
-        Ok((energy, residual))
+        Ok((energy, av_max * h.abs() / q.norm().max(1.0)))
     }
 }
 
@@ -329,25 +330,4 @@ fn dense_velocity<Sy: DynSystem>(
         residual,
         iterations: ITERATIONS,
     })
-}
-
-/// [`DynConstrainedLegendre::measures`] with the dense KKT solve.
-fn dense_measures<Sy: DynSystem>(
-    system: &Sy,
-    q: &DVector<f64>,
-    p: &DVector<f64>,
-    h: f64,
-) -> Result<(f64, f64), GeometryError> {
-    let (n, m) = (system.coordinate_count(), system.constraint_count());
-    let (v, _) = dense_velocity(system, q, p)?;
-    let energy = energy_dyn(system, q, &v);
-    let residual = if m == 0 {
-        0.0
-    } else {
-        let mut rows = vec![0.0; m * n];
-        system.constraint_forms(q.as_slice(), &mut rows);
-        let forms = DMatrix::from_row_slice(m, n, &rows);
-        (forms * v).amax() * h.abs() / q.norm().max(1.0)
-    };
-    Ok((energy, residual))
 }
