@@ -16,10 +16,6 @@ use diracvi_discrete_dirac::Direction;
 use diracvi_models::{Discretization, ModelError, Scenario};
 use diracvi_system::{Accounting, AccountingReport, System};
 
-/// The largest system whose parts and ports are accounted (the accounting
-/// evaluates each component's gradient by `2n` forward-mode passes a step).
-pub const ACCOUNTING_MAX_COORDINATES: usize = 64;
-
 /// What a system run reports of its parts and ports.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PartsAccounting {
@@ -39,19 +35,17 @@ pub(crate) fn execute_accounted(
     sink: &mut dyn RecordSink,
     run: impl FnOnce(RunPlan, &mut dyn RecordSink) -> Result<RunOutcome, RunError>,
 ) -> Result<RunOutcome, RunError> {
-    let n = system.model().coordinates.len();
     let accounted = plan.stepper == Stepper::Lagrange
         && plan.direction == Direction::Forward
         && !plan.reduce
-        && plan.order == Order::Two
-        && n <= ACCOUNTING_MAX_COORDINATES;
+        && plan.order == Order::Two;
     if !accounted {
         let mut outcome = run(plan, sink)?;
-        outcome.accounting = Some(PartsAccounting::Skipped(format!(
+        outcome.accounting = Some(PartsAccounting::Skipped(
             "no energy accounting of the parts and ports (summary keys parts, ports): it \
-             reads forward runs of the Lagrange–Dirac stepper of order 2, without --reduce, \
-             of systems of at most {ACCOUNTING_MAX_COORDINATES} coordinates"
-        )));
+             reads forward runs of the Lagrange–Dirac stepper of order 2, without --reduce"
+                .to_owned(),
+        ));
         return Ok(outcome);
     }
     let overrides: Vec<(String, f64)> = scenario

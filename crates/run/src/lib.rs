@@ -155,7 +155,7 @@ mod system;
 mod tolerance;
 mod writer;
 
-pub use accounting::{ACCOUNTING_MAX_COORDINATES, PartsAccounting};
+pub use accounting::PartsAccounting;
 pub use diracvi_discrete_dirac::{Composition, Direction, StepError};
 pub use diracvi_impact::ImpactError;
 pub use ensemble::{EnsembleOptions, SystemRun, ensemble_system, run_system};

@@ -577,3 +577,88 @@ fn a_system_run_accounts_its_parts_and_ports_and_records_as_asked() {
             .any(|w| w.contains("no energy accounting"))
     );
 }
+
+/// The accounting has no size limit: a chain of 70 oscillators (n = 70),
+/// each joined to the next by a gyrator, a transformer or a joint, in turn
+/// (23 groups of rows, solved group by group), balances every port to
+/// round-off and adds the parts' energies up to the discrete energy.
+#[test]
+fn a_chain_of_seventy_oscillators_is_accounted_port_by_port() {
+    use diracvi_run::PartsAccounting;
+    let n = 70;
+    let dir = tempfile::tempdir().unwrap();
+    // x_i at rest, displaced so that every joint `x_i − x_{i+1} − c_i` holds
+    let x0 = |i: usize| 0.1 * (1 + i % 5) as f64;
+    let mut system = String::from("[system]\nname = \"chain\"\n");
+    for i in 0..n {
+        let (m, k) = (1.0 + 0.1 * i as f64, 1.0 + 0.05 * i as f64);
+        std::fs::write(
+            dir.path().join(format!("s{i}.toml")),
+            format!(
+                "[model]\nname = \"s{i}\"\ncoordinates = [\"x\"]\n\
+                 lagrangian = \"0.5*m*x_dot^2 - 0.5*k*x^2\"\n\
+                 [parameters]\nm = {m:?}\nk = {k:?}\n[initial]\nq = [{:?}]\nv = [0.0]\n",
+                x0(i)
+            ),
+        )
+        .unwrap();
+        system += &format!("[[part]]\nname = \"p{i}\"\nmodel_file = \"s{i}.toml\"\n");
+    }
+    for i in 0..n - 1 {
+        let (a, b) = (format!("p{i}.x"), format!("p{}.x", i + 1));
+        system += &match i % 3 {
+            0 => format!(
+                "[[port]]\nname = \"g{i}\"\nkind = \"gyrator\"\na = \"{a}\"\nb = \"{b}\"\nBl = 0.7\n"
+            ),
+            1 => format!(
+                "[[port]]\nname = \"t{i}\"\nkind = \"transformer\"\na = \"{a}\"\nb = \"{b}\"\nratio = 0.5\n"
+            ),
+            _ => format!(
+                "[[port]]\nname = \"j{i}\"\nkind = \"joint\"\nrelation = \"{a} - {b} - c\"\nc = {:?}\n",
+                x0(i) - x0(i + 1)
+            ),
+        };
+    }
+    system += "[run]\nh = 1e-3\nt_end = 0.3\n";
+    let path = dir.path().join("chain.toml");
+    std::fs::write(&path, system).unwrap();
+    let sc = Scenario::from_system(diracvi_system::System::from_path(&path).unwrap()).unwrap();
+    let steps = step_count(&sc, None).unwrap();
+    let out = execute(&sc, RunPlan::new(steps), &mut Discard).unwrap();
+    let Some(PartsAccounting::Done(report)) = &out.accounting else {
+        panic!("no accounting: {:?}", out.accounting);
+    };
+    assert_eq!(report.parts.len(), n);
+    assert_eq!(report.ports.len(), n - 1);
+    assert_eq!((report.nodes, report.nodes_skipped), (steps - 1, 0));
+    let scale = out.energy_scale;
+    assert!(
+        report.energy_sum_deviation_max <= 1e-12 * scale,
+        "parts' energies against E_d: {:e}",
+        report.energy_sum_deviation_max
+    );
+    let mut moved = 0;
+    for (name, port) in &report.ports {
+        assert!(
+            port.balance_max <= 1e-12 * port.work_scale.max(scale),
+            "{name}: balance {:e} of {:e}",
+            port.balance_max,
+            port.work_scale
+        );
+        assert!(
+            (port.work[0] + port.work[1]).abs() <= 1e-12 * scale,
+            "{name}: {:?}",
+            port.work
+        );
+        moved += usize::from(port.work_scale > 1e-6 * scale);
+    }
+    // 32 of the 69 ports carry work above that level by t = 0.3
+    assert!(moved >= 25, "only {moved} ports did work");
+    let worst = report
+        .parts
+        .iter()
+        .map(|(_, p)| p.unaccounted.unwrap().abs())
+        .fold(0.0, f64::max);
+    eprintln!("n = {n}: worst unaccounted {worst:e}, energy scale {scale:e}");
+    assert!(worst <= 1e-13 * scale, "unaccounted {worst:e}");
+}

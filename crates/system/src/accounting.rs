@@ -50,14 +50,29 @@ const IRREGULAR: f64 = 1e-8;
 /// One step's values of every component at `Ψ(q_k, q_{k+1})`.
 #[derive(Debug, Clone)]
 struct StepValues {
-    /// `D1 L_d^c` per component.
+    /// `D1 L_d^c` per component, on the component's coordinates
+    /// ([`Accounting::coordinates`]).
     d1: Vec<Vec<f64>>,
-    /// `D2 L_d^c` per component.
+    /// `D2 L_d^c` per component, on the component's coordinates.
     d2: Vec<Vec<f64>>,
+    /// `D1 L_d = Σ_c D1 L_d^c` on every coordinate.
+    d1_total: Vec<f64>,
     /// `E_c` per component.
     energy: Vec<f64>,
     /// Whether `p_{k+1} = D2 L_d` (no impact in the step).
     regular: bool,
+}
+
+/// Constraint rows whose multipliers the accounting needs, with the
+/// coordinates they read: rows of components that share parts, closed
+/// under sharing, so `A(q)ᵀ μ = r` splits into one small least-squares
+/// problem per group.
+#[derive(Debug, Clone)]
+struct RowGroup {
+    /// Global row indices.
+    rows: Vec<usize>,
+    /// Global coordinate indices (the group's parts' ranges).
+    coordinates: Vec<usize>,
 }
 
 /// What a part's entry of the summary holds.
@@ -125,6 +140,13 @@ pub struct Accounting {
     compiled: Vec<CompiledModel>,
     full: CompiledModel,
     ranges: Vec<std::ops::Range<usize>>,
+    /// Per component, the coordinates of its parts (in `parts` order):
+    /// its Lagrangian and its rows read these only (the system's
+    /// assembly qualifies every name by its part), so it is
+    /// differentiated on them alone.
+    coordinates: Vec<Vec<usize>>,
+    /// The row groups of the ports with rows (transformers, joints).
+    groups: Vec<RowGroup>,
     part_names: Vec<String>,
     h: f64,
     /// Where `Ψ` evaluates positions: `q_k + w (q_{k+1} − q_k)`.
@@ -160,16 +182,29 @@ impl Accounting {
     ) -> Result<Accounting, ModelFileError> {
         let model = system.model();
         let full = model.compile(overrides)?;
+        // A component's model is the assembled one with its Lagrangian
+        // alone: only that is evaluated, so the rows and walls (m·n
+        // entries) are neither copied nor compiled once per component.
+        let mut base = model.clone();
+        base.constraints = Vec::new();
+        base.boundaries = Vec::new();
+        base.invariants = Vec::new();
+        base.hamiltonian = None;
+        base.drawing = None;
         let mut compiled = Vec::new();
         for c in system.components() {
-            let mut piece = model.clone();
+            let mut piece = base.clone();
             piece.lagrangian = c.lagrangian.clone();
-            piece.hamiltonian = None;
-            piece.drawing = None;
             compiled.push(piece.compile(overrides)?);
         }
         let components = system.components().to_vec();
         let parts = components.iter().filter(|c| c.port.is_none()).count();
+        let ranges = system.part_ranges().to_vec();
+        let coordinates = components
+            .iter()
+            .map(|c| c.parts.iter().flat_map(|&p| ranges[p].clone()).collect())
+            .collect();
+        let groups = row_groups(&components, &ranges);
         Ok(Accounting {
             work: components
                 .iter()
@@ -182,7 +217,9 @@ impl Accounting {
             components,
             compiled,
             full,
-            ranges: system.part_ranges().to_vec(),
+            ranges,
+            coordinates,
+            groups,
             h,
             w: if midpoint { 0.5 } else { 0.0 },
             window: Vec::with_capacity(2),
@@ -196,54 +233,58 @@ impl Accounting {
     }
 
     /// The values of every component on the step `q0 → q1`, and whether it
-    /// was a regular step (`p1 = D2 L_d`).
+    /// was a regular step (`p1 = D2 L_d`). Each component is
+    /// differentiated by forward-mode passes over its own coordinates
+    /// only, seeding one dual direction in place, so a step costs the sum
+    /// of the components' sizes, not `n` passes over every component.
     fn step(&self, q0: &[f64], q1: &[f64], p1: &[f64]) -> StepValues {
         let n = q0.len();
         let h = self.h;
         let q: Vec<f64> = (0..n).map(|i| q0[i] + self.w * (q1[i] - q0[i])).collect();
         let v: Vec<f64> = (0..n).map(|i| (q1[i] - q0[i]) / h).collect();
+        let mut qd: Vec<Dual64> = q.iter().map(|&x| Dual64::from(x)).collect();
+        let mut vd: Vec<Dual64> = v.iter().map(|&x| Dual64::from(x)).collect();
         let mut out = StepValues {
-            d1: Vec::new(),
-            d2: Vec::new(),
-            energy: Vec::new(),
+            d1: Vec::with_capacity(self.components.len()),
+            d2: Vec::with_capacity(self.components.len()),
+            d1_total: vec![0.0; n],
+            energy: Vec::with_capacity(self.components.len()),
             regular: true,
         };
         let mut d2_total = vec![0.0; n];
-        for (c, model) in self.components.iter().zip(&self.compiled) {
+        for ((c, model), coordinates) in self
+            .components
+            .iter()
+            .zip(&self.compiled)
+            .zip(&self.coordinates)
+        {
+            let size = coordinates.len();
             if c.lagrangian == "0" {
                 // a port of rows only: no Lagrangian term, no energy
-                out.d1.push(vec![0.0; n]);
-                out.d2.push(vec![0.0; n]);
+                out.d1.push(vec![0.0; size]);
+                out.d2.push(vec![0.0; size]);
                 out.energy.push(0.0);
                 continue;
             }
-            let qd: Vec<Dual64> = q.iter().map(|&x| Dual64::from(x)).collect();
-            let vd: Vec<Dual64> = v.iter().map(|&x| Dual64::from(x)).collect();
-            let mut lq = vec![0.0; n];
-            let mut lv = vec![0.0; n];
-            let mut value = 0.0;
-            for i in 0..n {
-                let mut qi = qd.clone();
-                qi[i] = qi[i].derivative();
-                let l = model.lagrangian(&qi, &vd);
-                lq[i] = l.eps;
-                value = l.re;
-                let mut vi = vd.clone();
-                vi[i] = vi[i].derivative();
-                lv[i] = model.lagrangian(&qd, &vi).eps;
-            }
-            if n == 0 {
-                value = model.lagrangian::<f64>(&[], &[]);
-            }
-            let energy = (0..n).map(|i| lv[i] * v[i]).sum::<f64>() - value;
-            let d1: Vec<f64> = (0..n).map(|i| h * (1.0 - self.w) * lq[i] - lv[i]).collect();
-            let d2: Vec<f64> = (0..n).map(|i| h * self.w * lq[i] + lv[i]).collect();
-            for i in 0..n {
-                d2_total[i] += d2[i];
+            let value = model.lagrangian::<f64>(&q, &v);
+            let (mut d1, mut d2) = (Vec::with_capacity(size), Vec::with_capacity(size));
+            let mut kinetic = 0.0;
+            for &i in coordinates {
+                qd[i] = qd[i].derivative();
+                let lq = model.lagrangian(&qd, &vd).eps;
+                qd[i] = Dual64::from(q[i]);
+                vd[i] = vd[i].derivative();
+                let lv = model.lagrangian(&qd, &vd).eps;
+                vd[i] = Dual64::from(v[i]);
+                kinetic += lv * v[i];
+                d1.push(h * (1.0 - self.w) * lq - lv);
+                d2.push(h * self.w * lq + lv);
+                out.d1_total[i] += h * (1.0 - self.w) * lq - lv;
+                d2_total[i] += h * self.w * lq + lv;
             }
             out.d1.push(d1);
             out.d2.push(d2);
-            out.energy.push(energy);
+            out.energy.push(kinetic - value);
         }
         let scale = p1
             .iter()
@@ -304,43 +345,58 @@ impl Accounting {
         let vbar: Vec<f64> = (0..n)
             .map(|i| (q_next[i] - q_back[i]) / (2.0 * self.h))
             .collect();
-        // the multipliers, when a port has rows
-        let needs_mu = self
-            .components
-            .iter()
-            .any(|c| c.port.is_some() && !c.rows.is_empty());
-        let mut mu = DVector::zeros(0);
-        let mut a = DMatrix::zeros(0, n);
-        if needs_mu {
-            let m = self.full.m();
-            a = DMatrix::from_fn(m, n, |r, c| self.full.constraint(r, c, q_k));
-            let r = DVector::from_fn(n, |i, _| {
-                p_k[i] + after.d1.iter().map(|d| d[i]).sum::<f64>()
+        // the multipliers of the ports' row groups:
+        // `A(q_k)ᵀ μ = p_k + D1 L_d(q_k, q_{k+1})`, group by group
+        let mut mu = vec![0.0; self.full.m()];
+        for group in &self.groups {
+            let a = DMatrix::from_fn(group.coordinates.len(), group.rows.len(), |i, r| {
+                self.full
+                    .constraint(group.rows[r], group.coordinates[i], q_k)
             });
-            mu = a
-                .transpose()
-                .svd(true, true)
-                .solve(&r, 1e-13)
-                .unwrap_or_else(|_| DVector::zeros(m));
+            let rhs = DVector::from_iterator(
+                group.coordinates.len(),
+                group
+                    .coordinates
+                    .iter()
+                    .map(|&i| p_k[i] + after.d1_total[i]),
+            );
+            if let Ok(solved) = a.svd(true, true).solve(&rhs, 1e-13) {
+                for (&r, x) in group.rows.iter().zip(solved.iter()) {
+                    mu[r] = *x;
+                }
+            }
         }
         for (ci, c) in self.components.iter().enumerate() {
             if c.port.is_none() {
                 continue;
             }
+            let coordinates = &self.coordinates[ci];
             let impulse: Vec<f64> = if c.rows.is_empty() {
-                (0..n).map(|i| before.d2[ci][i] + after.d1[ci][i]).collect()
+                (0..coordinates.len())
+                    .map(|j| before.d2[ci][j] + after.d1[ci][j])
+                    .collect()
             } else {
-                (0..n)
-                    .map(|i| -c.rows.iter().map(|&r| mu[r] * a[(r, i)]).sum::<f64>())
+                coordinates
+                    .iter()
+                    .map(|&i| {
+                        -c.rows
+                            .iter()
+                            .map(|&r| mu[r] * self.full.constraint(r, i, q_k))
+                            .sum::<f64>()
+                    })
                     .collect()
             };
             let mut sum = after.energy[ci] - before.energy[ci];
             let mut abs = 0.0;
+            let mut at = 0;
             for (j, &part) in c.parts.iter().enumerate() {
-                let w: f64 = self.ranges[part]
+                let range = self.ranges[part].clone();
+                let w: f64 = range
                     .clone()
-                    .map(|i| impulse[i] * vbar[i])
+                    .zip(&impulse[at..at + range.len()])
+                    .map(|(i, f)| f * vbar[i])
                     .sum();
+                at += range.len();
                 self.work[ci][j] += w;
                 sum += w;
                 abs += w.abs();
@@ -411,4 +467,52 @@ impl Accounting {
             energy_sum_deviation_max: self.sum_deviation,
         }
     }
+}
+
+/// The row groups of the ports with rows: the parts joined by components
+/// with rows (parts with constraints, transformers, joints) fall into
+/// connected sets; each set's rows and coordinates form one group, and
+/// only the sets holding a port's row are kept.
+fn row_groups(components: &[Component], ranges: &[std::ops::Range<usize>]) -> Vec<RowGroup> {
+    fn find(root: &mut [usize], mut x: usize) -> usize {
+        while root[x] != x {
+            root[x] = root[root[x]];
+            x = root[x];
+        }
+        x
+    }
+    let mut root: Vec<usize> = (0..ranges.len()).collect();
+    for c in components.iter().filter(|c| !c.rows.is_empty()) {
+        for pair in c.parts.windows(2) {
+            let (a, b) = (find(&mut root, pair[0]), find(&mut root, pair[1]));
+            root[a] = b;
+        }
+    }
+    let of: Vec<usize> = (0..ranges.len()).map(|p| find(&mut root, p)).collect();
+    // the group index of each needed root
+    let mut index = vec![None; ranges.len()];
+    let mut groups = Vec::new();
+    for c in components
+        .iter()
+        .filter(|c| c.port.is_some() && !c.rows.is_empty())
+    {
+        index[of[c.parts[0]]].get_or_insert_with(|| {
+            groups.push(RowGroup {
+                rows: Vec::new(),
+                coordinates: Vec::new(),
+            });
+            groups.len() - 1
+        });
+    }
+    for c in components {
+        if let Some(g) = c.parts.first().and_then(|&p| index[of[p]]) {
+            groups[g].rows.extend(&c.rows);
+        }
+    }
+    for (p, range) in ranges.iter().enumerate() {
+        if let Some(g) = index[of[p]] {
+            groups[g].coordinates.extend(range.clone());
+        }
+    }
+    groups
 }

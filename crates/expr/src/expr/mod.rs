@@ -29,6 +29,7 @@ pub use terms::SplitSum;
 
 use diracvi_geometry::AdScalar;
 use eval::{One, Op, Two};
+use std::collections::HashMap;
 use std::fmt;
 
 /// The functions an expression may call, with their arities.
@@ -127,6 +128,17 @@ pub struct Scope {
     variables: Vec<String>,
     parameters: Vec<(String, f64)>,
     definitions: Vec<(String, String)>,
+    /// Every name to what it is: a look-up costs the same in a scope of
+    /// ten names and of ten thousand (an assembled system of many parts).
+    names: HashMap<String, Name>,
+}
+
+/// What a name of a [`Scope`] is, with its index in its list.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Name {
+    Variable(usize),
+    Parameter(usize),
+    Definition(usize),
 }
 
 impl Scope {
@@ -154,10 +166,7 @@ impl Scope {
         if is_reserved(name) {
             return Err(ScopeError::Reserved(name.to_owned()));
         }
-        if self.slot(name).is_some()
-            || self.parameter(name).is_some()
-            || self.definition(name).is_some()
-        {
+        if self.names.contains_key(name) {
             return Err(ScopeError::Duplicate(name.to_owned()));
         }
         Ok(())
@@ -173,6 +182,8 @@ impl Scope {
         if self.variables.len() >= u32::MAX as usize {
             return Err(ScopeError::TooManyVariables(self.variables.len() + 1));
         }
+        self.names
+            .insert(name.to_owned(), Name::Variable(self.variables.len()));
         self.variables.push(name.to_owned());
         Ok(self.variables.len() - 1)
     }
@@ -190,6 +201,8 @@ impl Scope {
                 value,
             });
         }
+        self.names
+            .insert(name.to_owned(), Name::Parameter(self.parameters.len()));
         self.parameters.push((name.to_owned(), value));
         Ok(())
     }
@@ -207,6 +220,8 @@ impl Scope {
     /// The name is not an identifier, is reserved or is already defined.
     pub fn add_definition(&mut self, name: &str, source: &str) -> Result<(), ScopeError> {
         self.check_new_name(name)?;
+        self.names
+            .insert(name.to_owned(), Name::Definition(self.definitions.len()));
         self.definitions.push((name.to_owned(), source.to_owned()));
         Ok(())
     }
@@ -218,10 +233,10 @@ impl Scope {
 
     /// The source of a definition.
     pub fn definition(&self, name: &str) -> Option<&str> {
-        self.definitions
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, s)| s.as_str())
+        match self.names.get(name) {
+            Some(&Name::Definition(i)) => Some(self.definitions[i].1.as_str()),
+            _ => None,
+        }
     }
 
     /// Number of variable slots.
@@ -241,22 +256,22 @@ impl Scope {
 
     /// The slot of a variable.
     pub fn slot(&self, name: &str) -> Option<usize> {
-        self.variables.iter().position(|v| v == name)
+        match self.names.get(name) {
+            Some(&Name::Variable(i)) => Some(i),
+            _ => None,
+        }
     }
 
     /// The value of a parameter.
     pub fn parameter(&self, name: &str) -> Option<f64> {
-        self.parameters
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|&(_, v)| v)
+        match self.names.get(name) {
+            Some(&Name::Parameter(i)) => Some(self.parameters[i].1),
+            _ => None,
+        }
     }
 
     pub(crate) fn is_known_value(&self, name: &str) -> bool {
-        name == "pi"
-            || self.slot(name).is_some()
-            || self.parameter(name).is_some()
-            || self.definition(name).is_some()
+        name == "pi" || self.names.contains_key(name)
     }
 }
 
