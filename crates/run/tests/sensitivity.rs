@@ -304,8 +304,8 @@ fn composed_orders_match_differences_with_a_moving_wall() {
 /// The nonholonomic pendulum through 3 impacts (h = 0.01, 5 s) at orders 4
 /// and 6, with `φ̇(0)` solved from the constraint so that its parameter
 /// `f1` can move: f1 enters the constraint forms `A(q; θ)` of the steps
-/// and of the law (∂π⁺/∂θ through `A(q̃)ᵀ ν` and `A(q̃) v⁺ = 0`), l the
-/// Lagrangian and the wall, r the wall alone.
+/// and of the law (∂π⁺/∂θ through `A(q̃)ᵀ ν` and `A(q̃) v⁺ = 0`), r the
+/// wall alone.
 #[test]
 fn composed_orders_match_differences_through_impacts_with_constraints() {
     use diracvi_run::Order;
@@ -324,7 +324,7 @@ fn composed_orders_match_differences_through_impacts_with_constraints() {
     let mut sc = Scenario::from_model_file(&path).unwrap();
     let _ = std::fs::remove_file(&path);
     sc.set("h", "0.01").unwrap();
-    let params = [("f1", 1.0), ("l", 2.0), ("r", 1.5)];
+    let params = [("f1", 1.0), ("r", 1.5)];
     for order in [Order::Four, Order::Six] {
         composed_scenario_against_differences(
             "pendulum",
