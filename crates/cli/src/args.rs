@@ -247,9 +247,10 @@ pub struct RunArgs {
     /// do initial data written as expressions of the parameters or solved
     /// from the constraints), and in the text summary the largest entry of
     /// each. Model files only (--model-file: the catalogue's parameters are
-    /// compiled-in numbers), with the methods --jacobian accepts; at
-    /// --order 4 and 6 between impacts only (a run reaching an impact stops
-    /// there with exit 1).
+    /// compiled-in numbers), with the methods --jacobian accepts, at
+    /// orders 2, 4 and 6, through impacts at every order (at --order 4 and
+    /// 6 the continuous impact law differentiated in θ; measured against
+    /// differences of whole runs: 2e-9 to 1.4e-7 relative).
     #[arg(
         long,
         value_delimiter = ',',

@@ -42,6 +42,25 @@ impl<St: DynSubStepper> DynImpactLaw<St> for DynContinuousElasticLaw {
         )
     }
 
+    /// `∂π⁺/∂q̃`, `∂π⁺/∂π⁻` and `∂π⁺/∂s` at fixed `(q̃, π⁻)`, `s` the
+    /// parameter directions (docs/theory.md §12.6): `θ` moves `∂L/∂v`, `E`,
+    /// `A(q̃)` and the wall's normal `dg(q̃)` in the law's equations.
+    fn rebound_sensitivity(
+        &self,
+        stepper: &St,
+        site: &DynImpactSite<'_>,
+        rebound: &DynRebound,
+        directions: &DMatrix<f64>,
+    ) -> Result<DynLawTangent, ImpactError> {
+        super::tangent::continuous_rebound_sensitivity(
+            stepper.system(),
+            stepper.direction().sign(),
+            site,
+            rebound,
+            directions,
+        )
+    }
+
     fn rebound(
         &mut self,
         stepper: &mut St,

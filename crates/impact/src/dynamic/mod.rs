@@ -164,7 +164,8 @@ pub trait DynImpactLaw<St: DynSubStepper> {
         let _ = (stepper, rebound, directions);
         Err(ImpactError::Step(StepError::Unsupported(format!(
             "step {} at t = {}: parameter sensitivities through an impact are available for \
-             the Lagrange–Dirac law of [VCI] Theorem 3.1 only",
+             the Lagrange–Dirac laws ([VCI] Theorem 3.1 and the continuous law of the composed \
+             orders) only",
             site.step, site.t
         ))))
     }

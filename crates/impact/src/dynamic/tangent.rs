@@ -210,17 +210,53 @@ pub(crate) fn continuous_rebound_tangent<Sy: DynSystem>(
     site: &DynImpactSite<'_>,
     rebound: &DynRebound,
 ) -> Result<DynLawTangent, ImpactError> {
+    continuous_rebound_over(system, system, 0, sign, site, rebound)
+}
+
+/// [`continuous_rebound_tangent`] with the parameter columns: `∂π⁺/∂s` at
+/// fixed `(q̃, π⁻)`, `s` the parameter directions `directions` (`P × r`;
+/// docs/theory.md §12.6). `θ` enters every equation of the law: the
+/// Lagrangian (`∂L/∂v`, `E`), the constraint forms `A(q̃)` and the wall's
+/// normal `dg(q̃)`; their derivatives in `s` are those of the system lifted
+/// by the directions ([`ParamLifted`]). The motion of the impact point and
+/// time with `θ` (`∂g/∂θ`) is the integrator's ([`saltation`]).
+pub(crate) fn continuous_rebound_sensitivity<Sy: DynSystem>(
+    system: &Sy,
+    sign: f64,
+    site: &DynImpactSite<'_>,
+    rebound: &DynRebound,
+    directions: &DMatrix<f64>,
+) -> Result<DynLawTangent, ImpactError> {
+    check_directions(system, directions).map_err(ImpactError::Step)?;
+    let lifted = ParamLifted::new(system, directions);
+    continuous_rebound_over(system, &lifted, directions.ncols(), sign, site, rebound)
+}
+
+/// The continuous law's derivative with the second derivatives taken over
+/// `lifted`: the system (`r = 0`) or its [`ParamLifted`] with `r`
+/// directions (lifted coordinates `(q, s)`, velocities `(v, v_s)`).
+fn continuous_rebound_over<Sy: DynSystem, Ly: DynSystem>(
+    system: &Sy,
+    lifted: &Ly,
+    r: usize,
+    sign: f64,
+    site: &DynImpactSite<'_>,
+    rebound: &DynRebound,
+) -> Result<DynLawTangent, ImpactError> {
     let (k, t) = (site.step, site.t);
     let unsupported = |what: String| unsupported_at(site, what);
     differentiable(site, rebound)?;
     let geo = |source: GeometryError| ImpactError::Geometry { step: k, t, source };
     let (n, m) = (system.coordinate_count(), system.constraint_count());
+    let np = n + r;
     let q = &site.before.b;
     let p_minus = &site.before.pi_b * sign;
     let p_plus = &rebound.pi_after_raw * sign;
     let (v_minus, nu_minus) = dyn_constrained_velocity(system, q, &p_minus).map_err(geo)?;
     let (v_plus, _) = dyn_constrained_velocity(system, q, &p_plus).map_err(geo)?;
-    let (_, dg, hg) = boundary_hessian_dyn(system, site.frame.piece, q).map_err(geo)?;
+    let ql = lift(q, r);
+    let (_, dg_full, hg) = boundary_hessian_dyn(lifted, site.frame.piece, &ql).map_err(geo)?;
+    let dg = dg_full.rows(0, n).into_owned();
     let mut rows = vec![0.0; m * n];
     system.constraint_forms(q.as_slice(), &mut rows);
     let forms = DMatrix::from_row_slice(m, n, &rows);
@@ -237,32 +273,48 @@ pub(crate) fn continuous_rebound_tangent<Sy: DynSystem>(
         .map_err(|e| unsupported(format!("the impact's multipliers: {e}")))?;
     let lambda = multipliers[0];
     let nu = multipliers.rows(1, m).into_owned();
-    let (_, g_minus, h_minus) = lagrangian_second_dyn(system, q, &v_minus).map_err(geo)?;
-    let (_, g_plus, h_plus) = lagrangian_second_dyn(system, q, &v_plus).map_err(geo)?;
-    // ∂²L/∂v² and ∂(∂L/∂v)/∂q at both velocities; ∂E/∂v = ∂²L/∂v² v and
-    // ∂E/∂q = (∂(∂L/∂v)/∂q)ᵀ v − ∂L/∂q.
-    let block = |h: &DMatrix<f64>, r: usize, c: usize| h.view((r, c), (n, n)).into_owned();
-    let (vv_m, vq_m) = (block(&h_minus, n, n), block(&h_minus, n, 0));
-    let (vv_p, vq_p) = (block(&h_plus, n, n), block(&h_plus, n, 0));
+    let (vl_minus, vl_plus) = (lift(&v_minus, r), lift(&v_plus, r));
+    let (_, g_minus, h_minus) = lagrangian_second_dyn(lifted, &ql, &vl_minus).map_err(geo)?;
+    let (_, g_plus, h_plus) = lagrangian_second_dyn(lifted, &ql, &vl_plus).map_err(geo)?;
+    // ∂²L/∂v², ∂(∂L/∂v)/∂q and ∂(∂L/∂v)/∂s at both velocities (lifted
+    // Hessian over (q, s, v, v_s)); ∂E/∂v = ∂²L/∂v² v,
+    // ∂E/∂q = (∂(∂L/∂v)/∂q)ᵀ v − ∂L/∂q, and likewise ∂E/∂s.
+    let block = |h: &DMatrix<f64>, c: usize, w: usize| h.view((np, c), (n, w)).into_owned();
+    let (vv_m, vq_m, vs_m) = (
+        block(&h_minus, np, n),
+        block(&h_minus, 0, n),
+        block(&h_minus, n, r),
+    );
+    let (vv_p, vq_p, vs_p) = (
+        block(&h_plus, np, n),
+        block(&h_plus, 0, n),
+        block(&h_plus, n, r),
+    );
     let ev_m = &vv_m * &v_minus;
     let ev_p = &vv_p * &v_plus;
     let eq_m = vq_m.transpose() * &v_minus - g_minus.rows(0, n);
     let eq_p = vq_p.transpose() * &v_plus - g_plus.rows(0, n);
-    let react_m = reaction_jacobian_dyn(system, q, &nu_minus).map_err(geo)?;
-    let react_p = reaction_jacobian_dyn(system, q, &nu).map_err(geo)?;
-    let forms_m = forms_velocity_jacobian_dyn(system, q, &v_minus).map_err(geo)?;
-    let forms_p = forms_velocity_jacobian_dyn(system, q, &v_plus).map_err(geo)?;
-    // y = (v⁻, ν⁻, v⁺, λ, ν); rows: E1 (n), E2 (m), E3 (n), E4 (1), E5 (m).
+    let es_m = vs_m.transpose() * &v_minus - g_minus.rows(n, r);
+    let es_p = vs_p.transpose() * &v_plus - g_plus.rows(n, r);
+    let react_m = reaction_jacobian_dyn(lifted, &ql, &nu_minus).map_err(geo)?;
+    let react_p = reaction_jacobian_dyn(lifted, &ql, &nu).map_err(geo)?;
+    let forms_m = forms_velocity_jacobian_dyn(lifted, &ql, &vl_minus).map_err(geo)?;
+    let forms_p = forms_velocity_jacobian_dyn(lifted, &ql, &vl_plus).map_err(geo)?;
+    // y = (v⁻, ν⁻, v⁺, λ, ν); rows: E1 (n), E2 (m), E3 (n), E4 (1), E5 (m);
+    // z = (q̃, p⁻, s).
     let (cv_m, cnu_m, cv_p, cl, cnu) = (0, n, n + m, 2 * n + m, 2 * n + m + 1);
     let (r2, r3, r4, r5) = (n, n + m, 2 * n + m, 2 * n + m + 1);
+    let cs = 2 * n;
     let size = 2 * n + 2 * m + 1;
     let mut gy = DMatrix::zeros(size, size);
-    let mut gz = DMatrix::zeros(size, 2 * n);
+    let mut gz = DMatrix::zeros(size, 2 * n + r);
     gy.view_mut((0, cv_m), (n, n)).copy_from(&vv_m);
     gy.view_mut((r3, cv_p), (n, n)).copy_from(&vv_p);
-    gz.view_mut((0, 0), (n, n)).copy_from(&(&vq_m - &react_m));
+    let hg_q = hg.view((0, 0), (n, n));
+    gz.view_mut((0, 0), (n, n))
+        .copy_from(&(&vq_m - react_m.view((0, 0), (n, n))));
     gz.view_mut((r3, 0), (n, n))
-        .copy_from(&(&vq_p - &hg * lambda - &react_p));
+        .copy_from(&(&vq_p - hg_q * lambda - react_p.view((0, 0), (n, n))));
     for i in 0..n {
         gz[(i, n + i)] = -1.0;
         gz[(r3 + i, n + i)] = -1.0;
@@ -278,6 +330,17 @@ pub(crate) fn continuous_rebound_tangent<Sy: DynSystem>(
             gz[(r2 + c, i)] = forms_m[(c, i)];
             gz[(r5 + c, i)] = forms_p[(c, i)];
         }
+        for s in 0..r {
+            gz[(i, cs + s)] = vs_m[(i, s)] - react_m[(i, n + s)];
+            gz[(r3 + i, cs + s)] = vs_p[(i, s)] - lambda * hg[(i, n + s)] - react_p[(i, n + s)];
+        }
+    }
+    for s in 0..r {
+        gz[(r4, cs + s)] = es_p[s] - es_m[s];
+        for c in 0..m {
+            gz[(r2 + c, cs + s)] = forms_m[(c, n + s)];
+            gz[(r5 + c, cs + s)] = forms_p[(c, n + s)];
+        }
     }
     let y = implicit_derivative(gy, &gz).map_err(|ratio| {
         unsupported(format!(
@@ -285,13 +348,18 @@ pub(crate) fn continuous_rebound_tangent<Sy: DynSystem>(
              {ratio:.1e})"
         ))
     })?;
-    // p⁺ = ∂L/∂v(q̃, v⁺): dp⁺ = ∂(∂L/∂v)/∂q dq̃ + ∂²L/∂v² dv⁺.
+    // p⁺ = ∂L/∂v(q̃, v⁺; θ): dp⁺ = ∂(∂L/∂v)/∂q dq̃ + ∂(∂L/∂v)/∂s ds
+    // + ∂²L/∂v² dv⁺.
     let mut dp = &vv_p * y.rows(cv_p, n);
     let mut dq = dp.columns_mut(0, n);
     dq += &vq_p;
-    // Oriented: ∂π⁺/∂q̃ = σ ∂p⁺/∂q̃, ∂π⁺/∂π⁻ = ∂p⁺/∂p⁻.
-    let mut data = DMatrix::zeros(n, 2 * n + 2);
+    let mut ds = dp.columns_mut(cs, r);
+    ds += &vs_p;
+    // Oriented: ∂π⁺/∂q̃ = σ ∂p⁺/∂q̃, ∂π⁺/∂s = σ ∂p⁺/∂s, ∂π⁺/∂π⁻ = ∂p⁺/∂p⁻.
+    let mut data = DMatrix::zeros(n, 2 * n + 2 + r);
     data.columns_mut(n, n).copy_from(&(dp.columns(0, n) * sign));
+    data.columns_mut(2 * n + 2, r)
+        .copy_from(&(dp.columns(cs, r) * sign));
     Ok(DynLawTangent {
         data,
         momentum: Some(dp.columns(n, n).into_owned()),
