@@ -6,7 +6,7 @@
 //! `[invariants]`.
 
 use diracvi_geometry::dynamic::{boundary_gradient_dyn, momentum_dyn};
-use diracvi_models::DynModelVisitor;
+use diracvi_models::{DynModelVisitor, ModelError};
 use diracvi_run::{
     Direction, Discard, DynRunSetup, NamedDynSystem, Order, RecordBuffer, RunError, RunOutcome,
     RunPlan, Scenario, execute, start_from_momentum,
@@ -417,4 +417,44 @@ fn jacobian_is_refused_for_the_degenerate_quaternion_lagrangian() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// `start_from_momentum` refuses a state of the wrong length and a
+/// non-finite momentum with typed errors, and returns to the file's own
+/// initial velocity from its initial momentum (`ν = 0`: that `p₀` is in the
+/// image of the constrained Legendre map).
+#[test]
+fn start_from_momentum_inverts_the_start_and_refuses_bad_states() {
+    let sc = model("bouncing-cube.toml", 0.0);
+    let mut buf = RecordBuffer::new();
+    execute(&sc, RunPlan::new(1).every(1), &mut buf).unwrap();
+    let start = start_from_momentum(&sc, &buf.q[..7], &buf.p[..7]).unwrap();
+    let worst = start
+        .v
+        .iter()
+        .zip(&sc.initial.v)
+        .fold(0.0_f64, |m, (a, b)| m.max((a - b).abs()));
+    eprintln!("v from p0: {worst:.1e}, nu {:?}", start.multipliers);
+    assert!(worst <= 1e-13, "{worst:e}");
+    assert!(
+        start.multipliers[0].abs() <= 1e-13,
+        "{:?}",
+        start.multipliers
+    );
+    let err = start_from_momentum(&sc, &buf.q[..3], &buf.p[..7]).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            RunError::Model(ModelError::WrongLength {
+                what: "q",
+                expected: 7,
+                got: 3
+            })
+        ),
+        "{err:?}"
+    );
+    let mut p = buf.p[..7].to_vec();
+    p[2] = f64::NAN;
+    let err = start_from_momentum(&sc, &buf.q[..7], &p).unwrap_err();
+    assert!(matches!(err, RunError::InitialState { .. }), "{err:?}");
 }
