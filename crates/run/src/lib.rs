@@ -150,6 +150,7 @@ mod reduced;
 mod runner;
 mod sensitivity;
 mod sink;
+mod start;
 mod summary;
 mod system;
 mod tolerance;
@@ -176,6 +177,7 @@ pub use plan::{
 pub use runner::{ModelSummary, describe, execute, execute_with_progress};
 pub use sensitivity::{MODEL_FILE_TWINS, momentum_direction};
 pub use sink::{Discard, RecordBuffer, RecordSink, RecordView};
+pub use start::{StartFromMomentum, start_from_momentum};
 pub use summary::{
     DEFAULT_ENERGY_TOLERANCE, EnergyJson, FinalStateJson, InvariantsJson, JacobianJson, MethodJson,
     ReductionJson, SensitivityJson, StatisticsJson, Summary, solved_velocities_note,

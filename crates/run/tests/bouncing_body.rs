@@ -5,7 +5,13 @@
 //! are computed here from the records' (q, p), independently of the files'
 //! `[invariants]`.
 
-use diracvi_run::{Order, RecordBuffer, RunOutcome, RunPlan, Scenario, execute};
+use diracvi_geometry::dynamic::{boundary_gradient_dyn, momentum_dyn};
+use diracvi_models::{DynModelVisitor, ModelError};
+use diracvi_run::{
+    Direction, Discard, DynRunSetup, NamedDynSystem, Order, RecordBuffer, RunError, RunOutcome,
+    RunPlan, Scenario, execute, start_from_momentum,
+};
+use nalgebra::DVector;
 
 fn model(name: &str, beta: f64) -> Scenario {
     let path = format!("{}/../../models/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -183,4 +189,272 @@ fn order_four_runs_through_impacts_with_smaller_energy_error() {
         two.energy
     );
     assert!(four.py <= 1e-12 && four.pi <= 1e-12);
+}
+
+#[test]
+fn tilted_plane_cube_keeps_p_y_and_pi_n() {
+    let c = check("bouncing-cube.toml", 0.3, 800, Order::Two);
+    eprintln!(
+        "tilted cube: {} impacts, p_Y {:.1e}, pi_n {:.1e}, min g {:.1e}, |q|-1 {:.1e}, X drift {:.3}",
+        c.impacts, c.py, c.pi, c.min_gap, c.norm, c.x_drift
+    );
+    assert!(c.impacts >= 5, "{} impacts", c.impacts);
+    assert!(c.py <= 1e-12, "p_Y {:e}", c.py);
+    assert!(c.pi <= 1e-12, "pi_n {:e}", c.pi);
+    assert!(c.min_gap >= -1e-12, "min g {:e}", c.min_gap);
+    assert!(c.norm <= 1e-13, "|q| - 1 = {:e}", c.norm);
+    // downhill is +X
+    assert!(c.x_drift > 0.5, "X drift {}", c.x_drift);
+}
+
+/// What a forward/backward round trip measured.
+struct Trip {
+    /// `max |q_back − q_0|`.
+    miss_q: f64,
+    /// `max |P(p_back − p_0)| / max |p_0|`, `P` removing the component
+    /// along the constraint row `a = (0, 0, 0, q_0)`: the momenta
+    /// (`p_X`, `p_Y`, `p_Z`, `Π = ½ Im(q̄ ⊗ p_q)`) are blind to it
+    /// (docs/theory.md §16.6).
+    miss_p: f64,
+    /// `|(p_back − p_0) · a| / |a|`: the part along the row.
+    along_row: f64,
+    impacts: usize,
+    /// `max |t_i^fwd − (T + t_{n−1−i}^back)|` over the impacts.
+    worst_dt: f64,
+    /// `|ν|` of the start from `(q_N, p_N)`: the constraint force by which
+    /// the backward run's start differs from `p_N`.
+    nu: f64,
+}
+
+/// `steps` steps forward from the file's initial data, then `steps` steps
+/// backward in time from the final state `(q_N, p_N)` (started through
+/// [`start_from_momentum`]), with the same order and step.
+fn round_trip(name: &str, order: Order, steps: usize) -> Trip {
+    let mut sc = model(name, 0.0);
+    let plan = RunPlan::new(steps).order(order);
+    let mut buf = RecordBuffer::new();
+    let fwd = execute(&sc, plan.clone().every(steps), &mut buf).unwrap();
+    let (q0, p0) = (buf.q[..7].to_vec(), buf.p[..7].to_vec());
+    let start = start_from_momentum(&sc, &fwd.final_q, &fwd.final_p).unwrap();
+    sc.initial.q = fwd.final_q.clone();
+    sc.initial.v = start.v;
+    let back = execute(&sc, plan.direction(Direction::Backward), &mut Discard).unwrap();
+    assert!(
+        (back.final_t + fwd.final_t).abs() <= 1e-9,
+        "{}",
+        back.final_t
+    );
+    let max_diff = |a: &[f64], b: &[f64]| {
+        a.iter()
+            .zip(b)
+            .fold(0.0_f64, |m, (x, y)| m.max((x - y).abs()))
+    };
+    let p_scale = p0.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+    assert_eq!(
+        fwd.impacts.len(),
+        back.impacts.len(),
+        "{name} order {}: impacts forward and backward",
+        order.get()
+    );
+    let n = fwd.impacts.len();
+    let worst_dt = (0..n)
+        .map(|i| (fwd.impacts[i].t - (fwd.final_t + back.impacts[n - 1 - i].t)).abs())
+        .fold(0.0_f64, f64::max);
+    // the difference of the momenta, split along the constraint row at q_0
+    let dp: Vec<f64> = back.final_p.iter().zip(&p0).map(|(x, y)| x - y).collect();
+    let a = [0.0, 0.0, 0.0, q0[3], q0[4], q0[5], q0[6]];
+    let aa: f64 = a.iter().map(|x| x * x).sum();
+    let along: f64 = dp.iter().zip(&a).map(|(x, y)| x * y).sum::<f64>() / aa;
+    let projected: Vec<f64> = dp.iter().zip(&a).map(|(x, y)| x - along * y).collect();
+    Trip {
+        miss_q: max_diff(&back.final_q, &q0),
+        miss_p: projected.iter().fold(0.0_f64, |m, x| m.max(x.abs())) / p_scale,
+        along_row: along.abs() * aa.sqrt(),
+        impacts: n,
+        worst_dt,
+        nu: start
+            .multipliers
+            .iter()
+            .fold(0.0_f64, |m, x| m.max(x.abs())),
+    }
+}
+
+fn check_round_trip(name: &str, order: Order, steps: usize, tol: f64) {
+    let t = round_trip(name, order, steps);
+    eprintln!(
+        "{name} order {}: {steps} steps forward and back through {} impacts: miss q {:.1e}, p {:.1e} (relative, off the row; {:.1e} along it), impact times {:.1e}, |nu| {:.1e}",
+        order.get(),
+        t.impacts,
+        t.miss_q,
+        t.miss_p,
+        t.along_row,
+        t.worst_dt,
+        t.nu
+    );
+    assert!(t.impacts >= 5, "{name}: {} impacts", t.impacts);
+    assert!(t.miss_q <= tol, "{name}: q misses by {:e}", t.miss_q);
+    assert!(t.miss_p <= tol, "{name}: p misses by {:e}", t.miss_p);
+    assert!(t.worst_dt <= tol, "{name}: impact times {:e}", t.worst_dt);
+}
+
+#[test]
+fn ellipsoid_round_trip_order_two() {
+    check_round_trip("bouncing-ellipsoid.toml", Order::Two, 600, 1e-8);
+}
+
+#[test]
+fn cube_round_trip_order_two() {
+    check_round_trip("bouncing-cube.toml", Order::Two, 1000, 1e-8);
+}
+
+#[test]
+fn ellipsoid_round_trip_order_four() {
+    check_round_trip("bouncing-ellipsoid.toml", Order::Four, 600, 1e-8);
+}
+
+#[test]
+fn cube_round_trip_order_four() {
+    check_round_trip("bouncing-cube.toml", Order::Four, 1000, 1e-8);
+}
+
+/// The derivatives of the files' expressions the integrator uses, by AD,
+/// against central differences (step 1e-6) at the given configurations:
+/// the contact normal `∂g/∂q` that the impact law reflects the momentum
+/// across, and the Legendre map `p = ∂L/∂v` at a velocity of each.
+/// Returns the largest errors (gradient, momentum), relative to the
+/// largest component, and how many points were compared.
+struct Differences {
+    points: Vec<Vec<f64>>,
+}
+
+impl DynModelVisitor for Differences {
+    type Output = (f64, f64, usize);
+    fn visit<Mo: NamedDynSystem>(self, model: &Mo, _setup: &DynRunSetup) -> (f64, f64, usize) {
+        let d = 1e-6;
+        let (mut worst_g, mut worst_p) = (0.0_f64, 0.0_f64);
+        for (k, q) in self.points.iter().enumerate() {
+            let (_, grad) =
+                boundary_gradient_dyn(model, 0, &DVector::from_column_slice(q)).unwrap();
+            let v: Vec<f64> = (0..7)
+                .map(|i| (1.3 * i as f64 + 0.7 * k as f64).sin())
+                .collect();
+            let p = momentum_dyn(
+                model,
+                &DVector::from_column_slice(q),
+                &DVector::from_column_slice(&v),
+            );
+            let shifted = |x: &[f64], i: usize, s: f64| {
+                let mut y = x.to_vec();
+                y[i] += s;
+                y
+            };
+            let scale_g = grad.amax();
+            let scale_p = p.amax();
+            for i in 0..7 {
+                let fd_g = (model.boundary(0, shifted(q, i, d).as_slice())
+                    - model.boundary(0, shifted(q, i, -d).as_slice()))
+                    / (2.0 * d);
+                worst_g = worst_g.max((fd_g - grad[i]).abs() / scale_g);
+                let fd_p = (model.lagrangian(q.as_slice(), shifted(&v, i, d).as_slice())
+                    - model.lagrangian(q.as_slice(), shifted(&v, i, -d).as_slice()))
+                    / (2.0 * d);
+                worst_p = worst_p.max((fd_p - p[i]).abs() / scale_p);
+            }
+        }
+        (worst_g, worst_p, self.points.len())
+    }
+}
+
+#[test]
+fn contact_normal_and_legendre_map_match_differences() {
+    for name in ["bouncing-ellipsoid.toml", "bouncing-cube.toml"] {
+        for beta in [0.0, 0.3] {
+            let sc = model(name, beta);
+            let (out, buf) = run(&sc, 400, Order::Two);
+            let n = [beta.sin(), 0.0, beta.cos()];
+            // the impact points and every 20th recorded configuration, away
+            // from the cube's kinks (a face perpendicular to the plane,
+            // e_i . n = 0, where g has one-sided derivatives only)
+            let points: Vec<Vec<f64>> = out
+                .impacts
+                .iter()
+                .map(|imp| imp.q.clone())
+                .chain(
+                    (0..buf.len())
+                        .step_by(20)
+                        .map(|i| buf.q[i * 7..i * 7 + 7].to_vec()),
+                )
+                .filter(|q| {
+                    axes(&q[3..7])
+                        .iter()
+                        .all(|e| (e[0] * n[0] + e[1] * n[1] + e[2] * n[2]).abs() > 1e-4)
+                })
+                .collect();
+            let (g, p, count) = sc.visit_dyn(Differences { points }).unwrap();
+            eprintln!(
+                "{name} beta {beta}: {count} points ({} impacts), dg/dq {g:.1e}, dL/dv {p:.1e}",
+                out.impacts.len()
+            );
+            assert!(count >= 15, "{count} points");
+            assert!(g <= 1e-8, "{name}: contact normal off by {g:e}");
+            assert!(p <= 1e-8, "{name}: Legendre map off by {p:e}");
+        }
+    }
+}
+
+/// `--jacobian` refuses the bouncing body with a typed error: its
+/// Lagrangian is degenerate (`∂²L/∂v²` annihilates the quaternion
+/// direction) and the tangent map of steps solved on hidden constraints
+/// is not built yet.
+#[test]
+fn jacobian_is_refused_for_the_degenerate_quaternion_lagrangian() {
+    let sc = model("bouncing-cube.toml", 0.0);
+    let err = execute(&sc, RunPlan::new(10).jacobian(true), &mut Discard).unwrap_err();
+    match &err {
+        RunError::JacobianUnsupported { model, what } => {
+            assert_eq!(model, "bouncing-cube");
+            assert!(what.contains("degenerate"), "{what}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// `start_from_momentum` refuses a state of the wrong length and a
+/// non-finite momentum with typed errors, and returns to the file's own
+/// initial velocity from its initial momentum (`ν = 0`: that `p₀` is in the
+/// image of the constrained Legendre map).
+#[test]
+fn start_from_momentum_inverts_the_start_and_refuses_bad_states() {
+    let sc = model("bouncing-cube.toml", 0.0);
+    let mut buf = RecordBuffer::new();
+    execute(&sc, RunPlan::new(1).every(1), &mut buf).unwrap();
+    let start = start_from_momentum(&sc, &buf.q[..7], &buf.p[..7]).unwrap();
+    let worst = start
+        .v
+        .iter()
+        .zip(&sc.initial.v)
+        .fold(0.0_f64, |m, (a, b)| m.max((a - b).abs()));
+    eprintln!("v from p0: {worst:.1e}, nu {:?}", start.multipliers);
+    assert!(worst <= 1e-13, "{worst:e}");
+    assert!(
+        start.multipliers[0].abs() <= 1e-13,
+        "{:?}",
+        start.multipliers
+    );
+    let err = start_from_momentum(&sc, &buf.q[..3], &buf.p[..7]).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            RunError::Model(ModelError::WrongLength {
+                what: "q",
+                expected: 7,
+                got: 3
+            })
+        ),
+        "{err:?}"
+    );
+    let mut p = buf.p[..7].to_vec();
+    p[2] = f64::NAN;
+    let err = start_from_momentum(&sc, &buf.q[..7], &p).unwrap_err();
+    assert!(matches!(err, RunError::InitialState { .. }), "{err:?}");
 }
