@@ -4,21 +4,16 @@
 //! states are reconstructed step by step, so records, impacts and summaries
 //! have the full system's shape.
 
-use crate::drive::{Watch, drive_impacts, finish};
-use crate::{
-    Core, Impacts, Method, RecordSink, ReductionSummary, RunError, RunOutcome, RunPlan, Stepper,
-};
-use diracvi_discrete_dirac::{Direction, LagrangeDirac, RunOptions, state_from_velocity};
+use crate::runner::Runner;
+use crate::{Impacts, ReductionSummary, RunError, RunOutcome, Stepper};
+use diracvi_discrete_dirac::{Direction, LagrangeDirac, state_from_velocity};
 use diracvi_geometry::{CyclicSymmetry, Reduced, ReductionKind};
-use diracvi_impact::{ImpactError, ImpactIntegrator, OrReject, Reconstructing, VciLaw};
+use diracvi_impact::{ImpactIntegrator, OrReject, Reconstructing, VciLaw};
 use diracvi_models::{NamedSystem, ReducedModelVisitor, RunSetup};
-use std::time::Instant;
 
-pub(crate) struct ReducedRunner<'a> {
-    pub(crate) plan: RunPlan,
-    pub(crate) sink: &'a mut dyn RecordSink,
-    pub(crate) progress: &'a mut dyn FnMut(usize),
-}
+/// [`Runner`]'s start and drive around the reduced stepper: the plan, the
+/// sink and the progress of the run.
+pub(crate) struct ReducedRunner<'a>(pub(crate) Runner<'a>);
 
 impl ReducedModelVisitor for ReducedRunner<'_> {
     type Output = Result<RunOutcome, RunError>;
@@ -32,11 +27,8 @@ impl ReducedModelVisitor for ReducedRunner<'_> {
     where
         Mo: NamedSystem<N, M>,
     {
-        let ReducedRunner {
-            plan,
-            sink,
-            progress,
-        } = self;
+        let runner = self.0;
+        let plan = &runner.plan;
         let name = model.name();
         let unsupported = |reason: &'static str| RunError::ReductionUnsupported {
             model: name.to_string(),
@@ -63,28 +55,12 @@ impl ReducedModelVisitor for ReducedRunner<'_> {
                     model: name.to_string(),
                     error,
                 })?;
-        let initial = state_from_velocity::<Mo, N, M>(model, 0.0, &setup.q0, &setup.v0)
-            .map_err(|error| RunError::InitialState { error })?;
+        let st = runner.start::<Mo, N, M>(model, setup)?;
         let s0 = reduced.project(&setup.q0);
         let sd0 = reduced.project(&setup.v0);
         let initial_reduced = state_from_velocity(&reduced, 0.0, &s0, &sd0)
             .map_err(|error| RunError::InitialState { error })?;
-        let options = RunOptions::new(plan.steps)
-            .every(plan.every)
-            .discard_records();
-        let rest_energy = (plan.steps == 0).then(|| model.energy(&setup.q0, &setup.v0));
-        let start = Instant::now();
-        let failed = |error: ImpactError| RunError::Integration {
-            model: name.to_string(),
-            error,
-        };
-        let method = Method::planned(
-            &plan,
-            setup.discretization,
-            setup.constraint,
-            M > 0,
-            Core::CompileTime,
-        );
+        let method = st.method;
         let stepper = LagrangeDirac::new(
             reduced.clone(),
             method.discretization,
@@ -108,40 +84,11 @@ impl ReducedModelVisitor for ReducedRunner<'_> {
             setup.discretization,
             initial_reduced,
         );
-        // the model's invariants, on the reconstructed full states
-        let eval = |q: &[f64], p: &[f64], out: &mut [f64]| {
-            let at = nalgebra::SVector::<f64, N>::from_column_slice;
-            model.invariants(&at(q), &at(p), out)
-        };
-        let mut watched = Watch::new(
-            &mut reconstructing,
-            model.invariant_names(),
-            &eval,
-            initial.q.as_slice(),
-            initial.p.as_slice(),
-        );
-        let (trajectory, impacts) = drive_impacts(
-            &mut watched,
-            initial,
-            setup.h,
-            options,
-            rest_energy,
-            method,
-            sink,
-            progress,
-        )
-        .map_err(failed)?;
-        let invariants = watched.finish();
+        // the model's invariants are watched on the reconstructed full states
+        let outcome = runner.drive(&mut reconstructing, st, model, setup)?;
         Ok(RunOutcome {
             reduction: Some(reduction),
-            invariants,
-            ..finish(
-                trajectory,
-                impacts,
-                rest_energy,
-                model.energy_scale(&setup.q0, &setup.v0),
-                start,
-            )
+            ..outcome
         })
     }
 }

@@ -143,11 +143,11 @@ pub fn execute_with_progress(
         });
     }
     if plan.reduce {
-        return scenario.visit_reduced(crate::reduced::ReducedRunner {
+        return scenario.visit_reduced(crate::reduced::ReducedRunner(Runner {
             plan,
             sink,
             progress,
-        })?;
+        }))?;
     }
     // The catalogue runs on the compile-time-sized core with every method;
     // model files of the sizes of `FAST_FILE_SIZES` with the default method
@@ -218,16 +218,16 @@ impl<'a> LeanRunner<'a> {
 
 /// What every compile-time run starts from: the initial state, the options,
 /// the method, the energy of a run of zero steps and the clock.
-struct Start<const N: usize> {
+pub(crate) struct Start<const N: usize> {
     initial: State<N>,
     options: RunOptions,
     rest_energy: Option<f64>,
-    method: Method,
+    pub(crate) method: Method,
     start: Instant,
 }
 
 impl<'a> Runner<'a> {
-    fn start<Mo: NamedSystem<N, M>, const N: usize, const M: usize>(
+    pub(crate) fn start<Mo: NamedSystem<N, M>, const N: usize, const M: usize>(
         &self,
         model: &Mo,
         setup: &RunSetup<N>,
@@ -261,7 +261,7 @@ impl<'a> Runner<'a> {
     }
 
     /// Drive `integrator` from `st` and finish the outcome.
-    fn drive<St, Mo: NamedSystem<N, M>, const N: usize, const M: usize>(
+    pub(crate) fn drive<St, Mo: NamedSystem<N, M>, const N: usize, const M: usize>(
         self,
         integrator: &mut St,
         st: Start<N>,

@@ -188,61 +188,47 @@ impl<St: DynSubStepper> DynComposed<St> {
             let tau = sign * g * h;
             let mid = ti + 0.5 * tau;
             let extrapolated = self.history.guess(mid, tau);
-            let s = if g > 0.0 {
-                let s = match (trial, extrapolated, guess) {
-                    (false, Some(e), _) => self.forward.sub_step_from(k, ti, &x, &pi, hi, &e)?,
-                    (false, None, _) => self.forward.sub_step(k, ti, &x, &pi, hi)?,
-                    (true, Some(e), _) => self.forward.trial_step(k, ti, &x, &pi, hi, &e)?,
-                    (true, None, Some(d)) => {
-                        self.forward.trial_step(k, ti, &x, &pi, hi, &(d * g))?
-                    }
-                    (true, None, None) => {
-                        self.forward
-                            .trial_step(k, ti, &x, &pi, hi, &DVector::zeros(n))?
-                    }
-                };
-                if let Some(acc) = &mut tangent {
-                    let carried = parameters.as_mut().zip(self.directions.as_ref());
-                    let taken = Taken {
-                        k,
-                        t: ti,
-                        x: &x,
-                        s: &s,
-                        h: hi,
-                    };
-                    chain_taken(&self.forward, taken, 1.0, g.abs(), acc, carried)?;
-                }
-                s
+            // A forward stage (g > 0) is the forward stepper's from (x, π);
+            // a backward one the adjoint's from (x, −π), whose end momentum
+            // and reaction come back negated: (x, π) ↦ (x, −π) ↦ the
+            // adjoint's step ↦ (b, −π_b).
+            let forward = g > 0.0;
+            let (stepper, flip) = if forward {
+                (&mut self.forward, 1.0)
             } else {
-                let back = -&pi;
-                let mut s = match (trial, extrapolated, guess) {
-                    (false, Some(e), _) => self.adjoint.sub_step_from(k, ti, &x, &back, hi, &e)?,
-                    (false, None, _) => self.adjoint.sub_step(k, ti, &x, &back, hi)?,
-                    (true, Some(e), _) => self.adjoint.trial_step(k, ti, &x, &back, hi, &e)?,
-                    (true, None, Some(d)) => {
-                        self.adjoint.trial_step(k, ti, &x, &back, hi, &(d * g))?
-                    }
-                    (true, None, None) => {
-                        self.adjoint
-                            .trial_step(k, ti, &x, &back, hi, &DVector::zeros(n))?
-                    }
-                };
-                if let Some(acc) = &mut tangent {
-                    // (x, π) ↦ (x, −π) ↦ the adjoint's step ↦ (b, −π_b)
-                    let carried = parameters.as_mut().zip(self.directions.as_ref());
-                    let taken = Taken {
-                        k,
-                        t: ti,
-                        x: &x,
-                        s: &s,
-                        h: hi,
-                    };
-                    chain_taken(&self.adjoint, taken, -1.0, g.abs(), acc, carried)?;
+                (&mut self.adjoint, -1.0)
+            };
+            let back;
+            let start = if forward {
+                &pi
+            } else {
+                back = -&pi;
+                &back
+            };
+            let mut s = match (trial, extrapolated, guess) {
+                (false, Some(e), _) => stepper.sub_step_from(k, ti, &x, start, hi, &e)?,
+                (false, None, _) => stepper.sub_step(k, ti, &x, start, hi)?,
+                (true, Some(e), _) => stepper.trial_step(k, ti, &x, start, hi, &e)?,
+                (true, None, Some(d)) => stepper.trial_step(k, ti, &x, start, hi, &(d * g))?,
+                (true, None, None) => {
+                    stepper.trial_step(k, ti, &x, start, hi, &DVector::zeros(n))?
                 }
+            };
+            if let Some(acc) = &mut tangent {
+                let carried = parameters.as_mut().zip(self.directions.as_ref());
+                let taken = Taken {
+                    k,
+                    t: ti,
+                    x: &x,
+                    s: &s,
+                    h: hi,
+                };
+                chain_taken(stepper, taken, flip, g.abs(), acc, carried)?;
+            }
+            if !forward {
                 s.pi_b = -&s.pi_b;
                 s.reaction = -&s.reaction;
-                s
-            };
+            }
             if !trial {
                 self.history.push(&s.d, mid, tau);
             }
