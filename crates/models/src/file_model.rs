@@ -121,6 +121,15 @@ impl DynSystem for FileModel {
         self.compiled.lagrangian_term(e, q, v)
     }
 
+    fn constraint_stencils(&self) -> Option<&LagrangianTerms> {
+        self.compiled.row_stencils()
+    }
+
+    #[inline]
+    fn constraint_row<S: AdScalar>(&self, r: usize, q: &[S], a: &mut [S]) {
+        self.compiled.constraint_row(r, q, a);
+    }
+
     #[inline]
     fn constraint_forms<S: AdScalar>(&self, q: &[S], a: &mut [S]) {
         let n = self.compiled.n();

@@ -662,3 +662,45 @@ fn a_chain_of_seventy_oscillators_is_accounted_port_by_port() {
     eprintln!("n = {n}: worst unaccounted {worst:e}, energy scale {scale:e}");
     assert!(worst <= 1e-13 * scale, "unaccounted {worst:e}");
 }
+
+/// Constraint rows on their stencils (docs/theory.md §11.4): the three
+/// sleighs (n = 9 > 8, three rows over three coordinates each) evaluate
+/// their rows on the stencils; the same file with every zero entry written
+/// `0*x1` (rows that cannot be split, so the dense `m × n` forms) is the
+/// same model. Both runs hit the arena's wall, keep the constraint to
+/// round-off and agree to round-off.
+#[test]
+fn constraint_rows_on_stencils_agree_with_dense_rows() {
+    let root = format!("{}/../../models", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(format!("{root}/three-sleighs.toml")).unwrap();
+    let dense = text.replace("\"0\"", "\"0*x1\"");
+    assert_ne!(dense, text);
+    let dir = tempfile::tempdir().unwrap();
+    let run = |text: &str, name: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        // the file's run: 10 s, two impacts with the arena
+        let sc = Scenario::from_model_file(&path).unwrap();
+        let steps = step_count(&sc, None).unwrap();
+        execute(&sc, RunPlan::new(steps), &mut Discard).unwrap()
+    };
+    let (rows, full) = (run(&text, "rows.toml"), run(&dense, "dense.toml"));
+    assert_eq!(rows.impacts.len(), 2, "impacts with the arena");
+    assert_eq!(rows.impacts.len(), full.impacts.len());
+    for out in [&rows, &full] {
+        assert!(
+            out.max_constraint_residual <= 1e-12,
+            "{:e}",
+            out.max_constraint_residual
+        );
+    }
+    let worst = rows
+        .final_q
+        .iter()
+        .chain(&rows.final_p)
+        .zip(full.final_q.iter().chain(&full.final_p))
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    eprintln!("rows on stencils against dense rows: {worst:e}");
+    assert!(worst <= 1e-12, "final states differ by {worst:e}");
+}

@@ -38,7 +38,7 @@
 //! those steps.
 
 use crate::{Component, System};
-use diracvi_expr::{CompiledModel, ModelFileError};
+use diracvi_expr::{CompiledModel, Expr, ModelFileError};
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
 use serde::Serialize;
@@ -137,7 +137,7 @@ pub struct AccountingReport {
 #[derive(Debug, Clone)]
 pub struct Accounting {
     components: Vec<Component>,
-    compiled: Vec<CompiledModel>,
+    compiled: Vec<Expr>,
     full: CompiledModel,
     ranges: Vec<std::ops::Range<usize>>,
     /// Per component, the coordinates of its parts (in `parts` order):
@@ -182,21 +182,14 @@ impl Accounting {
     ) -> Result<Accounting, ModelFileError> {
         let model = system.model();
         let full = model.compile(overrides)?;
-        // A component's model is the assembled one with its Lagrangian
-        // alone: only that is evaluated, so the rows and walls (m·n
-        // entries) are neither copied nor compiled once per component.
-        let mut base = model.clone();
-        base.constraints = Vec::new();
-        base.boundaries = Vec::new();
-        base.invariants = Vec::new();
-        base.hamiltonian = None;
-        base.drawing = None;
-        let mut compiled = Vec::new();
-        for c in system.components() {
-            let mut piece = base.clone();
-            piece.lagrangian = c.lagrangian.clone();
-            compiled.push(piece.compile(overrides)?);
-        }
+        // The components' Lagrangians in one scope: neither the rows and
+        // walls (m·n entries) nor the scope are built once per component.
+        let sources: Vec<(String, String)> = system
+            .components()
+            .iter()
+            .map(|c| (format!("component {}", c.name), c.lagrangian.clone()))
+            .collect();
+        let compiled = model.compile_velocity_functions(overrides, &sources)?;
         let components = system.components().to_vec();
         let parts = components.iter().filter(|c| c.port.is_none()).count();
         let ranges = system.part_ranges().to_vec();
@@ -266,21 +259,22 @@ impl Accounting {
                 out.energy.push(0.0);
                 continue;
             }
-            let value = model.lagrangian::<f64>(&q, &v);
+            let value = model.eval_split(&q, &v);
             let (mut d1, mut d2) = (Vec::with_capacity(size), Vec::with_capacity(size));
             let mut kinetic = 0.0;
             for &i in coordinates {
                 qd[i] = qd[i].derivative();
-                let lq = model.lagrangian(&qd, &vd).eps;
+                let lq = model.eval_split(&qd, &vd).eps;
                 qd[i] = Dual64::from(q[i]);
                 vd[i] = vd[i].derivative();
-                let lv = model.lagrangian(&qd, &vd).eps;
+                let lv = model.eval_split(&qd, &vd).eps;
                 vd[i] = Dual64::from(v[i]);
                 kinetic += lv * v[i];
-                d1.push(h * (1.0 - self.w) * lq - lv);
-                d2.push(h * self.w * lq + lv);
-                out.d1_total[i] += h * (1.0 - self.w) * lq - lv;
-                d2_total[i] += h * self.w * lq + lv;
+                let (a, b) = (h * (1.0 - self.w) * lq - lv, h * self.w * lq + lv);
+                d1.push(a);
+                d2.push(b);
+                out.d1_total[i] += a;
+                d2_total[i] += b;
             }
             out.d1.push(d1);
             out.d2.push(d2);

@@ -25,7 +25,7 @@ mod terms;
 
 pub use diff::derivative;
 pub use error::{ExprError, ExprErrorKind, ScopeError};
-pub use terms::SplitSum;
+pub use terms::{SplitRow, SplitSum};
 
 use diracvi_geometry::AdScalar;
 use eval::{One, Op, Two};

@@ -149,6 +149,86 @@ impl Expr {
     }
 }
 
+/// One row of `A(q)` on its stencil (docs/theory.md §11.4): the row is zero
+/// outside `stencil` (increasing) and its entries there read only
+/// `q_{stencil}`; `exprs[k]` is the entry at column `stencil[k]`, evaluated
+/// over the local slots `[q_{S_0} … q_{S_{k−1}}]`.
+#[derive(Clone, Debug)]
+pub struct SplitRow {
+    /// The columns of the row's nonzero entries and the coordinates they read.
+    pub stencil: Vec<usize>,
+    /// The entries at the stencil's columns, over `|S|` local slots.
+    pub exprs: Vec<Expr>,
+}
+
+impl Expr {
+    /// Compile one constraint row, `sources[j]` its entry at column `j`
+    /// over the `n = sources.len()` slots `[q_0 … q_{n−1}]` of `scope`, onto
+    /// its stencil: the columns whose entry is not the constant `0` together
+    /// with every coordinate an entry reads. Entries fold as in
+    /// [`compile`](Self::compile) (parameters and definitions substituted),
+    /// so `"k - k"` is a zero entry.
+    ///
+    /// # Errors
+    /// What [`Expr::compile`] reports for an entry.
+    pub fn compile_row<T: AsRef<str>>(sources: &[T], scope: &Scope) -> Result<SplitRow, ExprError> {
+        let n = sources.len();
+        let mut trees = Vec::with_capacity(n);
+        let mut stencil = BTreeSet::new();
+        for (j, source) in sources.iter().enumerate() {
+            let tree = lower::fold(parse::parse(source.as_ref(), scope)?)?;
+            match tree.kind {
+                // exactly zero (either sign)
+                Kind::Num(c) if c == 0.0 => {}
+                _ => {
+                    stencil.insert(j);
+                    coordinates(&tree, n, &mut stencil);
+                }
+            }
+            trees.push(tree);
+        }
+        let stencil: Vec<usize> = stencil.into_iter().collect();
+        let k = stencil.len();
+        let mut local = vec![u32::MAX; n];
+        for (i, &c) in stencil.iter().enumerate() {
+            local[c] = i as u32;
+        }
+        let mut exprs = Vec::with_capacity(k);
+        for &c in &stencil {
+            let tree = relabel(
+                std::mem::replace(
+                    &mut trees[c],
+                    Node {
+                        kind: Kind::Num(0.0),
+                        col: 1,
+                    },
+                ),
+                &local,
+            );
+            let (program, constant) = match tree.kind {
+                Kind::Num(value) => (
+                    Program {
+                        ops: Vec::new(),
+                        slots: 0,
+                        registers: 0,
+                    },
+                    Some(value),
+                ),
+                _ => (lower::lower(&tree)?, None),
+            };
+            exprs.push(Expr {
+                source: sources[c].as_ref().to_owned(),
+                ops: program.ops.into_boxed_slice(),
+                slots: program.slots,
+                registers: program.registers,
+                n_vars: k,
+                constant,
+            });
+        }
+        Ok(SplitRow { stencil, exprs })
+    }
+}
+
 /// A group of summands: its stencil and the signed summands.
 type Group = (Vec<usize>, Vec<(bool, Node)>);
 
@@ -377,5 +457,41 @@ mod tests {
                 .sum();
             assert_relative_eq!(sum, whole.eval(&x), max_relative = 1e-14);
         }
+    }
+
+    /// A row's stencil is its nonzero columns with the coordinates they
+    /// read; entries folding to zero (`k - k`) are left out, and the
+    /// entries on the stencil equal the row compiled entry by entry.
+    #[test]
+    fn a_row_compiles_onto_its_stencil() {
+        let names: Vec<String> = (0..10).map(|i| format!("x{i}")).collect();
+        let mut scope = Scope::with_variables(names.iter()).unwrap();
+        scope.add_parameter("k", 2.5).unwrap();
+        let row = [
+            "0",
+            "k - k",
+            "-sin(x7)",
+            "0",
+            "cos(x7)*k",
+            "0",
+            "0",
+            "0",
+            "0",
+            "0*x9",
+        ];
+        let split = Expr::compile_row(&row, &scope).unwrap();
+        assert_eq!(split.stencil, vec![2, 4, 7, 9]);
+        let q: Vec<f64> = (0..10).map(|i| 0.3 + 0.1 * i as f64).collect();
+        let local: Vec<f64> = split.stencil.iter().map(|&c| q[c]).collect();
+        for (k, &c) in split.stencil.iter().enumerate() {
+            let whole = Expr::compile(row[c], &scope).unwrap().eval(&q);
+            assert_eq!(
+                split.exprs[k].eval(&local).to_bits(),
+                whole.to_bits(),
+                "column {c}"
+            );
+        }
+        // x7 is read but its own entry is zero
+        assert_eq!(split.exprs[2].constant_value(), Some(0.0));
     }
 }

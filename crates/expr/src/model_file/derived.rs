@@ -8,6 +8,7 @@ use super::{CompiledModel, InitialValue, InitialValues, ModelFile, Position, pos
 use crate::expr::{Expr, ExprErrorKind, Scope};
 use nalgebra::{DMatrix, DVector};
 use num_dual::Dual64;
+use std::collections::{HashMap, HashSet};
 
 /// Relative tolerance of the Legendre check of a given Hamiltonian:
 /// `|H(q, p) − (p·v − L(q, v))| ≤ LEGENDRE_TOLERANCE · (1 + |p·v| + |L(q, v)|)`
@@ -54,17 +55,27 @@ impl ModelFile {
     /// not finite); parameter expressions that use each other in a cycle
     /// ([`ModelFileErrorKind::ParameterCycle`](K::ParameterCycle)).
     pub fn parameter_values(&self, overrides: &[(String, f64)]) -> Result<Vec<(String, f64)>> {
+        // names to positions: a system file has parameters by the thousand
+        let derived: HashSet<&str> = self
+            .parameter_expressions
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect();
         let mut values: Vec<(String, Option<f64>)> = self
             .parameters
             .iter()
             .map(|(name, value)| {
-                let derived = self.parameter_expressions.iter().any(|(n, _)| n == name);
+                let derived = derived.contains(name.as_str());
                 (name.clone(), (!derived).then_some(*value))
             })
             .collect();
+        let mut at: HashMap<&str, usize> = HashMap::with_capacity(self.parameters.len());
+        for (i, (n, _)) in self.parameters.iter().enumerate() {
+            at.entry(n.as_str()).or_insert(i);
+        }
         for (name, value) in overrides {
             let key = format!("parameters.{name}");
-            let Some(slot) = values.iter_mut().find(|(n, _)| n == name) else {
+            let Some(slot) = at.get(name.as_str()).map(|&i| &mut values[i]) else {
                 return Err(self.error(
                     key,
                     K::UnknownParameter {

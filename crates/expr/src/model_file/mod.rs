@@ -464,6 +464,7 @@ impl ModelFile {
             Expr::compile(text, scope).map_err(|e| self.expression_error(key, text, e))
         };
         let terms = lagrangian_terms(&self.lagrangian, &qv_scope, n);
+        let rows = row_stencils(&self.constraints, &q_scope, n);
         let drawing = match &self.drawing {
             Some(spec) => Some(spec.try_map(|key, text| compile(key.to_owned(), text, &q_scope))?),
             None => None,
@@ -490,6 +491,7 @@ impl ModelFile {
             lagrangian,
             terms,
             constraints,
+            rows,
             boundaries,
             hamiltonian,
             drawing,
@@ -499,6 +501,42 @@ impl ModelFile {
             self.check_hamiltonian(&compiled, &initial.q, &initial.v)?;
         }
         Ok(compiled)
+    }
+}
+
+impl ModelFile {
+    /// Further functions of `(q, v)`, each `(key, text)`, compiled over the
+    /// slots `[q.., v..]` of the Lagrangian's scope (the parameters with
+    /// `overrides` applied, the definitions), which is built once for all
+    /// of them: e.g. the Lagrangians of a system's parts and ports
+    /// (docs/theory.md §15.1). Evaluate them with [`Expr::eval_split`].
+    ///
+    /// # Errors
+    /// What [`compile`](Self::compile) reports for the parameters and the
+    /// scope; an expression that does not compile, located at its `key`.
+    pub fn compile_velocity_functions(
+        &self,
+        overrides: &[(String, f64)],
+        sources: &[(String, String)],
+    ) -> Result<Vec<Expr>, ModelFileError> {
+        let parameters = self.parameter_values(overrides)?;
+        let scope_error =
+            |e: ScopeError| self.error("model.coordinates".into(), ModelFileErrorKind::Scope(e));
+        let mut scope =
+            Scope::with_variables(self.coordinates.iter().chain(&self.velocity_names()))
+                .map_err(scope_error)?;
+        for (name, value) in &parameters {
+            scope.add_parameter(name, *value).map_err(scope_error)?;
+        }
+        for (name, text) in &self.definitions {
+            scope.add_definition(name, text).map_err(scope_error)?;
+        }
+        sources
+            .iter()
+            .map(|(key, text)| {
+                Expr::compile(text, &scope).map_err(|e| self.expression_error(key.clone(), text, e))
+            })
+            .collect()
     }
 }
 
@@ -591,6 +629,33 @@ fn lagrangian_terms(source: &str, scope: &Scope, n: usize) -> Option<(Lagrangian
     Some((terms, split.exprs))
 }
 
+/// The constraint rows on their stencils (docs/theory.md §11.4), when
+/// declaring them pays: more than
+/// [`TERMWISE_ABOVE`](diracvi_geometry::dynamic::TERMWISE_ABOVE)
+/// coordinates and stencils covering at most half of the `m × n` entries.
+fn row_stencils(
+    constraints: &[Vec<String>],
+    scope: &Scope,
+    n: usize,
+) -> Option<(LagrangianTerms, Vec<Vec<Expr>>)> {
+    if n <= diracvi_geometry::dynamic::TERMWISE_ABOVE || constraints.is_empty() {
+        return None;
+    }
+    let mut stencils = Vec::with_capacity(constraints.len());
+    let mut exprs = Vec::with_capacity(constraints.len());
+    for row in constraints {
+        let split = Expr::compile_row(row, scope).ok()?;
+        stencils.push(split.stencil);
+        exprs.push(split.exprs);
+    }
+    let entries: usize = stencils.iter().map(Vec::len).sum();
+    if 2 * entries > constraints.len() * n {
+        return None;
+    }
+    let rows = LagrangianTerms::new(n, stencils).ok()?;
+    Some((rows, exprs))
+}
+
 /// A model with every expression compiled: `n` coordinates, `m` constraint
 /// rows, the boundary pieces and an optional Hamiltonian, evaluated
 /// generically over [`AdScalar`] without allocating.
@@ -603,6 +668,8 @@ pub struct CompiledModel {
     /// `L` as a sum of terms over coordinate stencils, when that pays.
     terms: Option<(LagrangianTerms, Vec<Expr>)>,
     constraints: Vec<Vec<Expr>>,
+    /// The rows of `A` on their stencils, when that pays.
+    rows: Option<(LagrangianTerms, Vec<Vec<Expr>>)>,
     boundaries: Vec<Expr>,
     hamiltonian: Option<Expr>,
     drawing: Option<CompiledDrawing>,
@@ -727,6 +794,27 @@ impl CompiledModel {
     pub fn lagrangian_term<S: AdScalar>(&self, e: usize, q: &[S], v: &[S]) -> S {
         let (_, exprs) = self.terms.as_ref().expect("the Lagrangian has terms");
         exprs[e].eval_split(q, v)
+    }
+
+    /// The stencils of the rows of `A`, when they are evaluated on them
+    /// (more than 8 coordinates and sparse rows; docs/theory.md §11.4).
+    pub fn row_stencils(&self) -> Option<&LagrangianTerms> {
+        self.rows.as_ref().map(|(r, _)| r)
+    }
+
+    /// Row `r` of `A` on its stencil: `a[k]` is the entry at column
+    /// `S_r[k]`, `q` the values of the stencil's coordinates.
+    ///
+    /// # Panics
+    /// Without row stencils, for `r` out of range, or when `q`, `a` do not
+    /// have the stencil's length.
+    #[inline]
+    #[track_caller]
+    pub fn constraint_row<S: AdScalar>(&self, r: usize, q: &[S], a: &mut [S]) {
+        let (_, exprs) = self.rows.as_ref().expect("the rows have stencils");
+        for (x, e) in a.iter_mut().zip(exprs[r].iter()) {
+            *x = e.eval(q);
+        }
     }
 
     /// `A(q)[row][col]`.

@@ -41,6 +41,8 @@ pub trait ScalarHooks<S> {
     fn erased_discrete_constraint(&self, q0: &[S], q1: &[S], h: S, c: &mut [S]) -> bool;
     /// [`DynSystem::lagrangian_term`].
     fn erased_lagrangian_term(&self, e: usize, q: &[S], v: &[S]) -> S;
+    /// [`DynSystem::constraint_row`].
+    fn erased_constraint_row(&self, r: usize, q: &[S], a: &mut [S]);
     /// [`DynSystem::lagrangian_with`].
     fn erased_lagrangian_with(&self, q: &[S], v: &[S], theta: &[S]) -> S;
     /// [`DynSystem::constraint_forms_with`].
@@ -83,6 +85,9 @@ impl<T: DynSystem, S: AdScalar> ScalarHooks<S> for T {
     }
     fn erased_lagrangian_term(&self, e: usize, q: &[S], v: &[S]) -> S {
         self.lagrangian_term(e, q, v)
+    }
+    fn erased_constraint_row(&self, r: usize, q: &[S], a: &mut [S]) {
+        self.constraint_row(r, q, a)
     }
     fn erased_lagrangian_with(&self, q: &[S], v: &[S], theta: &[S]) -> S {
         self.lagrangian_with(q, v, theta)
@@ -157,6 +162,8 @@ macro_rules! erased_system_trait {
             fn erased_boundary_count(&self) -> usize;
             /// [`DynSystem::lagrangian_terms`].
             fn erased_lagrangian_terms(&self) -> Option<&LagrangianTerms>;
+            /// [`DynSystem::constraint_stencils`].
+            fn erased_constraint_stencils(&self) -> Option<&LagrangianTerms>;
             /// [`DynSystem::parameter_count`].
             fn erased_parameter_count(&self) -> usize;
             /// [`DynSystem::parameter_names`].
@@ -186,6 +193,9 @@ impl<T: DynSystem + Send + Sync> ErasedSystem for T {
     }
     fn erased_lagrangian_terms(&self) -> Option<&LagrangianTerms> {
         self.lagrangian_terms()
+    }
+    fn erased_constraint_stencils(&self) -> Option<&LagrangianTerms> {
+        self.constraint_stencils()
     }
     fn erased_parameter_count(&self) -> usize {
         self.parameter_count()
@@ -365,6 +375,17 @@ impl<O: ErasedSystem + ?Sized> DynSystem for Erased<'_, O> {
     fn lagrangian_term<S: AdScalar>(&self, e: usize, q: &[S], v: &[S]) -> S {
         core_scalars!(dispatch!(S, T => back::<T, S>(
             ScalarHooks::<T>::erased_lagrangian_term(self.0, e, cast(q), cast(v))
+        )))
+    }
+    fn constraint_stencils(&self) -> Option<&LagrangianTerms> {
+        self.0.erased_constraint_stencils()
+    }
+    fn constraint_row<S: AdScalar>(&self, r: usize, q: &[S], a: &mut [S]) {
+        core_scalars!(dispatch!(S, T => ScalarHooks::<T>::erased_constraint_row(
+            self.0,
+            r,
+            cast(q),
+            cast_mut(a)
         )))
     }
     fn parameter_count(&self) -> usize {
