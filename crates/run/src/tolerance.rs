@@ -790,10 +790,12 @@ pub fn choose_step(
 /// `scenario`'s final state and impact times, run as `plan` says
 /// (stepper, impact law, direction; its order and number of steps are
 /// chosen here), is about `tol`, from pilot runs on the whole interval
-/// (module docs). `progress(k)` is called after every pilot step. With
-/// `plan` tracking derivatives (`--jacobian`, `--sensitivity`) only order 2
-/// is a candidate. When a pilot is the run at the chosen step, the choice
-/// keeps it ([`ToleranceChoice::take_run`]).
+/// (module docs). `progress(k)` is called after every pilot step. The
+/// pilots track no derivatives, so a `plan` tracking them (`--jacobian`,
+/// `--sensitivity`) gets the same choice, and the run at the chosen order
+/// carries them (docs/theory.md §12.6 for orders 4 and 6). When a pilot is
+/// the run at the chosen step, the choice keeps it
+/// ([`ToleranceChoice::take_run`]).
 ///
 /// # Errors
 /// [`RunError::InvalidTolerance`] for a `tol` that is not finite and
@@ -827,11 +829,7 @@ pub fn choose_step_with_progress(
         });
     }
     let first = own_steps.div_ceil(COARSEST_FRACTION).max(MIN_PILOT_STEPS);
-    let orders: &[Order] = if plan.tracks_derivatives() {
-        &[Order::Two]
-    } else {
-        &[Order::Two, Order::Four, Order::Six]
-    };
+    let orders: &[Order] = &[Order::Two, Order::Four, Order::Six];
     let mut ladders: Vec<Ladder> = orders
         .iter()
         .map(|&o| Ladder::new(o, t_end, first))

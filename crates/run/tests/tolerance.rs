@@ -317,9 +317,26 @@ fn the_choice_is_recorded_and_checked() {
     let json = choice.to_json();
     assert_eq!(json.chosen_order, choice.order.get());
     assert_eq!(json.chosen_steps, choice.steps);
-    // With derivatives tracked only order 2 (the midpoint scheme) runs.
-    let d = choose_step(&scenario, &RunPlan::new(0).jacobian(true), 1e-5).unwrap();
-    assert_eq!(d.order, Order::Two);
+    // Tracking derivatives does not change the choice, and the run at the
+    // chosen (composed) order carries them.
+    let d = choose_step(&scenario, &RunPlan::new(0).jacobian(true), 1e-7).unwrap();
+    assert_eq!((d.order, d.steps), (choice.order, choice.steps));
+    assert_ne!(d.order, Order::Two, "{d:?}");
+    let (outcome, _, sc) = execute_with_tolerance(
+        &scenario,
+        RunPlan::new(0).jacobian(true),
+        1e-7,
+        &mut Discard,
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(outcome.method.order_of_accuracy(), d.order.get());
+    let j = outcome.jacobian.expect("a Jacobian");
+    assert_eq!(j.nrows(), 2 * outcome.final_q.len());
+    // the same as asking for that order and step directly
+    let plain = RunPlan::new(d.steps).order(d.order).jacobian(true);
+    let direct = execute(&sc, plain, &mut Discard).unwrap().jacobian.unwrap();
+    assert_eq!(j, direct);
     // Zero steps: nothing to choose.
     scenario.t_end = 0.0;
     let z = choose_step(&scenario, &RunPlan::new(0), 1e-6).unwrap();
