@@ -169,7 +169,14 @@ fn what_has_no_tangent_map_is_refused_with_a_usage_error() {
 #[test]
 fn the_hamiltonian_stepper_gives_a_jacobian_matching_differences() {
     for backward in [false, true] {
-        let mut args = vec!["run", "particle", "--t-end", "5", "--stepper", "hamiltonian"];
+        let mut args = vec![
+            "run",
+            "particle",
+            "--t-end",
+            "5",
+            "--stepper",
+            "hamiltonian",
+        ];
         if backward {
             args.push("--backward");
         }

@@ -62,9 +62,8 @@ fn case<const N: usize, const M: usize, Sy: System<N, M> + Clone + Send + Sync +
     let a = DVector::from_column_slice(a);
     let v = DVector::from_column_slice(v);
     let p = diracvi_geometry::dynamic::momentum_dyn(&erased, &a, &v);
-    let stepper =
-        DynNonholonomicHamiltonian::new(erased, Discretization::Forward, cd, direction)
-            .with_params(tight());
+    let stepper = DynNonholonomicHamiltonian::new(erased, Discretization::Forward, cd, direction)
+        .with_params(tight());
     (stepper, a, p * direction.sign())
 }
 
@@ -106,8 +105,8 @@ fn check(stepper: &mut Stepper, a: &DVector<f64>, pi_a: &DVector<f64>, h: f64, d
             out.rows_mut(n, n).copy_from(&r.pi_b);
             out
         };
-        let fd = (at(-2.0 * delta) - at(2.0 * delta) + (at(delta) - at(-delta)) * 8.0)
-            / (12.0 * delta);
+        let fd =
+            (at(-2.0 * delta) - at(2.0 * delta) + (at(delta) - at(-delta)) * 8.0) / (12.0 * delta);
         let exact: DVector<f64> = if j < 2 * n {
             tangent.start.column(j).into_owned()
         } else {
@@ -128,13 +127,7 @@ fn hamiltonian_tangent_with_constraints_matches_central_differences() {
     use ConstraintDiscretization as C;
     for cd in [C::Retraction, C::Midpoint] {
         for direction in [Direction::Forward, Direction::Backward] {
-            let (mut st, a, p) = case(
-                Pendulum::default(),
-                cd,
-                direction,
-                &[0.7, 0.2],
-                &[0.4, 1.0],
-            );
+            let (mut st, a, p) = case(Pendulum::default(), cd, direction, &[0.7, 0.2], &[0.4, 1.0]);
             let e = check(&mut st, &a, &p, 0.05, 1e-3);
             eprintln!("pendulum {cd:?} {direction:?}: {e:.2e}");
             assert!(e < 1e-9, "pendulum {cd:?} {direction:?}: {e:.2e}");
@@ -179,6 +172,9 @@ fn hamiltonian_tangent_without_constraints_matches_differences_and_is_symplectic
             j[(n + i, i)] = -1.0;
         }
         let defect = (t.start.transpose() * &j * &t.start - &j).amax();
-        assert!(defect < 1e-13, "kepler {direction:?}: TᵀJT − J = {defect:.2e}");
+        assert!(
+            defect < 1e-13,
+            "kepler {direction:?}: TᵀJT − J = {defect:.2e}"
+        );
     }
 }

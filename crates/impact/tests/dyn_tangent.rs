@@ -14,8 +14,8 @@ use diracvi_discrete_dirac::{Composition, Direction, RunOptions, StepError};
 use diracvi_geometry::{ConstraintDiscretization, Discretization};
 use diracvi_impact::ImpactError;
 use diracvi_impact::dynamic::{
-    DynContinuousElasticLaw, DynHamiltonianLaw, DynImpactIntegrator, DynImpactLaw,
-    DynImpactSite, DynRebound,
+    DynContinuousElasticLaw, DynHamiltonianLaw, DynImpactIntegrator, DynImpactLaw, DynImpactSite,
+    DynRebound,
 };
 use diracvi_models::{DynModelVisitor, DynRunSetup, NamedDynSystem, Scenario};
 use nalgebra::{DMatrix, DVector};

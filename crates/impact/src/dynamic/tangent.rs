@@ -13,8 +13,9 @@ use super::{DynImpactIntegrator, DynImpactLaw, DynImpactSite, DynLawTangent, Dyn
 use crate::ImpactError;
 use diracvi_discrete_dirac::StepError;
 use diracvi_discrete_dirac::dynamic::{
-    DynLagrangeDirac, DynNonholonomicHamiltonian, DynStepTangent, DynSubStep, DynSubStepper, check_directions,
-    dyn_constrained_velocity, implicit_derivative, multipliers_from_reaction, physical_tangent,
+    DynLagrangeDirac, DynNonholonomicHamiltonian, DynStepTangent, DynSubStep, DynSubStepper,
+    check_directions, dyn_constrained_velocity, implicit_derivative, multipliers_from_reaction,
+    physical_tangent,
 };
 use diracvi_geometry::GeometryError;
 use diracvi_geometry::dynamic::{
@@ -625,7 +626,14 @@ pub(crate) fn hamiltonian_rebound_tangent<Sy: DynSystem>(
                 .oriented_tangent(site.step, site.t, &site.before.b, &rebound.after, site.h2)
                 .map_err(ImpactError::Step)?;
             let parameters = DMatrix::zeros(after.start.nrows(), 0);
-            hamiltonian_rebound_over(stepper, stepper.system(), site, rebound, &after, &parameters)
+            hamiltonian_rebound_over(
+                stepper,
+                stepper.system(),
+                site,
+                rebound,
+                &after,
+                &parameters,
+            )
         }
         Some(dirs) => {
             check_directions(stepper.system(), dirs).map_err(ImpactError::Step)?;
@@ -682,13 +690,9 @@ fn hamiltonian_rebound_over<Sy: DynSystem, Ly: DynSystem>(
     };
     // K at the end of the post-impact sub-step and at the end of the one
     // that reached the wall, over (q, s) and π.
-    let (e_qs, g_b) = kernel_gradients(
-        lifted,
-        reversed,
-        &lift(q, r),
-        &lift(&rebound.after.pi_b, r),
-    )
-    .ok_or_else(no_hamiltonian)?;
+    let (e_qs, g_b) =
+        kernel_gradients(lifted, reversed, &lift(q, r), &lift(&rebound.after.pi_b, r))
+            .ok_or_else(no_hamiltonian)?;
     let (f_as, f_pi) = kernel_gradients(lifted, reversed, &lift(&site.a, r), &lift(pi_minus, r))
         .ok_or_else(no_hamiltonian)?;
     let g_b = g_b.rows(0, n).into_owned();
@@ -724,21 +728,18 @@ fn hamiltonian_rebound_over<Sy: DynSystem, Ly: DynSystem>(
     // dπ⁺ = n̂ dν + ν dn̂ (+ dπ⁻, in `momentum`), dν = −dE/slope
     data.columns_mut(0, n)
         .copy_from(&(&normal * (e_a.transpose() * (-1.0 / slope))));
-    data.columns_mut(n, n).copy_from(
-        &(&normal * (e_q.transpose() * (-1.0 / slope)) + dn_q * nu),
-    );
+    data.columns_mut(n, n)
+        .copy_from(&(&normal * (e_q.transpose() * (-1.0 / slope)) + dn_q * nu));
     data.column_mut(2 * n + 1)
         .copy_from(&(&normal * (-e_h / slope)));
     if r > 0 {
         let dn_s = dn.columns(n, r);
-        let e_s = e_qs.rows(n, r) + p_s.transpose() * &g_b + dn_s.transpose() * &w * nu
-            - f_as.rows(n, r);
-        data.columns_mut(2 * n + 2, r).copy_from(
-            &(&normal * (e_s.transpose() * (-1.0 / slope)) + dn_s * nu),
-        );
+        let e_s =
+            e_qs.rows(n, r) + p_s.transpose() * &g_b + dn_s.transpose() * &w * nu - f_as.rows(n, r);
+        data.columns_mut(2 * n + 2, r)
+            .copy_from(&(&normal * (e_s.transpose() * (-1.0 / slope)) + dn_s * nu));
     }
-    let momentum =
-        DMatrix::identity(n, n) + &normal * (e_pi.transpose() * (-1.0 / slope));
+    let momentum = DMatrix::identity(n, n) + &normal * (e_pi.transpose() * (-1.0 / slope));
     Ok(DynLawTangent {
         data,
         momentum: Some(momentum),
