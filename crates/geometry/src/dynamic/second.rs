@@ -366,6 +366,7 @@ pub fn forms_velocity_jacobian_dyn<Sy: DynSystem>(
 /// # Errors
 /// [`GeometryError::DimensionMismatch`] for an `a` or `π` of the wrong
 /// length.
+#[allow(clippy::type_complexity)]
 pub fn hamiltonian_second_dyn<Sy: DynSystem>(
     system: &Sy,
     reversed: bool,
