@@ -233,8 +233,9 @@ pub struct RunArgs {
     /// `q:NAME` then `p:NAME` after the coordinates), and in the text
     /// summary how far it is from symplectic (systems without
     /// constraints). The Lagrange–Dirac stepper with regular Lagrangians,
-    /// orders 2, 4 and 6; the Hamiltonian stepper, circuits and --reduce
-    /// are refused.
+    /// orders 2, 4 and 6, and the Hamiltonian stepper (its step and its
+    /// impact law differentiated, docs/theory.md §12.7); circuits and
+    /// --reduce are refused.
     #[arg(long, conflicts_with = "reduce")]
     pub jacobian: bool,
     /// Report the derivatives of the final state with respect to model

@@ -302,19 +302,20 @@ fn what_cannot_be_differentiated_is_refused_with_a_usage_error() {
             && e.contains("\"solve\""),
         "{e}"
     );
-    // (orders 4 and 6 give sensitivities since the composed step carries
-    // its parameter columns; the Hamiltonian stepper still has none)
-    let e = refused(
-        &[
-            &pendulum[..],
-            &["--stepper", "hamiltonian", "--sensitivity", "g"],
-        ]
-        .concat(),
-    );
-    assert!(
-        e.contains("--sensitivity is not available for this method"),
-        "{e}"
-    );
+    // (orders 4 and 6 and the Hamiltonian stepper give sensitivities; a
+    // Hamiltonian run of a model without a Hamiltonian is refused as such)
+    let e = refused(&[
+        "run",
+        "--model-file",
+        "models/lc.toml",
+        "--set",
+        "t_end=0.1",
+        "--stepper",
+        "hamiltonian",
+        "--sensitivity",
+        "l",
+    ]);
+    assert!(e.contains("has no Hamiltonian"), "{e}");
     // --reduce: a usage error of the command line
     refused(&["run", "pendulum", "--sensitivity", "g", "--reduce"]);
 }

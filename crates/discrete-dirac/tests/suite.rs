@@ -8,6 +8,7 @@
 mod common;
 mod degenerate_nonlinear;
 mod dyn_lagrange_dirac;
+mod hamiltonian_tangent;
 mod inverse_and_hamiltonian;
 mod lc_circuit;
 mod midpoint_kepler;

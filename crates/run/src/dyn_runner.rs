@@ -114,13 +114,10 @@ impl DynModelVisitor for DynRunner<'_> {
                     }
                 })
             };
-            if method.stepper != Stepper::Lagrange {
-                return refuse(
-                    "for this method: only the Lagrange–Dirac stepper and its compositions \
-                     (orders 2, 4 and 6) have a tangent map yet (not the Hamiltonian stepper)",
-                );
-            }
-            if !regular_at_dyn(model, setup) {
+            // The Hamiltonian stepper's steps solve for (d, π_b, μ) from H
+            // (docs/theory.md §12.7); a model without a Hamiltonian is
+            // refused below as for any Hamiltonian run.
+            if method.stepper == Stepper::Lagrange && !regular_at_dyn(model, setup) {
                 return refuse(
                     "for a degenerate Lagrangian (its steps are solved on hidden constraints, \
                      whose tangent map is not built yet)",

@@ -11,7 +11,10 @@
 //! with `K(a, π) = H(a, π)` forward and `H(a, −π)` backward (π = −p).
 
 use super::equations::forms_transpose_times;
-use super::{DynOneStep, DynPositionCarry, DynStepOutput, DynSubStep, DynSubStepper};
+use super::{
+    DynOneStep, DynPositionCarry, DynStepOutput, DynStepSensitivity, DynStepTangent, DynSubStep,
+    DynSubStepper,
+};
 use crate::newton::{Newton, NewtonParams};
 use crate::{Direction, DynState, StepError, StepStats};
 use diracvi_geometry::dynamic::{
@@ -93,6 +96,11 @@ impl<Sy: DynSystem> DynNonholonomicHamiltonian<Sy> {
     /// Direction of time.
     pub fn direction(&self) -> Direction {
         self.direction
+    }
+
+    /// The discrete constraint.
+    pub fn constraint(&self) -> ConstraintDiscretization {
+        self.constraint
     }
 
     fn reversed(&self) -> bool {
@@ -374,6 +382,32 @@ impl<Sy: DynSystem> DynSubStepper for DynNonholonomicHamiltonian<Sy> {
     }
 
     fn reset_warm_start(&mut self) {}
+
+    /// The exact tangent map of the sub-step (docs/theory.md §12.7).
+    fn sub_step_tangent(
+        &self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        sub: &DynSubStep,
+        h: f64,
+    ) -> Result<DynStepTangent, StepError> {
+        self.oriented_tangent(k, t, a, sub, h)
+    }
+
+    /// The tangent map with the parameter columns (docs/theory.md §12.4,
+    /// §12.7).
+    fn sub_step_sensitivity(
+        &self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        sub: &DynSubStep,
+        h: f64,
+        directions: &DMatrix<f64>,
+    ) -> Result<DynStepSensitivity, StepError> {
+        self.oriented_sensitivity(k, t, a, sub, h, directions)
+    }
 
     fn measures(
         &mut self,

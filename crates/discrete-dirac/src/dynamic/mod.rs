@@ -19,6 +19,7 @@ mod constrained_legendre;
 mod degenerate;
 mod equations;
 mod hamiltonian;
+mod hamiltonian_tangent;
 mod lagrange_dirac;
 mod sparse_step;
 mod tangent;
@@ -172,8 +173,8 @@ pub trait DynSubStepper {
     ) -> Result<DynStepTangent, StepError> {
         let _ = (k, t, a, sub, h);
         Err(StepError::Unsupported(
-            "the tangent map (--jacobian) is available for the Lagrange–Dirac stepper and its \
-             compositions (orders 2, 4 and 6), not yet for the Hamiltonian stepper"
+            "this stepper has no tangent map (--jacobian): it is built for the Lagrange–Dirac \
+             stepper, its compositions (orders 2, 4 and 6) and the Hamiltonian stepper"
                 .to_owned(),
         ))
     }
@@ -195,9 +196,9 @@ pub trait DynSubStepper {
     ) -> Result<DynStepSensitivity, StepError> {
         let _ = (k, t, a, sub, h, directions);
         Err(StepError::Unsupported(
-            "parameter sensitivities (--sensitivity) are available for the Lagrange–Dirac \
-             stepper and its compositions (orders 2, 4 and 6), not yet for the Hamiltonian \
-             stepper"
+            "this stepper has no parameter sensitivities (--sensitivity): they are built for \
+             the Lagrange–Dirac stepper, its compositions (orders 2, 4 and 6) and the \
+             Hamiltonian stepper"
                 .to_owned(),
         ))
     }

@@ -29,7 +29,7 @@ pub struct DynHamiltonianJet {
 }
 
 /// `K(a, π)` over any scalar: `H(a, π)`, or `H(a, −π)` when `reversed`.
-fn kernel<Sy: DynSystem, S: AdScalar>(
+pub(super) fn kernel<Sy: DynSystem, S: AdScalar>(
     system: &Sy,
     reversed: bool,
     a: &[S],

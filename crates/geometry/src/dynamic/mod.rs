@@ -57,7 +57,7 @@ pub use lifted::ParamLifted;
 pub use param_second::{LagrangianParamSecond, lagrangian_parameter_second_forward};
 pub use second::{
     DynLdSecond, boundary_hessian_dyn, constraint_second_dyn, forms_velocity_jacobian_dyn,
-    lagrangian_second_dyn, reaction_jacobian_dyn,
+    hamiltonian_second_dyn, lagrangian_second_dyn, reaction_jacobian_dyn,
 };
 pub use terms::LagrangianTerms;
 

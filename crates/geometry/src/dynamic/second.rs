@@ -357,6 +357,52 @@ pub fn forms_velocity_jacobian_dyn<Sy: DynSystem>(
     Ok(forms_contracted(system, q, v, true))
 }
 
+/// The symplectic-Euler kernel `K(a, π)` (`H(a, π)`, or `H(a, −π)` when
+/// `reversed`; docs/theory.md §3.5), its gradient and its Hessian over
+/// `z = (a, π)` (`2n` variables, positions first): the second derivatives
+/// the tangent map of a discrete Hamiltonian step needs (docs/theory.md
+/// §12.7). `None` when the system has no Hamiltonian.
+///
+/// # Errors
+/// [`GeometryError::DimensionMismatch`] for an `a` or `π` of the wrong
+/// length.
+#[allow(clippy::type_complexity)]
+pub fn hamiltonian_second_dyn<Sy: DynSystem>(
+    system: &Sy,
+    reversed: bool,
+    a: &DVector<f64>,
+    pi: &DVector<f64>,
+) -> Result<Option<(f64, DVector<f64>, DMatrix<f64>)>, GeometryError> {
+    let n = system.coordinate_count();
+    for (what, len) in [("a", a.len()), ("π", pi.len())] {
+        if len != n {
+            return Err(GeometryError::DimensionMismatch {
+                what,
+                expected: n,
+                got: len,
+            });
+        }
+    }
+    let mut p: Buf<f64> = pi.iter().copied().collect();
+    if super::hamiltonian::kernel(system, reversed, a.as_slice(), &mut p).is_none() {
+        return Ok(None);
+    }
+    let z: Vec<f64> = a.iter().chain(pi.iter()).copied().collect();
+    Ok(Some(scalar_second(&z, &KernelFn(system, reversed, n))))
+}
+
+/// The kernel `K(a, π)`, `z = (a, π)` with `n` coordinates (a system with a
+/// Hamiltonian: checked by the caller).
+struct KernelFn<'a, Sy>(&'a Sy, bool, usize);
+
+impl<Sy: DynSystem> ScalarFn for KernelFn<'_, Sy> {
+    fn eval<S: AdScalar>(&self, z: &[S]) -> S {
+        let mut p: Buf<S> = z[self.2..].iter().copied().collect();
+        super::hamiltonian::kernel(self.0, self.1, &z[..self.2], &mut p)
+            .unwrap_or_else(|| z[0] * 0.0 + f64::NAN)
+    }
+}
+
 /// A scalar function of `z` over any AD scalar (see [`scalar_second`]).
 trait ScalarFn {
     fn eval<S: AdScalar>(&self, z: &[S]) -> S;

@@ -5,13 +5,13 @@
 //! sub-steps balanced, reflected root by argmin's `BrentRoot`, grazing by
 //! `BrentOpt`.
 
-use super::{DynImpactLaw, DynImpactSite, DynRebound};
+use super::{DynImpactLaw, DynImpactSite, DynLawTangent, DynRebound};
 use crate::ImpactError;
 use argmin::core::{State as _, TerminationReason};
 use diracvi_discrete_dirac::dynamic::{DynNonholonomicHamiltonian, DynSubStep, DynSubStepper};
 use diracvi_discrete_dirac::{StepError, momentum_unit};
 use diracvi_geometry::dynamic::DynSystem;
-use nalgebra::DVector;
+use nalgebra::{DMatrix, DVector};
 use std::cell::RefCell;
 
 /// The Hamiltonian impact law: a normal momentum jump with the discrete
@@ -183,5 +183,28 @@ impl<Sy: DynSystem> DynImpactLaw<DynNonholonomicHamiltonian<Sy>> for DynHamilton
             grazing,
             iterations,
         })
+    }
+
+    /// The law's derivative (docs/theory.md §12.7): the energy balance
+    /// differentiated through the post-impact sub-step's tangent map.
+    fn rebound_tangent(
+        &self,
+        stepper: &DynNonholonomicHamiltonian<Sy>,
+        site: &DynImpactSite<'_>,
+        rebound: &DynRebound,
+    ) -> Result<DynLawTangent, ImpactError> {
+        super::tangent::hamiltonian_rebound_tangent(stepper, site, rebound, None)
+    }
+
+    /// The law's derivative with the parameter columns (docs/theory.md
+    /// §12.4, §12.7).
+    fn rebound_sensitivity(
+        &self,
+        stepper: &DynNonholonomicHamiltonian<Sy>,
+        site: &DynImpactSite<'_>,
+        rebound: &DynRebound,
+        directions: &DMatrix<f64>,
+    ) -> Result<DynLawTangent, ImpactError> {
+        super::tangent::hamiltonian_rebound_tangent(stepper, site, rebound, Some(directions))
     }
 }

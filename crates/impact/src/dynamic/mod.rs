@@ -141,8 +141,8 @@ pub trait DynImpactLaw<St: DynSubStepper> {
         let _ = (stepper, rebound);
         Err(ImpactError::Step(StepError::Unsupported(format!(
             "step {} at t = {}: the tangent map through an impact is available for the \
-             Lagrange–Dirac laws ([VCI] Theorem 3.1 and the continuous law of the composed \
-             orders) only",
+             laws of [VCI] Theorem 3.1, the continuous law of the composed orders and the \
+             Hamiltonian law only",
             site.step, site.t
         ))))
     }
@@ -164,8 +164,8 @@ pub trait DynImpactLaw<St: DynSubStepper> {
         let _ = (stepper, rebound, directions);
         Err(ImpactError::Step(StepError::Unsupported(format!(
             "step {} at t = {}: parameter sensitivities through an impact are available for \
-             the Lagrange–Dirac laws ([VCI] Theorem 3.1 and the continuous law of the composed \
-             orders) only",
+             the laws of [VCI] Theorem 3.1, the continuous law of the composed orders and the \
+             Hamiltonian law only",
             site.step, site.t
         ))))
     }

@@ -13,14 +13,15 @@ use super::{DynImpactIntegrator, DynImpactLaw, DynImpactSite, DynLawTangent, Dyn
 use crate::ImpactError;
 use diracvi_discrete_dirac::StepError;
 use diracvi_discrete_dirac::dynamic::{
-    DynLagrangeDirac, DynStepTangent, DynSubStep, DynSubStepper, check_directions,
-    dyn_constrained_velocity, implicit_derivative, multipliers_from_reaction, physical_tangent,
+    DynLagrangeDirac, DynNonholonomicHamiltonian, DynStepTangent, DynSubStep, DynSubStepper,
+    check_directions, dyn_constrained_velocity, implicit_derivative, multipliers_from_reaction,
+    physical_tangent,
 };
 use diracvi_geometry::GeometryError;
 use diracvi_geometry::dynamic::{
     DynDiscreteLagrangian, DynSystem, ParamLifted, boundary_gradient_dyn, boundary_hessian_dyn,
-    constraint_second_dyn, forms_velocity_jacobian_dyn, lagrangian_second_dyn,
-    reaction_jacobian_dyn,
+    constraint_second_dyn, forms_velocity_jacobian_dyn, hamiltonian_momentum_gradient_dyn,
+    hamiltonian_position_gradient_dyn, lagrangian_second_dyn, reaction_jacobian_dyn,
 };
 use nalgebra::{DMatrix, DVector};
 
@@ -585,4 +586,162 @@ fn saltation(
     out.rows_mut(n, n).copy_from(&dpi);
     out.row_mut(2 * n).copy_from(&dh2);
     out
+}
+
+/// `∂K/∂a` (with `∂K/∂s` after it over a lifted system) and `∂K/∂π` of the
+/// kernel of a Hamiltonian step at `(q, π)`.
+fn kernel_gradients<Ly: DynSystem>(
+    lifted: &Ly,
+    reversed: bool,
+    q: &DVector<f64>,
+    pi: &DVector<f64>,
+) -> Option<(DVector<f64>, DVector<f64>)> {
+    let position = hamiltonian_position_gradient_dyn(lifted, reversed, q, pi)?;
+    let (_, momentum) = hamiltonian_momentum_gradient_dyn(lifted, reversed, q, pi)?;
+    Some((position, momentum))
+}
+
+/// `∂π⁺/∂(a, q̃, h₁, h₂, s)` and `∂π⁺/∂π⁻` of the Hamiltonian law
+/// (docs/theory.md §4.10, §12.7), `s` the parameter directions `directions`
+/// (`P × r`) when given. The law is `π⁺ = π⁻ + ν n̂(q̃)` with `ν` the
+/// reflected root of the energy balance
+/// ```text
+/// E(ν) = K(q̃, π_b'(q̃, π⁻ + ν n̂(q̃), h₂)) − K(a, π⁻) = 0,
+/// ```
+/// `π_b'` the end momentum of the post-impact sub-step: differentiated,
+/// `dν = −(∂E/∂ν)⁻¹ (∂E/∂a da + ∂E/∂q̃ dq̃ + ∂E/∂π⁻ dπ⁻ + ∂E/∂h₂ dh₂ + ∂E/∂s ds)`
+/// with the post-impact sub-step's own tangent map (and parameter columns)
+/// for `∂π_b'/∂(q̃, π⁺, h₂, s)` and `∂n̂/∂q = (I − n̂n̂ᵀ) ∇²g / |∇g|`; then
+/// `dπ⁺ = dπ⁻ + n̂ dν + ν dn̂`.
+pub(crate) fn hamiltonian_rebound_tangent<Sy: DynSystem>(
+    stepper: &DynNonholonomicHamiltonian<Sy>,
+    site: &DynImpactSite<'_>,
+    rebound: &DynRebound,
+    directions: Option<&DMatrix<f64>>,
+) -> Result<DynLawTangent, ImpactError> {
+    differentiable(site, rebound)?;
+    match directions {
+        None => {
+            let after = stepper
+                .oriented_tangent(site.step, site.t, &site.before.b, &rebound.after, site.h2)
+                .map_err(ImpactError::Step)?;
+            let parameters = DMatrix::zeros(after.start.nrows(), 0);
+            hamiltonian_rebound_over(
+                stepper,
+                stepper.system(),
+                site,
+                rebound,
+                &after,
+                &parameters,
+            )
+        }
+        Some(dirs) => {
+            check_directions(stepper.system(), dirs).map_err(ImpactError::Step)?;
+            let after = stepper
+                .oriented_sensitivity(
+                    site.step,
+                    site.t,
+                    &site.before.b,
+                    &rebound.after,
+                    site.h2,
+                    dirs,
+                )
+                .map_err(ImpactError::Step)?;
+            let lifted = ParamLifted::new(stepper.system(), dirs);
+            hamiltonian_rebound_over(
+                stepper,
+                &lifted,
+                site,
+                rebound,
+                &after.tangent,
+                &after.parameters,
+            )
+        }
+    }
+}
+
+/// The Hamiltonian law's derivative with the first and second derivatives
+/// in `s` taken over `lifted` (the system, or its [`ParamLifted`] with
+/// `r = parameters.ncols()` directions); `after` and `parameters` are the
+/// post-impact sub-step's derivatives.
+fn hamiltonian_rebound_over<Sy: DynSystem, Ly: DynSystem>(
+    stepper: &DynNonholonomicHamiltonian<Sy>,
+    lifted: &Ly,
+    site: &DynImpactSite<'_>,
+    rebound: &DynRebound,
+    after: &DynStepTangent,
+    parameters: &DMatrix<f64>,
+) -> Result<DynLawTangent, ImpactError> {
+    let (k, t) = (site.step, site.t);
+    let geo = |source: GeometryError| ImpactError::Geometry { step: k, t, source };
+    let n = stepper.system().coordinate_count();
+    let r = parameters.ncols();
+    let reversed = stepper.direction().orientation() == diracvi_geometry::Orientation::Reversed;
+    let q = &site.before.b;
+    let pi_minus = &site.before.pi_b;
+    let normal = site.frame.normal();
+    let nu = normal.dot(&(&rebound.pi_after_raw - pi_minus));
+    let no_hamiltonian = || {
+        unsupported_at(
+            site,
+            "the system supplies no Hamiltonian, so the Hamiltonian law has no derivative"
+                .to_owned(),
+        )
+    };
+    // K at the end of the post-impact sub-step and at the end of the one
+    // that reached the wall, over (q, s) and π.
+    let (e_qs, g_b) =
+        kernel_gradients(lifted, reversed, &lift(q, r), &lift(&rebound.after.pi_b, r))
+            .ok_or_else(no_hamiltonian)?;
+    let (f_as, f_pi) = kernel_gradients(lifted, reversed, &lift(&site.a, r), &lift(pi_minus, r))
+        .ok_or_else(no_hamiltonian)?;
+    let g_b = g_b.rows(0, n).into_owned();
+    let f_pi = f_pi.rows(0, n).into_owned();
+    // ∂n̂/∂(q, s) = (I − n̂n̂ᵀ) ∂∇g/∂(q, s) / |∇g|.
+    let (_, dg, hg) = boundary_hessian_dyn(lifted, site.frame.piece, &lift(q, r)).map_err(geo)?;
+    let norm = dg.rows(0, n).norm();
+    let projector = DMatrix::identity(n, n) - &normal * normal.transpose();
+    let dn = projector * hg.rows(0, n) / norm;
+    // the post-impact sub-step: π_b' over (q̃, π⁺), h₂ and s
+    let p_q = after.start.view((n, 0), (n, n));
+    let p_pi = after.start.view((n, n), (n, n));
+    let p_h = after.step.rows(n, n);
+    let p_s = parameters.rows(n, n);
+    let w = p_pi.transpose() * &g_b;
+    let slope = w.dot(&normal);
+    if !(slope.is_finite() && slope.abs() > 0.0) {
+        return Err(unsupported_at(
+            site,
+            format!(
+                "the discrete energy after the impact does not vary with the normal impulse \
+                 (∂E/∂ν = {slope:e}): the law has no derivative there"
+            ),
+        ));
+    }
+    // ∂E/∂(…) at fixed ν, with π⁺ = π⁻ + ν n̂(q̃; s)
+    let dn_q = dn.columns(0, n);
+    let e_q = e_qs.rows(0, n) + p_q.transpose() * &g_b + dn_q.transpose() * &w * nu;
+    let e_pi = &w - &f_pi;
+    let e_h = g_b.dot(&p_h);
+    let e_a = -f_as.rows(0, n);
+    let mut data = DMatrix::zeros(n, 2 * n + 2 + r);
+    // dπ⁺ = n̂ dν + ν dn̂ (+ dπ⁻, in `momentum`), dν = −dE/slope
+    data.columns_mut(0, n)
+        .copy_from(&(&normal * (e_a.transpose() * (-1.0 / slope))));
+    data.columns_mut(n, n)
+        .copy_from(&(&normal * (e_q.transpose() * (-1.0 / slope)) + dn_q * nu));
+    data.column_mut(2 * n + 1)
+        .copy_from(&(&normal * (-e_h / slope)));
+    if r > 0 {
+        let dn_s = dn.columns(n, r);
+        let e_s =
+            e_qs.rows(n, r) + p_s.transpose() * &g_b + dn_s.transpose() * &w * nu - f_as.rows(n, r);
+        data.columns_mut(2 * n + 2, r)
+            .copy_from(&(&normal * (e_s.transpose() * (-1.0 / slope)) + dn_s * nu));
+    }
+    let momentum = DMatrix::identity(n, n) + &normal * (e_pi.transpose() * (-1.0 / slope));
+    Ok(DynLawTangent {
+        data,
+        momentum: Some(momentum),
+    })
 }
