@@ -54,11 +54,20 @@ def test_no_tangent_map_raises_model_error(model, kwargs):
     assert info.value.kind == "JacobianUnsupported"
 
 
-def test_the_hamiltonian_stepper_has_a_jacobian():
-    """The Hamiltonian stepper's tangent map (docs/theory.md §12.7)."""
-    r = diracvi.scenario("ellipse", t_end=0.5).run(jacobian=True, stepper="hamiltonian")
+def test_the_hamiltonian_stepper_has_the_clis_jacobian(cli):
+    """The Hamiltonian stepper's tangent map (docs/theory.md §12.7) through
+    the ellipse's impacts: the CLI's numbers bit for bit."""
+    proc = subprocess.run(
+        [str(cli), "run", "ellipse", "--t-end", "3", "--stepper", "hamiltonian",
+         "--jacobian", "--summary", "json", "-q"],
+        capture_output=True, text=True, check=True,
+    )
+    c = json.loads(proc.stdout)
+    r = diracvi.scenario("ellipse", t_end=3).run(jacobian=True, stepper="hamiltonian", every=0)
+    assert r.summary["impacts"] >= 2
+    assert r.summary["method"]["stepper"] == "hamiltonian"
     assert r.jacobian.shape == (6, 6)
-    assert np.isfinite(r.jacobian).all()
+    assert r.jacobian.tolist() == c["jacobian"]["matrix"]
 
 
 ELLIPSE = Path(__file__).resolve().parents[2] / "models" / "ellipse.toml"
