@@ -179,7 +179,7 @@ impl Expr {
             let tree = lower::fold(parse::parse(source.as_ref(), scope)?)?;
             match tree.kind {
                 // exactly zero (either sign)
-                Kind::Num(c) if c == 0.0 => {}
+                Kind::Num(0.0) => {}
                 _ => {
                     stencil.insert(j);
                     coordinates(&tree, n, &mut stencil);
