@@ -327,7 +327,16 @@ impl Expr {
     }
 
     fn compile_tree(source: &str, tree: parse::Node, scope: &Scope) -> Result<Expr, ExprError> {
-        let tree = lower::fold(tree)?;
+        Self::from_folded(
+            source.to_owned(),
+            lower::fold(tree)?,
+            scope.variable_count(),
+        )
+    }
+
+    /// The tape of a folded tree over `n_vars` slots (a constant when the
+    /// tree folded to a number).
+    fn from_folded(source: String, tree: parse::Node, n_vars: usize) -> Result<Expr, ExprError> {
         let (program, constant) = match tree.kind {
             parse::Kind::Num(c) => (
                 lower::Program {
@@ -340,11 +349,11 @@ impl Expr {
             _ => (lower::lower(&tree)?, None),
         };
         Ok(Expr {
-            source: source.to_owned(),
+            source,
             ops: program.ops.into_boxed_slice(),
             slots: program.slots,
             registers: program.registers,
-            n_vars: scope.variable_count(),
+            n_vars,
             constant,
         })
     }

@@ -6,7 +6,7 @@
 //! with it, and each group is lowered to its own tape over the local slots
 //! `[q_{S_0} … q_{S_{k−1}}, v_{S_0} … v_{S_{k−1}}]`.
 
-use super::lower::{self, Program};
+use super::lower;
 use super::parse::{self, ChainOp, Kind, Node};
 use super::{Expr, ExprError, Scope};
 use std::collections::BTreeSet;
@@ -123,27 +123,12 @@ impl Expr {
                     }
                 }
             };
-            let tree = lower::fold(tree)?;
-            let (program, constant) = match tree.kind {
-                Kind::Num(c) => (
-                    Program {
-                        ops: Vec::new(),
-                        slots: 0,
-                        registers: 0,
-                    },
-                    Some(c),
-                ),
-                _ => (lower::lower(&tree)?, None),
-            };
             out.stencils.push(stencil);
-            out.exprs.push(Expr {
-                source: format!("term {e} of `{source}`"),
-                ops: program.ops.into_boxed_slice(),
-                slots: program.slots,
-                registers: program.registers,
-                n_vars: 2 * k,
-                constant,
-            });
+            out.exprs.push(Expr::from_folded(
+                format!("term {e} of `{source}`"),
+                lower::fold(tree)?,
+                2 * k,
+            )?);
         }
         Ok(out)
     }
@@ -195,35 +180,19 @@ impl Expr {
         }
         let mut exprs = Vec::with_capacity(k);
         for &c in &stencil {
-            let tree = relabel(
-                std::mem::replace(
-                    &mut trees[c],
-                    Node {
-                        kind: Kind::Num(0.0),
-                        col: 1,
-                    },
-                ),
-                &local,
+            let tree = std::mem::replace(
+                &mut trees[c],
+                Node {
+                    kind: Kind::Num(0.0),
+                    col: 1,
+                },
             );
-            let (program, constant) = match tree.kind {
-                Kind::Num(value) => (
-                    Program {
-                        ops: Vec::new(),
-                        slots: 0,
-                        registers: 0,
-                    },
-                    Some(value),
-                ),
-                _ => (lower::lower(&tree)?, None),
-            };
-            exprs.push(Expr {
-                source: sources[c].as_ref().to_owned(),
-                ops: program.ops.into_boxed_slice(),
-                slots: program.slots,
-                registers: program.registers,
-                n_vars: k,
-                constant,
-            });
+            // relabelling a folded tree keeps it folded
+            exprs.push(Expr::from_folded(
+                sources[c].as_ref().to_owned(),
+                relabel(tree, &local),
+                k,
+            )?);
         }
         Ok(SplitRow { stencil, exprs })
     }

@@ -426,19 +426,7 @@ impl ModelFile {
     /// [`ModelFileErrorKind::HamiltonianMismatch`].
     pub fn compile(&self, overrides: &[(String, f64)]) -> Result<CompiledModel, ModelFileError> {
         let parameters = self.parameter_values(overrides)?;
-        let scope_error =
-            |e: ScopeError| self.error("model.coordinates".into(), ModelFileErrorKind::Scope(e));
-        let scope = |second: &[String]| -> Result<Scope, ModelFileError> {
-            let mut scope = Scope::with_variables(self.coordinates.iter().chain(second))
-                .map_err(scope_error)?;
-            for (name, value) in &parameters {
-                scope.add_parameter(name, *value).map_err(scope_error)?;
-            }
-            for (name, text) in &self.definitions {
-                scope.add_definition(name, text).map_err(scope_error)?;
-            }
-            Ok(scope)
-        };
+        let scope = |second: &[String]| self.scope_over(&parameters, second);
         // each definition on its own, over every variable a definition may use
         let all = scope(
             &self
@@ -520,23 +508,36 @@ impl ModelFile {
         sources: &[(String, String)],
     ) -> Result<Vec<Expr>, ModelFileError> {
         let parameters = self.parameter_values(overrides)?;
-        let scope_error =
-            |e: ScopeError| self.error("model.coordinates".into(), ModelFileErrorKind::Scope(e));
-        let mut scope =
-            Scope::with_variables(self.coordinates.iter().chain(&self.velocity_names()))
-                .map_err(scope_error)?;
-        for (name, value) in &parameters {
-            scope.add_parameter(name, *value).map_err(scope_error)?;
-        }
-        for (name, text) in &self.definitions {
-            scope.add_definition(name, text).map_err(scope_error)?;
-        }
+        let scope = self.scope_over(&parameters, &self.velocity_names())?;
         sources
             .iter()
             .map(|(key, text)| {
                 Expr::compile(text, &scope).map_err(|e| self.expression_error(key.clone(), text, e))
             })
             .collect()
+    }
+}
+
+impl ModelFile {
+    /// The scope of the coordinates and the variables `second` (velocities,
+    /// momenta or none), with the parameter values `parameters` and the
+    /// definitions.
+    fn scope_over(
+        &self,
+        parameters: &[(String, f64)],
+        second: &[String],
+    ) -> Result<Scope, ModelFileError> {
+        let scope_error =
+            |e: ScopeError| self.error("model.coordinates".into(), ModelFileErrorKind::Scope(e));
+        let mut scope =
+            Scope::with_variables(self.coordinates.iter().chain(second)).map_err(scope_error)?;
+        for (name, value) in parameters {
+            scope.add_parameter(name, *value).map_err(scope_error)?;
+        }
+        for (name, text) in &self.definitions {
+            scope.add_definition(name, text).map_err(scope_error)?;
+        }
+        Ok(scope)
     }
 }
 
