@@ -222,8 +222,10 @@ pub struct RunArgs {
     pub backward: bool,
     /// Integrate the reduced system on shape space by the model's declared
     /// symmetry (particle: x, Routh; pendulum: φ, Chaplygin; disk-table:
-    /// the rolling angle θ, Chaplygin) and reconstruct the full states, so
-    /// every output and plot is that of the full system (docs/theory.md §7).
+    /// the rolling angle θ, Chaplygin; a model file: the coordinates of its
+    /// `[symmetry] cyclic = [...]` table, any size) and reconstruct the full
+    /// states, so every output and plot is that of the full system
+    /// (docs/theory.md §7).
     #[arg(long, conflicts_with = "backward")]
     pub reduce: bool,
     /// Report the Jacobian of the final state with respect to the initial

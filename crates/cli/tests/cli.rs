@@ -1907,3 +1907,128 @@ fn free_rigid_body_keeps_its_momentum_over_a_million_steps() {
     let rel = num(&free["energy"]["max_relative_deviation"]);
     assert!(rel <= 1e-12, "{rel:e}");
 }
+
+/// `run --model-file F --reduce` for a file declaring `[symmetry]`: the
+/// pendulum's file twin gives the catalogue's reduction block, impact times
+/// and final state to round-off (measured: 2e-15); the eight-coordinate
+/// carts reduce by their four cart positions with the momenta of the
+/// summary conserved to round-off in the invariants; false declarations
+/// (exit 2, the coordinate named), bad names, files without `[symmetry]`
+/// and the plans the catalogue refuses are refused.
+#[test]
+fn model_files_reduce_by_their_symmetry_table() {
+    let by_name = json(&["run", "pendulum", "--reduce", "--set", "t_end=1.5"]);
+    let file = json(&[
+        "run",
+        "--model-file",
+        &model_file("pendulum"),
+        "--reduce",
+        "--set",
+        "t_end=1.5",
+    ]);
+    assert_eq!(by_name["reduction"], file["reduction"]);
+    assert_eq!(file["reduction"]["kind"], "Chaplygin");
+    assert_eq!(by_name["impacts"], file["impacts"]);
+    assert!(num(&file["impacts"]) >= 1.0, "{file}");
+    for (a, b) in nums(&by_name["impact_times"])
+        .iter()
+        .zip(nums(&file["impact_times"]))
+    {
+        assert_close(b, *a, 1e-13, "impact time");
+    }
+    for key in ["q", "p"] {
+        for (a, b) in nums(&by_name["final_state"][key])
+            .iter()
+            .zip(nums(&file["final_state"][key]))
+        {
+            assert_close(b, *a, 1e-12, key);
+        }
+    }
+    let carts = json(&[
+        "run",
+        "--model-file",
+        &model_file("carts-pendulums"),
+        "--reduce",
+        "--set",
+        "t_end=0.5",
+    ]);
+    let r = &carts["reduction"];
+    assert_eq!(r["kind"], "Routh");
+    assert_eq!(r["cyclic"], serde_json::json!(["x1", "x2", "x3", "x4"]));
+    assert_eq!(nums(&carts["final_state"]["q"]).len(), 8);
+    for (i, mu) in nums(&r["momentum"]).iter().enumerate() {
+        let (initial, last, deviation) = invariant(&carts, &format!("mu{}", i + 1));
+        assert_close(initial, *mu, 1e-14, "μ(0)");
+        assert_close(last, *mu, 1e-13, "μ(T)");
+        assert!(deviation <= 1e-13, "max |Δμ| = {deviation:e}");
+    }
+    let text = ok(&[
+        "run",
+        "--model-file",
+        &model_file("carts-pendulums"),
+        "--reduce",
+        "--steps",
+        "20",
+    ]);
+    assert!(
+        text.contains("reduced: Routh reduction by x1, x2, x3, x4"),
+        "{text}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let particle = std::fs::read_to_string(model_file("particle")).unwrap();
+    let write = |name: &str, cyclic: &str| -> String {
+        let p = dir.path().join(name);
+        std::fs::write(&p, particle.replace("cyclic = [\"x\"]", cyclic)).unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    let false_y = write("false.toml", "cyclic = [\"y\"]");
+    fails(
+        2,
+        &["run", "--model-file", &false_y, "--reduce"],
+        &["particle", "`y` is not a cyclic coordinate", "the Lagrangian"],
+    );
+    // without --reduce the declaration is not checked
+    ok(&["run", "--model-file", &false_y, "--steps", "3"]);
+    let bad = write("bad.toml", "cyclic = [\"z\"]");
+    fails(
+        2,
+        &["run", "--model-file", &bad, "--reduce"],
+        &["bad.toml:", "symmetry.cyclic[0]", "`z` is not a coordinate"],
+    );
+    let twice = write("twice.toml", "cyclic = [\"x\", \"x\"]");
+    fails(
+        2,
+        &["run", "--model-file", &twice],
+        &["symmetry.cyclic[1]", "named twice"],
+    );
+    let all = write("all.toml", "cyclic = [\"x\", \"y\"]");
+    fails(
+        2,
+        &["run", "--model-file", &all],
+        &["symmetry.cyclic", "every coordinate is declared cyclic"],
+    );
+    fails(
+        2,
+        &["run", "--model-file", &model_file("sleigh"), "--reduce"],
+        &["sleigh", "declares no symmetry", "[symmetry]"],
+    );
+    fails(
+        2,
+        &[
+            "run",
+            "--model-file",
+            &model_file("pendulum"),
+            "--reduce",
+            "--order",
+            "4",
+        ],
+        &["second order", "order 4 and 6"],
+    );
+    // `show` prints the table back
+    let shown = ok(&["show", "--model-file", &model_file("carts-pendulums")]);
+    assert!(
+        shown.contains("[symmetry]\ncyclic = [\"x1\", \"x2\", \"x3\", \"x4\"]"),
+        "{shown}"
+    );
+}

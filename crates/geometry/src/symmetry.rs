@@ -55,7 +55,7 @@ pub const SYMMETRY_TOLERANCE: f64 = 1e-10;
 /// Relative size of the Chaplygin curvature term above which a reduced
 /// system carries it as a gyroscopic force (below: identically zero up to
 /// round-off).
-const CURVATURE_TOLERANCE: f64 = 1e-9;
+pub(crate) const CURVATURE_TOLERANCE: f64 = 1e-9;
 
 /// What a symmetry check compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,6 +111,26 @@ pub enum SymmetryError {
         q: Vec<f64>,
         /// The shift of every coordinate (zero on shape coordinates).
         shift: Vec<f64>,
+        /// `|value(q + shift) − value(q)|`.
+        difference: f64,
+        /// The tolerance it exceeded.
+        tolerance: f64,
+    },
+    /// Shifting one declared cyclic coordinate on its own changes the
+    /// system ([`DynCyclicSymmetry::check`](crate::dynamic::DynCyclicSymmetry::check)):
+    /// the coordinate is not cyclic.
+    #[error(
+        "coordinate {coordinate} is not cyclic: {quantity} changes by {difference:e} (tolerance {tolerance:e}) when it is shifted by {shift} at q = {q:?}"
+    )]
+    NotCyclic {
+        /// The coordinate's index.
+        coordinate: usize,
+        /// What changed.
+        quantity: Invariant,
+        /// The sample configuration.
+        q: Vec<f64>,
+        /// The shift of the coordinate.
+        shift: f64,
         /// `|value(q + shift) − value(q)|`.
         difference: f64,
         /// The tolerance it exceeded.

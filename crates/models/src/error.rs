@@ -25,6 +25,16 @@ pub enum ModelError {
         /// The models that declare a symmetry.
         valid: Vec<String>,
     },
+    /// `--reduce` asked for a model file without a `[symmetry]` table.
+    #[error(
+        "model file '{path}' (model '{model}') declares no symmetry to reduce by: name its cyclic coordinates in a [symmetry] table, e.g. `cyclic = [\"x\"]` (docs/model-files.md)"
+    )]
+    FileNoSymmetry {
+        /// The model's name.
+        model: String,
+        /// The file.
+        path: String,
+    },
     /// A parameter value is outside its physical range (non-positive mass,
     /// radius, length, inertia, capacitance or inductance; negative gravity;
     /// NaN or infinite values; …).

@@ -139,7 +139,7 @@ pub use scenario::{
 };
 pub use sized_file_model::{FAST_FILE_SIZES, SizedFileModel};
 pub use star::{Star, StarParams};
-pub use symmetric::{ReducedModelVisitor, SYMMETRIC_MODELS, Symmetric};
+pub use symmetric::{DynReducedModelVisitor, ReducedModelVisitor, SYMMETRIC_MODELS, Symmetric};
 
 pub use diracvi_geometry::{ConstraintDiscretization, Discretization, System};
 

@@ -265,7 +265,7 @@ impl DynModelVisitor for DynRunner<'_> {
 /// Drive an integrator with impacts, feeding every recorded step to `sink`;
 /// the summary (of `method`) and the impact records.
 #[allow(clippy::too_many_arguments)]
-fn drive_impacts<St>(
+pub(crate) fn drive_impacts<St>(
     stepper: &mut St,
     initial: DynState,
     h: f64,

@@ -86,6 +86,17 @@ pub enum RunError {
         /// What the symmetry check or the reduction found.
         error: diracvi_geometry::SymmetryError,
     },
+    /// A coordinate a model file declares cyclic is not: shifting it
+    /// changes the Lagrangian, a constraint form or a boundary piece.
+    #[error("{model}: cannot reduce: `{coordinate}` is not a cyclic coordinate: {error}")]
+    NotCyclic {
+        /// The model's name.
+        model: String,
+        /// The coordinate's name.
+        coordinate: String,
+        /// What the symmetry check found.
+        error: diracvi_geometry::SymmetryError,
+    },
     /// A reduced run was asked for with a plan it does not support.
     #[error("{model}: reduced run: {reason}")]
     ReductionUnsupported {

@@ -142,6 +142,14 @@ pub fn execute_with_progress(
             what: "with --reduce (the reduced flow's tangent map is not built yet)".to_owned(),
         });
     }
+    if plan.reduce && scenario.is_model_file() {
+        // model files reduce on the run-time-sized core, whatever their size
+        return scenario.visit_dyn_reduced(crate::reduced::DynReducedRunner {
+            plan,
+            sink,
+            progress,
+        })?;
+    }
     if plan.reduce {
         return scenario.visit_reduced(crate::reduced::ReducedRunner(Runner {
             plan,

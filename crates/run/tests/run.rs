@@ -704,3 +704,191 @@ fn constraint_rows_on_stencils_agree_with_dense_rows() {
     eprintln!("rows on stencils against dense rows: {worst:e}");
     assert!(worst <= 1e-12, "final states differ by {worst:e}");
 }
+
+/// A shipped model file's scenario (`models/NAME.toml`).
+fn shipped(name: &str) -> Scenario {
+    let path = format!("{}/../../models/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    Scenario::from_model_file(path).unwrap()
+}
+
+fn max_abs_difference(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs() / x.abs().max(1.0))
+        .fold(0.0, f64::max)
+}
+
+/// A model file that declares `[symmetry]` reduces on the run-time-sized
+/// core: the file twins of the catalogue's symmetric models
+/// (`models/particle.toml`, `pendulum.toml`, `disk-table.toml`) reproduce
+/// the catalogue's reduced runs (compile-time core) to round-off — the same
+/// reduction block, final state and impacts (measured: particle and
+/// disk-table identical, pendulum final `q` within 1.6e-15, `p` within
+/// 1.0e-14, impact time within 2.0e-15) — and the particle's conserved
+/// `p_x` stays at `μ` to round-off.
+#[test]
+fn model_file_twins_reduce_as_the_catalogue() {
+    for (model, t_end) in [("particle", "3"), ("pendulum", "1.5"), ("disk-table", "3")] {
+        let by_name = scenario(model, &[("t_end", t_end)]);
+        let mut file = shipped(model);
+        file.set("t_end", t_end).unwrap();
+        let steps = step_count(&by_name, None).unwrap();
+        assert_eq!(steps, step_count(&file, None).unwrap());
+        let a = execute(&by_name, RunPlan::new(steps).reduce(true), &mut Discard).unwrap();
+        let b = execute(&file, RunPlan::new(steps).reduce(true), &mut Discard).unwrap();
+        let (ra, rb) = (a.reduction.unwrap(), b.reduction.unwrap());
+        assert_eq!(ra.kind, rb.kind, "{model}");
+        assert_eq!(ra.cyclic, rb.cyclic, "{model}");
+        assert_eq!(ra.curvature_force, rb.curvature_force, "{model}");
+        assert_eq!(ra.momentum.len(), rb.momentum.len(), "{model}");
+        assert!(max_abs_difference(&ra.momentum, &rb.momentum) < 1e-14, "{model}");
+        assert_eq!(a.impacts.len(), b.impacts.len(), "{model}");
+        assert!(!a.impacts.is_empty(), "{model}: no impact to compare");
+        for (x, y) in a.impacts.iter().zip(&b.impacts) {
+            assert_eq!(x.piece, y.piece, "{model}");
+            assert!((x.t - y.t).abs() < 1e-12, "{model}: impact at {} vs {}", x.t, y.t);
+            assert!(max_abs_difference(&x.q, &y.q) < 1e-12, "{model}");
+            assert!(max_abs_difference(&x.p_after, &y.p_after) < 1e-11, "{model}");
+        }
+        let dq = max_abs_difference(&a.final_q, &b.final_q);
+        let dp = max_abs_difference(&a.final_p, &b.final_p);
+        let dt = a
+            .impacts
+            .iter()
+            .zip(&b.impacts)
+            .map(|(x, y)| (x.t - y.t).abs())
+            .fold(0.0, f64::max);
+        eprintln!(
+            "{model}: {} impacts, final q {dq:e}, p {dp:e}, impact times {dt:e}",
+            a.impacts.len()
+        );
+        assert!(dq < 1e-12 && dp < 1e-11, "{model}: final states differ by {dq:e}, {dp:e}");
+        assert!((a.final_t - b.final_t).abs() < 1e-12);
+        assert!((a.final_energy - b.final_energy).abs() < 1e-11 * a.energy_scale);
+    }
+    // the particle's p_x is the Routh momentum, kept through its impacts
+    let mut file = shipped("particle");
+    file.set("t_end", "3").unwrap();
+    let out = execute(&file, RunPlan::new(300).reduce(true), &mut Discard).unwrap();
+    let mu = out.reduction.unwrap().momentum[0];
+    assert!(out.impacts.len() >= 2);
+    let p_x = &out.invariants[0];
+    assert_eq!(p_x.name, "p_x");
+    assert!((p_x.initial - mu).abs() <= 1e-15 && p_x.max_abs_deviation <= 1e-14, "{p_x:?}");
+    assert!((out.final_p[0] - mu).abs() <= 1e-14);
+}
+
+/// A model file of more than six coordinates reduces: the four carts with
+/// pendulums (`models/carts-pendulums.toml`, n = 8, the four cart positions
+/// cyclic) reduced on the four angles agree with the full run to solver
+/// tolerance (Routh reduction reconstructs the full discrete momentum
+/// equation; measured over T = 1, h = 1e-3, 3 impacts on the stops: records
+/// within 2.2e-13 in `q` and 1.8e-13 in `p`, impact times within 3.0e-15),
+/// and the four conserved momenta stay at their initial values to round-off
+/// (measured: 8.9e-16).
+#[test]
+fn a_large_model_file_reduces_and_agrees_with_the_full_run() {
+    let mut sc = shipped("carts-pendulums");
+    sc.set("t_end", "1").unwrap();
+    let steps = step_count(&sc, None).unwrap();
+    let (mut full, mut red) = (RecordBuffer::new(), RecordBuffer::new());
+    let a = execute(&sc, RunPlan::new(steps).every(100), &mut full).unwrap();
+    let b = execute(&sc, RunPlan::new(steps).every(100).reduce(true), &mut red).unwrap();
+    let r = b.reduction.as_ref().unwrap();
+    assert_eq!(r.kind, "Routh");
+    assert_eq!(r.cyclic, ["x1", "x2", "x3", "x4"]);
+    // μ_i = (M + m) ẋ_i + m l cos θ_i θ̇_i at the initial data
+    let v = [0.5, 1.5, -0.3, -2.0, 0.2, 1.0, 0.0, -1.2];
+    let th: [f64; 4] = [0.3, -0.2, 0.1, 0.0];
+    for i in 0..4 {
+        let mu = 2.5 * v[2 * i] + 0.5 * 0.4 * th[i].cos() * v[2 * i + 1];
+        assert!((r.momentum[i] - mu).abs() < 1e-14, "μ_{i}: {} vs {mu}", r.momentum[i]);
+    }
+    assert_eq!(full.k, red.k);
+    assert_eq!(red.dimension, 8);
+    let dq = max_abs_difference(&full.q, &red.q);
+    let dp = max_abs_difference(&full.p, &red.p);
+    let dt = a
+        .impacts
+        .iter()
+        .zip(&b.impacts)
+        .map(|(x, y)| (x.t - y.t).abs())
+        .fold(0.0, f64::max);
+    let drift = b
+        .invariants
+        .iter()
+        .map(|i| i.max_abs_deviation)
+        .fold(0.0, f64::max);
+    eprintln!(
+        "carts-pendulums: {} impacts, records {dq:e} / {dp:e}, impact times {dt:e}, μ drift {drift:e}, full {:?} reduced {:?}",
+        b.impacts.len(),
+        a.wall_time,
+        b.wall_time
+    );
+    assert!(dq < 1e-10 && dp < 1e-10, "records differ by {dq:e}, {dp:e}");
+    assert_eq!(a.impacts.len(), b.impacts.len());
+    assert!(b.impacts.len() >= 2, "{} impacts", b.impacts.len());
+    for (x, y) in a.impacts.iter().zip(&b.impacts) {
+        assert_eq!(x.piece, y.piece);
+        assert!((x.t - y.t).abs() < 1e-10, "impact at {} vs {}", x.t, y.t);
+    }
+    assert_eq!(b.invariants.len(), 4);
+    for (inv, mu) in b.invariants.iter().zip(&r.momentum) {
+        assert!((inv.initial - mu).abs() < 1e-14, "{inv:?}");
+        assert!(inv.max_abs_deviation < 1e-13, "{inv:?}");
+    }
+}
+
+/// Declarations a reduced run refuses: a coordinate that is not cyclic
+/// (named in the typed error), a file without `[symmetry]`, and the plans
+/// the catalogue's reduced runs refuse, with the same errors.
+#[test]
+fn model_file_reductions_refuse_false_declarations_and_unsupported_plans() {
+    let path = format!("{}/../../models/particle.toml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(path).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        Scenario::from_model_file(&p).unwrap()
+    };
+    // y is not cyclic: gravity and the floor see it
+    let false_y = file("y.toml", &text.replace("cyclic = [\"x\"]", "cyclic = [\"y\"]"));
+    let err = execute(&false_y, RunPlan::new(5).reduce(true), &mut Discard).unwrap_err();
+    match &err {
+        RunError::NotCyclic { coordinate, .. } => assert_eq!(coordinate, "y"),
+        other => panic!("expected NotCyclic, got {other}"),
+    }
+    assert!(!err.is_numerical());
+    assert!(err.to_string().contains("`y` is not a cyclic coordinate"), "{err}");
+    // no declaration
+    let without: String = text
+        .lines()
+        .filter(|l| !l.starts_with("[symmetry]") && !l.starts_with("cyclic"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let none = file("none.toml", &without);
+    let err = execute(&none, RunPlan::new(5).reduce(true), &mut Discard).unwrap_err();
+    assert!(
+        matches!(&err, RunError::Model(e) if e.to_string().contains("[symmetry]")),
+        "{err}"
+    );
+    let sc = shipped("pendulum");
+    for plan in [
+        RunPlan::new(10).reduce(true).direction(Direction::Backward),
+        RunPlan::new(10).reduce(true).stepper(Stepper::Hamiltonian),
+        RunPlan::new(10).reduce(true).order(Order::Four),
+        RunPlan::new(10).reduce(true).order(Order::Six),
+    ] {
+        let by_file = execute(&sc, plan.clone(), &mut Discard).unwrap_err();
+        let by_name = execute(&scenario("pendulum", &[]), plan, &mut Discard).unwrap_err();
+        assert!(
+            matches!(by_file, RunError::ReductionUnsupported { .. }),
+            "{by_file}"
+        );
+        assert_eq!(by_file.to_string(), by_name.to_string());
+    }
+    let err = execute(&sc, RunPlan::new(10).reduce(true).jacobian(true), &mut Discard).unwrap_err();
+    assert!(matches!(err, RunError::JacobianUnsupported { .. }), "{err}");
+}

@@ -272,6 +272,26 @@ pub enum ModelFileErrorKind {
         "walls are drawn still: this value must not depend on the coordinates (use [[drawing.body]] for moving shapes)"
     )]
     MovingWall,
+    /// `symmetry.cyclic` names something that is not a coordinate.
+    #[error("`{name}` is not a coordinate of the model (its coordinates: {})", list(coordinates))]
+    NotACoordinate {
+        /// The name given.
+        name: String,
+        /// The model's coordinates.
+        coordinates: Vec<String>,
+    },
+    /// `symmetry.cyclic` names a coordinate twice.
+    #[error("coordinate `{name}` is named twice")]
+    NamedTwice {
+        /// The coordinate.
+        name: String,
+    },
+    /// `symmetry.cyclic` names every coordinate: nothing is left to
+    /// integrate on shape space.
+    #[error(
+        "every coordinate is declared cyclic: a reduced run needs at least one shape coordinate left"
+    )]
+    NoShapeCoordinate,
     /// Names rejected when building an expression scope (only for model
     /// data changed after reading).
     #[error(transparent)]

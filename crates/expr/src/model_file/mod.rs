@@ -29,6 +29,8 @@
 //! v = [1.0, "solve", 0.5]                    # "solve": solved from A(q0) v0 = 0
 //! [invariants]                               # optional; first integrals the run reports
 //! momentum = "m*(x_dot + a*sin(theta)*theta_dot)" # over q, velocities and parameters
+//! [symmetry]                                 # optional; coordinates the model does not depend on
+//! cyclic = ["x"]                             # (reduced runs, docs/theory.md §7)
 //! [drawing]                                  # optional; a planar picture (see [`drawing`])
 //! contact = ["x", "y"]
 //! [[drawing.body]]
@@ -253,6 +255,12 @@ pub struct ModelFile {
     /// coordinates, velocities and parameters — the model's known first
     /// integrals, which a run reports in its summary.
     pub invariants: Vec<(String, String)>,
+    /// `symmetry.cyclic`: the coordinates declared cyclic (the group
+    /// `R^K` acting by shifting them, docs/theory.md §7), by name, as
+    /// written; empty when the file declares no symmetry. Checked when read
+    /// (coordinates of the model, each once, not all of them); whether they
+    /// are cyclic is checked when a run is reduced.
+    pub symmetry: Vec<String>,
     origin: Option<Arc<Origin>>,
 }
 
@@ -287,6 +295,7 @@ impl ModelFile {
             initial: None,
             drawing: None,
             invariants: Vec::new(),
+            symmetry: Vec::new(),
             origin: None,
         }
     }
@@ -306,6 +315,7 @@ impl ModelFile {
             && self.parameter_expressions == other.parameter_expressions
             && self.drawing == other.drawing
             && self.invariants == other.invariants
+            && self.symmetry == other.symmetry
             && self.parameters.len() == other.parameters.len()
             && self
                 .parameters

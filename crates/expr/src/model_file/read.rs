@@ -26,7 +26,9 @@ const TOP: &[&str] = &[
     "initial",
     "drawing",
     "invariants",
+    "symmetry",
 ];
+const SYMMETRY: &[&str] = &["cyclic"];
 const DRAWING: &[&str] = &["unit", "boundaries", "contact", "heading", "walls", "body"];
 const HEADING: &[&str] = &["x", "y", "angle", "length"];
 const POINT: &[&str] = &["kind", "x", "y"];
@@ -352,6 +354,11 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
         None => None,
     };
 
+    let symmetry = match get(root, "symmetry") {
+        Some(value) => r.symmetry(value, &coordinates)?,
+        None => Vec::new(),
+    };
+
     Ok(ModelFile {
         path: path.to_owned(),
         name,
@@ -368,6 +375,7 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
         initial,
         drawing,
         invariants,
+        symmetry,
         origin: Some(Arc::new(Origin {
             source: source.to_owned(),
             strings: r.strings,
@@ -681,6 +689,47 @@ impl Reader<'_> {
             heading,
             contact,
         })
+    }
+
+    /// The `[symmetry]` table: `cyclic`, a non-empty list of coordinate
+    /// names, each once, not every coordinate.
+    fn symmetry(&self, value: &Value<'_>, coordinates: &[String]) -> Result<Vec<String>> {
+        let table = self.table("symmetry", value)?;
+        self.check_keys("symmetry", table, SYMMETRY)?;
+        let start = Some(value.span().start);
+        let list = self.required(table, "symmetry", "cyclic", start)?;
+        let items = self.array("symmetry.cyclic", list)?;
+        if items.is_empty() {
+            return Err(self.error("symmetry.cyclic".into(), Some(list.span().start), K::Empty));
+        }
+        let mut cyclic: Vec<String> = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let key = format!("symmetry.cyclic[{i}]");
+            let name = self.string(&key, item)?;
+            let at = Some(item.span().start);
+            if !coordinates.contains(&name) {
+                return Err(self.error(
+                    key,
+                    at,
+                    K::NotACoordinate {
+                        name,
+                        coordinates: coordinates.to_vec(),
+                    },
+                ));
+            }
+            if cyclic.contains(&name) {
+                return Err(self.error(key, at, K::NamedTwice { name }));
+            }
+            cyclic.push(name);
+        }
+        if cyclic.len() == coordinates.len() {
+            return Err(self.error(
+                "symmetry.cyclic".into(),
+                Some(list.span().start),
+                K::NoShapeCoordinate,
+            ));
+        }
+        Ok(cyclic)
     }
 
     /// A value of the drawing: a finite number (kept as its shortest

@@ -115,6 +115,10 @@ fn write_to(model: &ModelFile, out: &mut String) -> std::fmt::Result {
             writeln!(out, "{} = {}", key(name), text(e))?;
         }
     }
+    if !model.symmetry.is_empty() {
+        writeln!(out, "\n[symmetry]")?;
+        writeln!(out, "cyclic = {}", strings(&model.symmetry))?;
+    }
     if !model.parameters.is_empty() {
         writeln!(out, "\n[parameters]")?;
         for (name, value) in &model.parameters {

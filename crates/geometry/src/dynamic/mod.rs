@@ -33,6 +33,7 @@ mod hamiltonian;
 mod legendre;
 mod lifted;
 mod param_second;
+mod reduced;
 mod second;
 mod terms;
 
@@ -54,6 +55,7 @@ pub use legendre::{
     momentum_dyn, velocity_from_momentum_dyn,
 };
 pub use lifted::ParamLifted;
+pub use reduced::{DynCyclicSymmetry, DynReduced};
 pub use param_second::{LagrangianParamSecond, lagrangian_parameter_second_forward};
 pub use second::{
     DynLdSecond, boundary_hessian_dyn, constraint_second_dyn, forms_velocity_jacobian_dyn,

@@ -10,11 +10,13 @@
 
 mod elastic;
 mod hamiltonian_law;
+mod reconstruct;
 mod tangent;
 mod vci;
 
 pub use elastic::DynContinuousElasticLaw;
 pub use hamiltonian_law::DynHamiltonianLaw;
+pub use reconstruct::DynReconstructing;
 pub use vci::DynVciLaw;
 
 use crate::integrator::{

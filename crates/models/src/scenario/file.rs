@@ -225,6 +225,18 @@ pub(super) fn with_dyn_model(
     file: &ModelFile,
     f: &mut super::DynModelFn<'_>,
 ) -> Result<(), ModelError> {
+    let (model, setup) = dyn_model(sc, file)?;
+    f(&crate::DynModel::new(&model), &setup);
+    Ok(())
+}
+
+/// The model file compiled with the scenario's parameters as a
+/// [`FileModel`], and its checked setup (lengths, `h`, `t_end`, initial
+/// data).
+pub(crate) fn dyn_model(
+    sc: &Scenario,
+    file: &ModelFile,
+) -> Result<(FileModel, DynRunSetup), ModelError> {
     let text = FileText {
         description: file.description.clone(),
         boundaries: file.boundaries.clone(),
@@ -249,8 +261,7 @@ pub(super) fn with_dyn_model(
         discretization: sc.discretization,
         constraint: sc.constraint,
     };
-    f(&crate::DynModel::new(&model), &setup);
-    Ok(())
+    Ok((model, setup))
 }
 
 /// [`Scenario::visit`] for a model file of one of the sizes of
