@@ -1986,7 +1986,11 @@ fn model_files_reduce_by_their_symmetry_table() {
     fails(
         2,
         &["run", "--model-file", &false_y, "--reduce"],
-        &["particle", "`y` is not a cyclic coordinate", "the Lagrangian"],
+        &[
+            "particle",
+            "`y` is not a cyclic coordinate",
+            "the Lagrangian",
+        ],
     );
     // without --reduce the declaration is not checked
     ok(&["run", "--model-file", &false_y, "--steps", "3"]);

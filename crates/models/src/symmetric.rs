@@ -176,12 +176,15 @@ impl Scenario {
             .symmetry
             .iter()
             .map(|name| {
-                file.coordinates.iter().position(|c| c == name).ok_or_else(|| {
-                    ModelError::Scenario(format!(
-                        "symmetry.cyclic: `{name}` is not a coordinate of '{}'",
-                        self.model
-                    ))
-                })
+                file.coordinates
+                    .iter()
+                    .position(|c| c == name)
+                    .ok_or_else(|| {
+                        ModelError::Scenario(format!(
+                            "symmetry.cyclic: `{name}` is not a coordinate of '{}'",
+                            self.model
+                        ))
+                    })
             })
             .collect::<Result<Vec<_>, _>>()?;
         let symmetry = DynCyclicSymmetry::new(file.n(), &indices)
@@ -204,7 +207,10 @@ impl<Sy: NamedDynSystem> NamedDynSystem for DynReduced<Sy> {
     }
     fn coordinates(&self) -> Vec<String> {
         let all = self.full().coordinates();
-        self.shape_indices().iter().map(|&i| all[i].clone()).collect()
+        self.shape_indices()
+            .iter()
+            .map(|&i| all[i].clone())
+            .collect()
     }
     fn piece_name(&self, j: usize) -> String {
         self.full().piece_name(j)

@@ -153,7 +153,10 @@ fn model_files_reduce_by_their_declared_symmetry() {
     assert_eq!((nr, mr), (4, 0));
     assert_eq!(names, ["th1", "th2", "th3", "th4"]);
     let (big_m, m, l_, g, k) = (2.0, 0.5, 0.4, 9.8, 1.5);
-    let (q0, v0) = ([0.3, -0.2, 0.1, 0.0], [0.5, 1.5, -0.3, -2.0, 0.2, 1.0, 0.0, -1.2]);
+    let (q0, v0) = (
+        [0.3, -0.2, 0.1, 0.0],
+        [0.5, 1.5, -0.3, -2.0, 0.2, 1.0, 0.0, -1.2],
+    );
     let mut routhian = 0.0;
     for i in 0..4 {
         let expected = (big_m + m) * v0[2 * i] + m * l_ * f64::cos(q0[i]) * v0[2 * i + 1];
@@ -193,15 +196,30 @@ fn symmetry_declarations_are_checked() {
     use diracvi_expr::ModelFileErrorKind as K;
     let text = std::fs::read_to_string(path("particle")).unwrap();
     let with = |cyclic: &str| text.replace("cyclic = [\"x\"]", cyclic);
-    let load = |cyclic: &str| Scenario::from_model(
-        diracvi_expr::ModelFile::from_toml_str(&with(cyclic), "p.toml").map_err(ModelError::from)?,
-    );
+    let load = |cyclic: &str| {
+        Scenario::from_model(
+            diracvi_expr::ModelFile::from_toml_str(&with(cyclic), "p.toml")
+                .map_err(ModelError::from)?,
+        )
+    };
     for (cyclic, key, what) in [
         ("cyclic = [\"z\"]", "symmetry.cyclic[0]", "not a coordinate"),
-        ("cyclic = [\"x\", \"x\"]", "symmetry.cyclic[1]", "named twice"),
-        ("cyclic = [\"x\", \"y\"]", "symmetry.cyclic", "every coordinate"),
+        (
+            "cyclic = [\"x\", \"x\"]",
+            "symmetry.cyclic[1]",
+            "named twice",
+        ),
+        (
+            "cyclic = [\"x\", \"y\"]",
+            "symmetry.cyclic",
+            "every coordinate",
+        ),
         ("cyclic = []", "symmetry.cyclic", "must not be empty"),
-        ("cyclic = [\"x\"]\nshift = 1", "symmetry.shift", "unknown key"),
+        (
+            "cyclic = [\"x\"]\nshift = 1",
+            "symmetry.shift",
+            "unknown key",
+        ),
         ("cyclic = \"x\"", "symmetry.cyclic", "expected an array"),
     ] {
         match load(cyclic) {
@@ -226,18 +244,29 @@ fn symmetry_declarations_are_checked() {
         .unwrap()
         .unwrap_err();
     assert!(
-        matches!(err, diracvi_geometry::SymmetryError::NotCyclic { coordinate: 1, .. }),
+        matches!(
+            err,
+            diracvi_geometry::SymmetryError::NotCyclic { coordinate: 1, .. }
+        ),
         "{err}"
     );
     // no declaration, and a catalogued model, are refused by the dynamic reduced visit
     let sc = Scenario::from_model_file(path("sleigh")).unwrap();
     assert!(!sc.declares_file_symmetry());
-    let err = sc.visit_dyn_reduced(Reduce { s: vec![], sd: vec![] }).unwrap_err();
+    let err = sc
+        .visit_dyn_reduced(Reduce {
+            s: vec![],
+            sd: vec![],
+        })
+        .unwrap_err();
     assert!(matches!(err, ModelError::FileNoSymmetry { .. }), "{err}");
     assert!(err.to_string().contains("[symmetry]"), "{err}");
     let err = Scenario::defaults("particle")
         .unwrap()
-        .visit_dyn_reduced(Reduce { s: vec![], sd: vec![] })
+        .visit_dyn_reduced(Reduce {
+            s: vec![],
+            sd: vec![],
+        })
         .unwrap_err();
     assert!(matches!(err, ModelError::NoSymmetry { .. }), "{err}");
 }

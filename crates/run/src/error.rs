@@ -94,8 +94,8 @@ pub enum RunError {
         model: String,
         /// The coordinate's name.
         coordinate: String,
-        /// What the symmetry check found.
-        error: diracvi_geometry::SymmetryError,
+        /// What the symmetry check found (boxed: results stay small).
+        error: Box<diracvi_geometry::SymmetryError>,
     },
     /// A reduced run was asked for with a plan it does not support.
     #[error("{model}: reduced run: {reason}")]

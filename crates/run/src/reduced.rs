@@ -16,9 +16,7 @@ use crate::{
 };
 use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, dyn_state_from_velocity};
 use diracvi_discrete_dirac::{Direction, LagrangeDirac, RunOptions, state_from_velocity};
-use diracvi_geometry::dynamic::{
-    DynCyclicSymmetry, DynReduced, energy_dyn, energy_scale_dyn,
-};
+use diracvi_geometry::dynamic::{DynCyclicSymmetry, DynReduced, energy_dyn, energy_scale_dyn};
 use diracvi_geometry::{CyclicSymmetry, Reduced, ReductionKind, SymmetryError};
 use diracvi_impact::dynamic::{DynImpactIntegrator, DynReconstructing, DynVciLaw};
 use diracvi_impact::{ImpactIntegrator, OrReject, Reconstructing, VciLaw};
@@ -139,7 +137,7 @@ fn reduction_error<Mo: NamedDynSystem>(model: &Mo, error: SymmetryError) -> RunE
                 .get(coordinate)
                 .cloned()
                 .unwrap_or_else(|| format!("coordinate {coordinate}")),
-            error,
+            error: Box::new(error),
         },
         error => RunError::Reduction {
             model: model.name().to_string(),

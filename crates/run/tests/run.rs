@@ -742,14 +742,25 @@ fn model_file_twins_reduce_as_the_catalogue() {
         assert_eq!(ra.cyclic, rb.cyclic, "{model}");
         assert_eq!(ra.curvature_force, rb.curvature_force, "{model}");
         assert_eq!(ra.momentum.len(), rb.momentum.len(), "{model}");
-        assert!(max_abs_difference(&ra.momentum, &rb.momentum) < 1e-14, "{model}");
+        assert!(
+            max_abs_difference(&ra.momentum, &rb.momentum) < 1e-14,
+            "{model}"
+        );
         assert_eq!(a.impacts.len(), b.impacts.len(), "{model}");
         assert!(!a.impacts.is_empty(), "{model}: no impact to compare");
         for (x, y) in a.impacts.iter().zip(&b.impacts) {
             assert_eq!(x.piece, y.piece, "{model}");
-            assert!((x.t - y.t).abs() < 1e-12, "{model}: impact at {} vs {}", x.t, y.t);
+            assert!(
+                (x.t - y.t).abs() < 1e-12,
+                "{model}: impact at {} vs {}",
+                x.t,
+                y.t
+            );
             assert!(max_abs_difference(&x.q, &y.q) < 1e-12, "{model}");
-            assert!(max_abs_difference(&x.p_after, &y.p_after) < 1e-11, "{model}");
+            assert!(
+                max_abs_difference(&x.p_after, &y.p_after) < 1e-11,
+                "{model}"
+            );
         }
         let dq = max_abs_difference(&a.final_q, &b.final_q);
         let dp = max_abs_difference(&a.final_p, &b.final_p);
@@ -763,7 +774,10 @@ fn model_file_twins_reduce_as_the_catalogue() {
             "{model}: {} impacts, final q {dq:e}, p {dp:e}, impact times {dt:e}",
             a.impacts.len()
         );
-        assert!(dq < 1e-12 && dp < 1e-11, "{model}: final states differ by {dq:e}, {dp:e}");
+        assert!(
+            dq < 1e-12 && dp < 1e-11,
+            "{model}: final states differ by {dq:e}, {dp:e}"
+        );
         assert!((a.final_t - b.final_t).abs() < 1e-12);
         assert!((a.final_energy - b.final_energy).abs() < 1e-11 * a.energy_scale);
     }
@@ -775,7 +789,10 @@ fn model_file_twins_reduce_as_the_catalogue() {
     assert!(out.impacts.len() >= 2);
     let p_x = &out.invariants[0];
     assert_eq!(p_x.name, "p_x");
-    assert!((p_x.initial - mu).abs() <= 1e-15 && p_x.max_abs_deviation <= 1e-14, "{p_x:?}");
+    assert!(
+        (p_x.initial - mu).abs() <= 1e-15 && p_x.max_abs_deviation <= 1e-14,
+        "{p_x:?}"
+    );
     assert!((out.final_p[0] - mu).abs() <= 1e-14);
 }
 
@@ -803,7 +820,11 @@ fn a_large_model_file_reduces_and_agrees_with_the_full_run() {
     let th: [f64; 4] = [0.3, -0.2, 0.1, 0.0];
     for i in 0..4 {
         let mu = 2.5 * v[2 * i] + 0.5 * 0.4 * th[i].cos() * v[2 * i + 1];
-        assert!((r.momentum[i] - mu).abs() < 1e-14, "μ_{i}: {} vs {mu}", r.momentum[i]);
+        assert!(
+            (r.momentum[i] - mu).abs() < 1e-14,
+            "μ_{i}: {} vs {mu}",
+            r.momentum[i]
+        );
     }
     assert_eq!(full.k, red.k);
     assert_eq!(red.dimension, 8);
@@ -854,14 +875,20 @@ fn model_file_reductions_refuse_false_declarations_and_unsupported_plans() {
         Scenario::from_model_file(&p).unwrap()
     };
     // y is not cyclic: gravity and the floor see it
-    let false_y = file("y.toml", &text.replace("cyclic = [\"x\"]", "cyclic = [\"y\"]"));
+    let false_y = file(
+        "y.toml",
+        &text.replace("cyclic = [\"x\"]", "cyclic = [\"y\"]"),
+    );
     let err = execute(&false_y, RunPlan::new(5).reduce(true), &mut Discard).unwrap_err();
     match &err {
         RunError::NotCyclic { coordinate, .. } => assert_eq!(coordinate, "y"),
         other => panic!("expected NotCyclic, got {other}"),
     }
     assert!(!err.is_numerical());
-    assert!(err.to_string().contains("`y` is not a cyclic coordinate"), "{err}");
+    assert!(
+        err.to_string().contains("`y` is not a cyclic coordinate"),
+        "{err}"
+    );
     // no declaration
     let without: String = text
         .lines()
@@ -889,6 +916,11 @@ fn model_file_reductions_refuse_false_declarations_and_unsupported_plans() {
         );
         assert_eq!(by_file.to_string(), by_name.to_string());
     }
-    let err = execute(&sc, RunPlan::new(10).reduce(true).jacobian(true), &mut Discard).unwrap_err();
+    let err = execute(
+        &sc,
+        RunPlan::new(10).reduce(true).jacobian(true),
+        &mut Discard,
+    )
+    .unwrap_err();
     assert!(matches!(err, RunError::JacobianUnsupported { .. }), "{err}");
 }

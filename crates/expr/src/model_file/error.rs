@@ -273,7 +273,10 @@ pub enum ModelFileErrorKind {
     )]
     MovingWall,
     /// `symmetry.cyclic` names something that is not a coordinate.
-    #[error("`{name}` is not a coordinate of the model (its coordinates: {})", list(coordinates))]
+    #[error(
+        "`{name}` is not a coordinate of the model (its coordinates: {})",
+        list(coordinates)
+    )]
     NotACoordinate {
         /// The name given.
         name: String,

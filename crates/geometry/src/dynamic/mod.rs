@@ -55,8 +55,8 @@ pub use legendre::{
     momentum_dyn, velocity_from_momentum_dyn,
 };
 pub use lifted::ParamLifted;
-pub use reduced::{DynCyclicSymmetry, DynReduced};
 pub use param_second::{LagrangianParamSecond, lagrangian_parameter_second_forward};
+pub use reduced::{DynCyclicSymmetry, DynReduced};
 pub use second::{
     DynLdSecond, boundary_hessian_dyn, constraint_second_dyn, forms_velocity_jacobian_dyn,
     hamiltonian_second_dyn, lagrangian_second_dyn, reaction_jacobian_dyn,

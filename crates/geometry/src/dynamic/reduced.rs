@@ -169,24 +169,23 @@ impl DynCyclicSymmetry {
         }
         for c in self.cyclic() {
             let samples = self.samples(q0, v0, &|i| i == c);
-            self.check_samples(system, &samples)
-                .map_err(|e| match e {
-                    SymmetryError::NotInvariant {
-                        quantity,
-                        q,
-                        shift,
-                        difference,
-                        tolerance,
-                    } => SymmetryError::NotCyclic {
-                        coordinate: c,
-                        quantity,
-                        q,
-                        shift: shift[c],
-                        difference,
-                        tolerance,
-                    },
-                    other => other,
-                })?;
+            self.check_samples(system, &samples).map_err(|e| match e {
+                SymmetryError::NotInvariant {
+                    quantity,
+                    q,
+                    shift,
+                    difference,
+                    tolerance,
+                } => SymmetryError::NotCyclic {
+                    coordinate: c,
+                    quantity,
+                    q,
+                    shift: shift[c],
+                    difference,
+                    tolerance,
+                },
+                other => other,
+            })?;
         }
         if self.dimension() > 1 {
             let samples = self.samples(q0, v0, &|i| self.cyclic[i]);
@@ -660,8 +659,8 @@ impl<Sy: DynSystem> DynReduced<Sy> {
             scale = scale.max(b1[i].abs());
         }
         let diagonal: f64 = (0..k).map(|i| h[i * k + i].abs()).product();
-        let singular = solve_block(h, Vec::new(), k, 0)
-            .is_none_or(|(_, det)| det.abs() <= 1e-14 * diagonal);
+        let singular =
+            solve_block(h, Vec::new(), k, 0).is_none_or(|(_, det)| det.abs() <= 1e-14 * diagonal);
         if singular || mismatch.is_nan() || mismatch > 1e-9 * scale {
             return Err(SymmetryError::NotQuadratic {
                 mismatch: if singular { f64::NAN } else { mismatch },
@@ -699,11 +698,7 @@ impl<Sy: DynSystem> DynReduced<Sy> {
         let value: f64 = force.iter().zip(&w).map(|(f, w)| f * w).sum();
         let gd = self.group_velocity(s, &u);
         let (q, v) = self.full_state(s, &u, &gd);
-        let p = momentum_dyn(
-            &self.system,
-            &DVector::from_vec(q),
-            &DVector::from_vec(v),
-        );
+        let p = momentum_dyn(&self.system, &DVector::from_vec(q), &DVector::from_vec(v));
         let gamma_max = gamma.iter().fold(0.0f64, |m, g| m.max(g.abs()));
         let j_norm: f64 = self.group.iter().map(|&c| p[c].abs()).sum();
         let norm = |x: &[f64]| x.iter().map(|y| y * y).sum::<f64>().sqrt();
@@ -775,7 +770,9 @@ impl<Sy: DynSystem> DynReduced<Sy> {
         let sd: Vec<f64> = ds.iter().map(|d| d * inv).collect();
         let s: Vec<f64> = match map {
             Discretization::Forward => s0.as_slice().to_vec(),
-            Discretization::Midpoint => s0.iter().zip(ds.iter()).map(|(a, d)| a + d * 0.5).collect(),
+            Discretization::Midpoint => {
+                s0.iter().zip(ds.iter()).map(|(a, d)| a + d * 0.5).collect()
+            }
         };
         let gd = self.group_velocity(&s, &sd);
         let mut q1 = q0.clone();
