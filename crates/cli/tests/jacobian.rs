@@ -156,7 +156,11 @@ fn a_degenerate_lagrangian_gives_a_jacobian() {
     for (i, row) in j.iter().enumerate() {
         assert_eq!(row.len(), 8);
         let expected = if i == 0 { 1.0 } else { 0.0 };
-        assert!((row[0] - expected).abs() <= 1e-12, "∂x[{i}]/∂q_l: {}", row[0]);
+        assert!(
+            (row[0] - expected).abs() <= 1e-12,
+            "∂x[{i}]/∂q_l: {}",
+            row[0]
+        );
     }
     // the dynamics are felt: the inductor's momentum moves the charges
     assert!(j[2][4].abs() > 1e-3, "∂q_c2/∂p_l = {}", j[2][4]);

@@ -431,14 +431,13 @@ where
         let np = n + r;
         let (col_b, col_sa, col_sb, col_h) = (np, n, np + n, 2 * np);
         let row_p2 = np;
-        let split = SvdSplit::new(jy, self.params().singular_threshold).ok_or(
-            StepError::NonFinite {
+        let split =
+            SvdSplit::new(jy, self.params().singular_threshold).ok_or(StepError::NonFinite {
                 step: k,
                 t,
                 what: "Jacobian",
                 iterations: 0,
-            },
-        )?;
+            })?;
         let b: DVector<f64> = a + d;
         let lift = |x: &DVector<f64>| {
             let mut y = DVector::zeros(np);
@@ -456,8 +455,12 @@ where
         system.constraint_forms(b.as_slice(), &mut b_rows);
         let next_rows = match rows_and_directions {
             Some((_, directions)) => {
-                let ld = DynDiscreteLagrangian::new(system, self.map()).oriented(self.orientation());
-                Some(times_sparse(&ld.parameter_rows(&b, d, h).map_err(geo)?, directions))
+                let ld =
+                    DynDiscreteLagrangian::new(system, self.map()).oriented(self.orientation());
+                Some(times_sparse(
+                    &ld.parameter_rows(&b, d, h).map_err(geo)?,
+                    directions,
+                ))
             }
             None => None,
         };
@@ -466,9 +469,8 @@ where
         let mut nzm = DMatrix::zeros(size, nz);
         for i in 0..n {
             for j in 0..n {
-                ny[(i, j)] =
-                    p[(row_p2 + i, col_b + j)] + q[(i, j)] + 2.0 * q[(i, col_b + j)]
-                        - reaction_b[(i, j)];
+                ny[(i, j)] = p[(row_p2 + i, col_b + j)] + q[(i, j)] + 2.0 * q[(i, col_b + j)]
+                    - reaction_b[(i, j)];
                 nzm[(i, j)] = p[(row_p2 + i, j)] - q[(i, col_b + j)];
             }
             for c in 0..m {
