@@ -234,10 +234,12 @@ pub struct RunArgs {
     /// "jacobian": {"rows", "cols", "matrix"} (row-major; components named
     /// `q:NAME` then `p:NAME` after the coordinates), and in the text
     /// summary how far it is from symplectic (systems without
-    /// constraints). The Lagrange–Dirac stepper with regular Lagrangians,
-    /// orders 2, 4 and 6, and the Hamiltonian stepper (its step and its
-    /// impact law differentiated, docs/theory.md §12.7); circuits and
-    /// --reduce are refused.
+    /// constraints). The Lagrange–Dirac stepper at orders 2, 4 and 6,
+    /// degenerate Lagrangians included (the equations a degenerate step
+    /// solves differentiated, its next step's hidden constraints among
+    /// them, docs/theory.md §12.8), and the Hamiltonian stepper (its step
+    /// and its impact law differentiated, docs/theory.md §12.7); circuits
+    /// and --reduce are refused.
     #[arg(long, conflicts_with = "reduce")]
     pub jacobian: bool,
     /// Report the derivatives of the final state with respect to model

@@ -99,31 +99,12 @@ impl DynModelVisitor for DynRunner<'_> {
         } else {
             Some(crate::sensitivity::seeds(model, setup, &plan.sensitivity)?)
         };
-        if plan.tracks_derivatives() {
-            let jacobian_asked = plan.jacobian;
-            let refuse = |what: &str| {
-                Err(if jacobian_asked {
-                    RunError::JacobianUnsupported {
-                        model: name.to_string(),
-                        what: what.to_owned(),
-                    }
-                } else {
-                    RunError::SensitivityUnsupported {
-                        model: name.to_string(),
-                        what: what.to_owned(),
-                    }
-                })
-            };
-            // The Hamiltonian stepper's steps solve for (d, π_b, μ) from H
-            // (docs/theory.md §12.7); a model without a Hamiltonian is
-            // refused below as for any Hamiltonian run.
-            if method.stepper == Stepper::Lagrange && !regular_at_dyn(model, setup) {
-                return refuse(
-                    "for a degenerate Lagrangian (its steps are solved on hidden constraints, \
-                     whose tangent map is not built yet)",
-                );
-            }
-        }
+        // Derivatives of every Lagrange–Dirac step: a degenerate
+        // Lagrangian's steps have the tangent map of the equations they solve,
+        // the next step's hidden constraints among them (docs/theory.md
+        // §12.8). The Hamiltonian stepper's steps solve for (d, π_b, μ) from
+        // H (§12.7); a model without a Hamiltonian is refused below as for
+        // any Hamiltonian run.
         let (jacobian, sensitivity, tape);
         let invariant_names = model.invariant_names();
         let eval = |q: &[f64], p: &[f64], out: &mut [f64]| model.invariants(q, p, out);

@@ -717,7 +717,8 @@ fn search<Mo: NamedDynSystem>(
     let (_, hessian) = legendre_jet_dyn(model, &setup.q0, &setup.v0);
     if !crate::error::is_regular(hessian) {
         return Err(unsupported(
-            "for a degenerate Lagrangian (its steps have no tangent map yet)",
+            "for a degenerate Lagrangian (its initial data are tied by hidden constraints, \
+             which the shooting Newton on (q_0, p_0) does not keep)",
         ));
     }
     if let Section::Impact { piece, count } = options.section {

@@ -14,10 +14,16 @@
 //! [`DynDiscreteLagrangian::second_increment`](diracvi_geometry::dynamic::DynDiscreteLagrangian::second_increment)),
 //! so the tangent map is exact up to the solve's round-off — checked
 //! against central differences of the step in the tests.
+//!
+//! A degenerate step (singular `∂F/∂y`, docs/theory.md §3.9) solves
+//! `G = [U_rᵀ F; Yᵀ F_next] = 0` instead (the independent rows and the next
+//! step's hidden constraints); its tangent map is the implicit function
+//! theorem on `G`, with `U_r`, `Y` from the SVD at the solution held fixed
+//! (docs/theory.md §12.8).
 
 use super::lagrange_dirac::DynLagrangeDirac;
 use crate::StepError;
-use crate::linear::LinearSolver;
+use crate::linear::{LinearSolver, SvdSplit};
 use diracvi_geometry::GeometryError;
 use diracvi_geometry::dynamic::{
     DynDiscreteLagrangian, DynSystem, ParamLifted, constraint_second_dyn, reaction_jacobian_dyn,
@@ -115,10 +121,13 @@ where
     /// solution is the increment `d` and the reaction `A(a)ᵀ μ` (as in a
     /// [`DynOrientedStep`](super::DynOrientedStep) or [`DynSubStep`](super::DynSubStep)).
     ///
+    /// A step whose Jacobian is singular (a degenerate Lagrangian, solved
+    /// with the next step's hidden constraints) gets the tangent map of
+    /// the equations it solves (docs/theory.md §12.8).
+    ///
     /// # Errors
-    /// [`StepError::Unsupported`] when the step Jacobian is singular (a
-    /// degenerate Lagrangian: its steps are solved on hidden constraints,
-    /// whose tangent map is not built yet); [`StepError::Geometry`] when a
+    /// [`StepError::Unsupported`] when the step Jacobian is singular and so
+    /// are the degenerate step's equations; [`StepError::Geometry`] when a
     /// derivative cannot be evaluated.
     pub fn oriented_tangent(
         &self,
@@ -161,7 +170,17 @@ where
             let ld =
                 DynDiscreteLagrangian::new(self.system(), self.map()).oriented(self.orientation());
             let rows = times_sparse(&ld.parameter_rows(a, d, h).map_err(geo)?, directions);
-            return self.tangent_over(self.system(), 0, Some(&rows), k, t, a, d, reaction, h);
+            return self.tangent_over(
+                self.system(),
+                0,
+                Some((&rows, directions)),
+                k,
+                t,
+                a,
+                d,
+                reaction,
+                h,
+            );
         }
         let lifted = ParamLifted::new(self.system(), directions);
         self.tangent_over(&lifted, directions.ncols(), None, k, t, a, d, reaction, h)
@@ -189,13 +208,15 @@ where
     /// last `r` coordinates are the directions, held at `0` on both ends).
     /// With `rows` (`lifted` the system itself, `r = 0`; only without
     /// constraint rows and forces), the parameter columns are instead
-    /// `rows = ∂(D1 L_d, D2 L_d, D3 L_d)/∂θ · D` (`(2n + 1) × r'`).
+    /// `rows = ∂(D1 L_d, D2 L_d, D3 L_d)/∂θ · D` (`(2n + 1) × r'`), given
+    /// with the directions `D` (for the next step's rows of a degenerate
+    /// step).
     #[allow(clippy::too_many_arguments)]
     fn tangent_over<Ly: DynSystem>(
         &self,
         lifted: &Ly,
         r: usize,
-        rows: Option<&DMatrix<f64>>,
+        rows_and_directions: Option<(&DMatrix<f64>, &DMatrix<f64>)>,
         k: usize,
         t: f64,
         a: &DVector<f64>,
@@ -204,6 +225,7 @@ where
         h: f64,
     ) -> Result<DynStepSensitivity, StepError> {
         let geo = |source: GeometryError| StepError::Geometry { step: k, t, source };
+        let rows = rows_and_directions.map(|(rows, _)| rows);
         let system = self.system();
         let (n, m) = (system.coordinate_count(), system.constraint_count());
         let np = n + r;
@@ -268,12 +290,33 @@ where
                 jz[(n + c, 2 * n + 1 + s)] = w[(c, col_sa + s)] + w[(c, col_sb + s)];
             }
         }
-        let y = implicit_derivative(jy, &jz).map_err(|ratio| {
-            StepError::Unsupported(format!(
-                "step {k} at t = {t}: the step Jacobian is singular (pivot ratio {ratio:.1e}): \
-                 the tangent map of a degenerate step is not available"
-            ))
-        })?;
+        let y = match implicit_derivative(jy.clone(), &jz) {
+            Ok(y) => y,
+            // A degenerate step (docs/theory.md §3.9, §12.8): the
+            // equations it solved are `U_rᵀ F = 0` and the next step's
+            // hidden constraints `Yᵀ F_next = 0`.
+            Err(_) => {
+                let next = NextStep {
+                    lifted,
+                    r,
+                    rows_and_directions,
+                    a,
+                    d,
+                    mu: &mu,
+                    h,
+                    k,
+                    t,
+                };
+                let (gy, gz) = self.degenerate_equations(&next, &jy, &jz, p)?;
+                implicit_derivative(gy, &gz).map_err(|ratio| {
+                    StepError::Unsupported(format!(
+                        "step {k} at t = {t}: the step Jacobian is singular and so are the \
+                         degenerate step's equations (the independent rows and the next step's \
+                         hidden constraints; pivot ratio {ratio:.1e}): the step has no tangent map"
+                    ))
+                })?
+            }
+        };
         let yb = y.rows(0, n);
         // ∂π_b/∂z = ∂P₂/∂z|_b + ∂P₂/∂b ∂b/∂z.
         let mut pi_z = DMatrix::zeros(n, nz);
@@ -331,6 +374,147 @@ where
             tangent: DynStepTangent { start, step },
             parameters,
         })
+    }
+}
+
+/// The data of a degenerate step that its next step's hidden constraints
+/// are evaluated from (see [`DynLagrangeDirac::degenerate_equations`]).
+struct NextStep<'x, Ly> {
+    lifted: &'x Ly,
+    r: usize,
+    rows_and_directions: Option<(&'x DMatrix<f64>, &'x DMatrix<f64>)>,
+    a: &'x DVector<f64>,
+    d: &'x DVector<f64>,
+    mu: &'x DVector<f64>,
+    h: f64,
+    k: usize,
+    t: f64,
+}
+
+impl<Sy, LS> DynLagrangeDirac<Sy, LS>
+where
+    Sy: DynSystem,
+    LS: LinearSolver,
+    LS::Jacobian: crate::assembly::StepJacobian,
+{
+    /// The derivatives `(∂G/∂y, ∂G/∂z)` of the equations a degenerate step
+    /// solves (docs/theory.md §3.9, §12.8), `y = (b, μ)`, `z = (a, π_a, h, s)`:
+    /// ```text
+    /// G = [U_rᵀ F(y; z); Yᵀ F_next(y; z)],
+    /// F_next = [D2 L_d(a, b, h) + D1 L_d(b, c, h) − A(b)ᵀ μ; ω(b, c, h)],  c = 2b − a,
+    /// ```
+    /// `U_r`, `Y` the range and left null space of the step Jacobian
+    /// `J = ∂F/∂y` (`jy`, SVD) at the solution, held fixed. `∂F/∂z` is `jz`;
+    /// `p` is the step's `second_increment` Jacobian over `(a, s_a, b, s_b, h)`.
+    fn degenerate_equations<Ly: DynSystem>(
+        &self,
+        next: &NextStep<'_, Ly>,
+        jy: &DMatrix<f64>,
+        jz: &DMatrix<f64>,
+        p: &DMatrix<f64>,
+    ) -> Result<(DMatrix<f64>, DMatrix<f64>), StepError> {
+        let NextStep {
+            lifted,
+            r,
+            rows_and_directions,
+            a,
+            d,
+            mu,
+            h,
+            k,
+            t,
+        } = *next;
+        let geo = |source: GeometryError| StepError::Geometry { step: k, t, source };
+        let system = self.system();
+        let (n, m) = (system.coordinate_count(), system.constraint_count());
+        let (size, nz) = (n + m, jz.ncols());
+        let np = n + r;
+        let (col_b, col_sa, col_sb, col_h) = (np, n, np + n, 2 * np);
+        let row_p2 = np;
+        let split =
+            SvdSplit::new(jy, self.params().singular_threshold).ok_or(StepError::NonFinite {
+                step: k,
+                t,
+                what: "Jacobian",
+                iterations: 0,
+            })?;
+        let b: DVector<f64> = a + d;
+        let lift = |x: &DVector<f64>| {
+            let mut y = DVector::zeros(np);
+            y.rows_mut(0, n).copy_from(x);
+            y
+        };
+        let (bl, dl) = (lift(&b), lift(d));
+        let ld = DynDiscreteLagrangian::new(lifted, self.map()).oriented(self.orientation());
+        // The next step from b with the same increment: c = b + d.
+        let q = ld.second_increment(&bl, &dl, h).map_err(geo)?;
+        let q = &q.jacobian;
+        let (_, w) = constraint_second_dyn(self.constraint(), &ld, &bl, &dl, h).map_err(geo)?;
+        let reaction_b = reaction_jacobian_dyn(lifted, &bl, mu).map_err(geo)?;
+        let mut b_rows = vec![0.0; m * n];
+        system.constraint_forms(b.as_slice(), &mut b_rows);
+        let next_rows = match rows_and_directions {
+            Some((_, directions)) => {
+                let ld =
+                    DynDiscreteLagrangian::new(system, self.map()).oriented(self.orientation());
+                Some(times_sparse(
+                    &ld.parameter_rows(&b, d, h).map_err(geo)?,
+                    directions,
+                ))
+            }
+            None => None,
+        };
+        // ∂F_next/∂y and ∂F_next/∂z.
+        let mut ny = DMatrix::zeros(size, size);
+        let mut nzm = DMatrix::zeros(size, nz);
+        for i in 0..n {
+            for j in 0..n {
+                ny[(i, j)] = p[(row_p2 + i, col_b + j)] + q[(i, j)] + 2.0 * q[(i, col_b + j)]
+                    - reaction_b[(i, j)];
+                nzm[(i, j)] = p[(row_p2 + i, j)] - q[(i, col_b + j)];
+            }
+            for c in 0..m {
+                ny[(i, n + c)] = -b_rows[c * n + i];
+            }
+            nzm[(i, 2 * n)] = p[(row_p2 + i, col_h)] + q[(i, col_h)];
+            match (rows_and_directions, &next_rows) {
+                (Some((rows, _)), Some(next_rows)) => {
+                    for s in 0..rows.ncols() {
+                        nzm[(i, 2 * n + 1 + s)] = rows[(n + i, s)] + next_rows[(i, s)];
+                    }
+                }
+                _ => {
+                    for s in 0..r {
+                        nzm[(i, 2 * n + 1 + s)] = p[(row_p2 + i, col_sa + s)]
+                            + p[(row_p2 + i, col_sb + s)]
+                            + q[(i, col_sa + s)]
+                            + q[(i, col_sb + s)]
+                            - reaction_b[(i, n + s)];
+                    }
+                }
+            }
+        }
+        for c in 0..m {
+            for j in 0..n {
+                ny[(n + c, j)] = w[(c, j)] + 2.0 * w[(c, col_b + j)];
+                nzm[(n + c, j)] = -w[(c, col_b + j)];
+            }
+            nzm[(n + c, 2 * n)] = w[(c, col_h)];
+            for s in 0..r {
+                nzm[(n + c, 2 * n + 1 + s)] = w[(c, col_sa + s)] + w[(c, col_sb + s)];
+            }
+        }
+        let (ur, y) = (&split.range, &split.left_null);
+        let rank = ur.ncols();
+        let mut gy = DMatrix::zeros(size, size);
+        let mut gz = DMatrix::zeros(size, nz);
+        gy.rows_mut(0, rank).copy_from(&(ur.transpose() * jy));
+        gy.rows_mut(rank, size - rank)
+            .copy_from(&(y.transpose() * &ny));
+        gz.rows_mut(0, rank).copy_from(&(ur.transpose() * jz));
+        gz.rows_mut(rank, size - rank)
+            .copy_from(&(y.transpose() * &nzm));
+        Ok((gy, gz))
     }
 }
 
