@@ -46,12 +46,26 @@ def test_flow_through_impacts_is_symplectic():
 
 @pytest.mark.parametrize(
     "model, kwargs",
-    [("lc", {})],
+    [("particle", {"reduce": True})],
 )
 def test_no_tangent_map_raises_model_error(model, kwargs):
     with pytest.raises(ModelError) as info:
         diracvi.scenario(model, t_end=0.5).run(jacobian=True, **kwargs)
     assert info.value.kind == "JacobianUnsupported"
+
+
+def test_a_degenerate_lagrangian_has_the_clis_jacobian(cli):
+    """The LC circuit's degenerate steps have a tangent map (docs/theory.md
+    §12.8): Python's Jacobian is the CLI's bit for bit."""
+    proc = subprocess.run(
+        [str(cli), "run", "lc", "--t-end", "0.5", "--jacobian", "--summary", "json", "-q"],
+        capture_output=True, text=True, check=True,
+    )
+    c = json.loads(proc.stdout)
+    r = diracvi.scenario("lc", t_end=0.5).run(jacobian=True, every=0)
+    assert r.jacobian.shape == (8, 8)
+    assert np.isfinite(r.jacobian).all()
+    assert r.jacobian.tolist() == c["jacobian"]["matrix"]
 
 
 def test_the_hamiltonian_stepper_has_the_clis_jacobian(cli):

@@ -234,8 +234,8 @@ pub struct RunArgs {
     /// "jacobian": {"rows", "cols", "matrix"} (row-major; components named
     /// `q:NAME` then `p:NAME` after the coordinates), and in the text
     /// summary how far it is from symplectic (systems without
-    /// constraints). The Lagrange–Dirac stepper at orders 2, 4 and 6,
-    /// degenerate Lagrangians included (the equations a degenerate step
+    /// constraints). The Lagrange–Dirac stepper at orders 2, 4 and 6, and
+    /// at order 2 for degenerate Lagrangians (the equations a degenerate step
     /// solves differentiated, its next step's hidden constraints among
     /// them, docs/theory.md §12.8), and the Hamiltonian stepper (its step
     /// and its impact law differentiated, docs/theory.md §12.7); circuits
