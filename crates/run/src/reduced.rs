@@ -51,6 +51,27 @@ fn refuse_plan(plan: &RunPlan, name: &str) -> Result<(), RunError> {
     Ok(())
 }
 
+/// The summary block of a reduction (both cores): its kind, the cyclic
+/// coordinates by name, the conserved momenta `∂L/∂ġ` of a Routh reduction
+/// (none for Chaplygin) and whether the curvature force is carried.
+fn reduction_summary(
+    kind: ReductionKind,
+    cyclic: impl Iterator<Item = usize>,
+    coordinates: &[String],
+    momentum: impl FnOnce() -> Vec<f64>,
+    curvature_force: bool,
+) -> ReductionSummary {
+    ReductionSummary {
+        kind: kind.as_str(),
+        cyclic: cyclic.map(|i| coordinates[i].clone()).collect(),
+        momentum: match kind {
+            ReductionKind::Routh => momentum(),
+            ReductionKind::Chaplygin => Vec::new(),
+        },
+        curvature_force,
+    }
+}
+
 /// [`Runner`]'s start and drive around the reduced stepper: the plan, the
 /// sink and the progress of the run.
 pub(crate) struct ReducedRunner<'a>(pub(crate) Runner<'a>);
@@ -89,16 +110,13 @@ impl ReducedModelVisitor for ReducedRunner<'_> {
             method.constraint,
             method.direction,
         );
-        let coordinates = model.coordinates();
-        let reduction = ReductionSummary {
-            kind: reduced.kind().as_str(),
-            cyclic: symmetry.cyclic().map(|i| coordinates[i].clone()).collect(),
-            momentum: match reduced.kind() {
-                ReductionKind::Routh => reduced.momentum(),
-                ReductionKind::Chaplygin => Vec::new(),
-            },
-            curvature_force: reduced.is_gyroscopic(),
-        };
+        let reduction = reduction_summary(
+            reduced.kind(),
+            symmetry.cyclic(),
+            &model.coordinates(),
+            || reduced.momentum(),
+            reduced.is_gyroscopic(),
+        );
         let law = OrReject::new(VciLaw::default(), plan.impacts == Impacts::Reject);
         let mut reconstructing = Reconstructing::new(
             ImpactIntegrator::with_law(stepper, law),
@@ -199,16 +217,13 @@ impl DynReducedModelVisitor for DynReducedRunner<'_> {
             method.constraint,
             method.direction,
         );
-        let coordinates = model.coordinates();
-        let reduction = ReductionSummary {
-            kind: reduced.kind().as_str(),
-            cyclic: symmetry.cyclic().map(|i| coordinates[i].clone()).collect(),
-            momentum: match reduced.kind() {
-                ReductionKind::Routh => reduced.momentum(),
-                ReductionKind::Chaplygin => Vec::new(),
-            },
-            curvature_force: reduced.is_gyroscopic(),
-        };
+        let reduction = reduction_summary(
+            reduced.kind(),
+            symmetry.cyclic(),
+            &model.coordinates(),
+            || reduced.momentum(),
+            reduced.is_gyroscopic(),
+        );
         let law = OrReject::new(DynVciLaw::default(), plan.impacts == Impacts::Reject);
         let mut reconstructing = DynReconstructing::new(
             DynImpactIntegrator::with_law(stepper, law),
