@@ -17,34 +17,9 @@
 //! to the reduced equation's solution (RK4, fine step) at order 1 ± 0.1.
 
 use crate::common;
-use common::fitted_order;
+use common::{AlgebraicCoupling, fitted_order, slave};
 use diracvi_discrete_dirac::{LagrangeDirac, NewtonParams, State, state_from_velocity};
-use diracvi_geometry::{
-    AdScalar, ConstraintDiscretization, Discretization, SMatrix, SVector, System,
-};
-
-#[derive(Clone, Copy)]
-struct AlgebraicCoupling;
-
-impl System<2, 0> for AlgebraicCoupling {
-    fn lagrangian<S: AdScalar>(&self, q: &SVector<S, 2>, v: &SVector<S, 2>) -> S {
-        let (x, y) = (q[0], q[1]);
-        v[0] * v[0] * 0.5 - (x * x * 0.5 + y * y * 0.5 + y * y * y * y * 0.25 - x * y)
-    }
-
-    fn constraint_forms<S: AdScalar>(&self, _q: &SVector<S, 2>) -> SMatrix<S, 0, 2> {
-        SMatrix::zeros()
-    }
-}
-
-/// The root `s` of `s + s³ = x`.
-fn slave(x: f64) -> f64 {
-    let mut s = x.cbrt().min(x);
-    for _ in 0..60 {
-        s -= (s + s * s * s - x) / (1.0 + 3.0 * s * s);
-    }
-    s
-}
+use diracvi_geometry::{ConstraintDiscretization, Discretization, SVector};
 
 /// `q⁰(t_end)` of the reduced equation by RK4 with `n` steps.
 fn reduced_rk4(x0: f64, v0: f64, t_end: f64, n: usize) -> f64 {

@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use common::{Lc, Pendulum};
+use common::{AlgebraicCoupling, Lc, Pendulum, slave};
 use diracvi_discrete_dirac::Direction;
 use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, DynStepTangent};
 use diracvi_discrete_dirac::newton::NewtonParams;
@@ -504,33 +504,17 @@ fn degenerate_run_jacobian_matches_whole_runs_and_the_linear_map() {
     assert!(lin_err <= 1e-9, "{lin_err:e}");
 }
 
-/// A nonlinear degenerate Lagrangian (tests/degenerate_nonlinear.rs:
-/// `L = ½ (v⁰)² − V(q)`, `V = ½ (q⁰)² + ½ (q¹)² + ¼ (q¹)⁴ − q⁰ q¹`, no
+/// The nonlinear degenerate Lagrangian [`AlgebraicCoupling`]
+/// (`L = ½ (v⁰)² − V(q)`, `V = ½ (q⁰)² + ½ (q¹)² + ¼ (q¹)⁴ − q⁰ q¹`, no
 /// kinetic term for `q¹`): the next step's hidden constraint
 /// `∂V/∂q¹(b) = 0` is nonlinear, so its derivative terms are exercised.
 /// Against fourth-order central differences along the four directions of
 /// `(a, π_a, h)` that keep `π¹ = h (q¹ + (q¹)³ − q⁰)`. Measured: 8.5e-13.
 #[test]
 fn tangent_of_a_nonlinear_degenerate_step_matches_differences() {
-    #[derive(Clone, Copy)]
-    struct AlgebraicCoupling;
-    impl System<2, 0> for AlgebraicCoupling {
-        fn lagrangian<S: AdScalar>(&self, q: &SVector<S, 2>, v: &SVector<S, 2>) -> S {
-            let (x, y) = (q[0], q[1]);
-            v[0] * v[0] * 0.5 - (x * x * 0.5 + y * y * 0.5 + y * y * y * y * 0.25 - x * y)
-        }
-        fn constraint_forms<S: AdScalar>(&self, _q: &SVector<S, 2>) -> SMatrix<S, 0, 2> {
-            SMatrix::zeros()
-        }
-    }
     let h = 0.05;
     let x: f64 = 0.8;
-    // s + s³ = x
-    let mut y = x;
-    for _ in 0..60 {
-        y -= (y + y * y * y - x) / (1.0 + 3.0 * y * y);
-    }
-    let a = DVector::from_column_slice(&[x, y]);
+    let a = DVector::from_column_slice(&[x, slave(x)]);
     let pi = DVector::from_column_slice(&[0.7, 0.0]);
     let mut stepper = erased_stepper(
         AlgebraicCoupling,

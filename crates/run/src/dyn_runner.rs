@@ -51,6 +51,55 @@ fn regular_at_dyn<Mo: NamedDynSystem>(model: &Mo, setup: &DynRunSetup) -> bool {
     crate::error::is_regular(hessian)
 }
 
+/// What a run on the run-time-sized core starts from (the plain runner
+/// and [`DynReducedRunner`](crate::reduced::DynReducedRunner)): the full
+/// initial state, the driver's options, the clock, the energy a run of
+/// zero steps reports, and the method that will run (checked).
+pub(crate) struct DynStart {
+    pub(crate) initial: DynState,
+    pub(crate) options: RunOptions,
+    pub(crate) clock: Instant,
+    pub(crate) rest_energy: Option<f64>,
+    pub(crate) method: Method,
+}
+
+impl DynStart {
+    /// The start of `plan` over `model` from `setup`'s initial data.
+    ///
+    /// # Errors
+    /// [`RunError::InitialState`] when the initial state cannot be formed;
+    /// the method's refusal ([`Method::check`]).
+    pub(crate) fn new<Mo: NamedDynSystem>(
+        plan: &RunPlan,
+        model: &Mo,
+        setup: &DynRunSetup,
+    ) -> Result<Self, RunError> {
+        let initial = dyn_state_from_velocity(model, 0.0, &setup.q0, &setup.v0)
+            .map_err(|error| RunError::InitialState { error })?;
+        let options = RunOptions::new(plan.steps)
+            .every(plan.every)
+            .discard_records();
+        let clock = Instant::now();
+        // A run of zero steps reports the energy of the initial data.
+        let rest_energy = (plan.steps == 0).then(|| energy_dyn(model, &setup.q0, &setup.v0));
+        let method = Method::planned(
+            plan,
+            setup.discretization,
+            setup.constraint,
+            model.constraint_count() > 0,
+            Core::RunTime,
+        );
+        method.check()?;
+        Ok(Self {
+            initial,
+            options,
+            clock,
+            rest_energy,
+            method,
+        })
+    }
+}
+
 /// Run a model of any size as a [`RunPlan`] says.
 pub(crate) struct DynRunner<'a> {
     pub(crate) plan: RunPlan,
@@ -71,27 +120,18 @@ impl DynModelVisitor for DynRunner<'_> {
             sink,
             progress,
         } = self;
-        let initial = dyn_state_from_velocity(model, 0.0, &setup.q0, &setup.v0)
-            .map_err(|error| RunError::InitialState { error })?;
-        let options = RunOptions::new(plan.steps)
-            .every(plan.every)
-            .discard_records();
-        let start = Instant::now();
+        let DynStart {
+            initial,
+            options,
+            clock: start,
+            rest_energy,
+            method,
+        } = DynStart::new(&plan, model, setup)?;
         let name = model.name();
-        // A run of zero steps reports the energy of the initial data.
-        let rest_energy = (plan.steps == 0).then(|| energy_dyn(model, &setup.q0, &setup.v0));
         let failed = |error: ImpactError| RunError::Integration {
             model: name.to_string(),
             error,
         };
-        let method = Method::planned(
-            &plan,
-            setup.discretization,
-            setup.constraint,
-            model.constraint_count() > 0,
-            Core::RunTime,
-        );
-        method.check()?;
         // the parameters' directions and the initial data's derivatives
         // (refusals naming the model before the method's)
         let seeds = if plan.sensitivity.is_empty() {

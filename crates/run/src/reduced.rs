@@ -10,13 +10,12 @@
 //! refusals, summary block, records and impacts.
 
 use crate::drive::{Watch, finish};
+use crate::dyn_runner::DynStart;
 use crate::runner::Runner;
-use crate::{
-    Core, Impacts, Method, RecordSink, ReductionSummary, RunError, RunOutcome, RunPlan, Stepper,
-};
+use crate::{Impacts, RecordSink, ReductionSummary, RunError, RunOutcome, RunPlan, Stepper};
 use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, dyn_state_from_velocity};
-use diracvi_discrete_dirac::{Direction, LagrangeDirac, RunOptions, state_from_velocity};
-use diracvi_geometry::dynamic::{DynCyclicSymmetry, DynReduced, energy_dyn, energy_scale_dyn};
+use diracvi_discrete_dirac::{Direction, LagrangeDirac, state_from_velocity};
+use diracvi_geometry::dynamic::{DynCyclicSymmetry, DynReduced, energy_scale_dyn};
 use diracvi_geometry::{CyclicSymmetry, Reduced, ReductionKind, SymmetryError};
 use diracvi_impact::dynamic::{DynImpactIntegrator, DynReconstructing, DynVciLaw};
 use diracvi_impact::{ImpactIntegrator, OrReject, Reconstructing, VciLaw};
@@ -24,7 +23,6 @@ use diracvi_models::{
     DynModel, DynReducedModelVisitor, DynRunSetup, NamedDynSystem, NamedSystem,
     ReducedModelVisitor, RunSetup,
 };
-use std::time::Instant;
 
 /// The plans a reduced run refuses (both cores, the same messages):
 /// backward runs, the composed orders 4 and 6, the Hamiltonian stepper.
@@ -187,22 +185,13 @@ impl DynReducedModelVisitor for DynReducedRunner<'_> {
             setup.v0.as_slice(),
         )
         .map_err(|error| reduction_error(model, error))?;
-        let initial = dyn_state_from_velocity(model, 0.0, &setup.q0, &setup.v0)
-            .map_err(|error| RunError::InitialState { error })?;
-        let options = RunOptions::new(plan.steps)
-            .every(plan.every)
-            .discard_records();
-        let start = Instant::now();
-        // A run of zero steps reports the energy of the initial data.
-        let rest_energy = (plan.steps == 0).then(|| energy_dyn(model, &setup.q0, &setup.v0));
-        let method = Method::planned(
-            &plan,
-            setup.discretization,
-            setup.constraint,
-            model.constraint_count() > 0,
-            Core::RunTime,
-        );
-        method.check()?;
+        let DynStart {
+            initial,
+            options,
+            clock: start,
+            rest_energy,
+            method,
+        } = DynStart::new(&plan, model, setup)?;
         let s0 = reduced.project(setup.q0.as_slice());
         let sd0 = reduced.project(setup.v0.as_slice());
         // the reduced system behind the one pointer type the run-time core

@@ -120,6 +120,34 @@ impl System<1, 0> for Planar {
     }
 }
 
+/// A nonlinear degenerate Lagrangian: an oscillator `q⁰` coupled to an
+/// algebraic variable `q¹` that carries no kinetic energy,
+/// `L = ½ (v⁰)² − V(q)`, `V = ½ (q⁰)² + ½ (q¹)² + ¼ (q¹)⁴ − q⁰ q¹`
+/// (degenerate_nonlinear.rs, tangent.rs).
+#[derive(Clone, Copy)]
+pub struct AlgebraicCoupling;
+
+impl System<2, 0> for AlgebraicCoupling {
+    fn lagrangian<S: AdScalar>(&self, q: &SVector<S, 2>, v: &SVector<S, 2>) -> S {
+        let (x, y) = (q[0], q[1]);
+        v[0] * v[0] * 0.5 - (x * x * 0.5 + y * y * 0.5 + y * y * y * y * 0.25 - x * y)
+    }
+
+    fn constraint_forms<S: AdScalar>(&self, _q: &SVector<S, 2>) -> SMatrix<S, 0, 2> {
+        SMatrix::zeros()
+    }
+}
+
+/// The root `s` of `s + s³ = x`: the hidden constraint `∂V/∂q¹ = 0` of
+/// [`AlgebraicCoupling`] solved for `q¹` (one real root, increasing in `x`).
+pub fn slave(x: f64) -> f64 {
+    let mut s = x.cbrt().min(x);
+    for _ in 0..60 {
+        s -= (s + s * s * s - x) / (1.0 + 3.0 * s * s);
+    }
+    s
+}
+
 /// Kepler problem in the plane, unit masses: L = ½|v|² + 1/|q|.
 #[derive(Clone, Copy, Default)]
 pub struct Kepler;
