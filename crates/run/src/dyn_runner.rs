@@ -98,6 +98,59 @@ impl DynStart {
             method,
         })
     }
+
+    /// Drive `integrator` from this start over the plan's steps, watching
+    /// `model`'s invariants on the states it reaches, feeding every recorded
+    /// step to `sink`, and finish the outcome (energy scale, wall time,
+    /// impacts, invariants).
+    ///
+    /// # Errors
+    /// [`RunError::Integration`] for a step that failed.
+    pub(crate) fn drive<St, Mo: NamedDynSystem>(
+        self,
+        integrator: &mut St,
+        model: &Mo,
+        setup: &DynRunSetup,
+        sink: &mut dyn RecordSink,
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<RunOutcome, RunError>
+    where
+        St: DynOneStep<Event = DynImpactEvent, Error = ImpactError>,
+    {
+        let eval = |q: &[f64], p: &[f64], out: &mut [f64]| model.invariants(q, p, out);
+        let mut watched = Watch::new(
+            integrator,
+            model.invariant_names(),
+            &eval,
+            self.initial.q.as_slice(),
+            self.initial.p.as_slice(),
+        );
+        let (trajectory, impacts) = drive_impacts(
+            &mut watched,
+            self.initial,
+            setup.h,
+            self.options,
+            self.rest_energy,
+            self.method,
+            sink,
+            progress,
+        )
+        .map_err(|error| RunError::Integration {
+            model: model.name().to_string(),
+            error,
+        })?;
+        let invariants = watched.finish();
+        Ok(RunOutcome {
+            invariants,
+            ..finish(
+                trajectory,
+                impacts,
+                self.rest_energy,
+                energy_scale_dyn(model, &setup.q0, &setup.v0),
+                self.clock,
+            )
+        })
+    }
 }
 
 /// Run a model of any size as a [`RunPlan`] says.
@@ -120,13 +173,8 @@ impl DynModelVisitor for DynRunner<'_> {
             sink,
             progress,
         } = self;
-        let DynStart {
-            initial,
-            options,
-            clock: start,
-            rest_energy,
-            method,
-        } = DynStart::new(&plan, model, setup)?;
+        let start = DynStart::new(&plan, model, setup)?;
+        let method = start.method;
         let name = model.name();
         let failed = |error: ImpactError| RunError::Integration {
             model: name.to_string(),
@@ -146,9 +194,6 @@ impl DynModelVisitor for DynRunner<'_> {
         // H (§12.7); a model without a Hamiltonian is refused below as for
         // any Hamiltonian run.
         let (jacobian, sensitivity, tape);
-        let invariant_names = model.invariant_names();
-        let eval = |q: &[f64], p: &[f64], out: &mut [f64]| model.invariants(q, p, out);
-        let invariants;
         // the integrator with the derivatives the plan asks for tracked
         macro_rules! tracked {
             ($integrator:expr) => {{
@@ -166,31 +211,6 @@ impl DynModelVisitor for DynRunner<'_> {
                 }
             }};
         }
-        macro_rules! run {
-            ($integrator:expr) => {{
-                let integrator = &mut $integrator;
-                let mut watched = Watch::new(
-                    integrator,
-                    invariant_names.clone(),
-                    &eval,
-                    initial.q.as_slice(),
-                    initial.p.as_slice(),
-                );
-                let out = drive_impacts(
-                    &mut watched,
-                    initial,
-                    setup.h,
-                    options,
-                    rest_energy,
-                    method,
-                    sink,
-                    progress,
-                )
-                .map_err(failed)?;
-                invariants = watched.finish();
-                out
-            }};
-        }
         // One integrator type per stepper: the impact law (the stepper
         // family's, or no impacts) is chosen at run time (`OrReject`), and
         // the same type runs with or without derivatives tracked.
@@ -203,14 +223,14 @@ impl DynModelVisitor for DynRunner<'_> {
                 if tracks {
                     integrator = tracked!(integrator);
                 }
-                let out = run!(integrator);
+                let out = start.drive(&mut integrator, model, setup, sink, progress)?;
                 jacobian = integrator.jacobian().cloned();
                 sensitivity = integrator.sensitivity().cloned();
                 tape = integrator.take_tangents();
                 out
             }};
         }
-        let (trajectory, impacts) = match method.stepper {
+        let outcome = match method.stepper {
             Stepper::Lagrange if method.order.is_composed() => run_with!(
                 DynComposed::lagrange_dirac(
                     model.clone(),
@@ -232,7 +252,7 @@ impl DynModelVisitor for DynRunner<'_> {
             ),
             Stepper::Hamiltonian => {
                 if model
-                    .hamiltonian(initial.q.as_slice(), initial.p.as_slice())
+                    .hamiltonian(start.initial.q.as_slice(), start.initial.p.as_slice())
                     .is_none()
                 {
                     let regular = regular_at_dyn(model, setup);
@@ -267,18 +287,11 @@ impl DynModelVisitor for DynRunner<'_> {
             parameters: plan.sensitivity.clone(),
         });
         Ok(RunOutcome {
-            invariants,
             jacobian: if plan.jacobian { jacobian } else { None },
             sensitivity,
             tangents,
             accounting: None,
-            ..finish(
-                trajectory,
-                impacts,
-                rest_energy,
-                energy_scale_dyn(model, &setup.q0, &setup.v0),
-                start,
-            )
+            ..outcome
         })
     }
 }
@@ -286,7 +299,7 @@ impl DynModelVisitor for DynRunner<'_> {
 /// Drive an integrator with impacts, feeding every recorded step to `sink`;
 /// the summary (of `method`) and the impact records.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn drive_impacts<St>(
+fn drive_impacts<St>(
     stepper: &mut St,
     initial: DynState,
     h: f64,

@@ -9,13 +9,12 @@
 //! size, on the run-time-sized core ([`DynReducedRunner`]), with the same
 //! refusals, summary block, records and impacts.
 
-use crate::drive::{Watch, finish};
 use crate::dyn_runner::DynStart;
 use crate::runner::Runner;
 use crate::{Impacts, RecordSink, ReductionSummary, RunError, RunOutcome, RunPlan, Stepper};
 use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, dyn_state_from_velocity};
 use diracvi_discrete_dirac::{Direction, LagrangeDirac, state_from_velocity};
-use diracvi_geometry::dynamic::{DynCyclicSymmetry, DynReduced, energy_scale_dyn};
+use diracvi_geometry::dynamic::{DynCyclicSymmetry, DynReduced};
 use diracvi_geometry::{CyclicSymmetry, Reduced, ReductionKind, SymmetryError};
 use diracvi_impact::dynamic::{DynImpactIntegrator, DynReconstructing, DynVciLaw};
 use diracvi_impact::{ImpactIntegrator, OrReject, Reconstructing, VciLaw};
@@ -185,13 +184,8 @@ impl DynReducedModelVisitor for DynReducedRunner<'_> {
             setup.v0.as_slice(),
         )
         .map_err(|error| reduction_error(model, error))?;
-        let DynStart {
-            initial,
-            options,
-            clock: start,
-            rest_energy,
-            method,
-        } = DynStart::new(&plan, model, setup)?;
+        let start = DynStart::new(&plan, model, setup)?;
+        let method = start.method;
         let s0 = reduced.project(setup.q0.as_slice());
         let sd0 = reduced.project(setup.v0.as_slice());
         // the reduced system behind the one pointer type the run-time core
@@ -221,39 +215,10 @@ impl DynReducedModelVisitor for DynReducedRunner<'_> {
             initial_reduced,
         );
         // the model's invariants are watched on the reconstructed full states
-        let eval = |q: &[f64], p: &[f64], out: &mut [f64]| model.invariants(q, p, out);
-        let mut watched = Watch::new(
-            &mut reconstructing,
-            model.invariant_names(),
-            &eval,
-            initial.q.as_slice(),
-            initial.p.as_slice(),
-        );
-        let (trajectory, impacts) = crate::dyn_runner::drive_impacts(
-            &mut watched,
-            initial,
-            setup.h,
-            options,
-            rest_energy,
-            method,
-            sink,
-            progress,
-        )
-        .map_err(|error| RunError::Integration {
-            model: name.to_string(),
-            error,
-        })?;
-        let invariants = watched.finish();
+        let outcome = start.drive(&mut reconstructing, model, setup, sink, progress)?;
         Ok(RunOutcome {
-            invariants,
             reduction: Some(reduction),
-            ..finish(
-                trajectory,
-                impacts,
-                rest_energy,
-                energy_scale_dyn(model, &setup.q0, &setup.v0),
-                start,
-            )
+            ..outcome
         })
     }
 }
