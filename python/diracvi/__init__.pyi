@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 from os import PathLike
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -128,6 +128,14 @@ class Scenario:
         v: Optional[Sequence[float]] = ...,
     ) -> Scenario:
         """A copy with overrides."""
+    def start_from_momentum(
+        self, q: Sequence[float], p: Sequence[float]
+    ) -> Tuple[Scenario, List[float]]:
+        """A copy starting from the phase-space state (q, p): q set, v solved
+        from the constrained Legendre map dL/dv(q, v) = p + A(q)^T nu,
+        A(q) v = 0 (as `diracvi run --set q=... --start-p ...`), and the
+        multipliers nu (the run starts from p + A(q)^T nu). Raises
+        ModelError."""
     def copy(self) -> Scenario:
         """A copy."""
     def run(

@@ -432,6 +432,46 @@ impl PyScenario {
         )
     }
 
+    /// start_from_momentum(q, p) -> (Scenario, multipliers)
+    ///
+    /// A copy that starts from the phase-space state ``(q, p)``: ``q`` set
+    /// and ``v`` solved from the constrained Legendre map,
+    /// ``∂L/∂v(q, v) = p + A(q)ᵀν`` with ``A(q) v = 0`` (docs/theory.md
+    /// §8.7), as ``diracvi run --set q=… --start-p …`` does; and the
+    /// multipliers ``ν`` (one per constraint row): the run starts from
+    /// ``p + A(q)ᵀν``, which is ``p`` itself when ``p`` is a momentum of the
+    /// constrained system (``ν = 0``), e.g. the final state of another run
+    /// taken back with ``run(backward=True)``. Raises ``ModelError`` for a
+    /// ``q`` or ``p`` of the wrong length, a circuit, or a state where the
+    /// map cannot be inverted.
+    fn start_from_momentum(
+        &self,
+        py: Python<'_>,
+        q: Vec<f64>,
+        p: Vec<f64>,
+    ) -> PyResult<(Self, Vec<f64>)> {
+        let list = |xs: &[f64]| {
+            xs.iter()
+                .map(|x| format!("{x:?}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        // Built (and checked) at `q` with `v = 0`, admissible whatever the
+        // constraints, until `v` is solved (as `--start-p`).
+        let mut scenario = self.inner.clone();
+        scenario
+            .set("q", &list(&q))
+            .and_then(|()| scenario.set("v", &list(&vec![0.0; q.len()])))
+            .map_err(|e| model_error(py, e))?;
+        let start = py
+            .detach(|| diracvi_run::start_from_momentum(&scenario, &q, &p))
+            .map_err(|e| run_error(py, &e, None))?;
+        scenario
+            .set("v", &list(&start.v))
+            .map_err(|e| model_error(py, e))?;
+        Ok((Self { inner: scenario }, start.multipliers))
+    }
+
     /// A copy.
     fn copy(&self) -> Self {
         self.clone()

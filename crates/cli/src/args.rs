@@ -174,6 +174,22 @@ pub struct RunArgs {
     /// discretization, constraint, q, v (lists comma-separated). Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
+    /// Start from the momentum P (comma-separated, one entry per
+    /// coordinate) at the scenario's q (--set q=... changes it) instead of
+    /// from a velocity: v is solved from the constrained Legendre map,
+    /// ∂L/∂v(q, v) = P + A(q)ᵀν with A(q) v = 0 (docs/theory.md §8.7), so
+    /// the run starts from P + A(q)ᵀν — P itself when it is a momentum of
+    /// the constrained system (ν = 0), such as the final state of another
+    /// run (`final_state` of --summary json) taken back with --backward.
+    /// The summary reports v and ν ("start" in --summary json). Not with
+    /// --set v=..., nor for circuits.
+    #[arg(
+        long,
+        value_name = "P,...",
+        value_delimiter = ',',
+        allow_hyphen_values = true
+    )]
+    pub start_p: Option<Vec<f64>>,
     /// Time step (s); overrides the scenario and --set (and a scenario's
     /// `tol`).
     #[arg(long, value_name = "H", allow_negative_numbers = true)]

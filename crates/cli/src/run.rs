@@ -13,7 +13,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use diracvi_models::{Scenario, catalogue};
 use diracvi_run::{
     Direction, ModelSummary, PartsAccounting, ReductionSummary, RunError, RunOutcome, RunPlan,
-    Stepper, Summary, ToleranceChoice,
+    Stepper, Summary, ToleranceChoice, start_from_momentum,
 };
 use serde::Serialize;
 use std::io::Read;
@@ -149,6 +149,63 @@ pub fn apply_sets(mut scenario: Scenario, sets: &[String]) -> Result<Scenario> {
             .with_context(|| format!("--set {kv}"))?;
     }
     Ok(scenario)
+}
+
+/// Where a run started with `--start-p` starts: the momentum given, the
+/// velocity solved from it, and the multipliers `ν` of
+/// `∂L/∂v(q, v) = p + A(q)ᵀν` (`"start"` in `--summary json`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StartJson {
+    /// The momentum given.
+    pub p: Vec<f64>,
+    /// The initial velocity solved from it.
+    pub v: Vec<f64>,
+    /// One per constraint row: the run starts from `p + A(q)ᵀν`.
+    pub multipliers: Vec<f64>,
+}
+
+/// `--start-p P`: set the scenario's initial velocity to the one solved from
+/// the momentum `p` at its `q` ([`start_from_momentum`]).
+///
+/// # Errors
+/// A usage error when `--set v=...` gives the velocity too, for a circuit,
+/// for a `p` of the wrong length, or when the constrained Legendre map
+/// cannot be inverted at `(q, p)`.
+pub fn start_from(scenario: &mut Scenario, p: &[f64], sets: &[String]) -> Result<StartJson> {
+    let sets_v = sets
+        .iter()
+        .any(|kv| kv.split_once('=').is_some_and(|(k, _)| k.trim() == "v"));
+    if sets_v {
+        bail!("--start-p and --set v=... both give the initial velocity: give one of them");
+    }
+    if scenario.circuit.is_some() {
+        bail!(
+            "--start-p: a circuit ('{}') starts from its netlist's initial conditions",
+            scenario.model
+        );
+    }
+    let q = scenario.initial.q.clone();
+    // The model is built (and its initial data checked) at `q` with `v = 0`,
+    // admissible whatever the constraints, until `v` is solved.
+    let list = |xs: &[f64]| {
+        xs.iter()
+            .map(|x| format!("{x:?}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    scenario
+        .set("v", &list(&vec![0.0; q.len()]))
+        .context("--start-p")?;
+    let start =
+        start_from_momentum(scenario, &q, p).map_err(|e| cli_error(e).context("--start-p"))?;
+    scenario
+        .set("v", &list(&start.v))
+        .context("--start-p: the solved velocity")?;
+    Ok(StartJson {
+        p: p.to_vec(),
+        v: start.v,
+        multipliers: start.multipliers,
+    })
 }
 
 /// Number of steps: `--steps N`, or `round(t_end / h)`.
@@ -384,6 +441,11 @@ pub fn run(args: &RunArgs) -> Result<()> {
         args.discretization,
         args.constraint,
     )?;
+    let start = args
+        .start_p
+        .as_deref()
+        .map(|p| start_from(&mut scenario, p, &args.sets))
+        .transpose()?;
     let mut steps = step_count(&scenario, args.steps).map_err(|e| match args.steps {
         Some(_) => e.context("--steps"),
         None => e,
@@ -520,6 +582,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         SummaryFormat::Json => {
             let json = SummaryJson {
                 summary: &summary_data,
+                start: start.as_ref(),
                 out: args.out.as_ref().map(|p| p.display().to_string()),
                 plot: args.plot.as_ref().map(|p| p.display().to_string()),
                 animate: args.animate.as_ref().map(|p| p.display().to_string()),
@@ -529,6 +592,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
         }
         SummaryFormat::Text if !args.quiet => {
             let mut text = text_summary(&info, args, &outcome, &summary_data);
+            if let Some(start) = &start {
+                text.push_str(&start_line(start));
+            }
             if let Some(PartsAccounting::Done(r)) = &outcome.accounting {
                 text.push_str(&crate::system::text_lines(r));
             }
@@ -564,6 +630,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
 struct SummaryJson<'a> {
     #[serde(flatten)]
     summary: &'a Summary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start: Option<&'a StartJson>,
     out: Option<String>,
     plot: Option<String>,
     animate: Option<String>,
@@ -585,6 +653,22 @@ fn reduction_line(r: &ReductionSummary) -> String {
         line += "; curvature taken as a gyroscopic force";
     }
     line
+}
+
+/// The text summary's line for a run started with `--start-p`.
+fn start_line(start: &StartJson) -> String {
+    let mut line = format!(
+        "start: from p = {} (--start-p), v = {} solved",
+        vector(&start.p),
+        vector(&start.v)
+    );
+    if !start.multipliers.is_empty() {
+        line += &format!(
+            "; multipliers ν = {} (the run starts from p + A(q)ᵀν)",
+            vector(&start.multipliers)
+        );
+    }
+    line + "\n"
 }
 
 /// Most components the text summary prints of a vector; a longer one shows

@@ -15,6 +15,7 @@ mod outputs;
 mod periodic;
 mod plot;
 mod sensitivity;
+mod start;
 mod summary_schema;
 mod system;
 mod tolerance;

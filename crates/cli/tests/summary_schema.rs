@@ -149,6 +149,8 @@ fn every_run_kind_validates() {
             "g,r",
         ],
         &["run", "ellipse", "--t-end", "1", "--stepper", "hamiltonian"],
+        // Started from a momentum (the "start" record).
+        &["run", "pendulum", "--t-end", "0.5", "--start-p", "0.1,0.2"],
         &["run", "lc", "--steps", "0"],
         // Invariants: a catalogued model's, a model file's (both cores).
         &["run", "heavy-top", "--t-end", "0.5"],
