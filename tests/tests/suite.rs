@@ -13,6 +13,7 @@ mod gyroscopic;
 mod hamiltonian_impacts;
 mod impacts;
 mod large_models;
+mod long_horizons;
 mod long_run_energy;
 mod model_defaults;
 mod model_file_functions;

@@ -5,24 +5,25 @@
 //! free particle, the nonholonomic pendulum of \[VCI\] §4.3, a rolling
 //! disk, the degenerate LC circuit of \[DDM\] §6, the symmetric variant, the
 //! (−) stepper backward in time and a coupled system of 12 coordinates with
-//! 3 nonholonomic rows (two chunks of derivative directions) — and a native
-//! `DynSystem` chain of 50 bodies keeps its energy and its constraint.
+//! 3 nonholonomic rows (two chunks of derivative directions). (A native
+//! `DynSystem` chain of 50 bodies keeping its energy and its constraint is
+//! in tests/tests/long_horizons.rs, at opt-level 1.)
 //!
-//! `cargo test -p diracvi-discrete-dirac --test suite dyn_lagrange_dirac:: -- --nocapture`
+//! `cargo test -p diracvi-discrete-dirac-tests --test suite dyn_lagrange_dirac:: -- --nocapture`
 //! prints the time per step of both cores.
 
 use crate::common;
 
 use common::{Lc, Pendulum, f_pend};
 use diracvi_discrete_dirac::dynamic::{
-    DynLagrangeDirac, DynSubStepper, dyn_state_from_velocity, dyn_step_measures, integrate_dyn,
+    DynLagrangeDirac, DynSubStepper, dyn_step_measures, integrate_dyn,
 };
 use diracvi_discrete_dirac::lagrange_dirac::step_measures;
 use diracvi_discrete_dirac::{
     Direction, DynState, LagrangeDirac, NewtonParams, RunOptions, State, StepError, StepStats,
     integrate, state_from_velocity,
 };
-use diracvi_geometry::dynamic::{DynSystem, Erased, Fixed};
+use diracvi_geometry::dynamic::{Erased, Fixed};
 use diracvi_geometry::{
     AdScalar, ConstraintDiscretization, Discretization, GeometryError, SMatrix, SVector, System,
 };
@@ -167,38 +168,6 @@ impl System<10, 2> for Ladder {
                 S::from(0.0)
             }
         })
-    }
-}
-
-/// A native run-time-sized system: `k` bodies on a line with nonlinear
-/// nearest-neighbour springs and one nonholonomic row
-/// `Σ_i cos(0.1 q_i) (1 + 0.01 i) q̇_i = 0`; no compile-time twin.
-struct Chain {
-    k: usize,
-}
-
-impl DynSystem for Chain {
-    fn coordinate_count(&self) -> usize {
-        self.k
-    }
-    fn constraint_count(&self) -> usize {
-        1
-    }
-    fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
-        let mut l = S::from(0.0);
-        for i in 0..self.k {
-            l += v[i] * v[i] * (1.0 + 0.01 * i as f64) * 0.5;
-            if i + 1 < self.k {
-                let s = q[i + 1] - q[i] - 1.0;
-                l -= s * s * 0.5 + s.powi(4) * 0.25;
-            }
-        }
-        l
-    }
-    fn constraint_forms<S: AdScalar>(&self, q: &[S], a: &mut [S]) {
-        for (i, x) in a.iter_mut().enumerate() {
-            *x = (q[i] * 0.1).cos() * (1.0 + i as f64 * 0.01);
-        }
     }
 }
 
@@ -832,56 +801,5 @@ fn bad_input_is_an_error_not_a_panic() {
             diracvi_discrete_dirac::DenseLu::new(2),
         )
         .is_err()
-    );
-}
-
-#[test]
-fn a_fifty_body_chain_keeps_its_energy_and_constraint() {
-    let chain = Chain { k: 50 };
-    let n = 50;
-    let q0 = DVector::from_fn(n, |i, _| i as f64 + 0.05 * (i as f64 * 0.9).sin());
-    let mut forms = vec![0.0; n];
-    chain.constraint_forms(q0.as_slice(), &mut forms);
-    let a = DVector::from_vec(forms);
-    let v = DVector::from_fn(n, |i, _| 0.3 * (i as f64 * 0.37 + 1.0).cos());
-    let v0 = &v - &a * (a.dot(&v) / a.dot(&a));
-    let s0 = dyn_state_from_velocity(&chain, 0.0, &q0, &v0).unwrap();
-    let mut st = DynLagrangeDirac::new(
-        &chain,
-        Discretization::Midpoint,
-        ConstraintDiscretization::Midpoint,
-        Direction::Forward,
-    );
-    let (h, steps) = (1e-2, 2000);
-    let clock = Instant::now();
-    let run = integrate_dyn(
-        &mut st,
-        s0.clone(),
-        h,
-        RunOptions::new(steps).every(0).discard_records(),
-        |_| {},
-        |_| {},
-    )
-    .unwrap();
-    let elapsed = clock.elapsed();
-    let sum = &run.summary;
-    let e0 = sum.initial_energy;
-    let band = sum.max_abs_energy_deviation / e0.abs();
-    eprintln!(
-        "chain of 50 (n = 50, m = 1, midpoint): {steps} steps, {:.0} µs/step, {} Newton iterations, {} Jacobians; E_0 = {e0:.6}, max |E − E_0| / |E_0| = {band:.2e}, max constraint residual {:.2e}",
-        elapsed.as_secs_f64() * 1e6 / steps as f64,
-        sum.newton_iterations,
-        sum.jacobian_evaluations,
-        sum.max_constraint_residual,
-    );
-    assert!((sum.final_state.q.clone() - &s0.q).amax() > 0.1, "it moves");
-    // The midpoint rule does not conserve the energy of a nonholonomic
-    // system exactly, but keeps it in a band of O(h²): measured 2.5e-7
-    // relative; a drift or a wrong momentum leaves it at once.
-    assert!(band <= 1e-5, "energy band {band:e}");
-    assert!(
-        sum.max_constraint_residual <= 1e-12,
-        "constraint residual {:e}",
-        sum.max_constraint_residual
     );
 }

@@ -1,7 +1,9 @@
 //! Small systems shared by the stepper tests.
 #![allow(dead_code, missing_docs)]
 
+use diracvi_geometry::dynamic::DynSystem;
 use diracvi_geometry::{AdScalar, SMatrix, SVector, System};
+use std::f64::consts::PI;
 
 /// LC circuit of \[DDM\] §2.1: q = (q^ℓ, q^{c1}, q^{c2}, q^{c3}).
 #[derive(Clone, Copy)]
@@ -259,4 +261,46 @@ pub fn kepler_exact(a: f64, e: f64, t: f64) -> (SVector<f64, 2>, SVector<f64, 2>
 /// Initial data of [`kepler_exact`] at `t = 0`.
 pub fn kepler_pericenter(a: f64, e: f64) -> (SVector<f64, 2>, SVector<f64, 2>) {
     kepler_exact(a, e, 0.0)
+}
+
+/// docs/theory.md §5 initial data: `q(0) = (0.75π, 0)`, `v(0) = (0.25π, f(θ0)·0.25π)`.
+pub fn pendulum_initial() -> (SVector<f64, 2>, SVector<f64, 2>) {
+    let th0 = 0.75 * PI;
+    (
+        SVector::from([th0, 0.0]),
+        SVector::from([0.25 * PI, f_pend(th0) * 0.25 * PI]),
+    )
+}
+
+/// A native run-time-sized system: `k` bodies on a line with nonlinear
+/// nearest-neighbour springs and one nonholonomic row
+/// `Σ_i cos(0.1 q_i) (1 + 0.01 i) q̇_i = 0`; no compile-time twin.
+pub struct Chain {
+    /// The number of bodies.
+    pub k: usize,
+}
+
+impl DynSystem for Chain {
+    fn coordinate_count(&self) -> usize {
+        self.k
+    }
+    fn constraint_count(&self) -> usize {
+        1
+    }
+    fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
+        let mut l = S::from(0.0);
+        for i in 0..self.k {
+            l += v[i] * v[i] * (1.0 + 0.01 * i as f64) * 0.5;
+            if i + 1 < self.k {
+                let s = q[i + 1] - q[i] - 1.0;
+                l -= s * s * 0.5 + s.powi(4) * 0.25;
+            }
+        }
+        l
+    }
+    fn constraint_forms<S: AdScalar>(&self, q: &[S], a: &mut [S]) {
+        for (i, x) in a.iter_mut().enumerate() {
+            *x = (q[i] * 0.1).cos() * (1.0 + i as f64 * 0.01);
+        }
+    }
 }
