@@ -9,7 +9,10 @@
 #[path = "../../crates/discrete-dirac/tests/common/mod.rs"]
 mod common;
 
-use common::{Chain, Kepler, Pendulum, kepler_pericenter, linear_fit, pendulum_initial};
+use common::{
+    Chain, KEPLER_A as A, KEPLER_E as E, Kepler, Pendulum, kepler_pericenter, linear_fit,
+    pendulum_initial,
+};
 use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, dyn_state_from_velocity, integrate_dyn};
 use diracvi_discrete_dirac::{
     Direction, LagrangeDirac, RunOptions, integrate, state_from_velocity,
@@ -18,10 +21,6 @@ use diracvi_geometry::dynamic::DynSystem;
 use diracvi_geometry::{ConstraintDiscretization, Discretization, System};
 use nalgebra::DVector;
 use std::time::Instant;
-
-/// The eccentric orbit of the Kepler tests: semi-major axis and eccentricity.
-const A: f64 = 1.0;
-const E: f64 = 0.5;
 
 /// 10^6 midpoint steps of the eccentric Kepler orbit (h = 0.01, ≈ 1590
 /// periods): the energy error oscillates, bounded, with no fitted drift.

@@ -4,12 +4,9 @@
 //! at opt-level 1).
 
 use crate::common;
-use common::{Kepler, fitted_order, kepler_exact, kepler_pericenter};
+use common::{KEPLER_A as A, KEPLER_E as E, Kepler, fitted_order, kepler_exact, kepler_pericenter};
 use diracvi_discrete_dirac::{LagrangeDirac, RunOptions, integrate, state_from_velocity};
 use diracvi_geometry::{ConstraintDiscretization, Discretization};
-
-const A: f64 = 1.0;
-const E: f64 = 0.5;
 
 #[test]
 fn kepler_midpoint_is_second_order() {

@@ -258,6 +258,11 @@ pub fn kepler_exact(a: f64, e: f64, t: f64) -> (SVector<f64, 2>, SVector<f64, 2>
     )
 }
 
+/// The eccentric orbit of the Kepler tests: semi-major axis and eccentricity.
+pub const KEPLER_A: f64 = 1.0;
+/// See [`KEPLER_A`].
+pub const KEPLER_E: f64 = 0.5;
+
 /// Initial data of [`kepler_exact`] at `t = 0`.
 pub fn kepler_pericenter(a: f64, e: f64) -> (SVector<f64, 2>, SVector<f64, 2>) {
     kepler_exact(a, e, 0.0)
