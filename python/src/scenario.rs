@@ -450,26 +450,15 @@ impl PyScenario {
         q: Vec<f64>,
         p: Vec<f64>,
     ) -> PyResult<(Self, Vec<f64>)> {
-        let list = |xs: &[f64]| {
-            xs.iter()
-                .map(|x| format!("{x:?}"))
-                .collect::<Vec<_>>()
-                .join(",")
-        };
-        // Built (and checked) at `q` with `v = 0`, admissible whatever the
-        // constraints, until `v` is solved (as `--start-p`).
-        let mut scenario = self.inner.clone();
-        scenario
-            .set("q", &list(&q))
-            .and_then(|()| scenario.set("v", &list(&vec![0.0; q.len()])))
-            .map_err(|e| model_error(py, e))?;
         let start = py
-            .detach(|| diracvi_run::start_from_momentum(&scenario, &q, &p))
+            .detach(|| diracvi_run::start_from_momentum(&self.inner, &q, &p))
             .map_err(|e| run_error(py, &e, None))?;
-        scenario
-            .set("v", &list(&start.v))
-            .map_err(|e| model_error(py, e))?;
-        Ok((Self { inner: scenario }, start.multipliers))
+        Ok((
+            Self {
+                inner: start.scenario,
+            },
+            start.multipliers,
+        ))
     }
 
     /// A copy.

@@ -178,29 +178,10 @@ pub fn start_from(scenario: &mut Scenario, p: &[f64], sets: &[String]) -> Result
     if sets_v {
         bail!("--start-p and --set v=... both give the initial velocity: give one of them");
     }
-    if scenario.circuit.is_some() {
-        bail!(
-            "--start-p: a circuit ('{}') starts from its netlist's initial conditions",
-            scenario.model
-        );
-    }
     let q = scenario.initial.q.clone();
-    // The model is built (and its initial data checked) at `q` with `v = 0`,
-    // admissible whatever the constraints, until `v` is solved.
-    let list = |xs: &[f64]| {
-        xs.iter()
-            .map(|x| format!("{x:?}"))
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    scenario
-        .set("v", &list(&vec![0.0; q.len()]))
-        .context("--start-p")?;
     let start =
         start_from_momentum(scenario, &q, p).map_err(|e| cli_error(e).context("--start-p"))?;
-    scenario
-        .set("v", &list(&start.v))
-        .context("--start-p: the solved velocity")?;
+    *scenario = start.scenario;
     Ok(StartJson {
         p: p.to_vec(),
         v: start.v,

@@ -230,15 +230,18 @@ struct Trip {
 /// backward in time from the final state `(q_N, p_N)` (started through
 /// [`start_from_momentum`]), with the same order and step.
 fn round_trip(name: &str, order: Order, steps: usize) -> Trip {
-    let mut sc = model(name, 0.0);
+    let sc = model(name, 0.0);
     let plan = RunPlan::new(steps).order(order);
     let mut buf = RecordBuffer::new();
     let fwd = execute(&sc, plan.clone().every(steps), &mut buf).unwrap();
     let (q0, p0) = (buf.q[..7].to_vec(), buf.p[..7].to_vec());
     let start = start_from_momentum(&sc, &fwd.final_q, &fwd.final_p).unwrap();
-    sc.initial.q = fwd.final_q.clone();
-    sc.initial.v = start.v;
-    let back = execute(&sc, plan.direction(Direction::Backward), &mut Discard).unwrap();
+    let back = execute(
+        &start.scenario,
+        plan.direction(Direction::Backward),
+        &mut Discard,
+    )
+    .unwrap();
     assert!(
         (back.final_t + fwd.final_t).abs() <= 1e-9,
         "{}",
