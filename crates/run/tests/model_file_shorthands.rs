@@ -241,3 +241,256 @@ fn a_violated_constraint_is_named_by_its_expression() {
     );
     assert!(!text.contains("|A(q0) v0|"), "{text}");
 }
+
+/// The twelve definitions `model.orientation = "so3"` stands for, written
+/// out over the quaternion `[w, x, y, z]` as the repository's files did by
+/// hand before it existed.
+fn quaternion_definitions(w: &str, x: &str, y: &str, z: &str) -> String {
+    format!(
+        r#"omega1 = "2*({w}*{x}_dot - {x}*{w}_dot - {y}*{z}_dot + {z}*{y}_dot)"
+omega2 = "2*({w}*{y}_dot - {y}*{w}_dot + {x}*{z}_dot - {z}*{x}_dot)"
+omega3 = "2*({w}*{z}_dot - {z}*{w}_dot - {x}*{y}_dot + {y}*{x}_dot)"
+e1x = "{w}^2 + {x}^2 - {y}^2 - {z}^2"
+e1y = "2*({x}*{y} + {w}*{z})"
+e1z = "2*({x}*{z} - {w}*{y})"
+e2x = "2*({x}*{y} - {w}*{z})"
+e2y = "{w}^2 - {x}^2 + {y}^2 - {z}^2"
+e2z = "2*({y}*{z} + {w}*{x})"
+e3x = "2*({x}*{z} + {w}*{y})"
+e3y = "2*({y}*{z} - {w}*{x})"
+e3z = "{w}^2 - {x}^2 - {y}^2 + {z}^2"
+"#
+    )
+}
+
+/// A body in space above a floor, sliding along x only (`Y_dot = 0`, a
+/// row over the declared coordinates), its lowest point `Z - c|e3z|`:
+/// `[model]` and `[definitions]` with `model.orientation` or longhand.
+fn body(model: &str, definitions: &str, initial: &str) -> String {
+    format!(
+        r#"
+[model]
+name = "body"
+lagrangian = "0.5*M*(X_dot^2 + Y_dot^2 + Z_dot^2) + 0.5*(I1*omega1^2 + I2*omega2^2 + I3*omega3^2) - M*g*Z"
+boundaries = ["Z - c*sqrt(e3z^2 + 1e-4)"]
+{model}
+[definitions]
+{definitions}
+[invariants]
+pi_z = "e1z*I1*omega1 + e2z*I2*omega2 + e3z*I3*omega3"
+
+[parameters]
+M = 1.0
+I1 = 0.02
+I2 = 0.03
+I3 = 0.04
+c = 0.2
+g = 9.8
+
+[run]
+h = 2e-3
+t_end = 2.0
+discretization = "midpoint"
+constraint = "midpoint"
+
+[initial]
+{initial}
+"#
+    )
+}
+
+const SHORT_MODEL: &str = r#"coordinates = ["X", "Y", "Z"]
+orientation = "so3"
+constraints = [["0", "1", "0"]]"#;
+
+const LONG_MODEL: &str = r#"coordinates = ["X", "Y", "Z", "qw", "qx", "qy", "qz"]
+constraints = [["0", "1", "0", "0", "0", "0", "0"], ["0", "0", "0", "qw", "qx", "qy", "qz"]]"#;
+
+/// The turn by `angle` about `axis` and `q̇ = ½ q ⊗ (0, ω)`, computed here.
+fn quaternion_start(axis: [f64; 3], angle: f64, omega: [f64; 3]) -> ([f64; 4], [f64; 4]) {
+    let n = (axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]).sqrt();
+    let (s, c) = (0.5 * angle).sin_cos();
+    let q = [c, s * axis[0] / n, s * axis[1] / n, s * axis[2] / n];
+    let [w, x, y, z] = q;
+    let [o1, o2, o3] = omega;
+    let v = [
+        -0.5 * (x * o1 + y * o2 + z * o3),
+        0.5 * (w * o1 + y * o3 - z * o2),
+        0.5 * (w * o2 + z * o1 - x * o3),
+        0.5 * (w * o3 + x * o2 - y * o1),
+    ];
+    (q, v)
+}
+
+fn list(x: &[f64]) -> String {
+    x.iter()
+        .map(|x| format!("{x:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn outcome(sc: &Scenario) -> diracvi_run::RunOutcome {
+    let steps = diracvi_run::step_count(sc, None).unwrap();
+    execute(sc, RunPlan::new(steps), &mut Discard).unwrap()
+}
+
+/// `model.orientation = "so3"` is the quaternion chart written out: with
+/// the same initial numbers, a file using it and its longhand twin run bit
+/// for bit alike (impacts, final state, invariants).
+#[test]
+fn orientation_so3_runs_bit_for_bit_like_its_longhand() {
+    let (q, v) = quaternion_start([0.6, 0.8, 0.0], 0.6, [1.0, 0.5, 3.0]);
+    let initial = format!(
+        "q = [0.0, 0.0, 0.5, {}]\nv = [0.3, 0.0, 0.0, {}]",
+        list(&q),
+        list(&v)
+    );
+    let short = Scenario::from_toml(&body(SHORT_MODEL, "", &initial)).unwrap();
+    let defs = quaternion_definitions("qw", "qx", "qy", "qz");
+    let long = Scenario::from_toml(&body(LONG_MODEL, &defs, &initial)).unwrap();
+    assert_eq!(short.initial, long.initial);
+    let (a, b) = (outcome(&short), outcome(&long));
+    assert!(a.impacts.len() >= 2, "{} impacts", a.impacts.len());
+    assert_eq!(a.impacts.len(), b.impacts.len());
+    for (x, y) in a
+        .final_q
+        .iter()
+        .zip(&b.final_q)
+        .chain(a.final_p.iter().zip(&b.final_p))
+    {
+        assert_eq!(x.to_bits(), y.to_bits(), "{x} against {y}");
+    }
+    // |q| stays 1 and Y stays 0 (the padded row)
+    let quat = &a.final_q[3..];
+    let norm = quat.iter().map(|x| x * x).sum::<f64>().sqrt();
+    assert!((norm - 1.0).abs() <= 1e-13, "|q| = {norm}");
+    assert!(a.final_q[1].abs() <= 1e-13, "Y = {}", a.final_q[1]);
+}
+
+/// `initial.attitude` and `initial.omega` give the quaternion of a turn
+/// about an axis (any length) and its velocity from the body angular
+/// velocity: the same start as the numbers computed here, to round-off.
+#[test]
+fn initial_attitude_and_omega_give_the_quaternion_and_its_velocity() {
+    let initial = r#"q = [0.0, 0.0, 0.5]
+v = [0.3, 0.0, 0.0]
+attitude = { axis = [3.0, 4.0, 0.0], angle = "0.2*3" }
+omega = [1.0, "I1*25", 3.0]"#;
+    let short = Scenario::from_toml(&body(SHORT_MODEL, "", initial)).unwrap();
+    let (q, v) = quaternion_start([0.6, 0.8, 0.0], 0.6, [1.0, 0.5, 3.0]);
+    for (a, b) in short.initial.q[3..].iter().zip(&q) {
+        assert!((a - b).abs() <= 2e-16, "{a} against {b}");
+    }
+    for (a, b) in short.initial.v[3..].iter().zip(&v) {
+        assert!((a - b).abs() <= 4e-16, "{a} against {b}");
+    }
+    // the bouncing cube's velocity numbers were this very start
+    let cube = [
+        -0.14776010333066977,
+        0.8322924925564105,
+        -0.027134063713804057,
+        1.3591246820230742,
+    ];
+    for (a, b) in short.initial.v[3..].iter().zip(&cube) {
+        assert!((a - b).abs() <= 4e-16, "{a} against {b}");
+    }
+    // no attitude: the identity, no omega: at rest
+    let rest = Scenario::from_toml(&body(
+        SHORT_MODEL,
+        "",
+        "q = [0.0, 0.0, 0.5]\nv = [0.0, 0.0, 0.0]",
+    ))
+    .unwrap();
+    assert_eq!(rest.initial.q[3..], [1.0, 0.0, 0.0, 0.0]);
+    assert_eq!(rest.initial.v[3..], [0.0; 4]);
+}
+
+/// The quaternion's coordinates may be named: the heavy top of
+/// models/heavy-top.toml (coordinates `w, x, y, z`, written longhand) with
+/// `orientation = { group = "so3", coordinates = [...] }` and no declared
+/// coordinate runs bit for bit like the file.
+#[test]
+fn a_named_orientation_alone_is_the_heavy_top() {
+    let path = format!("{}/../../models/heavy-top.toml", env!("CARGO_MANIFEST_DIR"));
+    let long_text = std::fs::read_to_string(path).unwrap();
+    let model_start = long_text.find("[model]").unwrap();
+    let definitions = long_text.find("[definitions]").unwrap();
+    let invariants = long_text.find("[invariants]").unwrap();
+    let short_text = format!(
+        "{}[model]
+name = \"heavy-top\"
+coordinates = []
+orientation = {{ group = \"so3\", coordinates = [\"w\", \"x\", \"y\", \"z\"] }}
+lagrangian = \"0.5*(i1*omega1^2 + i2*omega2^2 + i3*omega3^2) - m*g*l*(w^2 - x^2 - y^2 + z^2)\"
+{}",
+        &long_text[..model_start],
+        &long_text[invariants..]
+    );
+    assert!(long_text[definitions..invariants].contains("omega1"));
+    let short = Scenario::from_toml(&short_text).unwrap();
+    let long = Scenario::from_model_file(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/heavy-top.toml"),
+    )
+    .unwrap();
+    let (a, b) = (outcome(&short), outcome(&long));
+    for (x, y) in a
+        .final_q
+        .iter()
+        .zip(&b.final_q)
+        .chain(a.final_p.iter().zip(&b.final_p))
+    {
+        assert_eq!(x.to_bits(), y.to_bits(), "{x} against {y}");
+    }
+}
+
+/// What `model.orientation` refuses, each naming the key: an unknown
+/// group, a name it defines taken by the file, a row of neither length,
+/// `initial.attitude` with a `q` that lists the quaternion already, and
+/// `initial.omega` without an orientation.
+#[test]
+fn orientation_refusals_name_the_key() {
+    let ok_initial = "q = [0.0, 0.0, 0.5]\nv = [0.0, 0.0, 0.0]";
+    let cases: Vec<(String, &[&str])> = vec![
+        (
+            body(&SHORT_MODEL.replace("so3", "so2"), "", ok_initial),
+            &["model.orientation", "so3"],
+        ),
+        (
+            body(SHORT_MODEL, "omega2 = \"1\"", ok_initial),
+            &["definitions.omega2", "model.orientation"],
+        ),
+        (
+            body(
+                &SHORT_MODEL.replace(r#"[["0", "1", "0"]]"#, r#"[["0", "1", "0", "0"]]"#),
+                "",
+                ok_initial,
+            ),
+            &["model.constraints[0]", "3", "7", "found 4"],
+        ),
+        (
+            body(
+                SHORT_MODEL,
+                "",
+                "q = [0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0]\nv = [0.0, 0.0, 0.0]\nattitude = { axis = [0.0, 0.0, 1.0], angle = 1.0 }",
+            ),
+            &["initial.attitude", "exclusive", "initial.q"],
+        ),
+        (
+            body(
+                LONG_MODEL,
+                &quaternion_definitions("qw", "qx", "qy", "qz"),
+                "q = [0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0]\nv = [0.0; 7]\nomega = [1.0, 0.0, 0.0]"
+                    .replace("[0.0; 7]", "[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]")
+                    .as_str(),
+            ),
+            &["initial.omega", "model.orientation"],
+        ),
+    ];
+    for (text, needles) in cases {
+        let err = Scenario::from_toml(&text).unwrap_err();
+        let message = err.to_string();
+        for needle in needles {
+            assert!(message.contains(needle), "{needle:?} not in: {message}");
+        }
+    }
+}

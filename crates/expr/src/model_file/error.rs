@@ -156,6 +156,24 @@ pub enum ModelFileErrorKind {
         /// Actual length.
         found: usize,
     },
+    /// A constraint row or an initial `q` or `v` of a model with an
+    /// orientation whose length is neither the declared coordinates' nor
+    /// every coordinate's.
+    #[error(
+        "expected {declared} entries (the declared coordinates; model.orientation completes the quaternion's) or {full} (every coordinate, the quaternion's included), found {found}"
+    )]
+    WrongLengthOrientation {
+        /// Every coordinate, the quaternion's included.
+        full: usize,
+        /// The coordinates of `model.coordinates`.
+        declared: usize,
+        /// Actual length.
+        found: usize,
+    },
+    /// `initial.attitude` or `initial.omega` in a file without
+    /// `model.orientation`.
+    #[error("only for a model with an orientation (model.orientation = \"so3\")")]
+    NeedsOrientation,
     /// A number that is NaN or infinite.
     #[error("value {value} is not finite")]
     NonFinite {

@@ -55,6 +55,7 @@
 mod derived;
 pub mod drawing;
 mod error;
+mod orientation;
 mod parametric;
 mod position;
 mod read;

@@ -3,6 +3,7 @@
 
 use super::drawing::{DEFAULT_UNIT, DrawingHeading, DrawingShape, DrawingSpec, SHAPE_KINDS};
 use super::error::{ModelFileError, ModelFileErrorKind as K};
+use super::orientation;
 use super::position::Position;
 use super::{
     CONSTRAINT_DISCRETIZATIONS, DISCRETIZATIONS, InitialState, InitialValue, ModelFile, Origin,
@@ -44,9 +45,12 @@ const MODEL: &[&str] = &[
     "constraints",
     "boundaries",
     "hamiltonian",
+    "orientation",
 ];
+const ORIENTATION: &[&str] = &["group", "coordinates"];
 const RUN: &[&str] = &["h", "tol", "t_end", "discretization", "constraint"];
-const INITIAL: &[&str] = &["q", "v"];
+const INITIAL: &[&str] = &["q", "v", "attitude", "omega"];
+const ATTITUDE: &[&str] = &["axis", "angle"];
 
 struct Reader<'s> {
     path: &'s str,
@@ -95,7 +99,8 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
     // coordinates and the names they reserve
     let coords_value = r.required(model, "model", "coordinates", table_start)?;
     let coords = r.array("model.coordinates", coords_value)?;
-    if coords.is_empty() {
+    // A body with an orientation alone (a top) declares none.
+    if coords.is_empty() && get(model, "orientation").is_none() {
         return Err(r.error(
             "model.coordinates".into(),
             Some(coords_value.span().start),
@@ -103,48 +108,25 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
         ));
     }
     let mut taken: HashMap<String, String> = HashMap::new();
-    let mut coordinates = Vec::with_capacity(coords.len());
+    let mut coordinates = Vec::with_capacity(coords.len() + 4);
     for (i, v) in coords.iter().enumerate() {
         let key = format!("model.coordinates[{i}]");
         let name = r.string(&key, v)?;
-        let at = Some(v.span().start);
-        r.check_name(&key, at, &name)?;
-        if let Some(other) = taken.get(&name) {
-            let kind = if coordinates.contains(&name) {
-                K::Duplicate { name }
-            } else {
-                K::NameClash {
-                    name,
-                    other: other.clone(),
-                }
-            };
-            return Err(r.error(key, at, kind));
-        }
-        for (derived, what) in [
-            (
-                format!("{name}_dot"),
-                format!("the velocity of coordinate `{name}`"),
-            ),
-            (
-                format!("p_{name}"),
-                format!("the momentum of coordinate `{name}`"),
-            ),
-        ] {
-            if coordinates.contains(&derived) {
-                return Err(r.error(
-                    key,
-                    at,
-                    K::NameClash {
-                        name: derived.clone(),
-                        other: format!("coordinate `{derived}` ({what})"),
-                    },
-                ));
-            }
-            taken.insert(derived, what);
-        }
-        taken.insert(name.clone(), format!("coordinate `{name}`"));
-        coordinates.push(name);
+        r.add_coordinate(
+            &mut taken,
+            &mut coordinates,
+            key,
+            Some(v.span().start),
+            name,
+        )?;
     }
+    let declared = coordinates.len();
+    // `model.orientation`: the quaternion's four coordinates after the
+    // declared ones, and the names its definitions take.
+    let quaternion = match get(model, "orientation") {
+        Some(v) => Some(r.orientation(v, &mut taken, &mut coordinates)?),
+        None => None,
+    };
     let n = coordinates.len();
 
     let lagrangian = r.expression(
@@ -156,22 +138,31 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
         for (i, row_value) in r.array("model.constraints", rows_value)?.iter().enumerate() {
             let key = format!("model.constraints[{i}]");
             let row = r.array(&key, row_value)?;
-            if row.len() != n {
-                return Err(r.error(
-                    key,
-                    Some(row_value.span().start),
-                    K::WrongLength {
-                        expected: n,
-                        found: row.len(),
+            // With an orientation, a row over the declared coordinates
+            // only has zeros for the quaternion's.
+            let short = quaternion.is_some() && row.len() == declared;
+            if row.len() != n && !short {
+                let found = row.len();
+                let kind = match quaternion {
+                    Some(_) => K::WrongLengthOrientation {
+                        full: n,
+                        declared,
+                        found,
                     },
-                ));
+                    None => K::WrongLength { expected: n, found },
+                };
+                return Err(r.error(key, Some(row_value.span().start), kind));
             }
             let mut entries = Vec::with_capacity(n);
             for (j, v) in row.iter().enumerate() {
                 entries.push(r.expression(&format!("{key}[{j}]"), v)?);
             }
+            entries.resize(n, "0".to_owned());
             constraints.push(entries);
         }
+    }
+    if let Some(q) = &quaternion {
+        constraints.push(orientation::unit_row(declared, q));
     }
     let mut boundaries = Vec::new();
     if let Some(value) = get(model, "boundaries") {
@@ -215,7 +206,10 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
         }
     }
 
-    let mut definitions: Vec<(String, String)> = Vec::new();
+    let mut definitions: Vec<(String, String)> = quaternion
+        .as_ref()
+        .map(orientation::definitions)
+        .unwrap_or_default();
     if let Some(value) = get(root, "definitions") {
         let table = r.table("definitions", value)?;
         for (k, v) in in_file_order(table) {
@@ -317,21 +311,26 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
             let table = r.table("initial", value)?;
             r.check_keys("initial", table, INITIAL)?;
             let start = Some(value.span().start);
+            let lengths = match quaternion {
+                Some(_) => &[n, declared][..],
+                None => &[n][..],
+            };
             let q = r.initial_vector(
                 "initial.q",
                 r.required(table, "initial", "q", start)?,
-                n,
+                lengths,
                 false,
             )?;
             let v = r.initial_vector(
                 "initial.v",
                 r.required(table, "initial", "v", start)?,
-                n,
+                lengths,
                 true,
             )?;
             if q.contains(&InitialValue::Solve) {
                 return Err(r.error("initial.q".into(), start, K::SolveNotAllowed));
             }
+            let (q, v) = r.initial_orientation(table, q, v, quaternion.as_ref(), n)?;
             Some(InitialState { q, v })
         }
         None => None,
@@ -545,20 +544,25 @@ impl Reader<'_> {
         &mut self,
         key: &str,
         v: &Value<'_>,
-        n: usize,
+        lengths: &[usize],
         solve: bool,
     ) -> Result<Vec<InitialValue>> {
         let items = self.array(key, v)?;
-        if items.len() != n {
-            return Err(self.error(
-                key.to_owned(),
-                Some(v.span().start),
-                K::WrongLength {
-                    expected: n,
+        if !lengths.contains(&items.len()) {
+            let kind = match lengths {
+                [full, declared] => K::WrongLengthOrientation {
+                    full: *full,
+                    declared: *declared,
                     found: items.len(),
                 },
-            ));
+                _ => K::WrongLength {
+                    expected: lengths[0],
+                    found: items.len(),
+                },
+            };
+            return Err(self.error(key.to_owned(), Some(v.span().start), kind));
         }
+        let n = items.len();
         let expected = if solve {
             "a number, a string (an expression) or \"solve\""
         } else {
@@ -843,6 +847,249 @@ impl Reader<'_> {
             out.push(shape);
         }
         Ok(out)
+    }
+
+    /// Add coordinate `name` (read at `key`), reserving its velocity
+    /// `<name>_dot` and momentum `p_<name>`.
+    fn add_coordinate(
+        &self,
+        taken: &mut HashMap<String, String>,
+        coordinates: &mut Vec<String>,
+        key: String,
+        at: Option<usize>,
+        name: String,
+    ) -> Result<()> {
+        self.check_name(&key, at, &name)?;
+        if let Some(other) = taken.get(&name) {
+            let kind = if coordinates.contains(&name) {
+                K::Duplicate { name }
+            } else {
+                K::NameClash {
+                    name,
+                    other: other.clone(),
+                }
+            };
+            return Err(self.error(key, at, kind));
+        }
+        for (derived, what) in [
+            (
+                format!("{name}_dot"),
+                format!("the velocity of coordinate `{name}`"),
+            ),
+            (
+                format!("p_{name}"),
+                format!("the momentum of coordinate `{name}`"),
+            ),
+        ] {
+            if coordinates.contains(&derived) {
+                return Err(self.error(
+                    key,
+                    at,
+                    K::NameClash {
+                        name: derived.clone(),
+                        other: format!("coordinate `{derived}` ({what})"),
+                    },
+                ));
+            }
+            taken.insert(derived, what);
+        }
+        taken.insert(name.clone(), format!("coordinate `{name}`"));
+        coordinates.push(name);
+        Ok(())
+    }
+
+    /// `model.orientation`: `"so3"`, or `{ group = "so3", coordinates =
+    /// [w, x, y, z] }`. Adds the quaternion's coordinates and reserves the
+    /// names of its definitions; returns the quaternion's names.
+    fn orientation(
+        &mut self,
+        v: &Value<'_>,
+        taken: &mut HashMap<String, String>,
+        coordinates: &mut Vec<String>,
+    ) -> Result<[String; 4]> {
+        let at = Some(v.span().start);
+        let (group, names) = match v.get_ref() {
+            DeValue::String(_) => (
+                self.choice("model.orientation", v, orientation::GROUPS)?,
+                None,
+            ),
+            DeValue::Table(table) => {
+                self.check_keys("model.orientation", table, ORIENTATION)?;
+                let group = self.choice(
+                    "model.orientation.group",
+                    self.required(table, "model.orientation", "group", at)?,
+                    orientation::GROUPS,
+                )?;
+                let names = match get(table, "coordinates") {
+                    Some(list) => {
+                        let key = "model.orientation.coordinates";
+                        let items = self.array(key, list)?;
+                        if items.len() != 4 {
+                            return Err(self.error(
+                                key.into(),
+                                Some(list.span().start),
+                                K::WrongLength {
+                                    expected: 4,
+                                    found: items.len(),
+                                },
+                            ));
+                        }
+                        let mut names = Vec::with_capacity(4);
+                        for (i, x) in items.iter().enumerate() {
+                            names.push((
+                                format!("{key}[{i}]"),
+                                Some(x.span().start),
+                                self.string(&format!("{key}[{i}]"), x)?,
+                            ));
+                        }
+                        Some(names)
+                    }
+                    None => None,
+                };
+                (group, names)
+            }
+            _ => {
+                return Err(self.wrong_type(
+                    "model.orientation",
+                    v,
+                    "a string (\"so3\") or a table { group, coordinates }",
+                ));
+            }
+        };
+        debug_assert_eq!(group, "so3");
+        let names = names.unwrap_or_else(|| {
+            orientation::DEFAULT_NAMES
+                .iter()
+                .map(|n| ("model.orientation".to_owned(), at, (*n).to_owned()))
+                .collect()
+        });
+        let mut quaternion: [String; 4] = Default::default();
+        for ((key, at, name), slot) in names.into_iter().zip(&mut quaternion) {
+            slot.clone_from(&name);
+            self.add_coordinate(taken, coordinates, key, at, name)?;
+        }
+        for (name, what) in orientation::DEFINED {
+            if let Some(other) = taken.get(name) {
+                return Err(self.error(
+                    "model.orientation".into(),
+                    at,
+                    K::NameClash {
+                        name: name.to_owned(),
+                        other: other.clone(),
+                    },
+                ));
+            }
+            taken.insert(
+                name.to_owned(),
+                format!("`{name}`, {what} (defined by model.orientation)"),
+            );
+        }
+        Ok(quaternion)
+    }
+
+    /// Complete `q(0)`, `v(0)` written over the declared coordinates with
+    /// the quaternion of `initial.attitude` (the identity when absent) and
+    /// its velocity `½ q ⊗ (0, ω)` from `initial.omega` (zero when absent).
+    /// Those keys are refused where `q` or `v` lists every coordinate
+    /// already, and without `model.orientation`.
+    fn initial_orientation(
+        &mut self,
+        table: &DeTable<'_>,
+        mut q: Vec<InitialValue>,
+        mut v: Vec<InitialValue>,
+        quaternion: Option<&[String; 4]>,
+        n: usize,
+    ) -> Result<(Vec<InitialValue>, Vec<InitialValue>)> {
+        let attitude = get(table, "attitude");
+        let omega = get(table, "omega");
+        for (key, value, len, other) in [
+            ("initial.attitude", attitude, q.len(), "initial.q"),
+            ("initial.omega", omega, v.len(), "initial.v"),
+        ] {
+            let Some(value) = value else { continue };
+            let kind = if quaternion.is_none() {
+                K::NeedsOrientation
+            } else if len == n {
+                K::Exclusive {
+                    other,
+                    reason: "that list has the quaternion's entries already: give them there, or list the declared coordinates only",
+                }
+            } else {
+                continue;
+            };
+            return Err(self.error(key.into(), Some(value.span().start), kind));
+        }
+        if quaternion.is_none() {
+            return Ok((q, v));
+        }
+        if q.len() < n {
+            let entries = match attitude {
+                Some(value) => {
+                    let table = self.table("initial.attitude", value)?;
+                    self.check_keys("initial.attitude", table, ATTITUDE)?;
+                    let at = Some(value.span().start);
+                    let axis_value = self.required(table, "initial.attitude", "axis", at)?;
+                    let axis = self.three("initial.attitude.axis", axis_value)?;
+                    let angle = self.initial_text(
+                        "initial.attitude.angle",
+                        self.required(table, "initial.attitude", "angle", at)?,
+                    )?;
+                    orientation::attitude(&axis, &angle).map(InitialValue::Expression)
+                }
+                None => [1.0, 0.0, 0.0, 0.0].map(InitialValue::Number),
+            };
+            q.extend(entries);
+        }
+        if v.len() < n {
+            let entries = match omega {
+                Some(value) => {
+                    let omega = self.three("initial.omega", value)?;
+                    let text = |x: &InitialValue| match x {
+                        InitialValue::Number(x) => format!("{x:?}"),
+                        InitialValue::Expression(t) => t.clone(),
+                        InitialValue::Solve => unreachable!("q(0) has no solved entries"),
+                    };
+                    let quat = [0, 1, 2, 3].map(|i| text(&q[n - 4 + i]));
+                    orientation::velocity(&quat, &omega).map(InitialValue::Expression)
+                }
+                None => [0.0; 4].map(InitialValue::Number),
+            };
+            v.extend(entries);
+        }
+        Ok((q, v))
+    }
+
+    /// Three entries (numbers or expressions) as expression texts.
+    fn three(&mut self, key: &str, v: &Value<'_>) -> Result<[String; 3]> {
+        let items = self.array(key, v)?;
+        if items.len() != 3 {
+            return Err(self.error(
+                key.to_owned(),
+                Some(v.span().start),
+                K::WrongLength {
+                    expected: 3,
+                    found: items.len(),
+                },
+            ));
+        }
+        let mut out: [String; 3] = Default::default();
+        for (i, (x, slot)) in items.iter().zip(&mut out).enumerate() {
+            *slot = self.initial_text(&format!("{key}[{i}]"), x)?;
+        }
+        Ok(out)
+    }
+
+    /// A number (printed so that it reads back exactly) or an expression,
+    /// as an expression text.
+    fn initial_text(&mut self, key: &str, v: &Value<'_>) -> Result<String> {
+        if v.get_ref().as_str().is_some() {
+            self.expression(key, v)
+        } else {
+            Ok(format!(
+                "{:?}",
+                self.finite_or(key, v, "a number or a string (an expression)")?
+            ))
+        }
     }
 
     fn check_name(&self, key: &str, at: Option<usize>, name: &str) -> Result<()> {
