@@ -42,7 +42,6 @@ mod circuit;
 mod convergence;
 mod output;
 mod periodic;
-mod plot;
 mod progress;
 mod raster;
 mod run;
@@ -52,6 +51,7 @@ mod usage;
 
 use args::{Cli, Command};
 use clap::Parser;
+use diracvi_plot as plot;
 use std::fmt;
 use std::process::ExitCode;
 

@@ -394,7 +394,11 @@ pub fn run(args: &RunArgs) -> Result<()> {
     // The output paths first: nothing is integrated for a run that could
     // not write its results.
     let out_targets = args.out.as_deref().map(OutTargets::check).transpose()?;
-    let plot_target = args.plot.as_deref().map(plot::check).transpose()?;
+    let plot_target = args
+        .plot
+        .as_deref()
+        .map(|path| crate::output::check_svg(path, "--plot", "plot"))
+        .transpose()?;
     let animate_target = args.animate.as_deref().map(animate::check).transpose()?;
     let poster_target = args
         .poster
@@ -524,20 +528,33 @@ pub fn run(args: &RunArgs) -> Result<()> {
         Some(w) => w.finish(&outcome.impacts)?,
         None => Vec::new(),
     };
-    if let (Some(c), Some(spec), Some(file)) = (collector, &plot_spec, plot_file) {
-        staged.push(plot::render(
-            c,
-            spec,
-            &PlotInfo {
-                scenario: &scenario,
-                coordinates: &info.coordinates,
-                impacts: &outcome.impacts,
-                e0: outcome.initial_energy,
-                energy_scale: outcome.energy_scale,
-                steps: outcome.steps,
-            },
-            file,
-        )?);
+    if let (Some(c), Some(spec), Some(mut file)) = (collector, &plot_spec, plot_file) {
+        // The walls `--animate` draws; a circuit has none.
+        let walls = |around: &[[f64; 2]]| match scenario.circuit {
+            Some(_) => Ok(Vec::new()),
+            None => scenario
+                .walls_around(around.iter().copied())
+                .map_err(|e| e.to_string()),
+        };
+        let plot_info = PlotInfo {
+            model: &scenario.model,
+            walls: &walls,
+            coordinates: &info.coordinates,
+            impacts: &outcome.impacts,
+            e0: outcome.initial_energy,
+            energy_scale: outcome.energy_scale,
+            steps: outcome.steps,
+        };
+        let svg = plot::render(c, spec, &plot_info).map_err(|e| match e {
+            plot::PlotError::Draw(_) => anyhow::Error::new(crate::OutputFailure(e.to_string())),
+            e => anyhow::anyhow!("--plot: {e}"),
+        })?;
+        let target = file.target().to_path_buf();
+        std::io::Write::write_all(file.file(), svg.as_bytes())
+            .and_then(|()| std::io::Write::flush(file.file()))
+            .map_err(|e| crate::output::output_failure(&target, e))?;
+        file.sync()?;
+        staged.push(file);
         if !args.quiet
             && let Some(note) = spec.note(&info.coordinates)
         {

@@ -3,14 +3,16 @@
 //! A model written in its own crate and run through the public API of
 //! `diracvi-run`, which gives it everything `diracvi run` gives a
 //! catalogued model or a model file: the same steppers and impact laws, the
-//! summary (warnings included) and the CSV/JSON trajectory writers.
+//! summary (warnings included), the CSV/JSON trajectory writers and the
+//! `--plot` figure (`diracvi-plot`).
 //!
 //! The model is a ball bouncing inside a circular bowl under gravity:
 //! `q = (x, y)`, `L = ½ m (ẋ² + ẏ²) − m g y`, one wall `g₀(q) = R² − x² − y² ≥ 0`.
 //! [`Bowl`] implements [`DynSystem`] (the physics, generic over the
 //! automatic-differentiation scalar, so every derivative is exact) and
 //! [`NamedDynSystem`] (its name and the names of its coordinates and wall);
-//! [`run`] integrates it and returns the CLI's summary; [`ensemble`] runs
+//! [`run`] integrates it and returns the CLI's summary; [`run_with_plot`]
+//! also draws the figure `diracvi run --plot` draws; [`ensemble`] runs
 //! many bowls (other radii, other initial states) on worker threads. `bowl.toml`, beside
 //! this crate, is the same model as a model file: the test
 //! `tests/cli_equivalence.rs` checks that `diracvi run --model-file bowl.toml`
@@ -37,10 +39,12 @@
 
 use diracvi_geometry::AdScalar;
 use diracvi_geometry::dynamic::DynSystem;
+use diracvi_models::Shape;
 use diracvi_models::{ConstraintDiscretization, Discretization, DynRunSetup, NamedDynSystem};
+use diracvi_plot::{PlotCollector, PlotInfo, PlotPanel, PlotSpec};
 use diracvi_run::{
     DEFAULT_ENERGY_TOLERANCE, EnsembleOptions, RecordSink, RunError, RunOutcome, RunPlan, Summary,
-    SystemRun, ensemble_system, run_system,
+    SystemRun, describe_system, ensemble_system, run_system,
 };
 use nalgebra::DVector;
 
@@ -155,6 +159,53 @@ pub fn run(
     sink: &mut dyn RecordSink,
 ) -> Result<(Summary, RunOutcome), RunError> {
     run_system(model, setup, plan, sink, DEFAULT_ENERGY_TOLERANCE)
+}
+
+/// [`run`] with every step recorded (`plan.every(1)`), also drawing the
+/// figure `diracvi run --plot FILE.svg` draws (SVG text): the panels
+/// `panels` (`None`: energy, coordinates and the x–y path), the bowl's rim
+/// as the wall of the x–y panel. With the same panels and no x–y panel it
+/// is the figure the command line draws for `bowl.toml`, byte for byte.
+///
+/// # Errors
+/// A [`RunError`] of [`run`]; a [`diracvi_plot::PlotError`] for a panel the
+/// bowl cannot have (`residual`: it has no constraints) or a failed
+/// drawing.
+pub fn run_with_plot(
+    model: &Bowl,
+    setup: &DynRunSetup,
+    plan: RunPlan,
+    sink: &mut dyn RecordSink,
+    panels: Option<&[PlotPanel]>,
+) -> Result<(Summary, RunOutcome, String), Box<dyn std::error::Error + Send + Sync>> {
+    let info = describe_system(model, setup)?;
+    let spec = PlotSpec::resolve(panels, model.name(), &info)?;
+    let plan = plan.every(1);
+    // As many records as the command line expects (`steps / every + 2`),
+    // so that both decimate alike.
+    let mut collector = PlotCollector::new(plan.steps + 2, &spec);
+    let mut sinks: Vec<&mut dyn RecordSink> = vec![sink, &mut collector];
+    let (summary, outcome) = run(model, setup, plan, &mut sinks)?;
+    let rim = |_: &[[f64; 2]]| {
+        Ok(vec![Shape::Circle {
+            center: [0.0, 0.0],
+            radius: model.r,
+        }])
+    };
+    let svg = diracvi_plot::render(
+        collector,
+        &spec,
+        &PlotInfo {
+            model: model.name(),
+            walls: &rim,
+            coordinates: &info.coordinates,
+            impacts: &outcome.impacts,
+            e0: outcome.initial_energy,
+            energy_scale: outcome.energy_scale,
+            steps: outcome.steps,
+        },
+    )?;
+    Ok((summary, outcome, svg))
 }
 
 /// Run an ensemble of bowls: each member a bowl (its parameters) and a

@@ -1,13 +1,14 @@
 //! Run the ball in the bowl of `diracvi-example-own-model` and print the
 //! summary as `diracvi run --summary json` prints it; with an argument
-//! `OUT.csv`, also write the trajectory there and the impacts to
-//! `OUT.impacts.csv`, in the CLI's formats.
+//! `OUT.csv`, also write the trajectory there, the impacts to
+//! `OUT.impacts.csv`, in the CLI's formats, and the figure of `--plot` to
+//! `OUT.svg`.
 //!
 //! ```text
 //! cargo run -p diracvi-example-own-model -- bowl.csv
 //! ```
 
-use diracvi_example_own_model::{Bowl, run};
+use diracvi_example_own_model::{Bowl, run, run_with_plot};
 use diracvi_run::{
     Discard, RecordSink, RunPlan, TrajectoryFormat, TrajectoryWriter, step_count_for,
     write_impacts_csv,
@@ -27,7 +28,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn main_inner() -> Result<(), Box<dyn std::error::Error>> {
+fn main_inner() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let bowl = Bowl::default();
     let setup = bowl.default_setup();
     let steps = step_count_for(setup.h, setup.t_end, None)?;
@@ -51,9 +52,21 @@ fn main_inner() -> Result<(), Box<dyn std::error::Error>> {
         None => &mut Discard,
     };
     let plan = RunPlan::new(steps).every(if out.is_some() { 1 } else { 0 });
-    let (summary, outcome) = run(&bowl, &setup, plan, sink)?;
+    let (summary, outcome, svg) = match out {
+        Some(_) => {
+            let (summary, outcome, svg) = run_with_plot(&bowl, &setup, plan, sink, None)?;
+            (summary, outcome, Some(svg))
+        }
+        None => {
+            let (summary, outcome) = run(&bowl, &setup, plan, sink)?;
+            (summary, outcome, None)
+        }
+    };
     if let (Some(w), Some(path)) = (writer, out.as_ref()) {
         w.finish(&outcome.impacts)?;
+        if let Some(svg) = svg {
+            std::fs::write(path.with_extension("svg"), svg)?;
+        }
         let mut impacts = BufWriter::new(File::create(path.with_extension("impacts.csv"))?);
         write_impacts_csv(&mut impacts, &coordinates, &outcome.impacts)?;
         impacts.flush()?;

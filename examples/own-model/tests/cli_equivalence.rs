@@ -236,3 +236,70 @@ fn an_ensemble_of_bowls_equals_its_members_run_one_by_one() {
     alone.wall_time = std::time::Duration::ZERO;
     assert_eq!(lean_outcome, alone);
 }
+
+/// The `--plot` figure through `diracvi-plot`: with the same panels, the
+/// one the command line draws for `bowl.toml`, byte for byte; by default
+/// the x–y panel too, with the bowl's rim as its wall.
+#[test]
+fn a_rust_model_draws_the_cli_plot_of_its_model_file() {
+    use diracvi_example_own_model::run_with_plot;
+    use diracvi_plot::PlotPanel;
+    let dir = tempfile::tempdir().unwrap();
+    let cli_svg = dir.path().join("cli.svg");
+    let out = Command::new(cli())
+        .arg("run")
+        .arg("--model-file")
+        .arg(toml())
+        .args([
+            "--quiet",
+            "--plot-panels",
+            "energy,coords,momenta",
+            "--plot",
+        ])
+        .arg(&cli_svg)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bowl = Bowl::default();
+    let setup = bowl.default_setup();
+    let steps = step_count_for(setup.h, setup.t_end, None).unwrap();
+    let panels = [PlotPanel::Energy, PlotPanel::Coords, PlotPanel::Momenta];
+    let (_, _, svg) = run_with_plot(
+        &bowl,
+        &setup,
+        RunPlan::new(steps),
+        &mut Discard,
+        Some(&panels),
+    )
+    .unwrap();
+    let cli = read(&cli_svg);
+    assert!(cli.contains("momentum p_y"), "a real figure");
+    assert_eq!(svg, cli);
+
+    // The default panels: energy, coordinates and the path with the rim.
+    let (_, outcome, svg) =
+        run_with_plot(&bowl, &setup, RunPlan::new(steps), &mut Discard, None).unwrap();
+    assert!(!outcome.impacts.is_empty());
+    for needle in [
+        "bowl: 3000 steps",
+        "coordinate x",
+        "coordinate y",
+        "path in the x–y plane, walls in brown",
+    ] {
+        assert!(svg.contains(needle), "{needle:?} not in the figure");
+    }
+    // and the bowl has no constraint residual to draw
+    let err = run_with_plot(
+        &bowl,
+        &setup,
+        RunPlan::new(steps),
+        &mut Discard,
+        Some(&[PlotPanel::Residual]),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("no constraints"), "{err}");
+}

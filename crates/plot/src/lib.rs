@@ -1,5 +1,14 @@
-//! `--plot FILE.svg`: a grid of panels drawn with plotters' SVG backend
-//! (text as SVG `<text>` elements: no font files needed).
+//! # diracvi-plot
+//!
+//! The figure of `diracvi run --plot FILE.svg`, for any model: a grid of
+//! panels drawn with plotters' SVG backend (text as SVG `<text>` elements:
+//! no font files needed). The command-line program draws it for the
+//! catalogue, model files, systems and netlists; a model in a crate of its
+//! own gets the same figure (examples/own-model):
+//!
+//! 1. [`PlotSpec::resolve`] the panels for the run's [`ModelSummary`];
+//! 2. pass a [`PlotCollector`] as (one of) the run's [`RecordSink`]s;
+//! 3. [`render`] it with the run's outcome ([`PlotInfo`]) into SVG text.
 //!
 //! Which panels `--plot-panels` selects ([`PlotPanel`]); in this order:
 //!
@@ -12,30 +21,56 @@
 //! * `residual`: `log₁₀` of the constraint residual against time;
 //! * `xy`: the path of the coordinates named `x` and `y` in their plane,
 //!   with the walls and the impact points, at equal scales on both axes. The
-//!   walls are those `--animate` draws ([`Scenario::walls_around`]): a
-//!   catalogued model's drawing; for a model file its `[[drawing.walls]]`
-//!   shapes and the zero sets of its boundary pieces over `x` and `y` only
-//!   (those `[drawing] boundaries` lists, every such piece without the key);
+//!   walls are those [`PlotInfo::walls`] gives for the box around the path
+//!   (the command line: those `--animate` draws, `Scenario::walls_around`:
+//!   a catalogued model's drawing; for a model file its `[[drawing.walls]]`
+//!   shapes and the zero sets of its boundary pieces over `x` and `y` only,
+//!   those `[drawing] boundaries` lists, every such piece without the key);
 //! * `phase`: one phase portrait `(q_i, p_i)` per coordinate drawn.
 //!
 //! Every time panel has `t (s)` on its x axis, the quantity's name on its y
 //! axis and a vertical line at every impact. Tick labels are rounded to the
 //! axis's resolution, a tick within `1e-9` of the axis width of zero is
 //! written `0`, and a series that does not vary beyond round-off is drawn
-//! flat in the middle of a symmetric range ([`axis_range`]).
+//! flat in the middle of a symmetric range.
 
-use crate::output::{ImpactRecord, RecordSink, RecordView, Staged, Target, output_failure};
-use anyhow::{Result, bail};
-use clap::ValueEnum;
-use diracvi_models::{Scenario, Shape};
-use diracvi_run::ModelSummary;
+use diracvi_models::Shape;
+use diracvi_run::{ImpactRecord, ModelSummary, RecordSink, RecordView};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
-use std::io::Write;
 use std::ops::Range;
 
+/// Why a figure cannot be drawn.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PlotError {
+    /// A panel asked for that the model cannot have (`xy` without
+    /// coordinates `x` and `y`, `residual` without constraints): a usage
+    /// error, found before the run.
+    #[error("{0}")]
+    Panel(String),
+    /// The walls of the x–y panel could not be worked out.
+    #[error("the walls of the x–y panel: {0}")]
+    Walls(String),
+    /// The drawing backend failed.
+    #[error("cannot draw the plot: {0}")]
+    Draw(String),
+}
+
+type Result<T> = std::result::Result<T, PlotError>;
+
+/// The walls of the x–y panel around the points given (the path and the
+/// impact points), or why they cannot be worked out.
+pub type WallsAround<'a> = dyn Fn(&[[f64; 2]]) -> std::result::Result<Vec<Shape>, String> + 'a;
+
+/// No walls: for [`PlotInfo::walls`] of a model that draws none.
+pub fn no_walls(_: &[[f64; 2]]) -> std::result::Result<Vec<Shape>, String> {
+    Ok(Vec::new())
+}
+
 /// A panel kind of `--plot-panels`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum PlotPanel {
     /// The energy deviation E − E₀ against time.
     Energy,
@@ -50,8 +85,6 @@ pub enum PlotPanel {
     /// One phase portrait (q, p) per coordinate.
     Phase,
 }
-use std::path::Path;
-
 /// Points per curve above which the records are decimated.
 const MAX_POINTS: usize = 4000;
 /// Most coordinates drawn: a larger system (a chain, a ladder of a million
@@ -135,15 +168,15 @@ impl PlotSpec {
                 .collect(),
             Some(asked) => {
                 if asked.contains(&PlotPanel::Xy) && xy.is_none() {
-                    bail!(
+                    return Err(PlotError::Panel(format!(
                         "--plot-panels xy: model '{model}' has no coordinates named x and y (its coordinates: {})",
                         shorten(names)
-                    );
+                    )));
                 }
                 if asked.contains(&PlotPanel::Residual) && info.constraints == 0 {
-                    bail!(
+                    return Err(PlotError::Panel(format!(
                         "--plot-panels residual: model '{model}' has no constraints, so no constraint residual"
-                    );
+                    )));
                 }
                 ORDER.into_iter().filter(|p| asked.contains(p)).collect()
             }
@@ -371,19 +404,13 @@ impl RecordSink for PlotCollector {
     }
 }
 
-/// Check `--plot`'s extension and path (before the run).
-///
-/// # Errors
-/// A usage error naming the path.
-pub fn check(path: &Path) -> Result<Target> {
-    crate::output::check_svg(path, "--plot", "plot")
-}
-
 /// What the plot shows besides the records.
-#[derive(Debug)]
 pub struct PlotInfo<'a> {
-    /// The scenario run (title, walls).
-    pub scenario: &'a Scenario,
+    /// The model's name (the title).
+    pub model: &'a str,
+    /// The walls of the x–y panel around the points given ([`no_walls`]
+    /// for none).
+    pub walls: &'a WallsAround<'a>,
     /// Coordinate names (axis labels).
     pub coordinates: &'a [String],
     /// The impacts.
@@ -394,6 +421,19 @@ pub struct PlotInfo<'a> {
     pub energy_scale: f64,
     /// Number of steps taken.
     pub steps: usize,
+}
+
+impl std::fmt::Debug for PlotInfo<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PlotInfo")
+            .field("model", &self.model)
+            .field("coordinates", &self.coordinates)
+            .field("impacts", &self.impacts.len())
+            .field("e0", &self.e0)
+            .field("energy_scale", &self.energy_scale)
+            .field("steps", &self.steps)
+            .finish_non_exhaustive()
+    }
 }
 
 /// How an axis treats a series that does not vary: below `1e-9` of
@@ -501,8 +541,8 @@ fn axis_label(name: &str, clamped: bool) -> String {
     }
 }
 
-fn plot_error<E: std::fmt::Display>(e: E) -> anyhow::Error {
-    anyhow::Error::new(crate::OutputFailure(format!("cannot draw the plot: {e}")))
+fn plot_error<E: std::fmt::Display>(e: E) -> PlotError {
+    PlotError::Draw(e.to_string())
 }
 
 /// One panel of the figure.
@@ -544,26 +584,18 @@ fn columns(n: usize) -> usize {
 type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 type Area<'b> = DrawingArea<SVGBackend<'b>, plotters::coord::Shift>;
 
-/// Draw the collected records into `file` and flush it to disk, ready to
-/// commit.
+/// The figure of the collected records, as SVG text.
 ///
 /// # Errors
-/// An [`OutputFailure`](crate::OutputFailure) naming the file.
+/// [`PlotError::Walls`] when [`PlotInfo::walls`] fails, [`PlotError::Draw`]
+/// when the backend does.
 pub fn render(
     mut collector: PlotCollector,
     spec: &PlotSpec,
     info: &PlotInfo<'_>,
-    mut file: Staged,
-) -> Result<Staged> {
+) -> Result<String> {
     collector.finish();
-    let svg = draw(&collector, spec, info)?;
-    let target = file.target().to_path_buf();
-    file.file()
-        .write_all(svg.as_bytes())
-        .and_then(|()| file.file().flush())
-        .map_err(|e| output_failure(&target, e))?;
-    file.sync()?;
-    Ok(file)
+    draw(&collector, spec, info)
 }
 
 /// The figure's title: model, steps, impacts, the coordinates drawn.
@@ -573,7 +605,7 @@ fn title(spec: &PlotSpec, info: &PlotInfo<'_>) -> (String, Option<String>) {
         1 => ", 1 impact (red lines)".into(),
         n => format!(", {n} impacts (red lines)"),
     };
-    let first = format!("{}: {} steps{impacts}", info.scenario.model, info.steps);
+    let first = format!("{}: {} steps{impacts}", info.model, info.steps);
     let second = (spec.has_coordinate_panels() && spec.shown.len() < spec.total).then(|| {
         format!(
             "coordinates drawn: {} of {} ({}), evenly spread",
@@ -888,7 +920,7 @@ fn draw_impacts(
 
 /// The part of the line through `point` along `direction` inside the box,
 /// if any (Liang–Barsky).
-pub(crate) fn line_in_box(
+pub fn line_in_box(
     point: [f64; 2],
     direction: [f64; 2],
     x: &Range<f64>,
@@ -994,13 +1026,8 @@ fn xy_panel(
     let centre = (0.5 * (bx.start + bx.end), 0.5 * (by.start + by.end));
     // The walls of the model's picture (those `--animate` draws), a model
     // file's zero sets sampled around the path.
-    let walls = if info.scenario.circuit.is_some() {
-        Vec::new()
-    } else {
-        info.scenario
-            .walls_around(path.iter().chain(&hits).map(|&(x, y)| [x, y]))
-            .map_err(|e| anyhow::anyhow!("--plot: the walls of the x–y panel: {e}"))?
-    };
+    let around: Vec<[f64; 2]> = path.iter().chain(&hits).map(|&(x, y)| [x, y]).collect();
+    let walls = (info.walls)(&around).map_err(PlotError::Walls)?;
     let wall_view: Vec<(f64, f64)> = walls.iter().flat_map(|s| wall_points(s, centre)).collect();
     let (vx, vy) = bounding_box(path.iter().chain(&hits).chain(&wall_view).copied())
         .unwrap_or((-1.0..1.0, -1.0..1.0));
