@@ -43,7 +43,6 @@ mod convergence;
 mod output;
 mod periodic;
 mod progress;
-mod raster;
 mod run;
 mod signals;
 mod system;

@@ -10,6 +10,10 @@
 //! 2. pass a [`PlotCollector`] as (one of) the run's [`RecordSink`]s;
 //! 3. [`render`] it with the run's outcome ([`PlotInfo`]) into SVG text.
 //!
+//! The moving picture of `--animate` and the still strip of `--poster` are
+//! in [`animate`]: an [`AnimationCollector`] records the run's frames and
+//! [`render_animation`] draws them from the model's [`Drawing`].
+//!
 //! Which panels `--plot-panels` selects ([`PlotPanel`]); in this order:
 //!
 //! * `energy`: the energy deviation `E − E₀` against time;
@@ -34,6 +38,10 @@
 //! written `0`, and a series that does not vary beyond round-off is drawn
 //! flat in the middle of a symmetric range.
 
+pub mod animate;
+mod raster;
+
+pub use animate::{Animation, AnimationCollector, Drawing, PosterFormat, render_animation};
 use diracvi_models::Shape;
 use diracvi_run::{ImpactRecord, ModelSummary, RecordSink, RecordView};
 use plotters::coord::types::RangedCoordf64;
@@ -55,6 +63,9 @@ pub enum PlotError {
     /// The drawing backend failed.
     #[error("cannot draw the plot: {0}")]
     Draw(String),
+    /// The animation or poster could not be drawn ([`render_animation`]).
+    #[error("cannot draw the animation: {0}")]
+    Animation(String),
 }
 
 type Result<T> = std::result::Result<T, PlotError>;

@@ -3,16 +3,18 @@
 //! A model written in its own crate and run through the public API of
 //! `diracvi-run`, which gives it everything `diracvi run` gives a
 //! catalogued model or a model file: the same steppers and impact laws, the
-//! summary (warnings included), the CSV/JSON trajectory writers and the
-//! `--plot` figure (`diracvi-plot`).
+//! summary (warnings included), the CSV/JSON trajectory writers, and the
+//! `--plot` figure and `--animate` pictures (`diracvi-plot`).
 //!
 //! The model is a ball bouncing inside a circular bowl under gravity:
 //! `q = (x, y)`, `L = ½ m (ẋ² + ẏ²) − m g y`, one wall `g₀(q) = R² − x² − y² ≥ 0`.
 //! [`Bowl`] implements [`DynSystem`] (the physics, generic over the
 //! automatic-differentiation scalar, so every derivative is exact) and
 //! [`NamedDynSystem`] (its name and the names of its coordinates and wall);
-//! [`run`] integrates it and returns the CLI's summary; [`run_with_plot`]
-//! also draws the figure `diracvi run --plot` draws; [`ensemble`] runs
+//! [`run`] integrates it and returns the CLI's summary; [`run_with_pictures`]
+//! also draws the figure of `diracvi run --plot` and the animation of
+//! `--animate` (the bowl's picture: [`Bowl`] implements
+//! [`diracvi_plot::Drawing`]); [`ensemble`] runs
 //! many bowls (other radii, other initial states) on worker threads. `bowl.toml`, beside
 //! this crate, is the same model as a model file: the test
 //! `tests/cli_equivalence.rs` checks that `diracvi run --model-file bowl.toml`
@@ -39,9 +41,12 @@
 
 use diracvi_geometry::AdScalar;
 use diracvi_geometry::dynamic::DynSystem;
-use diracvi_models::Shape;
 use diracvi_models::{ConstraintDiscretization, Discretization, DynRunSetup, NamedDynSystem};
-use diracvi_plot::{PlotCollector, PlotInfo, PlotPanel, PlotSpec};
+use diracvi_models::{Scene, Shape};
+use diracvi_plot::{
+    Animation, AnimationCollector, Drawing, PlotCollector, PlotInfo, PlotPanel, PlotSpec,
+    PosterFormat, render_animation,
+};
 use diracvi_run::{
     DEFAULT_ENERGY_TOLERANCE, EnsembleOptions, RecordSink, RunError, RunOutcome, RunPlan, Summary,
     SystemRun, describe_system, ensemble_system, run_system,
@@ -161,39 +166,78 @@ pub fn run(
     run_system(model, setup, plan, sink, DEFAULT_ENERGY_TOLERANCE)
 }
 
+impl Bowl {
+    /// The bowl's rim, the wall of its pictures.
+    fn rim(&self) -> Shape {
+        Shape::Circle {
+            center: [0.0, 0.0],
+            radius: self.r,
+        }
+    }
+}
+
+/// The picture of a run of the bowl (`--animate`, `--poster`): the rim,
+/// the ball as a dot at `(x, y)`, a red mark at each impact point.
+impl Drawing for Bowl {
+    fn scene(
+        &self,
+        frames: &[&[f64]],
+        impacts: &[(&[f64], usize)],
+    ) -> Result<Option<Scene>, String> {
+        Ok(Some(Scene {
+            unit: "m".into(),
+            walls: vec![self.rim()],
+            plane_walls: None,
+            bodies: frames
+                .iter()
+                .map(|q| vec![Shape::Dot([q[0], q[1]])])
+                .collect(),
+            headings: Vec::new(),
+            contacts: impacts.iter().map(|(q, _)| [q[0], q[1]]).collect(),
+        }))
+    }
+}
+
+/// The pictures of a run ([`run_with_pictures`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pictures {
+    /// The figure of `--plot` (SVG text).
+    pub plot: String,
+    /// The animation of `--animate` (SVG) and a poster of `--poster` (PNG,
+    /// six frames).
+    pub animation: Animation,
+}
+
 /// [`run`] with every step recorded (`plan.every(1)`), also drawing the
-/// figure `diracvi run --plot FILE.svg` draws (SVG text): the panels
-/// `panels` (`None`: energy, coordinates and the x–y path), the bowl's rim
-/// as the wall of the x–y panel. With the same panels and no x–y panel it
-/// is the figure the command line draws for `bowl.toml`, byte for byte.
+/// figure `diracvi run --plot FILE.svg` draws and the animation of
+/// `--animate FILE.svg --poster FILE.png`: the figure's panels `panels`
+/// (`None`: energy, coordinates and the x–y path), the bowl's rim as the
+/// wall. With the same panels and no x–y panel the figure is the one the
+/// command line draws for `bowl.toml`, byte for byte.
 ///
 /// # Errors
 /// A [`RunError`] of [`run`]; a [`diracvi_plot::PlotError`] for a panel the
 /// bowl cannot have (`residual`: it has no constraints) or a failed
 /// drawing.
-pub fn run_with_plot(
+pub fn run_with_pictures(
     model: &Bowl,
     setup: &DynRunSetup,
     plan: RunPlan,
     sink: &mut dyn RecordSink,
     panels: Option<&[PlotPanel]>,
-) -> Result<(Summary, RunOutcome, String), Box<dyn std::error::Error + Send + Sync>> {
+) -> Result<(Summary, RunOutcome, Pictures), Box<dyn std::error::Error + Send + Sync>> {
     let info = describe_system(model, setup)?;
     let spec = PlotSpec::resolve(panels, model.name(), &info)?;
     let plan = plan.every(1);
     // As many records as the command line expects (`steps / every + 2`),
     // so that both decimate alike.
-    let mut collector = PlotCollector::new(plan.steps + 2, &spec);
-    let mut sinks: Vec<&mut dyn RecordSink> = vec![sink, &mut collector];
+    let mut plot = PlotCollector::new(plan.steps + 2, &spec);
+    let mut frames = AnimationCollector::new(plan.steps + 2);
+    let mut sinks: Vec<&mut dyn RecordSink> = vec![sink, &mut plot, &mut frames];
     let (summary, outcome) = run(model, setup, plan, &mut sinks)?;
-    let rim = |_: &[[f64; 2]]| {
-        Ok(vec![Shape::Circle {
-            center: [0.0, 0.0],
-            radius: model.r,
-        }])
-    };
-    let svg = diracvi_plot::render(
-        collector,
+    let rim = |_: &[[f64; 2]]| Ok(vec![model.rim()]);
+    let plot = diracvi_plot::render(
+        plot,
         &spec,
         &PlotInfo {
             model: model.name(),
@@ -205,7 +249,14 @@ pub fn run_with_plot(
             steps: outcome.steps,
         },
     )?;
-    Ok((summary, outcome, svg))
+    let animation = render_animation(
+        frames,
+        model.name(),
+        model,
+        &outcome.impacts,
+        Some((PosterFormat::Png, 6)),
+    )?;
+    Ok((summary, outcome, Pictures { plot, animation }))
 }
 
 /// Run an ensemble of bowls: each member a bowl (its parameters) and a

@@ -1,14 +1,15 @@
 //! Run the ball in the bowl of `diracvi-example-own-model` and print the
 //! summary as `diracvi run --summary json` prints it; with an argument
 //! `OUT.csv`, also write the trajectory there, the impacts to
-//! `OUT.impacts.csv`, in the CLI's formats, and the figure of `--plot` to
-//! `OUT.svg`.
+//! `OUT.impacts.csv`, in the CLI's formats, the figure of `--plot` to
+//! `OUT.svg`, the animation of `--animate` to `OUT.animation.svg` and a
+//! poster of six frames to `OUT.poster.png`.
 //!
 //! ```text
 //! cargo run -p diracvi-example-own-model -- bowl.csv
 //! ```
 
-use diracvi_example_own_model::{Bowl, run, run_with_plot};
+use diracvi_example_own_model::{Bowl, run, run_with_pictures};
 use diracvi_run::{
     Discard, RecordSink, RunPlan, TrajectoryFormat, TrajectoryWriter, step_count_for,
     write_impacts_csv,
@@ -52,10 +53,10 @@ fn main_inner() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         None => &mut Discard,
     };
     let plan = RunPlan::new(steps).every(if out.is_some() { 1 } else { 0 });
-    let (summary, outcome, svg) = match out {
+    let (summary, outcome, pictures) = match out {
         Some(_) => {
-            let (summary, outcome, svg) = run_with_plot(&bowl, &setup, plan, sink, None)?;
-            (summary, outcome, Some(svg))
+            let (summary, outcome, pictures) = run_with_pictures(&bowl, &setup, plan, sink, None)?;
+            (summary, outcome, Some(pictures))
         }
         None => {
             let (summary, outcome) = run(&bowl, &setup, plan, sink)?;
@@ -64,8 +65,12 @@ fn main_inner() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     };
     if let (Some(w), Some(path)) = (writer, out.as_ref()) {
         w.finish(&outcome.impacts)?;
-        if let Some(svg) = svg {
-            std::fs::write(path.with_extension("svg"), svg)?;
+        if let Some(pictures) = pictures {
+            std::fs::write(path.with_extension("svg"), pictures.plot)?;
+            std::fs::write(path.with_extension("animation.svg"), pictures.animation.svg)?;
+            if let Some(png) = pictures.animation.poster {
+                std::fs::write(path.with_extension("poster.png"), png)?;
+            }
         }
         let mut impacts = BufWriter::new(File::create(path.with_extension("impacts.csv"))?);
         write_impacts_csv(&mut impacts, &coordinates, &outcome.impacts)?;

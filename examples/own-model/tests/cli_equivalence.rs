@@ -239,10 +239,12 @@ fn an_ensemble_of_bowls_equals_its_members_run_one_by_one() {
 
 /// The `--plot` figure through `diracvi-plot`: with the same panels, the
 /// one the command line draws for `bowl.toml`, byte for byte; by default
-/// the x–y panel too, with the bowl's rim as its wall.
+/// the x–y panel too, with the bowl's rim as its wall. The `--animate`
+/// picture of the bowl's own drawing: its frames, the rim, the impacts,
+/// and a PNG poster.
 #[test]
 fn a_rust_model_draws_the_cli_plot_of_its_model_file() {
-    use diracvi_example_own_model::run_with_plot;
+    use diracvi_example_own_model::run_with_pictures;
     use diracvi_plot::PlotPanel;
     let dir = tempfile::tempdir().unwrap();
     let cli_svg = dir.path().join("cli.svg");
@@ -268,7 +270,7 @@ fn a_rust_model_draws_the_cli_plot_of_its_model_file() {
     let setup = bowl.default_setup();
     let steps = step_count_for(setup.h, setup.t_end, None).unwrap();
     let panels = [PlotPanel::Energy, PlotPanel::Coords, PlotPanel::Momenta];
-    let (_, _, svg) = run_with_plot(
+    let (_, _, pictures) = run_with_pictures(
         &bowl,
         &setup,
         RunPlan::new(steps),
@@ -278,11 +280,11 @@ fn a_rust_model_draws_the_cli_plot_of_its_model_file() {
     .unwrap();
     let cli = read(&cli_svg);
     assert!(cli.contains("momentum p_y"), "a real figure");
-    assert_eq!(svg, cli);
+    assert_eq!(pictures.plot, cli);
 
     // The default panels: energy, coordinates and the path with the rim.
-    let (_, outcome, svg) =
-        run_with_plot(&bowl, &setup, RunPlan::new(steps), &mut Discard, None).unwrap();
+    let (_, outcome, pictures) =
+        run_with_pictures(&bowl, &setup, RunPlan::new(steps), &mut Discard, None).unwrap();
     assert!(!outcome.impacts.is_empty());
     for needle in [
         "bowl: 3000 steps",
@@ -290,10 +292,28 @@ fn a_rust_model_draws_the_cli_plot_of_its_model_file() {
         "coordinate y",
         "path in the x–y plane, walls in brown",
     ] {
-        assert!(svg.contains(needle), "{needle:?} not in the figure");
+        assert!(
+            pictures.plot.contains(needle),
+            "{needle:?} not in the figure"
+        );
     }
+    // The animation: the model's name, a SMIL animation of the ball, the
+    // rim (a circle of radius 1 m), a mark per impact; a PNG poster.
+    let svg = &pictures.animation.svg;
+    assert!(svg.contains("bowl"), "the model's name");
+    assert!(svg.contains("<animate"), "an animation");
+    assert!(svg.contains("<circle"), "the rim and the ball");
+    let marks = svg.matches("#d62728").count();
+    assert!(
+        marks >= outcome.impacts.len(),
+        "{marks} impact marks for {} impacts",
+        outcome.impacts.len()
+    );
+    let png = pictures.animation.poster.as_deref().unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+
     // and the bowl has no constraint residual to draw
-    let err = run_with_plot(
+    let err = run_with_pictures(
         &bowl,
         &setup,
         RunPlan::new(steps),
