@@ -329,6 +329,14 @@ fn list(x: &[f64]) -> String {
         .join(", ")
 }
 
+/// The final states of two runs are equal bit for bit.
+fn same_final_state(a: &diracvi_run::RunOutcome, b: &diracvi_run::RunOutcome) {
+    let pairs = a.final_q.iter().zip(&b.final_q);
+    for (x, y) in pairs.chain(a.final_p.iter().zip(&b.final_p)) {
+        assert_eq!(x.to_bits(), y.to_bits(), "{x} against {y}");
+    }
+}
+
 fn outcome(sc: &Scenario) -> diracvi_run::RunOutcome {
     let steps = diracvi_run::step_count(sc, None).unwrap();
     execute(sc, RunPlan::new(steps), &mut Discard).unwrap()
@@ -352,14 +360,7 @@ fn orientation_so3_runs_bit_for_bit_like_its_longhand() {
     let (a, b) = (outcome(&short), outcome(&long));
     assert!(a.impacts.len() >= 2, "{} impacts", a.impacts.len());
     assert_eq!(a.impacts.len(), b.impacts.len());
-    for (x, y) in a
-        .final_q
-        .iter()
-        .zip(&b.final_q)
-        .chain(a.final_p.iter().zip(&b.final_p))
-    {
-        assert_eq!(x.to_bits(), y.to_bits(), "{x} against {y}");
-    }
+    same_final_state(&a, &b);
     // |q| stays 1 and Y stays 0 (the padded row)
     let quat = &a.final_q[3..];
     let norm = quat.iter().map(|x| x * x).sum::<f64>().sqrt();
@@ -433,14 +434,7 @@ lagrangian = \"0.5*(i1*omega1^2 + i2*omega2^2 + i3*omega3^2) - m*g*l*(w^2 - x^2 
     )
     .unwrap();
     let (a, b) = (outcome(&short), outcome(&long));
-    for (x, y) in a
-        .final_q
-        .iter()
-        .zip(&b.final_q)
-        .chain(a.final_p.iter().zip(&b.final_p))
-    {
-        assert_eq!(x.to_bits(), y.to_bits(), "{x} against {y}");
-    }
+    same_final_state(&a, &b);
 }
 
 /// What `model.orientation` refuses, each naming the key: an unknown

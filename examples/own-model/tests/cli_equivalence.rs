@@ -61,6 +61,25 @@ fn comparable(json: &str) -> String {
     text
 }
 
+/// `diracvi run --model-file bowl.toml ARGS PATH`, which must succeed; its
+/// standard output.
+fn run_cli(args: &[&str], path: &Path) -> String {
+    let out = Command::new(cli())
+        .arg("run")
+        .arg("--model-file")
+        .arg(toml())
+        .args(args)
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -69,20 +88,7 @@ fn read(path: &Path) -> String {
 fn a_rust_model_gives_the_cli_summary_and_files_of_its_model_file() {
     let dir = tempfile::tempdir().unwrap();
     let cli_csv = dir.path().join("cli.csv");
-    let out = Command::new(cli())
-        .arg("run")
-        .arg("--model-file")
-        .arg(toml())
-        .args(["--summary", "json", "--out"])
-        .arg(&cli_csv)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let cli_summary = String::from_utf8(out.stdout).unwrap();
+    let cli_summary = run_cli(&["--summary", "json", "--out"], &cli_csv);
     let parsed: Value = serde_json::from_str(&cli_summary).unwrap();
     assert_eq!(parsed["out"], cli_csv.display().to_string());
 
@@ -248,23 +254,14 @@ fn a_rust_model_draws_the_cli_plot_of_its_model_file() {
     use diracvi_plot::PlotPanel;
     let dir = tempfile::tempdir().unwrap();
     let cli_svg = dir.path().join("cli.svg");
-    let out = Command::new(cli())
-        .arg("run")
-        .arg("--model-file")
-        .arg(toml())
-        .args([
+    run_cli(
+        &[
             "--quiet",
             "--plot-panels",
             "energy,coords,momenta",
             "--plot",
-        ])
-        .arg(&cli_svg)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
+        &cli_svg,
     );
     let bowl = Bowl::default();
     let setup = bowl.default_setup();
