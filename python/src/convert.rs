@@ -3,9 +3,8 @@
 //! (wrapped in the result classes of `diracvi._results`).
 
 use crate::errors::model_error;
-use crate::scenario::PyScenario;
 use diracvi_models::{Scenario, Shape};
-use diracvi_run::{ImpactRecord, ModelSummary, RecordBuffer, RunOutcome, Summary, ToleranceChoice};
+use diracvi_run::{ImpactRecord, ModelSummary, RunOutcome, Summary, ToleranceChoice};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -150,7 +149,7 @@ pub fn summary<'py>(
 /// Whether a run of `sc` over `coordinates` has walls to draw in the x–y
 /// plane: coordinates named `x` and `y`, not a circuit (the walls
 /// themselves are computed on first access to `RunResult.walls`).
-fn has_plane(sc: &Scenario, coordinates: &[String]) -> bool {
+pub fn has_plane(sc: &Scenario, coordinates: &[String]) -> bool {
     sc.circuit.is_none()
         && coordinates.iter().any(|c| c == "x")
         && coordinates.iter().any(|c| c == "y")
@@ -209,69 +208,4 @@ pub fn plane_walls<'py>(
         list.append(d)?;
     }
     Ok(list)
-}
-
-/// A full run as a `diracvi.RunResult`: the recorded steps as arrays, the
-/// impact table, the summary and the walls of the x–y panel.
-pub fn run_result<'py>(
-    py: Python<'py>,
-    sc: &Scenario,
-    info: &ModelSummary,
-    records: RecordBuffer,
-    outcome: &RunOutcome,
-    energy_tolerance: f64,
-    tolerance: Option<&ToleranceChoice>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let n = info.coordinates.len();
-    let d = PyDict::new(py);
-    // The walls are computed on first access (`RunResult.walls`): from the
-    // scenario, kept for that, when there is an x–y plane.
-    if has_plane(sc, &info.coordinates) {
-        d.set_item(
-            "_walls_scenario",
-            Bound::new(py, PyScenario { inner: sc.clone() })?,
-        )?;
-    } else {
-        d.set_item("_walls", PyList::empty(py))?;
-    }
-    d.set_item("model", &sc.model)?;
-    d.set_item("coordinates", &info.coordinates)?;
-    d.set_item("k", indices(py, records.k))?;
-    d.set_item("t", vector(py, records.t))?;
-    d.set_item("q", matrix(py, records.q, n)?)?;
-    d.set_item("p", matrix(py, records.p, n)?)?;
-    d.set_item("energy", vector(py, records.energy))?;
-    d.set_item(
-        "constraint_residual",
-        vector(py, records.constraint_residual),
-    )?;
-    d.set_item(
-        "impacts",
-        impact_table(py, &outcome.impacts, &info.coordinates)?,
-    )?;
-    d.set_item(
-        "summary",
-        summary(py, sc, info, outcome, energy_tolerance, tolerance)?,
-    )?;
-    if let Some(tape) = &outcome.tangents {
-        let (rows, cols) = (
-            tape.initial.nrows(),
-            tape.initial.nrows() + tape.parameters.len(),
-        );
-        let mut flat: Vec<f64> = Vec::with_capacity(tape.steps.len() * rows * cols);
-        for step in &tape.steps {
-            for i in 0..rows {
-                flat.extend(step.row(i).iter());
-            }
-        }
-        let array = PyArray1::from_vec(py, flat).reshape([tape.steps.len(), rows, cols])?;
-        d.set_item("tangents", array)?;
-        let mut initial: Vec<f64> = Vec::with_capacity(rows * tape.parameters.len());
-        for i in 0..rows {
-            initial.extend(tape.initial.row(i).iter());
-        }
-        let initial = PyArray1::from_vec(py, initial).reshape([rows, tape.parameters.len()])?;
-        d.set_item("tangent_initial", initial)?;
-    }
-    make(py, "RunResult", &d)
 }

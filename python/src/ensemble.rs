@@ -1,9 +1,9 @@
 //! `diracvi.ensemble`: many runs of one scenario with per-run overrides, on
 //! all cores (rayon, GIL released), keeping only what `keep` asks for.
 
-use crate::convert::{impact_table, indices, matrix, run_result, summary, vector};
+use crate::convert::{impact_table, indices, matrix, summary, vector};
 use crate::errors::{model_error, run_error};
-use crate::scenario::{PyScenario, RunChoice};
+use crate::scenario::{PyScenario, RunChoice, run_result};
 use diracvi_models::Scenario;
 use diracvi_run::{
     Discard, ImpactRecord, ModelSummary, RecordBuffer, RecordSink, RunError, RunOutcome,

@@ -1,12 +1,13 @@
 //! `diracvi.Scenario` and `diracvi.models()`.
 
-use crate::convert::{run_result, set_text};
+use crate::convert::{has_plane, impact_table, indices, make, matrix, set_text, summary, vector};
 use crate::errors::{choice_error, model_error, model_type_error, run_error};
 use diracvi_models::{ModelError, Scenario, catalogue};
 use diracvi_run::{
-    Direction, Impacts, Order, RecordBuffer, RecordSink, RunError, RunOutcome, RunPlan, Stepper,
-    ToleranceChoice, describe, execute, execute_with_tolerance, step_count,
+    Direction, Impacts, ModelSummary, Order, RecordBuffer, RecordSink, RunError, RunOutcome,
+    RunPlan, Stepper, ToleranceChoice, describe, execute, execute_with_tolerance, step_count,
 };
+use numpy::{PyArray1, PyArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
@@ -812,4 +813,69 @@ pub fn file_model<'py>(py: Python<'py>, scenario: &PyScenario) -> PyResult<Bound
         })
         .collect();
     model_dict(py, &file.description, rows, scenario.inner.clone())
+}
+
+/// A full run as a `diracvi.RunResult`: the recorded steps as arrays, the
+/// impact table, the summary and the walls of the x–y panel.
+pub fn run_result<'py>(
+    py: Python<'py>,
+    sc: &Scenario,
+    info: &ModelSummary,
+    records: RecordBuffer,
+    outcome: &RunOutcome,
+    energy_tolerance: f64,
+    tolerance: Option<&ToleranceChoice>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let n = info.coordinates.len();
+    let d = PyDict::new(py);
+    // The walls are computed on first access (`RunResult.walls`): from the
+    // scenario, kept for that, when there is an x–y plane.
+    if has_plane(sc, &info.coordinates) {
+        d.set_item(
+            "_walls_scenario",
+            Bound::new(py, PyScenario { inner: sc.clone() })?,
+        )?;
+    } else {
+        d.set_item("_walls", PyList::empty(py))?;
+    }
+    d.set_item("model", &sc.model)?;
+    d.set_item("coordinates", &info.coordinates)?;
+    d.set_item("k", indices(py, records.k))?;
+    d.set_item("t", vector(py, records.t))?;
+    d.set_item("q", matrix(py, records.q, n)?)?;
+    d.set_item("p", matrix(py, records.p, n)?)?;
+    d.set_item("energy", vector(py, records.energy))?;
+    d.set_item(
+        "constraint_residual",
+        vector(py, records.constraint_residual),
+    )?;
+    d.set_item(
+        "impacts",
+        impact_table(py, &outcome.impacts, &info.coordinates)?,
+    )?;
+    d.set_item(
+        "summary",
+        summary(py, sc, info, outcome, energy_tolerance, tolerance)?,
+    )?;
+    if let Some(tape) = &outcome.tangents {
+        let (rows, cols) = (
+            tape.initial.nrows(),
+            tape.initial.nrows() + tape.parameters.len(),
+        );
+        let mut flat: Vec<f64> = Vec::with_capacity(tape.steps.len() * rows * cols);
+        for step in &tape.steps {
+            for i in 0..rows {
+                flat.extend(step.row(i).iter());
+            }
+        }
+        let array = PyArray1::from_vec(py, flat).reshape([tape.steps.len(), rows, cols])?;
+        d.set_item("tangents", array)?;
+        let mut initial: Vec<f64> = Vec::with_capacity(rows * tape.parameters.len());
+        for i in 0..rows {
+            initial.extend(tape.initial.row(i).iter());
+        }
+        let initial = PyArray1::from_vec(py, initial).reshape([rows, tape.parameters.len()])?;
+        d.set_item("tangent_initial", initial)?;
+    }
+    make(py, "RunResult", &d)
 }

@@ -143,6 +143,7 @@ mod drive;
 mod dyn_runner;
 mod ensemble;
 mod error;
+mod execute;
 mod outcome;
 mod periodic;
 mod plan;
@@ -161,6 +162,7 @@ pub use diracvi_discrete_dirac::{Composition, Direction, StepError};
 pub use diracvi_impact::ImpactError;
 pub use ensemble::{EnsembleOptions, SystemRun, ensemble_system, run_system};
 pub use error::RunError;
+pub use execute::{execute, execute_with_progress};
 pub use outcome::{
     Core, Gradient, ImpactLaw, ImpactRecord, InvariantRecord, Method, ReductionSummary, RunOutcome,
     TangentTape,
@@ -174,7 +176,7 @@ pub use plan::{
     Impacts, MAX_STEPS, NotAnOrder, Order, RunPlan, Stepper, UnknownChoice, step_count,
     step_count_for,
 };
-pub use runner::{ModelSummary, describe, execute, execute_with_progress};
+pub use runner::{ModelSummary, describe};
 pub use sensitivity::{MODEL_FILE_TWINS, momentum_direction};
 pub use sink::{Discard, RecordBuffer, RecordSink, RecordView};
 pub use start::{StartFromMomentum, start_from_momentum};

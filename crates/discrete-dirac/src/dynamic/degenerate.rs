@@ -18,9 +18,8 @@
 // Blocks of derivative directions are indexed by their offsets.
 #![allow(clippy::needless_range_loop)]
 
-use super::equations::{
-    Buffers, HiddenConstraints, Scratch, StepEquations, Work, forms_transpose_times,
-};
+use super::equations::{Buffers, HiddenConstraints, Scratch, StepEquations, Work};
+use super::sparse_step::forms_transpose_times;
 use crate::StepError;
 use crate::assembly::StepJacobian;
 use crate::linear::{LinearSolver, SvdSplit};

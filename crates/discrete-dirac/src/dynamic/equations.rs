@@ -258,22 +258,6 @@ pub(super) struct Buffers {
     pub(super) y_q: DVector<f64>,
 }
 
-/// `A(q)ᵀ μ` from the row-major `m × n` forms into `out`, summed over the
-/// rows in order from the first term, as nalgebra's matrix–vector product
-/// of the compile-time-sized stepper does (zeros when `m = 0`).
-#[inline]
-pub(super) fn forms_transpose_times(forms: &[f64], mu: &DVector<f64>, out: &mut DVector<f64>) {
-    let n = out.len();
-    let m = mu.len();
-    for i in 0..n {
-        out[i] = if m == 0 {
-            0.0
-        } else {
-            (1..m).fold(forms[i] * mu[0], |s, r| s + forms[r * n + i] * mu[r])
-        };
-    }
-}
-
 /// The hidden-constraint basis of a degenerate step (docs/theory.md §3.9):
 /// the range and the left null space of the step Jacobian.
 #[derive(Debug, Clone)]

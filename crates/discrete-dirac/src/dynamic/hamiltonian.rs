@@ -10,7 +10,7 @@
 //! ```
 //! with `K(a, π) = H(a, π)` forward and `H(a, −π)` backward (π = −p).
 
-use super::equations::forms_transpose_times;
+use super::sparse_step::forms_transpose_times;
 use super::{
     DynOneStep, DynPositionCarry, DynStepOutput, DynStepSensitivity, DynStepTangent, DynSubStep,
     DynSubStepper,

@@ -139,6 +139,22 @@ pub(super) fn fill_forms<Sy: DynSystem>(
     }
 }
 
+/// `A(q)ᵀ μ` from the row-major `m × n` forms into `out`, summed over the
+/// rows in order from the first term, as nalgebra's matrix–vector product
+/// of the compile-time-sized stepper does (zeros when `m = 0`).
+#[inline]
+pub(super) fn forms_transpose_times(forms: &[f64], mu: &DVector<f64>, out: &mut DVector<f64>) {
+    let n = out.len();
+    let m = mu.len();
+    for i in 0..n {
+        out[i] = if m == 0 {
+            0.0
+        } else {
+            (1..m).fold(forms[i] * mu[0], |s, r| s + forms[r * n + i] * mu[r])
+        };
+    }
+}
+
 /// `A(q)ᵀ μ` into `out` from forms stored as [`fill_forms`] does.
 pub(super) fn forms_transpose_times_rows(
     rows: Option<&LagrangianTerms>,
@@ -147,7 +163,7 @@ pub(super) fn forms_transpose_times_rows(
     out: &mut DVector<f64>,
 ) {
     let Some(rows) = rows else {
-        super::equations::forms_transpose_times(forms, mu, out);
+        forms_transpose_times(forms, mu, out);
         return;
     };
     out.fill(0.0);
