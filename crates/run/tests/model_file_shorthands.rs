@@ -488,3 +488,39 @@ fn orientation_refusals_name_the_key() {
         }
     }
 }
+
+/// The expressions of `initial.attitude` and `initial.omega` are checked
+/// where they are written: an error names that key, not the entry of `q`
+/// or `v` they become part of; a zero axis is refused.
+#[test]
+fn attitude_errors_name_the_attitude() {
+    let cases: [(&str, &[&str]); 3] = [
+        (
+            r#"attitude = { axis = [0.0, 0.0, 1.0], angle = "I1*bad" }"#,
+            &["initial.attitude.angle", "unknown name `bad`"],
+        ),
+        (r#"omega = [1.0, "2*", 0.0]"#, &["initial.omega[1]"]),
+        (
+            "attitude = { axis = [0, 0.0, 0], angle = 1.0 }",
+            &["initial.attitude.axis", "must not be zero"],
+        ),
+    ];
+    for (line, needles) in cases {
+        let initial = format!("q = [0.0, 0.0, 0.5]\nv = [0.0, 0.0, 0.0]\n{line}");
+        let err = Scenario::from_toml(&body(SHORT_MODEL, "", &initial)).unwrap_err();
+        let message = err.to_string();
+        for needle in needles {
+            assert!(message.contains(needle), "{needle:?} not in: {message}");
+        }
+    }
+    // checked by names only: no value is folded in before the parameters
+    // are known (`I3 - 1` would be 0 with a placeholder value 1)
+    let initial = "q = [0.0, 0.0, 0.5]\nv = [0.0, 0.0, 0.0]\nattitude = { axis = [0.0, 0.0, 1.0], angle = \"1/(I3 - 1)\" }";
+    let sc = Scenario::from_toml(&body(SHORT_MODEL, "", initial)).unwrap();
+    let expected = (0.5 / (0.04 - 1.0_f64)).cos();
+    assert!(
+        (sc.initial.q[3] - expected).abs() <= 1e-15,
+        "{}",
+        sc.initial.q[3]
+    );
+}

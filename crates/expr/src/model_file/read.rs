@@ -56,6 +56,9 @@ struct Reader<'s> {
     path: &'s str,
     source: &'s str,
     strings: HashMap<String, (Range<usize>, String)>,
+    /// The parameters' names, once read (the names the expressions of
+    /// `initial.attitude` and `initial.omega` may use besides `pi`).
+    parameter_names: Vec<String>,
 }
 
 type Result<T> = std::result::Result<T, ModelFileError>;
@@ -66,6 +69,7 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
         path,
         source,
         strings: HashMap::new(),
+        parameter_names: Vec::new(),
     };
     let root = DeTable::parse(source).map_err(|e| {
         r.error(
@@ -206,6 +210,7 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
         }
     }
 
+    r.parameter_names = parameters.iter().map(|(name, _)| name.clone()).collect();
     let mut definitions: Vec<(String, String)> = quaternion
         .as_ref()
         .map(orientation::definitions)
@@ -1030,6 +1035,16 @@ impl Reader<'_> {
                     let at = Some(value.span().start);
                     let axis_value = self.required(table, "initial.attitude", "axis", at)?;
                     let axis = self.three("initial.attitude.axis", axis_value)?;
+                    if axis.iter().all(|a| a.parse::<f64>() == Ok(0.0)) {
+                        return Err(self.error(
+                            "initial.attitude.axis".into(),
+                            Some(axis_value.span().start),
+                            K::OutOfRange {
+                                value: 0.0,
+                                requirement: "the axis of a turn must not be zero",
+                            },
+                        ));
+                    }
                     let angle = self.initial_text(
                         "initial.attitude.angle",
                         self.required(table, "initial.attitude", "angle", at)?,
@@ -1079,11 +1094,28 @@ impl Reader<'_> {
         Ok(out)
     }
 
-    /// A number (printed so that it reads back exactly) or an expression,
-    /// as an expression text.
+    /// A number (printed so that it reads back exactly) or an expression
+    /// of the parameters and `pi` (checked here, so that an error names
+    /// this key and its place rather than the entry of `q` or `v` it
+    /// becomes part of), as an expression text.
     fn initial_text(&mut self, key: &str, v: &Value<'_>) -> Result<String> {
         if v.get_ref().as_str().is_some() {
-            self.expression(key, v)
+            let text = self.expression(key, v)?;
+            let mut scope = crate::expr::Scope::new();
+            for name in &self.parameter_names {
+                // names only (as variables: no value is folded in)
+                let _ = scope.add_variable(name);
+            }
+            if let Err(e) = crate::expr::Expr::compile(&text, &scope) {
+                let offset = super::position::string_char_offset(self.source, v.span(), e.column);
+                return Err(ModelFileError::new(
+                    self.path.to_owned(),
+                    key.to_owned(),
+                    Some(Position::of_offset(self.source, offset)),
+                    K::Expression(e),
+                ));
+            }
+            Ok(text)
         } else {
             Ok(format!(
                 "{:?}",
