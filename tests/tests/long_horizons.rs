@@ -10,16 +10,14 @@
 mod common;
 
 use common::{
-    Chain, KEPLER_A as A, KEPLER_E as E, Kepler, Pendulum, kepler_pericenter, linear_fit,
-    pendulum_initial,
+    Chain, KEPLER_A as A, KEPLER_E as E, Kepler, Pendulum, chain_start, kepler_pericenter,
+    linear_fit, pendulum_initial,
 };
-use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, dyn_state_from_velocity, integrate_dyn};
+use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, integrate_dyn};
 use diracvi_discrete_dirac::{
     Direction, LagrangeDirac, RunOptions, integrate, state_from_velocity,
 };
-use diracvi_geometry::dynamic::DynSystem;
 use diracvi_geometry::{ConstraintDiscretization, Discretization, System};
-use nalgebra::DVector;
 use std::time::Instant;
 
 /// 10^6 midpoint steps of the eccentric Kepler orbit (h = 0.01, ≈ 1590
@@ -163,14 +161,7 @@ fn pendulum_without_wall_energy_over_a_million_steps() {
 #[test]
 fn a_fifty_body_chain_keeps_its_energy_and_constraint() {
     let chain = Chain { k: 50 };
-    let n = 50;
-    let q0 = DVector::from_fn(n, |i, _| i as f64 + 0.05 * (i as f64 * 0.9).sin());
-    let mut forms = vec![0.0; n];
-    chain.constraint_forms(q0.as_slice(), &mut forms);
-    let a = DVector::from_vec(forms);
-    let v = DVector::from_fn(n, |i, _| 0.3 * (i as f64 * 0.37 + 1.0).cos());
-    let v0 = &v - &a * (a.dot(&v) / a.dot(&a));
-    let s0 = dyn_state_from_velocity(&chain, 0.0, &q0, &v0).unwrap();
+    let s0 = chain_start(&chain);
     let mut st = DynLagrangeDirac::new(
         &chain,
         Discretization::Midpoint,

@@ -7,9 +7,8 @@
 //! gyroscopic force or a degenerate step on sparse storage with a typed
 //! error).
 
-use diracvi_discrete_dirac::dynamic::{
-    DynConstrainedLegendre, DynLagrangeDirac, dyn_state_from_velocity,
-};
+use crate::common::chain_start;
+use diracvi_discrete_dirac::dynamic::{DynConstrainedLegendre, DynLagrangeDirac};
 use diracvi_discrete_dirac::linear::Factorization;
 use diracvi_discrete_dirac::{
     Direction, DynState, JacobianStorage, LinearSolver, SparseLu, SparsePattern, StepError,
@@ -109,24 +108,6 @@ impl DynSystem for Chain {
     }
 }
 
-/// A start on the constraints: `v` projected on the null space of `A(q0)`.
-fn start(chain: &Chain) -> DynState {
-    let (n, m) = (chain.k, chain.rows);
-    let q0 = DVector::from_fn(n, |i, _| i as f64 + 0.05 * (i as f64 * 0.9).sin());
-    let mut forms = vec![0.0; m * n];
-    chain.constraint_forms(q0.as_slice(), &mut forms);
-    let a = DMatrix::from_row_slice(m, n, &forms);
-    let v = DVector::from_fn(n, |i, _| 0.3 * (i as f64 * 0.37 + 1.0).cos());
-    let v0 = if m == 0 {
-        v
-    } else {
-        let aat = &a * a.transpose();
-        let y = aat.lu().solve(&(&a * &v)).unwrap();
-        &v - a.transpose() * y
-    };
-    dyn_state_from_velocity(chain, 0.0, &q0, &v0).unwrap()
-}
-
 /// The default stepper of a 60-body chain with 10 declared constraint rows
 /// stores its Jacobian sparsely, and follows the dense-storage stepper
 /// (the same equations, dense LU) to 1e-13 relative over 200 steps, for the
@@ -138,7 +119,7 @@ fn sparse_storage_follows_dense_storage_on_a_chain() {
     for (k, rows) in [(60, 10), (40, 0)] {
         let chain = Chain::new(k, rows, 0.0);
         let size = k + rows;
-        let s0 = start(&chain);
+        let s0 = chain_start(&chain);
         let cd = ConstraintDiscretization::Midpoint;
         for direction in [Direction::Forward, Direction::Backward] {
             for symmetric in [false, true] {
@@ -188,7 +169,7 @@ fn sparse_storage_follows_dense_storage_on_a_chain() {
 fn a_jacobian_outside_the_pattern_is_refused_or_stored_densely() {
     let chain = Chain::new(30, 0, 0.3);
     let cd = ConstraintDiscretization::Midpoint;
-    let s0 = start(&chain);
+    let s0 = chain_start(&chain);
     let mut chosen =
         DynLagrangeDirac::new(&chain, Discretization::Midpoint, cd, Direction::Forward);
     assert_eq!(chosen.jacobian_structure(), Structure::Dense);
@@ -383,7 +364,7 @@ impl DynSystem for Whole<'_> {
 fn the_constrained_legendre_map_is_solved_sparsely_for_a_chain() {
     for (k, rows) in [(60, 10), (40, 0)] {
         let chain = Chain::new(k, rows, 0.0);
-        let s0 = start(&chain);
+        let s0 = chain_start(&chain);
         let mut sparse = DynConstrainedLegendre::new(&chain);
         assert_eq!(sparse.structure(), Structure::Sparse);
         let whole = Whole(&chain);

@@ -6,11 +6,11 @@
 //! Lagrangian derivatives, dense LU). Small or densely coupled systems keep
 //! the dense LU.
 
-use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, dyn_state_from_velocity};
-use diracvi_discrete_dirac::{Direction, DynState, Structure, StructuredLu};
+use crate::common::chain_start;
+use diracvi_discrete_dirac::dynamic::DynLagrangeDirac;
+use diracvi_discrete_dirac::{Direction, Structure, StructuredLu};
 use diracvi_geometry::dynamic::{DynSystem, LagrangianTerms};
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization};
-use nalgebra::DVector;
 
 /// `k` bodies with nonlinear nearest-neighbour springs and the row
 /// `Σ_i cos(0.1 q_i) (1 + 0.01 i) q̇_i = 0`; term `i`: the kinetic energy
@@ -71,17 +71,6 @@ impl DynSystem for Chain {
     }
 }
 
-fn start(chain: &Chain) -> DynState {
-    let n = chain.k;
-    let q0 = DVector::from_fn(n, |i, _| i as f64 + 0.05 * (i as f64 * 0.9).sin());
-    let mut forms = vec![0.0; n];
-    chain.constraint_forms(q0.as_slice(), &mut forms);
-    let a = DVector::from_vec(forms);
-    let v = DVector::from_fn(n, |i, _| 0.3 * (i as f64 * 0.37 + 1.0).cos());
-    let v0 = &v - &a * (a.dot(&v) / a.dot(&a));
-    dyn_state_from_velocity(chain, 0.0, &q0, &v0).unwrap()
-}
-
 #[test]
 fn a_declared_chain_takes_the_sparse_lu_and_follows_the_dense_trajectory() {
     let k = 60;
@@ -123,7 +112,7 @@ fn a_declared_chain_takes_the_sparse_lu_and_follows_the_dense_trajectory() {
         Structure::Dense
     );
 
-    let s0 = start(&declared);
+    let s0 = chain_start(&declared);
     let (map, cd) = (Discretization::Midpoint, ConstraintDiscretization::Midpoint);
     let mut sparse = DynLagrangeDirac::new(&declared, map, cd, Direction::Forward);
     let mut dense = DynLagrangeDirac::with_linear_solver(

@@ -1,8 +1,11 @@
 //! Small systems shared by the stepper tests.
 #![allow(dead_code, missing_docs)]
 
+use diracvi_discrete_dirac::DynState;
+use diracvi_discrete_dirac::dynamic::dyn_state_from_velocity;
 use diracvi_geometry::dynamic::DynSystem;
 use diracvi_geometry::{AdScalar, SMatrix, SVector, System};
+use nalgebra::{DMatrix, DVector};
 use std::f64::consts::PI;
 
 /// LC circuit of \[DDM\] §2.1: q = (q^ℓ, q^{c1}, q^{c2}, q^{c3}).
@@ -308,4 +311,29 @@ impl DynSystem for Chain {
             *x = (q[i] * 0.1).cos() * (1.0 + i as f64 * 0.01);
         }
     }
+}
+
+/// The start of a chain of bodies on a line (any [`DynSystem`] whose
+/// coordinates are the bodies' positions): near the integers, `v`
+/// projected on the null space of `A(q0)` (one row: `v − a (a·v)/(a·a)`).
+pub fn chain_start<Sy: DynSystem>(chain: &Sy) -> DynState {
+    let (n, m) = (chain.coordinate_count(), chain.constraint_count());
+    let q0 = DVector::from_fn(n, |i, _| i as f64 + 0.05 * (i as f64 * 0.9).sin());
+    let mut forms = vec![0.0; m * n];
+    chain.constraint_forms(q0.as_slice(), &mut forms);
+    let v = DVector::from_fn(n, |i, _| 0.3 * (i as f64 * 0.37 + 1.0).cos());
+    let v0 = match m {
+        0 => v,
+        1 => {
+            let a = DVector::from_vec(forms);
+            &v - &a * (a.dot(&v) / a.dot(&a))
+        }
+        _ => {
+            let a = DMatrix::from_row_slice(m, n, &forms);
+            let aat = &a * a.transpose();
+            let y = aat.lu().solve(&(&a * &v)).unwrap();
+            &v - a.transpose() * y
+        }
+    };
+    dyn_state_from_velocity(chain, 0.0, &q0, &v0).unwrap()
 }
