@@ -20,6 +20,7 @@ subclasses).
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from typing import Any, Iterable, List, Mapping, Optional, Sequence, Union
@@ -277,11 +278,22 @@ def ensemble(
     step from pilot runs for an error of about ``tol`` (``diracvi run
     --tol``; an override ``{"tol": 1e-8}`` sets it per run, ``{"h": ...}``
     clears it); its summary's ``"tolerance"`` records the choice.
+
+    ``scenario`` may also be the ``RustScenario`` of a model written in Rust
+    (an extension module built with ``diracvi_python::own``, see the
+    README's "Your own model in Rust"): overrides then set its parameters by
+    name, ``h``, ``t_end``, ``discretization``, ``constraint``, ``q`` and
+    ``v``; ``tol`` is refused there.
     """
-    if not isinstance(scenario, Scenario):
+    if isinstance(scenario, Scenario):
+        run = functools.partial(_diracvi.ensemble, scenario)
+    elif callable(getattr(scenario, "_ensemble", None)):
+        # A scenario of a model written in Rust (an extension module built
+        # with diracvi_python::own): it runs its own members.
+        run = scenario._ensemble
+    else:
         raise TypeError(f"scenario must be a diracvi.Scenario, got {type(scenario).__name__}")
-    d = _diracvi.ensemble(
-        scenario,
+    d = run(
         overrides,
         keep=keep,
         threads=threads,

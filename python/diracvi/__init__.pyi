@@ -358,7 +358,7 @@ def scenario(
     Raises ModelError or TypeError."""
 
 def ensemble(
-    scenario: Scenario,
+    scenario: Union[Scenario, Any],
     overrides: Iterable[Mapping[str, Value]],
     *,
     keep: Union[str, Sequence[str]] = ("final_state", "impact_times", "summary"),
@@ -375,7 +375,8 @@ def ensemble(
     keeping only what ``keep`` selects ("final_state", "impact_times",
     "impacts", "summary", "trajectory"). Results in input order, equal to
     the runs done one by one. The lowest-index failure is raised, with
-    ``run_index`` set."""
+    ``run_index`` set. ``scenario`` may be the ``RustScenario`` of a model
+    written in Rust (an extension module built on ``diracvi_python::own``)."""
 
 
 class PeriodicOrbit:

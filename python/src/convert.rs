@@ -126,22 +126,27 @@ pub fn impact_table<'py>(
     make(py, "ImpactTable", &d)
 }
 
-/// The run summary as a dict: the CLI's `--summary json` less `out`,
-/// `plot` and `animate` (both serialize `diracvi_run::Summary`, and the
-/// shortest round-trip float text reads back to the same bits).
-pub fn summary<'py>(
-    py: Python<'py>,
+/// The summary of a run of `sc`: the CLI's `--summary json` less `out`,
+/// `plot` and `animate`, with the choice of a run with a tolerance.
+pub fn scenario_summary(
     sc: &Scenario,
     info: &ModelSummary,
     o: &RunOutcome,
     energy_tolerance: f64,
     tolerance: Option<&ToleranceChoice>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let mut data = Summary::new(sc, info, o, energy_tolerance);
-    if let Some(choice) = tolerance {
-        data = data.with_tolerance(choice);
+) -> Summary {
+    let data = Summary::new(sc, info, o, energy_tolerance);
+    match tolerance {
+        Some(choice) => data.with_tolerance(choice),
+        None => data,
     }
-    let text = serde_json::to_string(&data)
+}
+
+/// A run summary as a dict (the CLI's and `diracvi_run::run_system`'s
+/// serialization of `diracvi_run::Summary`: the shortest round-trip float
+/// text reads back to the same bits).
+pub fn summary_dict<'py>(py: Python<'py>, data: &Summary) -> PyResult<Bound<'py, PyAny>> {
+    let text = serde_json::to_string(data)
         .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
     py.import("json")?.call_method1("loads", (text,))
 }
@@ -181,7 +186,13 @@ pub fn plane_walls<'py>(
     let n = coordinates.len();
     let path = q.chunks_exact(n).map(|row| [row[ix], row[iy]]);
     let walls = sc.walls_around(path).map_err(|e| model_error(py, e))?;
-    for w in walls {
+    shape_list(py, &walls)
+}
+
+/// Shapes as the dicts of `RunResult.walls` (see [`plane_walls`]).
+pub fn shape_list<'py>(py: Python<'py>, shapes: &[Shape]) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for w in shapes {
         let d = PyDict::new(py);
         match w {
             Shape::Line { point, direction } => {

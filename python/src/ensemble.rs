@@ -1,13 +1,13 @@
 //! `diracvi.ensemble`: many runs of one scenario with per-run overrides, on
 //! all cores (rayon, GIL released), keeping only what `keep` asks for.
 
-use crate::convert::{impact_table, indices, matrix, summary, vector};
+use crate::convert::{impact_table, indices, matrix, scenario_summary, summary_dict, vector};
 use crate::errors::{model_error, run_error};
-use crate::scenario::{PyScenario, RunChoice, run_result};
+use crate::scenario::{PyScenario, RunChoice, Walls, run_result};
 use diracvi_models::Scenario;
 use diracvi_run::{
-    Discard, ImpactRecord, ModelSummary, RecordBuffer, RecordSink, RunError, RunOutcome,
-    ToleranceChoice, describe,
+    Discard, ImpactRecord, ModelSummary, RecordBuffer, RecordSink, RunError, RunOutcome, Summary,
+    describe,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What each run of an ensemble keeps.
 #[derive(Debug, Clone, Copy, Default)]
-struct Keep {
+pub struct Keep {
     final_state: bool,
     impact_times: bool,
     impacts: bool,
@@ -35,7 +35,17 @@ const SELECTORS: [&str; 5] = [
 ];
 
 impl Keep {
-    fn parse(keep: &Bound<'_, PyAny>) -> PyResult<Self> {
+    /// The selectors of `keep` (a str or a sequence of str); `None`: the
+    /// final state, the impact times and the summary.
+    pub fn parse(keep: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let Some(keep) = keep else {
+            return Ok(Keep {
+                final_state: true,
+                impact_times: true,
+                summary: true,
+                ..Keep::default()
+            });
+        };
         let names: Vec<String> = if keep.is_instance_of::<PyString>() {
             vec![keep.extract()?]
         } else {
@@ -60,18 +70,140 @@ impl Keep {
         }
         Ok(k)
     }
+
+    /// The selectors in use, in [`SELECTORS`] order.
+    fn names(&self) -> Vec<&'static str> {
+        SELECTORS
+            .iter()
+            .zip([
+                self.final_state,
+                self.impact_times,
+                self.impacts,
+                self.summary,
+                self.trajectory,
+            ])
+            .filter(|(_, on)| *on)
+            .map(|(s, _)| *s)
+            .collect()
+    }
+
+    /// Whether a run records its trajectory.
+    pub fn trajectory(&self) -> bool {
+        self.trajectory
+    }
+
+    /// Whether a run needs its summary (kept alone or in its result).
+    pub fn summary(&self) -> bool {
+        self.summary || self.trajectory
+    }
 }
 
-/// What one run of an ensemble produced (only what `Keep` asked for).
-struct Kept {
-    scenario: Option<Scenario>,
+/// What one run of an ensemble produced (only what [`Keep`] asked for).
+pub struct Kept {
+    /// The recorded steps (`keep` "trajectory").
     records: Option<RecordBuffer>,
+    /// The outcome (impact vectors dropped unless kept).
     outcome: RunOutcome,
-    /// The choice of a run with a tolerance.
-    tolerance: Option<ToleranceChoice>,
+    /// The summary ("summary" or "trajectory").
+    summary: Option<Summary>,
+    /// The walls of the result ("trajectory").
+    walls: Option<Walls>,
 }
 
-/// One run: build the plan, integrate, drop what is not kept.
+impl Kept {
+    /// What `keep` keeps of a finished run: its recorded steps, its
+    /// outcome, its summary and its walls (computed only when kept).
+    pub fn new(
+        keep: Keep,
+        records: RecordBuffer,
+        mut outcome: RunOutcome,
+        summary: impl FnOnce(&RunOutcome) -> Summary,
+        walls: impl FnOnce() -> Walls,
+    ) -> Self {
+        let summary = keep.summary().then(|| summary(&outcome));
+        if !(keep.impacts || keep.trajectory) {
+            // Only the times (and count) are needed: drop the vectors.
+            for i in &mut outcome.impacts {
+                *i = ImpactRecord {
+                    q: Vec::new(),
+                    p_before: Vec::new(),
+                    p_after: Vec::new(),
+                    ..*i
+                };
+            }
+        }
+        Kept {
+            records: keep.trajectory.then_some(records),
+            outcome,
+            summary,
+            walls: keep.trajectory.then(walls),
+        }
+    }
+}
+
+/// The worker threads of `threads=` (`None`: rayon's global pool).
+pub fn parse_threads(threads: Option<i64>) -> PyResult<Option<usize>> {
+    threads
+        .map(|n| {
+            usize::try_from(n)
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| PyValueError::new_err(format!("threads must be >= 1, got {n}")))
+        })
+        .transpose()
+}
+
+/// Run `run` on every member in parallel with the GIL released, on
+/// `threads` worker threads (`None`: all cores), results in member order.
+/// The lowest failing index wins: later members are skipped once one
+/// failed, earlier ones still run, so the error raised (with `run_index`)
+/// is the same whatever the scheduling.
+pub fn run_members<T: Send>(
+    py: Python<'_>,
+    members: Vec<T>,
+    threads: Option<usize>,
+    run: impl Fn(T) -> Result<(Kept, ModelSummary), RunError> + Sync + Send,
+) -> PyResult<Vec<(Kept, ModelSummary)>> {
+    let results = py.detach(move || {
+        let first_failure = AtomicUsize::new(usize::MAX);
+        let work = || {
+            members
+                .into_par_iter()
+                .enumerate()
+                .map(|(i, member)| {
+                    if i > first_failure.load(Ordering::Relaxed) {
+                        return None;
+                    }
+                    let r = run(member);
+                    if r.is_err() {
+                        first_failure.fetch_min(i, Ordering::Relaxed);
+                    }
+                    Some(r)
+                })
+                .collect::<Vec<_>>()
+        };
+        match threads {
+            None => Ok(work()),
+            Some(n) => rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .map(|pool| pool.install(work))
+                .map_err(|e| e.to_string()),
+        }
+    });
+    let results = results.map_err(|e| PyValueError::new_err(format!("threads: {e}")))?;
+    let mut runs = Vec::with_capacity(results.len());
+    for (i, r) in results.into_iter().enumerate() {
+        match r {
+            Some(Ok(run)) => runs.push(run),
+            Some(Err(e)) => return Err(run_error(py, &e, Some(i))),
+            None => {}
+        }
+    }
+    Ok(runs)
+}
+
+/// One run of a scenario: build the plan, integrate, keep what `keep` asks.
 fn run_one(
     scenario: Scenario,
     choice: RunChoice,
@@ -82,33 +214,29 @@ fn run_one(
     if !keep.trajectory {
         choice.every = 0;
     }
-    choice.account = keep.summary || keep.trajectory;
+    choice.account = keep.summary();
     let mut buffer = RecordBuffer::new();
     let sink: &mut dyn RecordSink = if keep.trajectory {
         &mut buffer
     } else {
         &mut Discard
     };
-    let (scenario, mut outcome, tolerance) = choice.execute(&scenario, &[], sink)?;
-    if !(keep.impacts || keep.trajectory) {
-        // Only the times (and count) are needed: drop the vectors.
-        outcome.impacts = outcome
-            .impacts
-            .iter()
-            .map(|i| ImpactRecord {
-                q: Vec::new(),
-                p_before: Vec::new(),
-                p_after: Vec::new(),
-                ..*i
-            })
-            .collect();
-    }
-    let kept = Kept {
-        scenario: (keep.summary || keep.trajectory).then_some(scenario),
-        records: keep.trajectory.then_some(buffer),
+    let (scenario, outcome, tolerance) = choice.execute(&scenario, &[], sink)?;
+    let kept = Kept::new(
+        keep,
+        buffer,
         outcome,
-        tolerance,
-    };
+        |o| {
+            scenario_summary(
+                &scenario,
+                &info,
+                o,
+                choice.energy_tolerance,
+                tolerance.as_ref(),
+            )
+        },
+        || Walls::of(&scenario, &info.coordinates),
+    );
     Ok((kept, info))
 }
 
@@ -134,15 +262,7 @@ pub fn ensemble<'py>(
     energy_tolerance: f64,
     tol: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let keep = match keep {
-        Some(k) => Keep::parse(k)?,
-        None => Keep {
-            final_state: true,
-            impact_times: true,
-            summary: true,
-            ..Keep::default()
-        },
-    };
+    let keep = Keep::parse(keep)?;
     let choice = RunChoice::parse(
         stepper,
         impacts,
@@ -155,14 +275,7 @@ pub fn ensemble<'py>(
         energy_tolerance,
         tol,
     )?;
-    let threads = threads
-        .map(|n| {
-            usize::try_from(n)
-                .ok()
-                .filter(|&n| n > 0)
-                .ok_or_else(|| PyValueError::new_err(format!("threads must be >= 1, got {n}")))
-        })
-        .transpose()?;
+    let threads = parse_threads(threads)?;
     let base = scenario.inner.clone();
     drop(scenario);
 
@@ -196,46 +309,7 @@ pub fn ensemble<'py>(
         scenarios.push(sc);
     }
 
-    let results = py.detach(move || {
-        // The lowest failing index so far: later runs are skipped, earlier
-        // ones still run, so the error raised is the lowest-index one
-        // whatever the scheduling.
-        let first_failure = AtomicUsize::new(usize::MAX);
-        let work = || {
-            scenarios
-                .into_par_iter()
-                .enumerate()
-                .map(|(i, sc)| {
-                    if i > first_failure.load(Ordering::Relaxed) {
-                        return None;
-                    }
-                    let r = run_one(sc, choice, keep);
-                    if r.is_err() {
-                        first_failure.fetch_min(i, Ordering::Relaxed);
-                    }
-                    Some(r)
-                })
-                .collect::<Vec<_>>()
-        };
-        match threads {
-            None => Ok(work()),
-            Some(n) => rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build()
-                .map(|pool| pool.install(work))
-                .map_err(|e| e.to_string()),
-        }
-    });
-    let results = results.map_err(|e| PyValueError::new_err(format!("threads: {e}")))?;
-
-    let mut runs = Vec::with_capacity(results.len());
-    for (i, r) in results.into_iter().enumerate() {
-        match r {
-            Some(Ok(run)) => runs.push(run),
-            Some(Err(e)) => return Err(run_error(py, &e, Some(i))),
-            None => {}
-        }
-    }
+    let runs = run_members(py, scenarios, threads, |sc| run_one(sc, choice, keep))?;
     // Every run succeeded here (a skipped run implies an earlier failure).
     let coordinates = match runs.first() {
         Some((_, info)) => info.coordinates.clone(),
@@ -243,26 +317,22 @@ pub fn ensemble<'py>(
             .map(|d| d.coordinates)
             .map_err(|e| model_error(py, e))?,
     };
-    let n = coordinates.len();
+    ensemble_dict(py, &base.model, &coordinates, keep, runs)
+}
 
+/// The fields of a `diracvi.EnsembleResult` of the runs `runs` of `model`.
+pub fn ensemble_dict<'py>(
+    py: Python<'py>,
+    model: &str,
+    coordinates: &[String],
+    keep: Keep,
+    runs: Vec<(Kept, ModelSummary)>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let n = coordinates.len();
     let d = PyDict::new(py);
-    d.set_item("model", &base.model)?;
-    d.set_item("coordinates", &coordinates)?;
-    d.set_item("keep", {
-        let names: Vec<&str> = SELECTORS
-            .iter()
-            .zip([
-                keep.final_state,
-                keep.impact_times,
-                keep.impacts,
-                keep.summary,
-                keep.trajectory,
-            ])
-            .filter(|(_, on)| *on)
-            .map(|(s, _)| *s)
-            .collect();
-        names
-    })?;
+    d.set_item("model", model)?;
+    d.set_item("coordinates", coordinates)?;
+    d.set_item("keep", keep.names())?;
     d.set_item(
         "impact_counts",
         indices(py, runs.iter().map(|(k, _)| k.outcome.impacts.len())),
@@ -293,22 +363,15 @@ pub fn ensemble<'py>(
     if keep.impacts {
         let list = PyList::empty(py);
         for (k, _) in &runs {
-            list.append(impact_table(py, &k.outcome.impacts, &coordinates)?)?;
+            list.append(impact_table(py, &k.outcome.impacts, coordinates)?)?;
         }
         d.set_item("impacts", list)?;
     }
     if keep.summary {
         let list = PyList::empty(py);
-        for (k, info) in &runs {
-            if let Some(sc) = &k.scenario {
-                list.append(summary(
-                    py,
-                    sc,
-                    info,
-                    &k.outcome,
-                    choice.energy_tolerance,
-                    k.tolerance.as_ref(),
-                )?)?;
+        for (k, _) in &runs {
+            if let Some(summary) = &k.summary {
+                list.append(summary_dict(py, summary)?)?;
             }
         }
         d.set_item("summaries", list)?;
@@ -316,15 +379,15 @@ pub fn ensemble<'py>(
     if keep.trajectory {
         let list = PyList::empty(py);
         for (k, info) in runs {
-            if let (Some(sc), Some(records)) = (&k.scenario, k.records) {
+            if let (Some(summary), Some(records), Some(walls)) = (&k.summary, k.records, k.walls) {
                 list.append(run_result(
                     py,
-                    sc,
-                    &info,
+                    model,
+                    &info.coordinates,
                     records,
                     &k.outcome,
-                    choice.energy_tolerance,
-                    k.tolerance.as_ref(),
+                    summary,
+                    walls,
                 )?)?;
             }
         }

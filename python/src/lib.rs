@@ -10,10 +10,15 @@
 //! The Python side (`python/diracvi/`) holds the result classes (plain data:
 //! numpy arrays and dicts, so they pickle), the exception classes and the
 //! type stubs; this module imports them by name.
+//!
+//! As a Rust library this crate serves the extension modules of other
+//! crates: [`own`] exposes a model written in Rust to Python with the same
+//! runs, results, ensembles and errors as the catalogue.
 
 mod convert;
 mod ensemble;
 mod errors;
+pub mod own;
 mod periodic;
 mod scenario;
 
@@ -23,7 +28,8 @@ use pyo3::types::PyList;
 
 /// The native module `diracvi._diracvi`.
 #[pymodule]
-fn _diracvi(m: &Bound<'_, PyModule>) -> PyResult<()> {
+#[pyo3(name = "_diracvi")]
+fn diracvi_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<scenario::PyScenario>()?;
     m.add_function(wrap_pyfunction!(scenario::models, m)?)?;
     m.add_function(wrap_pyfunction!(scenario::file_model, m)?)?;

@@ -1,11 +1,14 @@
 //! `diracvi.Scenario` and `diracvi.models()`.
 
-use crate::convert::{has_plane, impact_table, indices, make, matrix, set_text, summary, vector};
+use crate::convert::{
+    has_plane, impact_table, indices, make, matrix, scenario_summary, set_text, shape_list,
+    summary_dict, vector,
+};
 use crate::errors::{choice_error, model_error, model_type_error, run_error};
-use diracvi_models::{ModelError, Scenario, catalogue};
+use diracvi_models::{ModelError, Scenario, Shape, catalogue};
 use diracvi_run::{
-    Direction, Impacts, ModelSummary, Order, RecordBuffer, RecordSink, RunError, RunOutcome,
-    RunPlan, Stepper, ToleranceChoice, describe, execute, execute_with_tolerance, step_count,
+    Direction, Impacts, Order, RecordBuffer, RecordSink, RunError, RunOutcome, RunPlan, Stepper,
+    Summary, ToleranceChoice, describe, execute, execute_with_tolerance, step_count,
 };
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -161,7 +164,12 @@ impl RunChoice {
 
     /// The plan for `scenario`.
     pub fn plan(&self, scenario: &Scenario) -> Result<RunPlan, RunError> {
-        Ok(RunPlan::new(step_count(scenario, self.steps)?)
+        Ok(self.plan_of(step_count(scenario, self.steps)?))
+    }
+
+    /// The plan of a run of `steps` steps.
+    pub fn plan_of(&self, steps: usize) -> RunPlan {
+        RunPlan::new(steps)
             .stepper(self.stepper)
             .impacts(self.impacts)
             .direction(self.direction)
@@ -170,7 +178,7 @@ impl RunChoice {
             .jacobian(self.jacobian)
             .tangents(self.tangents)
             .account(self.account)
-            .order(self.order))
+            .order(self.order)
     }
 }
 
@@ -681,21 +689,28 @@ impl PyScenario {
         });
         let (scenario, info, records, outcome, tolerance) =
             done.map_err(|e| run_error(py, &e, None))?;
-        run_result(
-            py,
+        let summary = scenario_summary(
             &scenario,
             &info,
-            records,
             &outcome,
             choice.energy_tolerance,
             tolerance.as_ref(),
+        );
+        run_result(
+            py,
+            &scenario.model,
+            &info.coordinates,
+            records,
+            &outcome,
+            &summary,
+            Walls::of(&scenario, &info.coordinates),
         )
     }
 }
 
 /// The parameter names of `run(sensitivity=…)`: a sequence of str, or one
 /// str of comma-separated names (as `--sensitivity`).
-fn sensitivity_names(value: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
+pub fn sensitivity_names(value: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
     let Some(value) = value else {
         return Ok(Vec::new());
     };
@@ -815,31 +830,49 @@ pub fn file_model<'py>(py: Python<'py>, scenario: &PyScenario) -> PyResult<Bound
     model_dict(py, &file.description, rows, scenario.inner.clone())
 }
 
+/// Where the walls of a result's x–y panel (`RunResult.walls`) come from.
+pub enum Walls {
+    /// Traced from the scenario on first access (a model file's curved
+    /// boundary is traced on a grid around the path: work an ensemble
+    /// member that is never drawn does not pay).
+    Later(Scenario),
+    /// Known already (none for a model without an x–y plane).
+    Known(Vec<Shape>),
+}
+
+impl Walls {
+    /// The walls of a run of `sc` over `coordinates`: later from the
+    /// scenario when it has an x–y plane, none otherwise.
+    pub fn of(sc: &Scenario, coordinates: &[String]) -> Self {
+        if has_plane(sc, coordinates) {
+            Walls::Later(sc.clone())
+        } else {
+            Walls::Known(Vec::new())
+        }
+    }
+}
+
 /// A full run as a `diracvi.RunResult`: the recorded steps as arrays, the
 /// impact table, the summary and the walls of the x–y panel.
 pub fn run_result<'py>(
     py: Python<'py>,
-    sc: &Scenario,
-    info: &ModelSummary,
+    model: &str,
+    coordinates: &[String],
     records: RecordBuffer,
     outcome: &RunOutcome,
-    energy_tolerance: f64,
-    tolerance: Option<&ToleranceChoice>,
+    summary: &Summary,
+    walls: Walls,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let n = info.coordinates.len();
+    let n = coordinates.len();
     let d = PyDict::new(py);
-    // The walls are computed on first access (`RunResult.walls`): from the
-    // scenario, kept for that, when there is an x–y plane.
-    if has_plane(sc, &info.coordinates) {
-        d.set_item(
-            "_walls_scenario",
-            Bound::new(py, PyScenario { inner: sc.clone() })?,
-        )?;
-    } else {
-        d.set_item("_walls", PyList::empty(py))?;
+    match walls {
+        Walls::Later(sc) => {
+            d.set_item("_walls_scenario", Bound::new(py, PyScenario { inner: sc })?)?
+        }
+        Walls::Known(shapes) => d.set_item("_walls", shape_list(py, &shapes)?)?,
     }
-    d.set_item("model", &sc.model)?;
-    d.set_item("coordinates", &info.coordinates)?;
+    d.set_item("model", model)?;
+    d.set_item("coordinates", coordinates)?;
     d.set_item("k", indices(py, records.k))?;
     d.set_item("t", vector(py, records.t))?;
     d.set_item("q", matrix(py, records.q, n)?)?;
@@ -849,14 +882,8 @@ pub fn run_result<'py>(
         "constraint_residual",
         vector(py, records.constraint_residual),
     )?;
-    d.set_item(
-        "impacts",
-        impact_table(py, &outcome.impacts, &info.coordinates)?,
-    )?;
-    d.set_item(
-        "summary",
-        summary(py, sc, info, outcome, energy_tolerance, tolerance)?,
-    )?;
+    d.set_item("impacts", impact_table(py, &outcome.impacts, coordinates)?)?;
+    d.set_item("summary", summary_dict(py, summary)?)?;
     if let Some(tape) = &outcome.tangents {
         let (rows, cols) = (
             tape.initial.nrows(),

@@ -87,7 +87,10 @@
 //! [`Fixed`](diracvi_geometry::dynamic::Fixed) (a `NamedSystem` there is a
 //! `NamedDynSystem`). `examples/own-model` in the repository is a complete
 //! crate (a ball in a circular bowl) whose test checks summary and files
-//! against `diracvi run --model-file` of the same model.
+//! against `diracvi run --model-file` of the same model. From Python, the
+//! same system runs through an extension module of your crate built on
+//! `diracvi_python::own` (the `diracvi-python` crate, `python/` in the
+//! repository; `examples/own-model/python` is one).
 //!
 //! ```
 //! use diracvi_geometry::{AdScalar, Discretization, ConstraintDiscretization};

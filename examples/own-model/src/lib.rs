@@ -163,12 +163,29 @@ pub fn run(
     plan: RunPlan,
     sink: &mut dyn RecordSink,
 ) -> Result<(Summary, RunOutcome), RunError> {
-    run_system(model, setup, plan, sink, DEFAULT_ENERGY_TOLERANCE)
+    run_with_energy_tolerance(model, setup, plan, sink, DEFAULT_ENERGY_TOLERANCE)
+}
+
+/// [`run`] with the summary's energy-drift warning at `energy_tolerance`
+/// (relative) instead of [`DEFAULT_ENERGY_TOLERANCE`]: the function the
+/// Python module (`python/`, `diracvi_python::own::RunFn`) runs the bowl
+/// with, so the runner compiled here serves it too.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_with_energy_tolerance(
+    model: &Bowl,
+    setup: &DynRunSetup,
+    plan: RunPlan,
+    sink: &mut dyn RecordSink,
+    energy_tolerance: f64,
+) -> Result<(Summary, RunOutcome), RunError> {
+    run_system(model, setup, plan, sink, energy_tolerance)
 }
 
 impl Bowl {
     /// The bowl's rim, the wall of its pictures.
-    fn rim(&self) -> Shape {
+    pub fn rim(&self) -> Shape {
         Shape::Circle {
             center: [0.0, 0.0],
             radius: self.r,

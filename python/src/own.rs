@@ -1,0 +1,638 @@
+//! Models written in Rust, run from Python.
+//!
+//! A model implemented in a crate of your own (a
+//! [`diracvi_run::NamedDynSystem`]) reaches Python through
+//! an extension module of that crate: its `#[pymodule]` hands the model, its
+//! default run and the function that runs it to [`PythonModel::add_to`],
+//! which adds
+//!
+//! - `scenario(*, h=None, t_end=None, discretization=None, constraint=None,
+//!   params=None, q=None, v=None)`: the model's default run with overrides,
+//!   a `RustScenario`;
+//! - the class `RustScenario`: `run(...)` gives a `diracvi.RunResult` (the
+//!   same result class, summary dict, impact table, `to_pandas()` and
+//!   `plot()` as a catalogued model), `replace(...)` a copy with overrides,
+//!   and `diracvi.ensemble(scenario, overrides, ...)` runs it in parallel on
+//!   all cores into a `diracvi.EnsembleResult`.
+//!
+//! The summary is the one [`diracvi_run::run_system`] returns in Rust, and
+//! `diracvi run` prints for a model file describing the same system, with
+//! its warnings; errors are the package's `ModelError`, `StepError` and
+//! `ImpactError` (bad values of the overrides raise `ValueError`, values of
+//! the wrong type `TypeError`).
+//!
+//! ```ignore
+//! use diracvi_python::own::PythonModel;
+//! use pyo3::prelude::*;
+//!
+//! #[pymodule]
+//! fn diracvi_bowl(m: &Bound<'_, PyModule>) -> PyResult<()> {
+//!     let bowl = Bowl::default();
+//!     PythonModel::new(bowl, bowl.default_setup(), diracvi_run::run_system::<Bowl>)
+//!         .parameters(
+//!             |b| vec![("m".into(), b.m), ("g".into(), b.g), ("R".into(), b.r)],
+//!             |b, name, x| match name {
+//!                 "m" => Ok(b.m = x),
+//!                 "g" => Ok(b.g = x),
+//!                 _ => Ok(b.r = x), // "R"
+//!             },
+//!         )
+//!         .add_to(m)
+//! }
+//! ```
+//!
+//! The extension module is built with maturin like the package itself
+//! (examples/own-model/python is a complete one); it needs the `diracvi`
+//! package installed, whose result and error classes it returns.
+//!
+//! What a model written in Rust does not get from Python: `tol=` (choosing
+//! the order and step needs a scenario the runner can copy and re-run:
+//! give `h` and `order`), pickling of a `RustScenario` (its results pickle),
+//! and `periodic_orbit`.
+
+use crate::ensemble::{Keep, Kept, ensemble_dict, parse_threads, run_members};
+use crate::errors::run_error;
+use crate::scenario::{RunChoice, Walls, run_result, sensitivity_names};
+use diracvi_models::{ConstraintDiscretization, Discretization, Shape};
+use diracvi_run::{
+    Discard, DynRunSetup, ModelSummary, NamedDynSystem, RecordBuffer, RecordSink, RunError,
+    RunOutcome, RunPlan, Summary, describe_system, step_count_for,
+};
+use nalgebra::DVector;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyCFunction, PyDict, PyTuple};
+use std::sync::Arc;
+
+/// The function that runs a model: `(model, setup, plan, sink,
+/// energy_tolerance) → (summary, outcome)`.
+/// [`diracvi_run::run_system::<Mo>`](diracvi_run::run_system) is one; a
+/// crate that already compiles it for its model (a concrete `run` of its
+/// own, as examples/own-model does) passes that, so the runner is not
+/// compiled again in the extension module.
+pub type RunFn<Mo> = fn(
+    &Mo,
+    &DynRunSetup,
+    RunPlan,
+    &mut dyn RecordSink,
+    f64,
+) -> Result<(Summary, RunOutcome), RunError>;
+
+/// A model's named parameters: their names and values.
+pub type GetParameters<Mo> = fn(&Mo) -> Vec<(String, f64)>;
+
+/// Set one named parameter (a name among those of [`GetParameters`]);
+/// `Err(reason)` for a value the model cannot take.
+pub type SetParameter<Mo> = fn(&mut Mo, &str, f64) -> Result<(), String>;
+
+/// A model written in Rust, as an extension module exposes it to Python
+/// (see the [module docs](self)).
+pub struct PythonModel<Mo> {
+    model: Mo,
+    setup: DynRunSetup,
+    run: RunFn<Mo>,
+    get: GetParameters<Mo>,
+    set: SetParameter<Mo>,
+    walls: fn(&Mo) -> Vec<Shape>,
+}
+
+impl<Mo: NamedDynSystem + 'static> PythonModel<Mo> {
+    /// `model` with its default run `setup` (initial data, step, end time,
+    /// discretization), run by `run`; no parameters, no walls drawn.
+    pub fn new(model: Mo, setup: DynRunSetup, run: RunFn<Mo>) -> Self {
+        Self {
+            model,
+            setup,
+            run,
+            get: |_| Vec::new(),
+            set: |_, name, _| Err(format!("no parameter '{name}'")),
+            walls: |_| Vec::new(),
+        }
+    }
+
+    /// The model's named parameters (`params=` and ensemble overrides set
+    /// them by name): `get` lists them with their values, `set` changes one
+    /// (called only with a listed name).
+    pub fn parameters(mut self, get: GetParameters<Mo>, set: SetParameter<Mo>) -> Self {
+        self.get = get;
+        self.set = set;
+        self
+    }
+
+    /// The walls `RunResult.walls` and the x–y panel of `plot()` draw
+    /// (for a model with coordinates named `x` and `y`).
+    pub fn walls(mut self, walls: fn(&Mo) -> Vec<Shape>) -> Self {
+        self.walls = walls;
+        self
+    }
+
+    /// Add `scenario(...)` and the class `RustScenario` to `module`.
+    ///
+    /// # Errors
+    /// A Python error when the module cannot take them, or when the
+    /// default setup does not fit the model (`ValueError`).
+    pub fn add_to(self, module: &Bound<'_, PyModule>) -> PyResult<()> {
+        let py = module.py();
+        let setup = self.setup.clone();
+        let model: Arc<dyn ErasedModel> = Arc::new(self);
+        let n = model.coordinate_count();
+        check_setup(model.name(), n, &setup)?;
+        let defaults = Py::new(py, RustScenario { model, setup })?;
+        module.add_class::<RustScenario>()?;
+        let scenario = PyCFunction::new_closure(
+            py,
+            Some(c"scenario"),
+            Some(
+                c"scenario(*, h=None, t_end=None, discretization=None, constraint=None, params=None, q=None, v=None)\n\nThe model's default run with overrides (a RustScenario).",
+            ),
+            move |args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>| {
+                if !args.is_empty() {
+                    return Err(PyTypeError::new_err(
+                        "scenario() takes keyword arguments only",
+                    ));
+                }
+                defaults
+                    .bind(args.py())
+                    .call_method("replace", (), kwargs)
+                    .map(Bound::unbind)
+            },
+        )?;
+        module.add("scenario", scenario)
+    }
+}
+
+/// What the Python classes need of a model (with its parameter values),
+/// whatever its type.
+trait ErasedModel: Send + Sync {
+    fn name(&self) -> &str;
+    fn description(&self) -> &str;
+    fn coordinate_count(&self) -> usize;
+    fn parameters(&self) -> Vec<(String, f64)>;
+    /// The model with parameter `name` (one of [`parameters`](Self::parameters)) set to `value`.
+    fn with_parameter(&self, name: &str, value: f64) -> Result<Arc<dyn ErasedModel>, String>;
+    fn describe(&self, setup: &DynRunSetup) -> Result<ModelSummary, RunError>;
+    fn run(
+        &self,
+        setup: &DynRunSetup,
+        plan: RunPlan,
+        sink: &mut dyn RecordSink,
+        energy_tolerance: f64,
+    ) -> Result<(Summary, RunOutcome), RunError>;
+    fn walls(&self) -> Vec<Shape>;
+}
+
+impl<Mo: NamedDynSystem + 'static> ErasedModel for PythonModel<Mo> {
+    fn name(&self) -> &str {
+        self.model.name()
+    }
+    fn description(&self) -> &str {
+        self.model.description()
+    }
+    fn coordinate_count(&self) -> usize {
+        self.model.coordinate_count()
+    }
+    fn parameters(&self) -> Vec<(String, f64)> {
+        (self.get)(&self.model)
+    }
+    fn with_parameter(&self, name: &str, value: f64) -> Result<Arc<dyn ErasedModel>, String> {
+        let mut model = self.model.clone();
+        (self.set)(&mut model, name, value)
+            .map_err(|reason| format!("parameter '{name}' = {value}: {reason}"))?;
+        Ok(Arc::new(PythonModel {
+            model,
+            setup: self.setup.clone(),
+            ..*self
+        }))
+    }
+    fn describe(&self, setup: &DynRunSetup) -> Result<ModelSummary, RunError> {
+        Ok(describe_system(&self.model, setup)?)
+    }
+    fn run(
+        &self,
+        setup: &DynRunSetup,
+        plan: RunPlan,
+        sink: &mut dyn RecordSink,
+        energy_tolerance: f64,
+    ) -> Result<(Summary, RunOutcome), RunError> {
+        (self.run)(&self.model, setup, plan, sink, energy_tolerance)
+    }
+    fn walls(&self) -> Vec<Shape> {
+        (self.walls)(&self.model)
+    }
+}
+
+/// `ValueError` unless `setup` fits a model of `n` coordinates: `q` and `v`
+/// of length `n`, `h > 0` and `t_end ≥ 0` finite.
+fn check_setup(model: &str, n: usize, setup: &DynRunSetup) -> PyResult<()> {
+    for (what, x) in [("q", &setup.q0), ("v", &setup.v0)] {
+        if x.len() != n {
+            return Err(PyValueError::new_err(format!(
+                "{model}: {what} has {} entries, the model has {n} coordinates",
+                x.len()
+            )));
+        }
+    }
+    if !(setup.h.is_finite() && setup.h > 0.0) {
+        return Err(PyValueError::new_err(format!(
+            "{model}: h must be a finite number > 0, got {}",
+            setup.h
+        )));
+    }
+    if !(setup.t_end.is_finite() && setup.t_end >= 0.0) {
+        return Err(PyValueError::new_err(format!(
+            "{model}: t_end must be a finite number >= 0, got {}",
+            setup.t_end
+        )));
+    }
+    Ok(())
+}
+
+/// A run of a model written in Rust: the model, its parameter values, its
+/// initial data, step, end time and discretization (built by the extension
+/// module's `scenario(...)`).
+#[pyclass(name = "RustScenario", frozen)]
+#[derive(Clone)]
+pub struct RustScenario {
+    model: Arc<dyn ErasedModel>,
+    setup: DynRunSetup,
+}
+
+impl RustScenario {
+    /// Apply `key = value`: a parameter name, `h`, `t_end`,
+    /// `discretization`, `constraint`, `q` or `v` (the keys of
+    /// `Scenario.set`).
+    fn set(&mut self, key: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let name = self.model.name().to_owned();
+        let number = |value: &Bound<'_, PyAny>| -> PyResult<f64> {
+            value.extract::<f64>().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "{name}: '{key}' must be a number, got '{}'",
+                    value
+                        .get_type()
+                        .name()
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
+                ))
+            })
+        };
+        let names: Vec<String> = self.model.parameters().into_iter().map(|p| p.0).collect();
+        if names.iter().any(|p| p == key) {
+            self.model = self
+                .model
+                .with_parameter(key, number(value)?)
+                .map_err(|reason| PyValueError::new_err(format!("{name}: {reason}")))?;
+            return Ok(());
+        }
+        match key {
+            "h" => self.setup.h = number(value)?,
+            "t_end" => self.setup.t_end = number(value)?,
+            "q" | "v" => {
+                let xs: Vec<f64> = value.extract().map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "{name}: '{key}' must be a sequence of numbers, got '{}'",
+                        value
+                            .get_type()
+                            .name()
+                            .map(|n| n.to_string())
+                            .unwrap_or_default()
+                    ))
+                })?;
+                let x = DVector::from_vec(xs);
+                if key == "q" {
+                    self.setup.q0 = x;
+                } else {
+                    self.setup.v0 = x;
+                }
+            }
+            "discretization" | "constraint" => {
+                let text: String = value
+                    .extract()
+                    .map_err(|_| PyTypeError::new_err(format!("{name}: '{key}' must be a str")))?;
+                let bad = |e: String| PyValueError::new_err(format!("{name}: {e}"));
+                if key == "discretization" {
+                    self.setup.discretization = text.parse::<Discretization>().map_err(bad)?;
+                } else {
+                    self.setup.constraint =
+                        text.parse::<ConstraintDiscretization>().map_err(bad)?;
+                }
+            }
+            other => {
+                let mut valid = names;
+                valid.extend(
+                    ["h", "t_end", "discretization", "constraint", "q", "v"].map(String::from),
+                );
+                return Err(PyValueError::new_err(format!(
+                    "{name}: unknown key '{other}' (valid: {})",
+                    valid.join(", ")
+                )));
+            }
+        }
+        check_setup(&name, self.model.coordinate_count(), &self.setup)
+    }
+
+    /// The plan of `choice` for this scenario (`tol` refused).
+    fn plan(&self, choice: &RunChoice) -> PyResult<RunPlan> {
+        if let Some(tol) = choice.tol {
+            return Err(PyValueError::new_err(format!(
+                "{}: tol = {tol:e} is not available for a model written in Rust \
+                 (choosing the order and step re-runs a scenario the runner can copy): \
+                 give h and order instead",
+                self.model.name()
+            )));
+        }
+        let steps = step_count_for(self.setup.h, self.setup.t_end, choice.steps)
+            .map_err(|e| PyValueError::new_err(format!("{}: {e}", self.model.name())))?;
+        Ok(choice.plan_of(steps))
+    }
+
+    /// One run as `choice` says, recording to `sink`.
+    fn execute(
+        &self,
+        plan: RunPlan,
+        energy_tolerance: f64,
+        sink: &mut dyn RecordSink,
+    ) -> Result<(Summary, RunOutcome, ModelSummary), RunError> {
+        let info = self.model.describe(&self.setup)?;
+        let (summary, outcome) = self.model.run(&self.setup, plan, sink, energy_tolerance)?;
+        Ok((summary, outcome, info))
+    }
+
+    /// The walls of a result.
+    fn result_walls(&self) -> Walls {
+        Walls::Known(self.model.walls())
+    }
+}
+
+#[pymethods]
+impl RustScenario {
+    /// A copy with overrides: ``params`` (a dict of parameter values) first,
+    /// then ``q``, ``v``, ``h``, ``t_end``, ``discretization``,
+    /// ``constraint``. Raises ``ValueError`` for a bad value or unknown
+    /// parameter, ``TypeError`` for a value of the wrong type.
+    #[pyo3(signature = (*, h=None, t_end=None, discretization=None, constraint=None, params=None, q=None, v=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn replace(
+        &self,
+        h: Option<&Bound<'_, PyAny>>,
+        t_end: Option<&Bound<'_, PyAny>>,
+        discretization: Option<&Bound<'_, PyAny>>,
+        constraint: Option<&Bound<'_, PyAny>>,
+        params: Option<&Bound<'_, PyAny>>,
+        q: Option<&Bound<'_, PyAny>>,
+        v: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let mut out = self.clone();
+        if let Some(params) = params.filter(|p| !p.is_none()) {
+            let params = params.cast::<PyDict>().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "params must be a dict of parameter values, got '{}'",
+                    params
+                        .get_type()
+                        .name()
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
+                ))
+            })?;
+            for (key, value) in params.iter() {
+                let key: String = key
+                    .extract()
+                    .map_err(|_| PyTypeError::new_err("params: keys must be str"))?;
+                out.set(&key, &value)?;
+            }
+        }
+        let rest = [
+            ("q", q),
+            ("v", v),
+            ("h", h),
+            ("t_end", t_end),
+            ("discretization", discretization),
+            ("constraint", constraint),
+        ];
+        for (key, value) in rest {
+            if let Some(value) = value.filter(|v| !v.is_none()) {
+                out.set(key, value)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The model's name.
+    #[getter]
+    fn model(&self) -> String {
+        self.model.name().to_owned()
+    }
+
+    /// One line describing the model.
+    #[getter]
+    fn description(&self) -> String {
+        self.model.description().to_owned()
+    }
+
+    /// The parameters and their values.
+    #[getter]
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (name, value) in self.model.parameters() {
+            d.set_item(name, value)?;
+        }
+        Ok(d)
+    }
+
+    /// Time step (s).
+    #[getter]
+    fn h(&self) -> f64 {
+        self.setup.h
+    }
+
+    /// End time (s).
+    #[getter]
+    fn t_end(&self) -> f64 {
+        self.setup.t_end
+    }
+
+    /// Initial configuration.
+    #[getter]
+    fn q(&self) -> Vec<f64> {
+        self.setup.q0.iter().copied().collect()
+    }
+
+    /// Initial velocity.
+    #[getter]
+    fn v(&self) -> Vec<f64> {
+        self.setup.v0.iter().copied().collect()
+    }
+
+    /// Discretization map (``forward`` or ``midpoint``).
+    #[getter]
+    fn discretization(&self) -> String {
+        self.setup.discretization.to_string()
+    }
+
+    /// Discrete constraint (``retraction``, ``midpoint`` or ``model``).
+    #[getter]
+    fn constraint(&self) -> String {
+        self.setup.constraint.to_string()
+    }
+
+    /// The names of the coordinates.
+    #[getter]
+    fn coordinates(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.model
+            .describe(&self.setup)
+            .map(|info| info.coordinates)
+            .map_err(|e| run_error(py, &e, None))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "RustScenario(model={:?}, h={:?}, t_end={:?}, discretization={:?}, params={:?})",
+            self.model.name(),
+            self.setup.h,
+            self.setup.t_end,
+            self.setup.discretization.as_str(),
+            self.model.parameters()
+        )
+    }
+
+    /// Run and return a ``diracvi.RunResult``: the keywords of
+    /// ``diracvi.Scenario.run`` (``tol`` excepted: give ``h`` and
+    /// ``order``), with the same meaning and errors.
+    #[pyo3(signature = (*, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1, order=2, reduce=false, jacobian=false, sensitivity=None, energy_tolerance=0.01, tol=None, tangents=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        stepper: &str,
+        impacts: &str,
+        backward: bool,
+        steps: Option<i64>,
+        every: i64,
+        order: i64,
+        reduce: bool,
+        jacobian: bool,
+        sensitivity: Option<Bound<'py, PyAny>>,
+        energy_tolerance: f64,
+        tol: Option<f64>,
+        tangents: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let names = sensitivity_names(sensitivity.as_ref())?;
+        let mut choice = RunChoice::parse(
+            stepper,
+            impacts,
+            backward,
+            steps,
+            every,
+            order,
+            reduce,
+            jacobian,
+            energy_tolerance,
+            tol,
+        )?;
+        choice.tangents = tangents;
+        let plan = self.plan(&choice)?.sensitivity(&names);
+        let expected = plan.steps.checked_div(plan.every).map_or(0, |n| n + 2);
+        let n = self.model.coordinate_count();
+        let done = py.detach(|| {
+            let mut records = RecordBuffer::with_capacity(expected.min(1 << 20), n);
+            let (summary, outcome, info) =
+                self.execute(plan, choice.energy_tolerance, &mut records)?;
+            Ok::<_, RunError>((summary, outcome, info, records))
+        });
+        let (summary, outcome, info, records) = done.map_err(|e| run_error(py, &e, None))?;
+        run_result(
+            py,
+            self.model.name(),
+            &info.coordinates,
+            records,
+            &outcome,
+            &summary,
+            self.result_walls(),
+        )
+    }
+
+    /// The runs of ``diracvi.ensemble(scenario, overrides, ...)`` (which
+    /// documents the keywords; ``tol`` refused): the fields of a
+    /// ``diracvi.EnsembleResult``.
+    #[pyo3(signature = (overrides, *, keep=None, threads=None, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1, order=2, reduce=false, energy_tolerance=0.01, tol=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn _ensemble<'py>(
+        &self,
+        py: Python<'py>,
+        overrides: &Bound<'py, PyAny>,
+        keep: Option<&Bound<'py, PyAny>>,
+        threads: Option<i64>,
+        stepper: &str,
+        impacts: &str,
+        backward: bool,
+        steps: Option<i64>,
+        every: i64,
+        order: i64,
+        reduce: bool,
+        energy_tolerance: f64,
+        tol: Option<f64>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let keep = Keep::parse(keep)?;
+        let mut choice = RunChoice::parse(
+            stepper,
+            impacts,
+            backward,
+            steps,
+            every,
+            order,
+            reduce,
+            false,
+            energy_tolerance,
+            tol,
+        )?;
+        if !keep.trajectory() {
+            choice.every = 0;
+        }
+        choice.account = keep.summary();
+        let iter = overrides
+            .try_iter()
+            .map_err(|_| PyTypeError::new_err("overrides must be an iterable of dicts"))?;
+        let mut members = Vec::new();
+        for (i, item) in iter.enumerate() {
+            let item = item?;
+            let dict = item.cast::<PyDict>().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "overrides[{i}] must be a dict of scenario keys, got '{}'",
+                    item.get_type()
+                        .name()
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
+                ))
+            })?;
+            let mut sc = self.clone();
+            for (key, value) in dict.iter() {
+                let key: String = key.extract().map_err(|_| {
+                    PyTypeError::new_err(format!("overrides[{i}]: keys must be str"))
+                })?;
+                sc.set(&key, &value).map_err(|e| {
+                    let prefixed = format!("run {i}: {}", e.value(py));
+                    if e.is_instance_of::<PyTypeError>(py) {
+                        PyTypeError::new_err(prefixed)
+                    } else {
+                        PyValueError::new_err(prefixed)
+                    }
+                })?;
+            }
+            let plan = sc.plan(&choice)?;
+            members.push((sc, plan));
+        }
+        let threads = parse_threads(threads)?;
+        let runs = run_members(py, members, threads, |(sc, plan)| {
+            let mut buffer = RecordBuffer::new();
+            let sink: &mut dyn RecordSink = if keep.trajectory() {
+                &mut buffer
+            } else {
+                &mut Discard
+            };
+            let (summary, outcome, info) = sc.execute(plan, choice.energy_tolerance, sink)?;
+            let kept = Kept::new(keep, buffer, outcome, |_| summary, || sc.result_walls());
+            Ok((kept, info))
+        })?;
+        let coordinates = self.coordinates(py)?;
+        ensemble_dict(py, self.model.name(), &coordinates, keep, runs)
+    }
+}
