@@ -45,18 +45,19 @@
 //! (examples/own-model/python is a complete one); it needs the `diracvi`
 //! package installed, whose result and error classes it returns.
 //!
-//! What a model written in Rust does not get from Python: `tol=` (choosing
-//! the order and step needs a scenario the runner can copy and re-run:
-//! give `h` and `order`), pickling of a `RustScenario` (its results pickle),
-//! and `periodic_orbit`.
+//! `run(tol=...)` chooses the order and step by pilot runs of the model's
+//! run function, as `diracvi_run::execute_system_with_tolerance` does in
+//! Rust. What a model written in Rust does not get from Python: pickling
+//! of a `RustScenario` (its results pickle) and `periodic_orbit`.
 
 use crate::ensemble::{Keep, Kept, ensemble_dict, parse_threads, run_members};
 use crate::errors::run_error;
 use crate::scenario::{RunChoice, Walls, run_result, sensitivity_names};
 use diracvi_models::{ConstraintDiscretization, Discretization, Shape};
 use diracvi_run::{
-    Discard, DynRunSetup, ModelSummary, NamedDynSystem, RecordBuffer, RecordSink, RunError,
-    RunOutcome, RunPlan, Summary, describe_system, step_count_for,
+    DEFAULT_ENERGY_TOLERANCE, Discard, DynRunSetup, ModelSummary, NamedDynSystem, Order,
+    RecordBuffer, RecordSink, Rerun, RunError, RunOutcome, RunPlan, Summary, configured_setup,
+    describe_system, execute_with_tolerance, step_count_for,
 };
 use nalgebra::DVector;
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -247,6 +248,45 @@ fn check_setup(model: &str, n: usize, setup: &DynRunSetup) -> PyResult<()> {
     Ok(())
 }
 
+/// A [`RustScenario`] as the tolerance chooser repeats it at other orders
+/// and steps (its energy tolerance only words a summary, which pilots do
+/// not keep).
+#[derive(Clone)]
+struct Rerunnable(RustScenario);
+
+impl PartialEq for Rerunnable {
+    /// The same model value with the same setup.
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0.model, &other.0.model) && self.0.setup == other.0.setup
+    }
+}
+
+impl Rerun for Rerunnable {
+    fn h(&self) -> f64 {
+        self.0.setup.h
+    }
+    fn t_end(&self) -> f64 {
+        self.0.setup.t_end
+    }
+    fn configured(&self, order: Order, h: Option<f64>) -> Self {
+        Rerunnable(RustScenario {
+            model: self.0.model.clone(),
+            setup: configured_setup(&self.0.setup, order, h),
+        })
+    }
+    fn execute(
+        &self,
+        plan: RunPlan,
+        sink: &mut dyn RecordSink,
+        _progress: &mut dyn FnMut(usize),
+    ) -> Result<RunOutcome, RunError> {
+        let s = &self.0;
+        s.model
+            .run(&s.setup, plan, sink, DEFAULT_ENERGY_TOLERANCE)
+            .map(|(_, outcome)| outcome)
+    }
+}
+
 /// A run of a model written in Rust: the model, its parameter values, its
 /// initial data, step, end time and discretization (built by the extension
 /// module's `scenario(...)`).
@@ -330,14 +370,15 @@ impl RustScenario {
         check_setup(&name, self.model.coordinate_count(), &self.setup)
     }
 
-    /// The plan of `choice` for this scenario (`tol` refused).
+    /// The plan of `choice` for this scenario. A tolerance chooses the
+    /// order and the number of steps itself: `steps` or an order other
+    /// than 2 with it is a `ValueError`.
     fn plan(&self, choice: &RunChoice) -> PyResult<RunPlan> {
-        if let Some(tol) = choice.tol {
+        if let Some(tol) = choice.tol
+            && (choice.steps.is_some() || choice.order != Order::Two)
+        {
             return Err(PyValueError::new_err(format!(
-                "{}: tol = {tol:e} is not available for a model written in Rust \
-                 (choosing the order and step re-runs a scenario the runner can copy): \
-                 give h and order instead",
-                self.model.name()
+                "tol = {tol:e} chooses the order and the step: steps and order cannot be given with it"
             )));
         }
         let steps = step_count_for(self.setup.h, self.setup.t_end, choice.steps)
@@ -345,15 +386,36 @@ impl RustScenario {
         Ok(choice.plan_of(steps))
     }
 
-    /// One run as `choice` says, recording to `sink`.
+    /// One run as `plan` says, recording to `sink`; with a tolerance, the
+    /// order and step are chosen by pilot runs first
+    /// ([`diracvi_run::execute_with_tolerance`]) and the summary records
+    /// the choice, as `diracvi_run::execute_system_with_tolerance` and
+    /// `Summary::of_run` give it in Rust.
     fn execute(
         &self,
         plan: RunPlan,
         energy_tolerance: f64,
+        tol: Option<f64>,
         sink: &mut dyn RecordSink,
     ) -> Result<(Summary, RunOutcome, ModelSummary), RunError> {
-        let info = self.model.describe(&self.setup)?;
-        let (summary, outcome) = self.model.run(&self.setup, plan, sink, energy_tolerance)?;
+        let Some(tol) = tol else {
+            let info = self.model.describe(&self.setup)?;
+            let (summary, outcome) = self.model.run(&self.setup, plan, sink, energy_tolerance)?;
+            return Ok((summary, outcome, info));
+        };
+        let (outcome, choice, ran) =
+            execute_with_tolerance(&Rerunnable(self.clone()), plan, tol, sink, &mut |_| {})?;
+        let setup = &ran.0.setup;
+        let info = self.model.describe(setup)?;
+        let summary = Summary::of_run(
+            self.model.name(),
+            &info,
+            setup.h,
+            setup.t_end,
+            &outcome,
+            energy_tolerance,
+        )
+        .with_tolerance(&choice);
         Ok((summary, outcome, info))
     }
 
@@ -495,8 +557,7 @@ impl RustScenario {
     }
 
     /// Run and return a ``diracvi.RunResult``: the keywords of
-    /// ``diracvi.Scenario.run`` (``tol`` excepted: give ``h`` and
-    /// ``order``), with the same meaning and errors.
+    /// ``diracvi.Scenario.run``, with the same meaning and errors.
     #[pyo3(signature = (*, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1, order=2, reduce=false, jacobian=false, sensitivity=None, energy_tolerance=0.01, tol=None, tangents=false))]
     #[allow(clippy::too_many_arguments)]
     fn run<'py>(
@@ -535,7 +596,7 @@ impl RustScenario {
         let done = py.detach(|| {
             let mut records = RecordBuffer::with_capacity(expected.min(1 << 20), n);
             let (summary, outcome, info) =
-                self.execute(plan, choice.energy_tolerance, &mut records)?;
+                self.execute(plan, choice.energy_tolerance, choice.tol, &mut records)?;
             Ok::<_, RunError>((summary, outcome, info, records))
         });
         let (summary, outcome, info, records) = done.map_err(|e| run_error(py, &e, None))?;
@@ -551,7 +612,7 @@ impl RustScenario {
     }
 
     /// The runs of ``diracvi.ensemble(scenario, overrides, ...)`` (which
-    /// documents the keywords; ``tol`` refused): the fields of a
+    /// documents the keywords; an override cannot set ``tol``): the fields of a
     /// ``diracvi.EnsembleResult``.
     #[pyo3(signature = (overrides, *, keep=None, threads=None, stepper="lagrange", impacts="elastic", backward=false, steps=None, every=1, order=2, reduce=false, energy_tolerance=0.01, tol=None))]
     #[allow(clippy::too_many_arguments)]
@@ -628,7 +689,8 @@ impl RustScenario {
             } else {
                 &mut Discard
             };
-            let (summary, outcome, info) = sc.execute(plan, choice.energy_tolerance, sink)?;
+            let (summary, outcome, info) =
+                sc.execute(plan, choice.energy_tolerance, choice.tol, sink)?;
             let kept = Kept::new(keep, buffer, outcome, |_| summary, || sc.result_walls());
             Ok((kept, info))
         })?;

@@ -6,6 +6,8 @@ equal their members, and bad input raises the documented errors."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +42,28 @@ def test_rust_model_equals_its_model_file_on_the_cli(cli, tmp_path, overrides, r
     if run.get("jacobian"):
         assert r.jacobian.shape == (4, 4)
         assert bits(r.jacobian) == bits(cli_summary["jacobian"]["matrix"])
+
+
+def test_tol_chooses_the_cli_order_and_step(cli, tmp_path):
+    r = diracvi_bowl.scenario().run(tol=1e-7)
+    t = r.summary["tolerance"]
+    assert t["requested"] == 1e-7 and t["error_estimate"] <= 1e-7 and t["pilot_runs"] >= 3
+    assert r.summary["steps"] == t["chosen_steps"] and r.summary["h"] != 1e-3
+    out = tmp_path / "run.json"
+    proc = subprocess.run(
+        [str(cli), "run", "--model-file", str(BOWL), "--tol", "1e-7", "--out", str(out),
+         "--summary", "json", "-q"],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    c = json.loads(proc.stdout)
+    for s in (c, r.summary):
+        s.pop("wall_time_s"), s["tolerance"].pop("pilot_wall_time_s")
+        for key in ("out", "plot", "animate", "poster", "start"):
+            s.pop(key, None)
+    assert r.summary == c
+    recs = json.loads(out.read_text())["records"]
+    assert bits([x["q"] for x in recs]) == bits(r.q)
 
 
 def test_scenario_keys_and_parameters():
@@ -97,8 +121,8 @@ def test_bad_input_raises_the_documented_errors():
         sc.replace(h=0.0)
     with pytest.raises(ValueError, match="unknown discretization 'euler'"):
         sc.replace(discretization="euler")
-    with pytest.raises(ValueError, match="tol = 1e-6 is not available"):
-        sc.run(tol=1e-6)
+    with pytest.raises(ValueError, match="tol = 1e-6 chooses the order and the step"):
+        sc.run(tol=1e-6, order=4)
     with pytest.raises(ValueError, match="order must be 2, 4 or 6"):
         sc.run(order=3)
     with pytest.raises(ValueError, match="run 1: .*unknown key 'zz'"):

@@ -73,6 +73,9 @@
 //!   prints (warnings included); [`run_system`] runs and summarises in one
 //!   call; [`step_count_for`] is the CLI's number of steps
 //!   `round(t_end / h)`;
+//! * [`execute_system_with_tolerance`] chooses the order and step for an
+//!   accuracy (`--tol`) by pilot runs of the system, as for a scenario
+//!   (the chooser takes anything implementing [`Rerun`]);
 //! * [`ensemble_system`] runs many members (one model value and one setup
 //!   each: parameter and initial-state variations) on worker threads, each
 //!   member's summary and outcome those of [`run_system`] alone, bit for
@@ -190,11 +193,11 @@ pub use summary::{
 };
 pub use system::{
     AsSized, SizeMismatch, describe_system, execute_system, execute_system_run_time,
-    execute_system_with_progress,
+    execute_system_with_progress, execute_system_with_tolerance,
 };
 pub use tolerance::{
-    ToleranceCandidate, ToleranceChoice, ToleranceJson, choose_step, choose_step_with_progress,
-    execute_with_tolerance,
+    Rerun, SystemRerun, ToleranceCandidate, ToleranceChoice, ToleranceJson, choose_step,
+    choose_step_with_progress, configured_setup, execute_with_tolerance,
 };
 pub use writer::{
     IMPACT_FIXED, TRAJECTORY_FIXED, TrajectoryFormat, TrajectoryWriter, impact_columns,

@@ -383,7 +383,7 @@ impl Summary {
 
     /// This summary with the record of a `--tol` choice, its warnings
     /// first.
-    pub fn with_tolerance(mut self, choice: &ToleranceChoice) -> Summary {
+    pub fn with_tolerance<P: crate::Rerun>(mut self, choice: &ToleranceChoice<P>) -> Summary {
         self.tolerance = Some(choice.to_json());
         let mut warnings = choice.warnings.clone();
         warnings.append(&mut self.warnings);

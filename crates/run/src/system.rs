@@ -16,6 +16,7 @@
 
 use crate::dyn_runner::{DescribeDyn, DynRunner};
 use crate::runner::{LeanRunner, Runner};
+use crate::tolerance::{SystemRerun, ToleranceChoice, execute_with_tolerance};
 use crate::{ModelSummary, RecordSink, RunError, RunOutcome, RunPlan};
 use diracvi_geometry::dynamic::DynSystem;
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, System};
@@ -290,6 +291,40 @@ pub fn execute_system_run_time<Mo: NamedDynSystem>(
         progress,
     }
     .visit(&DynModel::new(model), setup)
+}
+
+/// [`execute_system`] with the order (2, 4 or 6) and the fixed step chosen
+/// for an error of about `tol` in the final state and the impact times,
+/// from pilot runs (`diracvi run --tol`, docs/theory.md §13; the plan's
+/// order and number of steps are replaced by the choice). Returns the
+/// outcome, the choice ([`ToleranceChoice::to_json`] and
+/// [`Summary::with_tolerance`](crate::Summary::with_tolerance) put it in
+/// the summary) and the setup that ran (its `h` the chosen step; for order
+/// 2 the midpoint discretization and constraint).
+///
+/// # Errors
+/// [`RunError::InvalidTolerance`] for a `tol` that is not finite and
+/// positive; otherwise as [`execute_system`].
+pub fn execute_system_with_tolerance<'a, Mo: NamedDynSystem>(
+    model: &'a Mo,
+    setup: &DynRunSetup,
+    plan: RunPlan,
+    tol: f64,
+    sink: &mut dyn RecordSink,
+) -> Result<
+    (
+        RunOutcome,
+        ToleranceChoice<SystemRerun<'a, Mo>>,
+        DynRunSetup,
+    ),
+    RunError,
+> {
+    let rerun = SystemRerun {
+        model,
+        setup: setup.clone(),
+    };
+    let (outcome, choice, ran) = execute_with_tolerance(&rerun, plan, tol, sink, &mut |_| {})?;
+    Ok((outcome, choice, ran.setup))
 }
 
 fn check_plan<Mo: NamedDynSystem>(model: &Mo, plan: &RunPlan) -> Result<(), RunError> {

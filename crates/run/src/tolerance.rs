@@ -73,7 +73,7 @@
 //! counts all of its order's pilots.
 
 use crate::{Discard, Order, RecordSink, RunError, RunOutcome, RunPlan, execute_with_progress};
-use diracvi_models::{ConstraintDiscretization, Discretization, Scenario};
+use diracvi_models::{ConstraintDiscretization, Discretization, DynRunSetup, Scenario};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -130,9 +130,129 @@ pub struct ToleranceCandidate {
     pub pilot_runs: usize,
 }
 
-/// The choice of method and step for a tolerance, and how it was made.
+/// A run the tolerance chooser can repeat at another order and step: a
+/// [`Scenario`], a system of your own crate with its setup
+/// ([`SystemRerun`]), or anything else that runs a [`RunPlan`].
+pub trait Rerun: Clone + PartialEq {
+    /// The run's own step `h` (s).
+    fn h(&self) -> f64;
+    /// The end time (s).
+    fn t_end(&self) -> f64;
+    /// A copy for a run of `order`, with step `h` when given: the order-2
+    /// candidate is the symmetric midpoint scheme (midpoint `L_d`,
+    /// midpoint constraint), and the copy asks for no tolerance itself.
+    fn configured(&self, order: Order, h: Option<f64>) -> Self;
+    /// Run as `plan` says, recording to `sink`, calling `progress(k)` after
+    /// step `k`.
+    ///
+    /// # Errors
+    /// The run's [`RunError`].
+    fn execute(
+        &self,
+        plan: RunPlan,
+        sink: &mut dyn RecordSink,
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<RunOutcome, RunError>;
+}
+
+impl Rerun for Scenario {
+    fn h(&self) -> f64 {
+        self.h
+    }
+    fn t_end(&self) -> f64 {
+        self.t_end
+    }
+    fn configured(&self, order: Order, h: Option<f64>) -> Self {
+        let mut sc = self.clone();
+        sc.tol = None;
+        if order == Order::Two {
+            sc.discretization = Discretization::Midpoint;
+            sc.constraint = ConstraintDiscretization::Midpoint;
+        }
+        if let Some(h) = h {
+            sc.h = h;
+        }
+        sc
+    }
+    fn execute(
+        &self,
+        plan: RunPlan,
+        sink: &mut dyn RecordSink,
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<RunOutcome, RunError> {
+        execute_with_progress(self, plan, sink, progress)
+    }
+}
+
+/// A system of your own crate with its setup, as the tolerance chooser
+/// repeats it ([`execute_system_with_tolerance`](crate::execute_system_with_tolerance)):
+/// runs through
+/// [`execute_system_with_progress`](crate::execute_system_with_progress).
+#[derive(Debug)]
+pub struct SystemRerun<'a, Mo> {
+    /// The system.
+    pub model: &'a Mo,
+    /// Its initial data, step, end time and discretization.
+    pub setup: DynRunSetup,
+}
+
+impl<Mo> Clone for SystemRerun<'_, Mo> {
+    fn clone(&self) -> Self {
+        Self {
+            model: self.model,
+            setup: self.setup.clone(),
+        }
+    }
+}
+
+impl<Mo> PartialEq for SystemRerun<'_, Mo> {
+    /// The same system (by address) with the same setup.
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.model, other.model) && self.setup == other.setup
+    }
+}
+
+/// `setup` for a run of `order` with step `h` when given (see
+/// [`Rerun::configured`]).
+pub fn configured_setup(setup: &DynRunSetup, order: Order, h: Option<f64>) -> DynRunSetup {
+    let mut s = setup.clone();
+    if order == Order::Two {
+        s.discretization = Discretization::Midpoint;
+        s.constraint = ConstraintDiscretization::Midpoint;
+    }
+    if let Some(h) = h {
+        s.h = h;
+    }
+    s
+}
+
+impl<Mo: crate::NamedDynSystem> Rerun for SystemRerun<'_, Mo> {
+    fn h(&self) -> f64 {
+        self.setup.h
+    }
+    fn t_end(&self) -> f64 {
+        self.setup.t_end
+    }
+    fn configured(&self, order: Order, h: Option<f64>) -> Self {
+        Self {
+            model: self.model,
+            setup: configured_setup(&self.setup, order, h),
+        }
+    }
+    fn execute(
+        &self,
+        plan: RunPlan,
+        sink: &mut dyn RecordSink,
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<RunOutcome, RunError> {
+        crate::execute_system_with_progress(self.model, &self.setup, plan, sink, progress)
+    }
+}
+
+/// The choice of method and step for a tolerance, and how it was made
+/// (for reruns of `P`: a [`Scenario`] unless said otherwise).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToleranceChoice {
+pub struct ToleranceChoice<P = Scenario> {
     /// The tolerance asked for.
     pub requested: f64,
     /// The estimated error of the chosen run (final state and impact
@@ -155,13 +275,13 @@ pub struct ToleranceChoice {
     pub warnings: Vec<String>,
     /// The pilot at the chosen step, if one was run: the run itself when
     /// the caller's run would repeat it ([`take_run`](Self::take_run)).
-    run: Option<Box<ChosenRun>>,
+    run: Option<Box<ChosenRun<P>>>,
 }
 
 /// A pilot at the chosen step, and how it ran.
 #[derive(Debug, Clone, PartialEq)]
-struct ChosenRun {
-    scenario: Scenario,
+struct ChosenRun<P> {
+    scenario: P,
     plan: RunPlan,
     outcome: RunOutcome,
 }
@@ -187,7 +307,7 @@ pub struct ToleranceJson {
     pub candidates: Vec<ToleranceCandidate>,
 }
 
-impl ToleranceChoice {
+impl<P: Rerun> ToleranceChoice<P> {
     /// The summary's record of the choice.
     pub fn to_json(&self) -> ToleranceJson {
         ToleranceJson {
@@ -205,11 +325,8 @@ impl ToleranceChoice {
     /// `scenario` and `plan` set up for the chosen run: the step, the
     /// number of steps, the order, and for order 2 the midpoint
     /// discretization and constraint.
-    pub fn apply(&self, scenario: &Scenario, plan: RunPlan) -> (Scenario, RunPlan) {
-        let mut sc = configured(scenario, self.order);
-        if self.steps > 0 {
-            sc.h = self.h;
-        }
+    pub fn apply(&self, scenario: &P, plan: RunPlan) -> (P, RunPlan) {
+        let sc = scenario.configured(self.order, (self.steps > 0).then_some(self.h));
         let mut plan = plan.order(self.order);
         plan.steps = self.steps;
         (sc, plan)
@@ -222,7 +339,7 @@ impl ToleranceChoice {
     /// wall time leave [`pilot_runs`](Self::pilot_runs) and
     /// [`pilot_wall_time`](Self::pilot_wall_time). `None`, and the choice
     /// unchanged, otherwise.
-    pub fn take_run(&mut self, scenario: &Scenario, plan: &RunPlan) -> Option<RunOutcome> {
+    pub fn take_run(&mut self, scenario: &P, plan: &RunPlan) -> Option<RunOutcome> {
         let same = self
             .run
             .as_ref()
@@ -235,18 +352,6 @@ impl ToleranceChoice {
         self.pilot_wall_time = self.pilot_wall_time.saturating_sub(run.outcome.wall_time);
         Some(run.outcome)
     }
-}
-
-/// `scenario` for a pilot or the run of `order`: the order-2 candidate is
-/// the symmetric midpoint scheme (midpoint `L_d`, midpoint constraint).
-fn configured(scenario: &Scenario, order: Order) -> Scenario {
-    let mut sc = scenario.clone();
-    sc.tol = None;
-    if order == Order::Two {
-        sc.discretization = Discretization::Midpoint;
-        sc.constraint = ConstraintDiscretization::Midpoint;
-    }
-    sc
 }
 
 /// The mixed distance of two runs' final states and impact times; `None`
@@ -650,9 +755,8 @@ impl Ladder {
 
 /// The scenario and plan of a pilot of `order` with `steps` steps: the
 /// caller's plan recording nothing and tracking no derivatives.
-fn pilot(scenario: &Scenario, plan: &RunPlan, order: Order, steps: usize) -> (Scenario, RunPlan) {
-    let mut sc = configured(scenario, order);
-    sc.h = sc.t_end / steps as f64;
+fn pilot<P: Rerun>(scenario: &P, plan: &RunPlan, order: Order, steps: usize) -> (P, RunPlan) {
+    let sc = scenario.configured(order, Some(scenario.t_end() / steps as f64));
     let mut plan = plan.clone().order(order).jacobian(false).every(0);
     plan.sensitivity.clear();
     plan.steps = steps;
@@ -661,8 +765,8 @@ fn pilot(scenario: &Scenario, plan: &RunPlan, order: Order, steps: usize) -> (Sc
 
 /// Runs the pilots of every order: the shared state of
 /// [`choose_step_with_progress`].
-struct Pilots<'a> {
-    scenario: &'a Scenario,
+struct Pilots<'a, P> {
+    scenario: &'a P,
     plan: &'a RunPlan,
     tol: f64,
     progress: &'a mut dyn FnMut(usize),
@@ -670,7 +774,7 @@ struct Pilots<'a> {
     pilot_runs: usize,
 }
 
-impl Pilots<'_> {
+impl<P: Rerun> Pilots<'_, P> {
     /// Run one pilot of `ladder` with `steps` steps.
     fn run(&mut self, ladder: &mut Ladder, steps: usize) {
         if crate::step_count_for(ladder.h(steps), ladder.t_end, None).is_err() {
@@ -680,7 +784,7 @@ impl Pilots<'_> {
         let (sc, plan) = pilot(self.scenario, self.plan, ladder.order, steps);
         ladder.pilot_runs += 1;
         self.pilot_runs += 1;
-        match execute_with_progress(&sc, plan.account(false), &mut Discard, self.progress) {
+        match sc.execute(plan.account(false), &mut Discard, self.progress) {
             Ok(outcome) => {
                 if ladder.order == Order::Two && outcome.method.order_of_accuracy() != 2 {
                     ladder.unusable = true;
@@ -778,11 +882,11 @@ fn modelled_orders(ladders: &[Ladder], tol: f64, first: usize) -> Option<Vec<(us
 ///
 /// # Errors
 /// As [`choose_step_with_progress`].
-pub fn choose_step(
-    scenario: &Scenario,
+pub fn choose_step<P: Rerun>(
+    scenario: &P,
     plan: &RunPlan,
     tol: f64,
-) -> Result<ToleranceChoice, RunError> {
+) -> Result<ToleranceChoice<P>, RunError> {
     choose_step_with_progress(scenario, plan, tol, &mut |_| {})
 }
 
@@ -802,24 +906,24 @@ pub fn choose_step(
 /// positive; otherwise the error of the first pilot when no candidate order
 /// could run at all (e.g. [`RunError::UnsupportedOrder`] for every order
 /// with the Hamiltonian stepper's order 2 failing too).
-pub fn choose_step_with_progress(
-    scenario: &Scenario,
+pub fn choose_step_with_progress<P: Rerun>(
+    scenario: &P,
     plan: &RunPlan,
     tol: f64,
     progress: &mut dyn FnMut(usize),
-) -> Result<ToleranceChoice, RunError> {
+) -> Result<ToleranceChoice<P>, RunError> {
     if !(tol.is_finite() && tol > 0.0) {
         return Err(RunError::InvalidTolerance { tol });
     }
-    let t_end = scenario.t_end;
+    let t_end = scenario.t_end();
     let started = Instant::now();
-    let own_steps = crate::step_count_for(scenario.h, t_end, None)?;
+    let own_steps = crate::step_count_for(scenario.h(), t_end, None)?;
     if own_steps == 0 || t_end == 0.0 {
         return Ok(ToleranceChoice {
             requested: tol,
             error_estimate: 0.0,
             order: Order::Two,
-            h: scenario.h,
+            h: scenario.h(),
             steps: 0,
             pilot_runs: 0,
             pilot_wall_time: Duration::ZERO,
@@ -1003,18 +1107,18 @@ pub fn choose_step_with_progress(
 ///
 /// # Errors
 /// As [`choose_step_with_progress`] and [`execute`](crate::execute).
-pub fn execute_with_tolerance(
-    scenario: &Scenario,
+pub fn execute_with_tolerance<P: Rerun>(
+    scenario: &P,
     plan: RunPlan,
     tol: f64,
     sink: &mut dyn RecordSink,
     progress: &mut dyn FnMut(usize),
-) -> Result<(RunOutcome, ToleranceChoice, Scenario), RunError> {
+) -> Result<(RunOutcome, ToleranceChoice<P>, P), RunError> {
     let mut choice = choose_step_with_progress(scenario, &plan, tol, progress)?;
     let (sc, plan) = choice.apply(scenario, plan);
     let outcome = match choice.take_run(&sc, &plan) {
         Some(outcome) => outcome,
-        None => execute_with_progress(&sc, plan, sink, progress)?,
+        None => sc.execute(plan, sink, progress)?,
     };
     Ok((outcome, choice, sc))
 }

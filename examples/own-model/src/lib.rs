@@ -49,7 +49,7 @@ use diracvi_plot::{
 };
 use diracvi_run::{
     DEFAULT_ENERGY_TOLERANCE, EnsembleOptions, RecordSink, RunError, RunOutcome, RunPlan, Summary,
-    SystemRun, describe_system, ensemble_system, run_system,
+    SystemRun, describe_system, ensemble_system, execute_system_with_tolerance, run_system,
 };
 use nalgebra::DVector;
 
@@ -181,6 +181,36 @@ pub fn run_with_energy_tolerance(
     energy_tolerance: f64,
 ) -> Result<(Summary, RunOutcome), RunError> {
     run_system(model, setup, plan, sink, energy_tolerance)
+}
+
+/// [`run`] with the order (2, 4 or 6) and the fixed step chosen for an
+/// error of about `tol` in the final state and the impact times
+/// (`diracvi run --tol`): [`execute_system_with_tolerance`] and the summary
+/// with the choice recorded (`"tolerance"`), as the command line prints it
+/// for `bowl.toml`.
+///
+/// # Errors
+/// As [`run`]; [`RunError::InvalidTolerance`] for a `tol` that is not
+/// finite and positive.
+pub fn run_to_tolerance(
+    model: &Bowl,
+    setup: &DynRunSetup,
+    plan: RunPlan,
+    tol: f64,
+    sink: &mut dyn RecordSink,
+) -> Result<(Summary, RunOutcome), RunError> {
+    let (outcome, choice, ran) = execute_system_with_tolerance(model, setup, plan, tol, sink)?;
+    let info = describe_system(model, &ran)?;
+    let summary = Summary::of_run(
+        model.name(),
+        &info,
+        ran.h,
+        ran.t_end,
+        &outcome,
+        DEFAULT_ENERGY_TOLERANCE,
+    )
+    .with_tolerance(&choice);
+    Ok((summary, outcome))
 }
 
 impl Bowl {

@@ -9,7 +9,7 @@
 //! --workspace` builds; alone, this test needs `cargo build -p diracvi-cli`
 //! first.
 
-use diracvi_example_own_model::{Bowl, ensemble, run};
+use diracvi_example_own_model::{Bowl, ensemble, run, run_to_tolerance};
 use diracvi_run::{
     Discard, EnsembleOptions, RecordBuffer, RunPlan, TrajectoryFormat, TrajectoryWriter,
     step_count_for, write_impacts_csv,
@@ -319,4 +319,58 @@ fn a_rust_model_draws_the_cli_plot_of_its_model_file() {
     )
     .unwrap_err();
     assert!(err.to_string().contains("no constraints"), "{err}");
+}
+
+/// `text` without the pilots' wall time (`"pilot_wall_time_s":…`), which
+/// differs between two runs of one computation.
+fn without_pilot_time(text: &str) -> String {
+    let key = "\"pilot_wall_time_s\":";
+    let mut text = text.to_owned();
+    if let Some(start) = text.find(key) {
+        let end = text[start + key.len()..]
+            .find([',', '}'])
+            .map(|i| start + key.len() + i)
+            .unwrap();
+        text.replace_range(start..end, "");
+    }
+    text
+}
+
+#[test]
+fn a_rust_model_chooses_the_cli_order_and_step_for_a_tolerance() {
+    let dir = tempfile::tempdir().unwrap();
+    let cli_csv = dir.path().join("cli.csv");
+    let cli_summary = run_cli(&["--tol", "1e-7", "--summary", "json", "--out"], &cli_csv);
+
+    let bowl = Bowl::default();
+    let setup = bowl.default_setup();
+    let api_csv = dir.path().join("api.csv");
+    let coordinates = ["x".to_string(), "y".to_string()];
+    let mut writer = TrajectoryWriter::new(
+        std::io::BufWriter::new(std::fs::File::create(&api_csv).unwrap()),
+        TrajectoryFormat::Csv,
+        "bowl",
+        &coordinates,
+    );
+    let (summary, outcome) =
+        run_to_tolerance(&bowl, &setup, RunPlan::new(0).every(1), 1e-7, &mut writer).unwrap();
+    writer.finish(&outcome.impacts).unwrap();
+
+    // A real choice: pilots ran, the estimate meets the tolerance, and the
+    // step is not the file's own.
+    let t = summary.tolerance.as_ref().expect("the choice is recorded");
+    assert_eq!(t.requested.to_bits(), 1e-7_f64.to_bits());
+    assert!(t.pilot_runs >= 3, "{} pilots", t.pilot_runs);
+    assert!(t.error_estimate <= 1e-7, "estimate {:e}", t.error_estimate);
+    assert_eq!(summary.steps, t.chosen_steps);
+    assert!((summary.h - setup.h).abs() > 1e-9, "h = {}", summary.h);
+    assert!(summary.impacts >= 3);
+
+    // The command line's choice and run, bit for bit.
+    let api_summary = serde_json::to_string(&summary).unwrap();
+    assert_eq!(
+        without_pilot_time(&comparable(&api_summary)),
+        without_pilot_time(&comparable(&cli_summary))
+    );
+    assert_eq!(read(&api_csv), read(&cli_csv));
 }
