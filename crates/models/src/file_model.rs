@@ -7,7 +7,7 @@
 //! derivative is exact; the core seeds them in chunks of directions, one
 //! chunk for the small systems of the papers.
 
-use crate::{NamedDynSystem, ParameterSeed, ParameterSeedError, Scenario};
+use crate::{NamedDynSystem, ParameterSeed, ParameterSeedError};
 use diracvi_expr::{CompiledModel, ModelFile, ParametricModel};
 use diracvi_geometry::AdScalar;
 use diracvi_geometry::dynamic::{DynSystem, LagrangianParamSecond, LagrangianTerms};
@@ -30,16 +30,30 @@ pub struct FileModel {
     parametric: Option<Arc<Parametric>>,
 }
 
+/// Whether a run's `q(0)` and `v(0)` are still the file's (written as
+/// expressions or solved from the constraints, they then follow the
+/// parameters).
+pub(crate) type Follows = Box<dyn Fn() -> (bool, bool) + Send + Sync>;
+
 /// What a model file needs to be differentiated in its parameters: the
-/// scenario run (its file, parameter values and initial data); the
-/// parametric compilation, and whether the run's initial data are still
-/// the file's, are worked out on first use (docs/theory.md §12.4).
-#[derive(Debug)]
+/// file, the run's parameter values and whether its initial data are still
+/// the file's; the parametric compilation and that test are worked out on
+/// first use (docs/theory.md §12.4).
 struct Parametric {
-    scenario: Scenario,
     file: Arc<ModelFile>,
+    overrides: Vec<(String, f64)>,
+    initial_follows: Follows,
     follows: OnceLock<(bool, bool)>,
     model: OnceLock<Option<ParametricModel>>,
+}
+
+impl std::fmt::Debug for Parametric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Parametric")
+            .field("overrides", &self.overrides)
+            .field("follows", &self.follows)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What a file says besides its expressions' tapes: for messages.
@@ -62,17 +76,24 @@ impl FileModel {
         }
     }
 
-    /// The same model, differentiable in the parameters of the file of
-    /// `scenario` (the scenario it was compiled for): its `…_with` hooks
-    /// evaluate the file's expressions with the parameters as automatic-
-    /// differentiation variables, and [`NamedDynSystem::parameter_seed`]
-    /// follows parameters written as expressions and, while the scenario's
-    /// `q(0)`/`v(0)` are still the file's, the initial data written as
-    /// expressions or solved from the constraints.
-    pub(crate) fn with_scenario(mut self, scenario: &Scenario, file: Arc<ModelFile>) -> Self {
+    /// The same model, differentiable in the parameters of `file` (the
+    /// file it was compiled from, with the parameter values `overrides`):
+    /// its `…_with` hooks evaluate the file's expressions with the
+    /// parameters as automatic-differentiation variables, and
+    /// [`NamedDynSystem::parameter_seed`] follows parameters written as
+    /// expressions and, while `follows()` says the run's `q(0)`/`v(0)` are
+    /// still the file's, the initial data written as expressions or solved
+    /// from the constraints.
+    pub(crate) fn with_parameters(
+        mut self,
+        file: Arc<ModelFile>,
+        overrides: Vec<(String, f64)>,
+        follows: Follows,
+    ) -> Self {
         self.parametric = Some(Arc::new(Parametric {
-            scenario: scenario.clone(),
             file,
+            overrides,
+            initial_follows: follows,
             follows: OnceLock::new(),
             model: OnceLock::new(),
         }));
@@ -85,10 +106,7 @@ impl FileModel {
     fn parametric(&self) -> Option<&ParametricModel> {
         let p = self.parametric.as_ref()?;
         p.model
-            .get_or_init(|| {
-                let overrides = crate::scenario::file_overrides(&p.scenario);
-                p.file.compile_parametric(&overrides).ok()
-            })
+            .get_or_init(|| p.file.compile_parametric(&p.overrides).ok())
             .as_ref()
     }
 
@@ -241,9 +259,7 @@ impl NamedDynSystem for FileModel {
             .ok_or_else(|| ParameterSeedError::Unknown {
                 valid: model.names().to_vec(),
             })?;
-        let (q_follows, v_follows) = *source
-            .follows
-            .get_or_init(|| crate::scenario::file_follows(&source.scenario, &source.file));
+        let (q_follows, v_follows) = *source.follows.get_or_init(|| (source.initial_follows)());
         let (dq, dv) = model.initial_direction(
             &direction,
             q0.as_slice(),

@@ -243,7 +243,12 @@ pub(crate) fn dyn_model(
     };
     let mut model = FileModel::new(compile(sc, file)?, Arc::new(text));
     if let Some(arc) = &sc.file {
-        model = model.with_scenario(sc, arc.clone());
+        let (scenario, file) = (sc.clone(), arc.clone());
+        model = model.with_parameters(
+            arc.clone(),
+            overrides(sc),
+            Box::new(move || follows(&scenario, &file)),
+        );
     }
     let n = file.n();
     check_length("q", n, sc.initial.q.len())?;

@@ -28,9 +28,7 @@ use crate::{
 mod circuit;
 mod file;
 mod scene;
-pub(crate) use file::{
-    dyn_model as file_dyn_model, follows as file_follows, overrides as file_overrides,
-};
+pub(crate) use file::dyn_model as file_dyn_model;
 
 pub use circuit::{CircuitSource, LADDER, LADDER_DESCRIPTION};
 pub use scene::{PlaneWalls, Scene};
