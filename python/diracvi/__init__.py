@@ -308,6 +308,14 @@ def ensemble(
     return EnsembleResult(**d)
 
 
+def _rust_scenario(module: str, kwargs: Mapping[str, Any]) -> Any:
+    """Unpickle the ``RustScenario`` of a model written in Rust: its
+    extension module's ``scenario(**kwargs)``."""
+    import importlib
+
+    return importlib.import_module(module).scenario(**kwargs)
+
+
 def _scenario_from_toml(text: str) -> Scenario:
     """Unpickle a :class:`Scenario` (pickled through its TOML)."""
     return Scenario.from_toml(text)

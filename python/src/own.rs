@@ -47,8 +47,9 @@
 //!
 //! `run(tol=...)` chooses the order and step by pilot runs of the model's
 //! run function, as `diracvi_run::execute_system_with_tolerance` does in
-//! Rust. What a model written in Rust does not get from Python: pickling
-//! of a `RustScenario` (its results pickle) and `periodic_orbit`.
+//! Rust. A `RustScenario` pickles (through its module's `scenario(...)`),
+//! so ensembles of it run on Dask workers too. What a model written in
+//! Rust does not get from Python: `periodic_orbit`.
 
 use crate::ensemble::{Keep, Kept, ensemble_dict, parse_threads, run_members};
 use crate::errors::run_error;
@@ -138,7 +139,14 @@ impl<Mo: NamedDynSystem + 'static> PythonModel<Mo> {
         let model: Arc<dyn ErasedModel> = Arc::new(self);
         let n = model.coordinate_count();
         check_setup(model.name(), n, &setup)?;
-        let defaults = Py::new(py, RustScenario { model, setup })?;
+        let defaults = Py::new(
+            py,
+            RustScenario {
+                model,
+                setup,
+                module: module.name()?.to_cow()?.into(),
+            },
+        )?;
         module.add_class::<RustScenario>()?;
         let scenario = PyCFunction::new_closure(
             py,
@@ -270,8 +278,8 @@ impl Rerun for Rerunnable {
     }
     fn configured(&self, order: Order, h: Option<f64>) -> Self {
         Rerunnable(RustScenario {
-            model: self.0.model.clone(),
             setup: configured_setup(&self.0.setup, order, h),
+            ..self.0.clone()
         })
     }
     fn execute(
@@ -295,6 +303,8 @@ impl Rerun for Rerunnable {
 pub struct RustScenario {
     model: Arc<dyn ErasedModel>,
     setup: DynRunSetup,
+    /// The extension module that made it (for pickling).
+    module: Arc<str>,
 }
 
 impl RustScenario {
@@ -543,6 +553,24 @@ impl RustScenario {
             .describe(&self.setup)
             .map(|info| info.coordinates)
             .map_err(|e| run_error(py, &e, None))
+    }
+
+    /// Pickle as the module's ``scenario(...)`` with this scenario's
+    /// parameters, step, end time, discretization and initial data
+    /// (``diracvi._rust_scenario`` imports the module and calls it), so
+    /// scenarios travel to other processes (Dask workers) that have the
+    /// module installed.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("params", self.params(py)?)?;
+        kwargs.set_item("q", self.q())?;
+        kwargs.set_item("v", self.v())?;
+        kwargs.set_item("h", self.setup.h)?;
+        kwargs.set_item("t_end", self.setup.t_end)?;
+        kwargs.set_item("discretization", self.discretization())?;
+        kwargs.set_item("constraint", self.constraint())?;
+        let rebuild = py.import("diracvi")?.getattr("_rust_scenario")?;
+        (rebuild, (&*self.module, kwargs)).into_pyobject(py)
     }
 
     fn __repr__(&self) -> String {

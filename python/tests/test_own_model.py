@@ -145,3 +145,22 @@ def test_plot_draws_the_rim():
     assert len(rims) == 1
     radius = np.hypot(rims[0].get_xdata(), rims[0].get_ydata())
     assert radius == pytest.approx(1.5, rel=1e-14)
+
+
+def test_a_rust_scenario_pickles_through_its_module():
+    import copy
+    import pickle
+
+    sc = diracvi_bowl.scenario(params={"R": 1.3}, q=[0.1, -0.2], v=[1.0, 0.7], h=2e-3,
+                               t_end=1.5, discretization="forward")
+    back = pickle.loads(pickle.dumps(sc))
+    assert type(back) is type(sc)
+    assert (back.params, back.q, back.v, back.h, back.t_end, back.discretization) == (
+        sc.params, sc.q, sc.v, sc.h, sc.t_end, sc.discretization)
+    a, b = sc.run(), back.run()
+    assert len(a.impacts) >= 1
+    assert bits(a.q) == bits(b.q) and bits(a.p) == bits(b.p)
+    assert bits(copy.deepcopy(sc).run().q) == bits(a.q)
+    # Its results pickle with their walls.
+    r = pickle.loads(pickle.dumps(a))
+    assert r.walls == a.walls and bits(r.q) == bits(a.q)
