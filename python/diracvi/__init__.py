@@ -418,11 +418,16 @@ def periodic_orbit(
     ``"NotConverged"``), the section is not reached (``"NoReturn"``) or an
     equilibrium is found, :class:`ModelError` for an unknown section or a
     method or model without a tangent map.
+
+    ``scenario`` may also be the ``RustScenario`` of a model written in Rust
+    whose module gives the search (``diracvi_python::own::PythonModel::periodic``).
     """
     import json
 
-    text = _diracvi.periodic_orbit(
-        _as_scenario(scenario),
+    run = getattr(scenario, "_periodic_orbit", None)
+    if not callable(run):
+        run = functools.partial(_diracvi.periodic_orbit, _as_scenario(scenario))
+    text = run(
         section=section,
         impact=impact,
         period=period,
@@ -456,8 +461,10 @@ def continue_orbit(
 
     import numpy as np
 
-    text = _diracvi.continue_orbit(
-        _as_scenario(scenario),
+    run = getattr(scenario, "_continue_orbit", None)
+    if not callable(run):
+        run = functools.partial(_diracvi.continue_orbit, _as_scenario(scenario))
+    text = run(
         parameter,
         [float(x) for x in values],
         section=section,

@@ -401,7 +401,7 @@ class Branch:
     stopped: Optional[Mapping[str, Any]]
 
 def periodic_orbit(
-    scenario: Union[Scenario, str],
+    scenario: Union[Scenario, str, Any],
     *,
     section: Union[int, str, None] = ...,
     impact: int = ...,
@@ -412,7 +412,7 @@ def periodic_orbit(
     t_end: Optional[float] = ...,
 ) -> PeriodicOrbit: ...
 def continue_orbit(
-    scenario: Union[Scenario, str],
+    scenario: Union[Scenario, str, Any],
     parameter: str,
     values: Iterable[float],
     *,

@@ -48,17 +48,20 @@
 //! `run(tol=...)` chooses the order and step by pilot runs of the model's
 //! run function, as `diracvi_run::execute_system_with_tolerance` does in
 //! Rust. A `RustScenario` pickles (through its module's `scenario(...)`),
-//! so ensembles of it run on Dask workers too. What a model written in
-//! Rust does not get from Python: `periodic_orbit`.
+//! so ensembles of it run on Dask workers too. A model written in
+//! Rust gets `diracvi.periodic_orbit` and `diracvi.continue_orbit` when
+//! the module gives the search ([`PythonModel::periodic`]).
 
 use crate::ensemble::{Keep, Kept, ensemble_dict, parse_threads, run_members};
 use crate::errors::run_error;
+use crate::periodic::{periodic_error, section_options};
 use crate::scenario::{RunChoice, Walls, run_result, sensitivity_names};
 use diracvi_models::{ConstraintDiscretization, Discretization, Shape};
 use diracvi_run::{
     DEFAULT_ENERGY_TOLERANCE, Discard, DynRunSetup, ModelSummary, NamedDynSystem, Order,
-    RecordBuffer, RecordSink, Rerun, RunError, RunOutcome, RunPlan, Summary, configured_setup,
-    describe_system, execute_with_tolerance, step_count_for,
+    PeriodicError, PeriodicOptions, PeriodicOrbit, RecordBuffer, RecordSink, Rerun, RunError,
+    RunOutcome, RunPlan, Summary, configured_setup, continue_with, describe_system,
+    execute_with_tolerance, section_among, step_count_for,
 };
 use nalgebra::DVector;
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -80,6 +83,16 @@ pub type RunFn<Mo> = fn(
     f64,
 ) -> Result<(Summary, RunOutcome), RunError>;
 
+/// The function that finds a periodic orbit of a model:
+/// [`diracvi_run::periodic_orbit_system::<Mo>`](diracvi_run::periodic_orbit_system)
+/// or a concrete wrapper of it.
+pub type PeriodicFn<Mo> = fn(
+    &Mo,
+    &DynRunSetup,
+    &PeriodicOptions,
+    Option<(&[f64], &[f64])>,
+) -> Result<PeriodicOrbit, PeriodicError>;
+
 /// A model's named parameters: their names and values.
 pub type GetParameters<Mo> = fn(&Mo) -> Vec<(String, f64)>;
 
@@ -96,6 +109,7 @@ pub struct PythonModel<Mo> {
     get: GetParameters<Mo>,
     set: SetParameter<Mo>,
     walls: fn(&Mo) -> Vec<Shape>,
+    periodic: Option<PeriodicFn<Mo>>,
 }
 
 impl<Mo: NamedDynSystem + 'static> PythonModel<Mo> {
@@ -109,7 +123,16 @@ impl<Mo: NamedDynSystem + 'static> PythonModel<Mo> {
             get: |_| Vec::new(),
             set: |_, name, _| Err(format!("no parameter '{name}'")),
             walls: |_| Vec::new(),
+            periodic: None,
         }
+    }
+
+    /// The periodic-orbit search `diracvi.periodic_orbit` and
+    /// `diracvi.continue_orbit` run for this model (without it they raise
+    /// `ModelError`).
+    pub fn periodic(mut self, periodic: PeriodicFn<Mo>) -> Self {
+        self.periodic = Some(periodic);
+        self
     }
 
     /// The model's named parameters (`params=` and ensemble overrides set
@@ -188,6 +211,13 @@ trait ErasedModel: Send + Sync {
         energy_tolerance: f64,
     ) -> Result<(Summary, RunOutcome), RunError>;
     fn walls(&self) -> Vec<Shape>;
+    /// The orbit search, if the module gave one.
+    fn periodic(
+        &self,
+        setup: &DynRunSetup,
+        options: &PeriodicOptions,
+        guess: Option<(&[f64], &[f64])>,
+    ) -> Option<Result<PeriodicOrbit, PeriodicError>>;
 }
 
 impl<Mo: NamedDynSystem + 'static> ErasedModel for PythonModel<Mo> {
@@ -227,6 +257,15 @@ impl<Mo: NamedDynSystem + 'static> ErasedModel for PythonModel<Mo> {
     }
     fn walls(&self) -> Vec<Shape> {
         (self.walls)(&self.model)
+    }
+    fn periodic(
+        &self,
+        setup: &DynRunSetup,
+        options: &PeriodicOptions,
+        guess: Option<(&[f64], &[f64])>,
+    ) -> Option<Result<PeriodicOrbit, PeriodicError>> {
+        self.periodic
+            .map(|search| search(&self.model, setup, options, guess))
     }
 }
 
@@ -429,6 +468,63 @@ impl RustScenario {
         Ok((summary, outcome, info))
     }
 
+    /// A copy ending at `t_end` when given.
+    fn with_end(&self, t_end: Option<f64>) -> PyResult<Self> {
+        let mut sc = self.clone();
+        if let Some(t) = t_end {
+            sc.setup.t_end = t;
+            check_setup(sc.model.name(), sc.model.coordinate_count(), &sc.setup)?;
+        }
+        Ok(sc)
+    }
+
+    /// The periodic-orbit options of the keyword arguments.
+    #[allow(clippy::too_many_arguments)]
+    fn periodic_options(
+        &self,
+        py: Python<'_>,
+        section: Option<&Bound<'_, PyAny>>,
+        impact: usize,
+        period: Option<f64>,
+        steps: Option<usize>,
+        tolerance: f64,
+        max_iterations: usize,
+    ) -> PyResult<PeriodicOptions> {
+        let piece = |given: &str| {
+            let info = self.model.describe(&self.setup)?;
+            section_among(self.model.name(), &info.boundary_names, given)
+        };
+        section_options(
+            py,
+            self.setup.h,
+            piece,
+            section,
+            impact,
+            period,
+            steps,
+            tolerance,
+            max_iterations,
+        )
+    }
+
+    /// The orbit search of the module, from `guess`.
+    fn orbit(
+        &self,
+        options: &PeriodicOptions,
+        guess: Option<(&[f64], &[f64])>,
+    ) -> Result<PeriodicOrbit, PeriodicError> {
+        self.model
+            .periodic(&self.setup, options, guess)
+            .unwrap_or_else(|| {
+                Err(PeriodicError::Unsupported {
+                    model: self.model.name().to_owned(),
+                    what: "for this model: its module gave no orbit search \
+                           (diracvi_python::own::PythonModel::periodic)"
+                        .to_owned(),
+                })
+            })
+    }
+
     /// The walls of a result.
     fn result_walls(&self) -> Walls {
         Walls::Known(self.model.walls())
@@ -553,6 +649,99 @@ impl RustScenario {
             .describe(&self.setup)
             .map(|info| info.coordinates)
             .map_err(|e| run_error(py, &e, None))
+    }
+
+    /// The orbit of ``diracvi.periodic_orbit(scenario, ...)`` (which
+    /// documents the keywords) as JSON text.
+    #[pyo3(signature = (*, section=None, impact=1, period=None, steps=None, tolerance=1e-12, max_iterations=30, t_end=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn _periodic_orbit(
+        &self,
+        py: Python<'_>,
+        section: Option<&Bound<'_, PyAny>>,
+        impact: usize,
+        period: Option<f64>,
+        steps: Option<usize>,
+        tolerance: f64,
+        max_iterations: usize,
+        t_end: Option<f64>,
+    ) -> PyResult<String> {
+        let sc = self.with_end(t_end)?;
+        let opts = sc.periodic_options(
+            py,
+            section,
+            impact,
+            period,
+            steps,
+            tolerance,
+            max_iterations,
+        )?;
+        let orbit = py
+            .detach(|| sc.orbit(&opts, None))
+            .map_err(|e| periodic_error(py, e))?;
+        Ok(orbit.to_json(sc.setup.h).to_string())
+    }
+
+    /// The branch of ``diracvi.continue_orbit(scenario, parameter, values,
+    /// ...)`` as JSON text: ``parameter`` is one of the model's parameters.
+    #[pyo3(signature = (parameter, values, *, section=None, impact=1, period=None, steps=None, tolerance=1e-12, max_iterations=30, t_end=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn _continue_orbit(
+        &self,
+        py: Python<'_>,
+        parameter: &str,
+        values: Vec<f64>,
+        section: Option<&Bound<'_, PyAny>>,
+        impact: usize,
+        period: Option<f64>,
+        steps: Option<usize>,
+        tolerance: f64,
+        max_iterations: usize,
+        t_end: Option<f64>,
+    ) -> PyResult<String> {
+        let sc = self.with_end(t_end)?;
+        let parameter = parameter.trim();
+        let names: Vec<String> = sc.model.parameters().into_iter().map(|p| p.0).collect();
+        if !names.iter().any(|n| n == parameter) {
+            return Err(periodic_error(
+                py,
+                PeriodicError::Unsupported {
+                    model: sc.model.name().to_owned(),
+                    what: format!(
+                        "along '{parameter}': continuation is in a model parameter (valid: {})",
+                        names.join(", ")
+                    ),
+                },
+            ));
+        }
+        let opts = sc.periodic_options(
+            py,
+            section,
+            impact,
+            period,
+            steps,
+            tolerance,
+            max_iterations,
+        )?;
+        let branch = py
+            .detach(|| {
+                continue_with(parameter, &values, &opts, None, |value, options, guess| {
+                    let model = sc
+                        .model
+                        .with_parameter(parameter, value)
+                        .map_err(|reason| PeriodicError::Unsupported {
+                            model: sc.model.name().to_owned(),
+                            what: format!("at {reason}"),
+                        })?;
+                    RustScenario {
+                        model,
+                        ..sc.clone()
+                    }
+                    .orbit(options, guess)
+                })
+            })
+            .map_err(|e| periodic_error(py, e))?;
+        Ok(branch.to_json(sc.setup.h).to_string())
     }
 
     /// Pickle as the module's ``scenario(...)`` with this scenario's

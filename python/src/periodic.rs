@@ -17,7 +17,7 @@ use pyo3::types::PyDict;
 /// raises them; no convergence, no return, no period, an equilibrium as
 /// `diracvi.NumericalError`; an unknown section or an unsupported request
 /// as `diracvi.ModelError` (`kind` the Rust variant's name).
-fn periodic_error(py: Python<'_>, e: PeriodicError) -> PyErr {
+pub fn periodic_error(py: Python<'_>, e: PeriodicError) -> PyErr {
     if let PeriodicError::Run(r) = &e {
         return run_error(py, r, None);
     }
@@ -39,7 +39,8 @@ fn periodic_error(py: Python<'_>, e: PeriodicError) -> PyErr {
     build().unwrap_or_else(|err| err)
 }
 
-/// The options from the keyword arguments.
+/// The options from the keyword arguments, for `scenario` with its end
+/// time set to `t_end` when given.
 #[allow(clippy::too_many_arguments)]
 fn options(
     py: Python<'_>,
@@ -57,14 +58,42 @@ fn options(
             .set("t_end", &format!("{t:e}"))
             .map_err(|e| crate::errors::model_error(py, e))?;
     }
+    let sc = &*scenario;
+    section_options(
+        py,
+        sc.h,
+        |given| section_piece(sc, given),
+        section,
+        impact,
+        period,
+        steps,
+        tolerance,
+        max_iterations,
+    )
+}
+
+/// The options from the keyword arguments of a run of step `h`; `piece`
+/// finds a wall piece by index or name.
+#[allow(clippy::too_many_arguments)]
+pub fn section_options(
+    py: Python<'_>,
+    h: f64,
+    piece: impl FnOnce(&str) -> Result<usize, PeriodicError>,
+    section: Option<&Bound<'_, PyAny>>,
+    impact: usize,
+    period: Option<f64>,
+    steps: Option<usize>,
+    tolerance: f64,
+    max_iterations: usize,
+) -> PyResult<PeriodicOptions> {
     let section = match (section, period, steps) {
-        (Some(piece), _, _) => {
-            let given = match piece.extract::<usize>() {
+        (Some(given), _, _) => {
+            let given = match given.extract::<usize>() {
                 Ok(j) => j.to_string(),
-                Err(_) => piece.extract::<String>()?,
+                Err(_) => given.extract::<String>()?,
             };
             Section::Impact {
-                piece: section_piece(scenario, &given).map_err(|e| periodic_error(py, e))?,
+                piece: piece(&given).map_err(|e| periodic_error(py, e))?,
                 count: impact,
             }
         }
@@ -74,7 +103,7 @@ fn options(
                     "period must be a finite time > 0, got {t}"
                 )));
             }
-            Section::Steps(Some(((t / scenario.h).round() as usize).max(1)))
+            Section::Steps(Some(((t / h).round() as usize).max(1)))
         }
         (None, None, steps) => Section::Steps(steps),
     };

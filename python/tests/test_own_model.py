@@ -164,3 +164,47 @@ def test_a_rust_scenario_pickles_through_its_module():
     # Its results pickle with their walls.
     r = pickle.loads(pickle.dumps(a))
     assert r.walls == a.walls and bits(r.q) == bits(a.q)
+
+
+def _cli_orbit(cli, *extra):
+    """`diracvi periodic` of bowl.toml from rest at (0, -0.5), section at
+    the wall, with the options `extra`; its JSON summary."""
+    args = [str(cli), "periodic", "--model-file", str(BOWL), "--section", "0",
+            "--summary", "json", "--set", "q=0,-0.5", "--set", "v=0,0", *extra]
+    proc = subprocess.run(args, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_periodic_orbits_and_their_continuation_equal_the_cli(cli):
+    # The ball dropped from rest half a radius below the centre bounces on
+    # the bottom of the bowl: a periodic orbit at its impacts, stable (it
+    # falls from below the centre of curvature), its nontrivial multipliers
+    # a pair on the unit circle.
+    sc = diracvi_bowl.scenario(q=[0.0, -0.5], v=[0.0, 0.0])
+    o = diracvi.periodic_orbit(sc, section=0)
+    c = _cli_orbit(cli)
+    for key in ("fixed_point", "multipliers", "period", "residual", "stability", "monodromy"):
+        assert o.summary[key] == c[key], key
+    assert o.residual <= 1e-12 and o.stability == "stable"
+    pair = o.multipliers[[k == "nontrivial" for k in o.kinds]]
+    assert len(pair) == 2 and np.abs(pair) == pytest.approx([1.0, 1.0], abs=1e-8)
+    np.testing.assert_allclose(o.q, [0.0, -1.0], atol=1e-12)
+    # A plain run from the fixed point returns to it at its first impact.
+    r = sc.replace(q=list(o.q), v=list(o.v), t_end=o.period + 0.1).run(every=0)
+    np.testing.assert_allclose(r.impacts.q[0], o.q, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(r.impacts.p_after[0], o.p, rtol=0, atol=1e-12)
+    # Along the radius: the branch is the CLI's `--continue R=0.8:1.2:3`.
+    b = diracvi.continue_orbit(sc, "R", [0.8, 1.0, 1.2], section=0)
+    assert b.stopped is None and len(b.orbits) == 3
+    assert all(x.residual <= 1e-12 and x.stability == "stable" for x in b.orbits)
+    c = _cli_orbit(cli, "--continue", "R=0.8:1.2:3")
+    points = c["points"]
+    assert len(points) == 3
+    for x, point in zip(b.orbits, points):
+        for key in ("fixed_point", "multipliers", "period"):
+            assert x.summary[key] == point["orbit"][key], key
+    with pytest.raises(diracvi.ModelError, match="continuation is in a model parameter"):
+        diracvi.continue_orbit(sc, "h", [1e-3, 2e-3], section=0)
+    with pytest.raises(diracvi.ModelError):
+        diracvi.periodic_orbit(sc, section="no such wall")

@@ -76,6 +76,9 @@
 //! * [`execute_system_with_tolerance`] chooses the order and step for an
 //!   accuracy (`--tol`) by pilot runs of the system, as for a scenario
 //!   (the chooser takes anything implementing [`Rerun`]);
+//! * [`periodic_orbit_system`] finds a periodic orbit of the system and its
+//!   multipliers (`diracvi periodic`), [`continue_with`] follows it along a
+//!   parameter your closure sets;
 //! * [`ensemble_system`] runs many members (one model value and one setup
 //!   each: parameter and initial-state variations) on worker threads, each
 //!   member's summary and outcome those of [`run_system`] alone, bit for
@@ -175,8 +178,8 @@ pub use outcome::{
 };
 pub use periodic::{
     Branch, BranchPoint, Multiplier, MultiplierKind, PeriodicError, PeriodicOptions, PeriodicOrbit,
-    Section, Stability, StabilityChange, continue_orbit, parameter_values, periodic_orbit,
-    section_piece,
+    Section, Stability, StabilityChange, continue_orbit, continue_with, parameter_values,
+    periodic_orbit, periodic_orbit_system, section_among, section_piece,
 };
 pub use plan::{
     Impacts, MAX_STEPS, NotAnOrder, Order, RunPlan, Stepper, UnknownChoice, step_count,

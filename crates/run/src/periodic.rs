@@ -325,7 +325,16 @@ impl PeriodicError {
 /// invalid scenario.
 pub fn section_piece(scenario: &Scenario, given: &str) -> Result<usize, PeriodicError> {
     let summary = crate::describe(scenario).map_err(RunError::from)?;
-    let names = summary.boundary_names;
+    section_among(&scenario.model, &summary.boundary_names, given)
+}
+
+/// The index of the boundary piece `given` (an index or a piece's name)
+/// among the pieces `names` of model `model` (a
+/// [`ModelSummary::boundary_names`](crate::ModelSummary::boundary_names)).
+///
+/// # Errors
+/// [`PeriodicError::UnknownSection`].
+pub fn section_among(model: &str, names: &[String], given: &str) -> Result<usize, PeriodicError> {
     let trimmed = given.trim();
     if let Ok(j) = trimmed.parse::<usize>()
         && j < names.len()
@@ -336,7 +345,7 @@ pub fn section_piece(scenario: &Scenario, given: &str) -> Result<usize, Periodic
         return Ok(j);
     }
     Err(PeriodicError::UnknownSection {
-        model: scenario.model.clone(),
+        model: model.to_owned(),
         given: trimmed.to_owned(),
         valid: names
             .iter()
@@ -370,6 +379,25 @@ pub fn periodic_orbit(
     scenario
         .visit_dyn(Search { options, guess })
         .map_err(RunError::from)?
+}
+
+/// [`periodic_orbit`] for a system of your own crate (see
+/// [`execute_system`](crate::execute_system)) and its setup: the same
+/// search on the run-time-sized core, from `guess` or the setup's initial
+/// data.
+///
+/// # Errors
+/// As [`periodic_orbit`]; [`PeriodicError::Run`] for a setup that fails
+/// the checks of [`describe_system`](crate::describe_system).
+pub fn periodic_orbit_system<Mo: NamedDynSystem>(
+    model: &Mo,
+    setup: &DynRunSetup,
+    options: &PeriodicOptions,
+    guess: Option<(&[f64], &[f64])>,
+) -> Result<PeriodicOrbit, PeriodicError> {
+    crate::describe_system(model, setup).map_err(RunError::from)?;
+    let guess = guess.map(|(q, p)| (q.to_vec(), p.to_vec()));
+    search(model, setup, options, guess)
 }
 
 /// The visitor doing the search on the run-time-sized core.
@@ -1318,21 +1346,49 @@ pub fn continue_orbit(
             ),
         });
     }
+    continue_with(
+        parameter,
+        values,
+        options,
+        guess,
+        |value, options, guess| {
+            let mut sc = scenario.clone();
+            sc.set(parameter, &format!("{value:e}"))
+                .map_err(|e| PeriodicError::Run(RunError::Model(e)))?;
+            periodic_orbit(&sc, options, guess)
+        },
+    )
+}
+
+/// Natural-parameter continuation over `values` of `parameter`, whatever
+/// holds the model: `orbit_at(value, options, guess)` finds the orbit at one
+/// value (see [`periodic_orbit`]) from `guess` (`None`: the run's own initial
+/// data). Each orbit is searched from the linear prediction of the last
+/// two, else the last one; the branch stops at the first value without an
+/// orbit (an error at the first value is returned). [`continue_orbit`] is
+/// this with a scenario's parameter set by [`Scenario::set`]; a system of
+/// your own crate sets it on the model value and calls
+/// [`periodic_orbit_system`].
+///
+/// # Errors
+/// The first value's [`PeriodicError`].
+pub fn continue_with(
+    parameter: &str,
+    values: &[f64],
+    options: &PeriodicOptions,
+    guess: Option<(&[f64], &[f64])>,
+    mut orbit_at: impl FnMut(
+        f64,
+        &PeriodicOptions,
+        Option<(&[f64], &[f64])>,
+    ) -> Result<PeriodicOrbit, PeriodicError>,
+) -> Result<Branch, PeriodicError> {
     let mut points: Vec<BranchPoint> = Vec::new();
     let mut stopped = None;
     // The first orbit's return (its number of steps, once found) for the
     // whole branch.
     let mut options = options.clone();
     for (i, &value) in values.iter().enumerate() {
-        let mut sc = scenario.clone();
-        if let Err(e) = sc.set(parameter, &format!("{value:e}")) {
-            let e = PeriodicError::Run(RunError::Model(e));
-            if i == 0 {
-                return Err(e);
-            }
-            stopped = Some((value, e));
-            break;
-        }
         let previous = points.last().map(|p| stack_vec(&p.orbit.q, &p.orbit.p));
         let predicted = match points.as_slice() {
             [.., a, b] if (b.value - a.value) != 0.0 => {
@@ -1344,10 +1400,10 @@ pub fn continue_orbit(
             _ => None,
         };
         let n = scenario_dim(&points);
-        let attempt = |x: Option<&DVector<f64>>| {
+        let mut attempt = |x: Option<&DVector<f64>>| {
             let g = x.map(|x| (x.rows(0, n).into_owned(), x.rows(n, n).into_owned()));
             let g = g.as_ref().map(|(q, p)| (q.as_slice(), p.as_slice()));
-            periodic_orbit(&sc, &options, if x.is_some() { g } else { guess })
+            orbit_at(value, &options, if x.is_some() { g } else { guess })
         };
         let result = match (&predicted, &previous) {
             (Some(pr), Some(prev)) => attempt(Some(pr)).or_else(|_| attempt(Some(prev))),

@@ -48,8 +48,9 @@ use diracvi_plot::{
     PosterFormat, render_animation,
 };
 use diracvi_run::{
-    DEFAULT_ENERGY_TOLERANCE, EnsembleOptions, RecordSink, RunError, RunOutcome, RunPlan, Summary,
-    SystemRun, describe_system, ensemble_system, execute_system_with_tolerance, run_system,
+    DEFAULT_ENERGY_TOLERANCE, EnsembleOptions, PeriodicError, PeriodicOptions, PeriodicOrbit,
+    RecordSink, RunError, RunOutcome, RunPlan, Summary, SystemRun, describe_system,
+    ensemble_system, execute_system_with_tolerance, periodic_orbit_system, run_system,
 };
 use nalgebra::DVector;
 
@@ -211,6 +212,23 @@ pub fn run_to_tolerance(
     )
     .with_tolerance(&choice);
     Ok((summary, outcome))
+}
+
+/// A periodic orbit of the bowl and its stability
+/// ([`periodic_orbit_system`], the search of `diracvi periodic`), from
+/// `guess` (`(q, p)`) or the setup's initial data: concrete in [`Bowl`] for
+/// the reason [`run`] is (the Python module passes it on).
+///
+/// # Errors
+/// [`PeriodicError`]: a bad setup, no return to the section, Newton's
+/// method not converging.
+pub fn periodic_orbit(
+    model: &Bowl,
+    setup: &DynRunSetup,
+    options: &PeriodicOptions,
+    guess: Option<(&[f64], &[f64])>,
+) -> Result<PeriodicOrbit, PeriodicError> {
+    periodic_orbit_system(model, setup, options, guess)
 }
 
 impl Bowl {

@@ -14,9 +14,10 @@
 //! The whole exposure is [`diracvi_python::own::PythonModel`]: the model, its
 //! default run, the function that runs it (the example crate's concrete
 //! `run_with_energy_tolerance`, so the runner compiled there is not
-//! compiled again here), its parameters and the wall `plot()` draws.
+//! compiled again here), its parameters, the wall `plot()` draws and its
+//! periodic-orbit search (`diracvi.periodic_orbit`, `diracvi.continue_orbit`).
 
-use diracvi_example_own_model::{Bowl, run_with_energy_tolerance};
+use diracvi_example_own_model::{Bowl, periodic_orbit, run_with_energy_tolerance};
 use diracvi_python::own::PythonModel;
 use pyo3::prelude::*;
 
@@ -47,5 +48,6 @@ fn diracvi_bowl(m: &Bound<'_, PyModule>) -> PyResult<()> {
             },
         )
         .walls(|b| vec![b.rim()])
+        .periodic(periodic_orbit)
         .add_to(m)
 }
