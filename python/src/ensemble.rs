@@ -203,6 +203,46 @@ pub fn run_members<T: Send>(
     Ok(runs)
 }
 
+/// One copy of `base` per override of `overrides` (an iterable of dicts),
+/// each key and value applied in dict order by `set(copy, index, key,
+/// value)`. Overrides are read and applied with the GIL held: they are
+/// Python objects, and applying them is cheap next to a run.
+///
+/// # Errors
+/// `TypeError` for overrides that are not dicts or keys that are not str;
+/// `set`'s errors.
+pub fn with_overrides<T: Clone>(
+    base: &T,
+    overrides: &Bound<'_, PyAny>,
+    mut set: impl FnMut(&mut T, usize, &str, &Bound<'_, PyAny>) -> PyResult<()>,
+) -> PyResult<Vec<T>> {
+    let iter = overrides
+        .try_iter()
+        .map_err(|_| PyTypeError::new_err("overrides must be an iterable of dicts"))?;
+    let mut out = Vec::new();
+    for (i, item) in iter.enumerate() {
+        let item = item?;
+        let dict = item.cast::<PyDict>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "overrides[{i}] must be a dict of scenario keys, got '{}'",
+                item.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?;
+        let mut copy = base.clone();
+        for (key, value) in dict.iter() {
+            let key: String = key
+                .extract()
+                .map_err(|_| PyTypeError::new_err(format!("overrides[{i}]: keys must be str")))?;
+            set(&mut copy, i, &key, &value)?;
+        }
+        out.push(copy);
+    }
+    Ok(out)
+}
+
 /// One run of a scenario: build the plan, integrate, keep what `keep` asks.
 fn run_one(
     scenario: Scenario,
@@ -279,34 +319,14 @@ pub fn ensemble<'py>(
     let base = scenario.inner.clone();
     drop(scenario);
 
-    // Overrides are read (and applied) with the GIL held: they are Python
-    // objects, and applying them is cheap next to a run.
-    let iter = overrides
-        .try_iter()
-        .map_err(|_| PyTypeError::new_err("overrides must be an iterable of dicts"))?;
-    let mut scenarios = Vec::new();
-    for (i, item) in iter.enumerate() {
-        let item = item?;
-        let dict = item.cast::<PyDict>().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "overrides[{i}] must be a dict of scenario keys, got '{}'",
-                item.get_type()
-                    .name()
-                    .map(|n| n.to_string())
-                    .unwrap_or_default()
-            ))
-        })?;
-        let mut sc = base.clone();
-        for (key, value) in dict.iter() {
-            let key: String = key
-                .extract()
-                .map_err(|_| PyTypeError::new_err(format!("overrides[{i}]: keys must be str")))?;
-            let text = crate::convert::set_text(&key, &value)?;
-            sc.set(&key, &text)
-                .map_err(|e| run_error(py, &RunError::Model(e), Some(i)))?;
-        }
-        choice.tolerance(&sc)?;
-        scenarios.push(sc);
+    let scenarios = with_overrides(&base, overrides, |sc, i, key, value| {
+        let text = crate::convert::set_text(key, value)?;
+        sc.set(key, &text)
+            .map_err(|e| run_error(py, &RunError::Model(e), Some(i)))?;
+        Ok(())
+    })?;
+    for sc in &scenarios {
+        choice.tolerance(sc)?;
     }
 
     let runs = run_members(py, scenarios, threads, |sc| run_one(sc, choice, keep))?;

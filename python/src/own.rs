@@ -52,7 +52,7 @@
 //! Rust gets `diracvi.periodic_orbit` and `diracvi.continue_orbit` when
 //! the module gives the search ([`PythonModel::periodic`]).
 
-use crate::ensemble::{Keep, Kept, ensemble_dict, parse_threads, run_members};
+use crate::ensemble::{Keep, Kept, ensemble_dict, parse_threads, run_members, with_overrides};
 use crate::errors::run_error;
 use crate::periodic::{periodic_error, section_options};
 use crate::scenario::{RunChoice, Walls, run_result, sensitivity_names};
@@ -866,38 +866,20 @@ impl RustScenario {
             choice.every = 0;
         }
         choice.account = keep.summary();
-        let iter = overrides
-            .try_iter()
-            .map_err(|_| PyTypeError::new_err("overrides must be an iterable of dicts"))?;
-        let mut members = Vec::new();
-        for (i, item) in iter.enumerate() {
-            let item = item?;
-            let dict = item.cast::<PyDict>().map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "overrides[{i}] must be a dict of scenario keys, got '{}'",
-                    item.get_type()
-                        .name()
-                        .map(|n| n.to_string())
-                        .unwrap_or_default()
-                ))
-            })?;
-            let mut sc = self.clone();
-            for (key, value) in dict.iter() {
-                let key: String = key.extract().map_err(|_| {
-                    PyTypeError::new_err(format!("overrides[{i}]: keys must be str"))
-                })?;
-                sc.set(&key, &value).map_err(|e| {
-                    let prefixed = format!("run {i}: {}", e.value(py));
-                    if e.is_instance_of::<PyTypeError>(py) {
-                        PyTypeError::new_err(prefixed)
-                    } else {
-                        PyValueError::new_err(prefixed)
-                    }
-                })?;
-            }
-            let plan = sc.plan(&choice)?;
-            members.push((sc, plan));
-        }
+        let scenarios = with_overrides(self, overrides, |sc, i, key, value| {
+            sc.set(key, value).map_err(|e| {
+                let prefixed = format!("run {i}: {}", e.value(py));
+                if e.is_instance_of::<PyTypeError>(py) {
+                    PyTypeError::new_err(prefixed)
+                } else {
+                    PyValueError::new_err(prefixed)
+                }
+            })
+        })?;
+        let members = scenarios
+            .into_iter()
+            .map(|sc| sc.plan(&choice).map(|plan| (sc, plan)))
+            .collect::<PyResult<Vec<_>>>()?;
         let threads = parse_threads(threads)?;
         let runs = run_members(py, members, threads, |(sc, plan)| {
             let mut buffer = RecordBuffer::new();

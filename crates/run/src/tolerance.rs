@@ -165,13 +165,13 @@ impl Rerun for Scenario {
     fn configured(&self, order: Order, h: Option<f64>) -> Self {
         let mut sc = self.clone();
         sc.tol = None;
-        if order == Order::Two {
-            sc.discretization = Discretization::Midpoint;
-            sc.constraint = ConstraintDiscretization::Midpoint;
-        }
-        if let Some(h) = h {
-            sc.h = h;
-        }
+        configure(
+            order,
+            h,
+            &mut sc.h,
+            &mut sc.discretization,
+            &mut sc.constraint,
+        );
         sc
     }
     fn execute(
@@ -216,14 +216,26 @@ impl<Mo> PartialEq for SystemRerun<'_, Mo> {
 /// [`Rerun::configured`]).
 pub fn configured_setup(setup: &DynRunSetup, order: Order, h: Option<f64>) -> DynRunSetup {
     let mut s = setup.clone();
+    configure(order, h, &mut s.h, &mut s.discretization, &mut s.constraint);
+    s
+}
+
+/// The step `h` when given, and for order 2 the symmetric midpoint scheme
+/// (midpoint `L_d`, midpoint constraint), into a run's own fields.
+fn configure(
+    order: Order,
+    h: Option<f64>,
+    step: &mut f64,
+    discretization: &mut Discretization,
+    constraint: &mut ConstraintDiscretization,
+) {
     if order == Order::Two {
-        s.discretization = Discretization::Midpoint;
-        s.constraint = ConstraintDiscretization::Midpoint;
+        *discretization = Discretization::Midpoint;
+        *constraint = ConstraintDiscretization::Midpoint;
     }
     if let Some(h) = h {
-        s.h = h;
+        *step = h;
     }
-    s
 }
 
 impl<Mo: crate::NamedDynSystem> Rerun for SystemRerun<'_, Mo> {

@@ -51,13 +51,20 @@ fn comparable(json: &str) -> String {
         text.truncate(at);
         text.push('}');
     }
-    let key = ",\"wall_time_s\":";
-    let start = text.find(key).expect("a wall time");
-    let end = text[start + key.len()..]
-        .find([',', '}'])
-        .map(|i| start + key.len() + i)
-        .unwrap();
-    text.replace_range(start..end, "");
+    assert!(text.contains(",\"wall_time_s\":"), "a wall time");
+    without(&text, ",\"wall_time_s\":")
+}
+
+/// `text` without the JSON number after `key` (and `key` itself).
+fn without(text: &str, key: &str) -> String {
+    let mut text = text.to_owned();
+    if let Some(start) = text.find(key) {
+        let end = text[start + key.len()..]
+            .find([',', '}'])
+            .map(|i| start + key.len() + i)
+            .unwrap();
+        text.replace_range(start..end, "");
+    }
     text
 }
 
@@ -324,16 +331,7 @@ fn a_rust_model_draws_the_cli_plot_of_its_model_file() {
 /// `text` without the pilots' wall time (`"pilot_wall_time_s":…`), which
 /// differs between two runs of one computation.
 fn without_pilot_time(text: &str) -> String {
-    let key = "\"pilot_wall_time_s\":";
-    let mut text = text.to_owned();
-    if let Some(start) = text.find(key) {
-        let end = text[start + key.len()..]
-            .find([',', '}'])
-            .map(|i| start + key.len() + i)
-            .unwrap();
-        text.replace_range(start..end, "");
-    }
-    text
+    without(text, "\"pilot_wall_time_s\":")
 }
 
 #[test]
