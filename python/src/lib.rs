@@ -14,6 +14,27 @@
 //! As a Rust library this crate serves the extension modules of other
 //! crates: [`own`] exposes a model written in Rust to Python with the same
 //! runs, results, ensembles and errors as the catalogue.
+//!
+//! ## An extension module of your own
+//!
+//! The crate of such a module (examples/own-model/python is one) is a
+//! `cdylib` built by maturin; it depends on this crate and on PyO3 with the
+//! package's stable-ABI feature:
+//!
+//! ```toml
+//! [lib]
+//! name = "my_models"               # the #[pymodule]'s name
+//! crate-type = ["cdylib"]
+//!
+//! [dependencies]
+//! diracvi-python = { path = "…/python" }
+//! pyo3 = { version = "0.30", features = ["abi3-py39"] }
+//! ```
+//!
+//! and its `pyproject.toml` names maturin as the build backend and
+//! `diracvi` as a dependency (the runs return the package's classes).
+
+#![doc = include_str!("../../docs/dependent-profile.md")]
 
 mod convert;
 mod ensemble;
