@@ -358,8 +358,9 @@ fn composed_orders_match_differences_through_impacts_with_constraints() {
 /// with θ), against differences of whole runs, relative 1e-6: the
 /// particle's file through 5 bounces (g moves every impact time, m the
 /// momenta; forward, and backward from the apex), the nonholonomic
-/// pendulum's file in flight (g, l in H). Measured: 3.5e-10 (particle,
-/// both directions), 3.0e-11 (pendulum).
+/// pendulum's file in flight (g, l in H) and through two impacts with its
+/// cylinder (g, l, and r, the wall). Measured: 3.5e-10 (particle, both
+/// directions), 3.0e-11 (pendulum in flight), 6.3e-10 (pendulum, 2 impacts).
 #[test]
 fn hamiltonian_stepper_matches_differences_through_impacts() {
     use diracvi_run::Stepper;
@@ -378,6 +379,16 @@ fn hamiltonian_stepper_matches_differences_through_impacts() {
         &[("g", 9.8), ("l", 2.0)],
         plan,
         0,
+    );
+    // Through impacts on a constrained model: the nonholonomic pendulum
+    // hits its cylinder (g, l in H; r moves the wall).
+    let plan = RunPlan::new(3200).stepper(Stepper::Hamiltonian);
+    plan_against_differences(
+        "pendulum",
+        &file("pendulum"),
+        &[("g", 9.8), ("l", 2.0), ("r", 1.5)],
+        plan,
+        2,
     );
 }
 
