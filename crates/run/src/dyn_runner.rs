@@ -168,6 +168,19 @@ impl DynModelVisitor for DynRunner<'_> {
         model: &Mo,
         setup: &DynRunSetup,
     ) -> Result<RunOutcome, RunError> {
+        let plan = self.plan.clone();
+        self.run_model(model, setup)
+            .map_err(|e| crate::error::composed_start(e, &plan))
+    }
+}
+
+impl DynRunner<'_> {
+    /// [`DynModelVisitor::visit`] before its errors are classified.
+    fn run_model<Mo: NamedDynSystem>(
+        self,
+        model: &Mo,
+        setup: &DynRunSetup,
+    ) -> Result<RunOutcome, RunError> {
         let DynRunner {
             plan,
             sink,

@@ -116,6 +116,19 @@ pub enum RunError {
         /// The stepper's name.
         stepper: &'static str,
     },
+    /// Order 4 or 6 asked of a Lagrangian that is degenerate on the
+    /// constraint distribution at the start: the composed methods start from
+    /// the velocity of the momentum on `ker A(q0)` (docs/theory.md §9.3),
+    /// which hidden constraints leave undetermined.
+    #[error(
+        "{model}: order {order} is not available: the Lagrangian is degenerate on the constraint distribution at the start (∂²L/∂v² is singular on ker A(q0): hidden constraints, e.g. a loop of capacitors), and the composed methods start from the velocity of the momentum there (docs/theory.md §9.3); order 2 runs degenerate Lagrangians"
+    )]
+    DegenerateComposition {
+        /// The model's name.
+        model: String,
+        /// The order asked for.
+        order: crate::Order,
+    },
     /// A circuit run was asked for with something the sparse stepper does
     /// not have.
     #[error("{model}: not available for circuits: {what}")]
@@ -182,6 +195,39 @@ pub(crate) fn is_regular(hessian: nalgebra::DMatrix<f64>) -> bool {
         let s = hessian.singular_values();
         let (largest, smallest) = (s.max(), s.min());
         largest > 0.0 && smallest > 1e-10 * largest
+    }
+}
+
+/// `e` of a run of `plan`, with the start of a composed method that found
+/// no velocity for the initial momentum (the constrained Legendre map not
+/// invertible at the first step: a Lagrangian degenerate on `ker A(q0)`)
+/// reported as [`RunError::DegenerateComposition`], an input error.
+pub(crate) fn composed_start(e: RunError, plan: &crate::RunPlan) -> RunError {
+    use diracvi_discrete_dirac::StepError;
+    use diracvi_geometry::GeometryError;
+    let composed = plan.order.is_composed() && plan.stepper == crate::Stepper::Lagrange;
+    let at_start = |e: &ImpactError| {
+        matches!(
+            e,
+            ImpactError::Geometry {
+                step: 0,
+                source: GeometryError::LegendreNotInvertible { .. },
+                ..
+            } | ImpactError::Step(StepError::Geometry {
+                step: 0,
+                source: GeometryError::LegendreNotInvertible { .. },
+                ..
+            })
+        )
+    };
+    match e {
+        RunError::Integration { model, error } if composed && at_start(&error) => {
+            RunError::DegenerateComposition {
+                model,
+                order: plan.order,
+            }
+        }
+        e => e,
     }
 }
 

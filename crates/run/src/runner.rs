@@ -249,6 +249,19 @@ impl ModelVisitor for Runner<'_> {
         model: &Mo,
         setup: &RunSetup<N>,
     ) -> Result<RunOutcome, RunError> {
+        let plan = self.plan.clone();
+        self.run_model(model, setup)
+            .map_err(|e| crate::error::composed_start(e, &plan))
+    }
+}
+
+impl Runner<'_> {
+    /// [`ModelVisitor::visit`] before its errors are classified.
+    fn run_model<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
+        self,
+        model: &Mo,
+        setup: &RunSetup<N>,
+    ) -> Result<RunOutcome, RunError> {
         let st = self.start::<Mo, N, M>(model, setup)?;
         let method = st.method;
         // One integrator type per stepper: the impact law (the stepper

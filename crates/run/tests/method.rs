@@ -182,3 +182,31 @@ fn step_counts_follow_the_end_time_and_are_bounded() {
         "10000000001 steps asked for; at most 1e10 are allowed"
     );
 }
+
+/// A combination that cannot run is refused as an input error, not run into
+/// a numerical failure: the composed orders start from the velocity of the
+/// initial momentum on `ker A(q0)`, which the [DDM] LC circuit's capacitor
+/// loop leaves undetermined, so `lc` at order 4 or 6 (either core, either
+/// direction) is `RunError::DegenerateComposition`; order 2 runs it.
+#[test]
+fn composed_orders_of_a_degenerate_lagrangian_are_refused() {
+    let sc = Scenario::defaults("lc").unwrap();
+    for (order, direction, jacobian) in [
+        (Order::Four, Direction::Forward, false),
+        (Order::Six, Direction::Backward, false),
+        (Order::Four, Direction::Forward, true),
+    ] {
+        let plan = RunPlan::new(10)
+            .order(order)
+            .direction(direction)
+            .jacobian(jacobian);
+        let e = execute(&sc, plan, &mut Discard).unwrap_err();
+        assert!(
+            matches!(e, diracvi_run::RunError::DegenerateComposition { order: o, .. } if o == order),
+            "{e:?}"
+        );
+        assert!(!e.is_numerical());
+        assert!(e.to_string().contains("order 2 runs degenerate"), "{e}");
+    }
+    assert!(execute(&sc, RunPlan::new(10), &mut Discard).is_ok());
+}
