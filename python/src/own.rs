@@ -54,7 +54,7 @@
 
 use crate::ensemble::{Keep, Kept, ensemble_dict, parse_threads, run_members, with_overrides};
 use crate::errors::run_error;
-use crate::periodic::{periodic_error, section_options};
+use crate::periodic::{SectionArgs, periodic_error};
 use crate::scenario::{RunChoice, Walls, run_result, sensitivity_names};
 use diracvi_models::{ConstraintDiscretization, Discretization, Shape};
 use diracvi_run::{
@@ -478,33 +478,10 @@ impl RustScenario {
         Ok(sc)
     }
 
-    /// The periodic-orbit options of the keyword arguments.
-    #[allow(clippy::too_many_arguments)]
-    fn periodic_options(
-        &self,
-        py: Python<'_>,
-        section: Option<&Bound<'_, PyAny>>,
-        impact: usize,
-        period: Option<f64>,
-        steps: Option<usize>,
-        tolerance: f64,
-        max_iterations: usize,
-    ) -> PyResult<PeriodicOptions> {
-        let piece = |given: &str| {
-            let info = self.model.describe(&self.setup)?;
-            section_among(self.model.name(), &info.boundary_names, given)
-        };
-        section_options(
-            py,
-            self.setup.h,
-            piece,
-            section,
-            impact,
-            period,
-            steps,
-            tolerance,
-            max_iterations,
-        )
+    /// The index of the wall piece `given` (an index or a piece's name).
+    fn section_piece(&self, given: &str) -> Result<usize, PeriodicError> {
+        let info = self.model.describe(&self.setup)?;
+        section_among(self.model.name(), &info.boundary_names, given)
     }
 
     /// The orbit search of the module, from `guess`.
@@ -667,15 +644,15 @@ impl RustScenario {
         t_end: Option<f64>,
     ) -> PyResult<String> {
         let sc = self.with_end(t_end)?;
-        let opts = sc.periodic_options(
-            py,
+        let args = SectionArgs {
             section,
             impact,
             period,
             steps,
             tolerance,
             max_iterations,
-        )?;
+        };
+        let opts = args.options(py, sc.setup.h, |given| sc.section_piece(given))?;
         let orbit = py
             .detach(|| sc.orbit(&opts, None))
             .map_err(|e| periodic_error(py, e))?;
@@ -714,15 +691,15 @@ impl RustScenario {
                 },
             ));
         }
-        let opts = sc.periodic_options(
-            py,
+        let args = SectionArgs {
             section,
             impact,
             period,
             steps,
             tolerance,
             max_iterations,
-        )?;
+        };
+        let opts = args.options(py, sc.setup.h, |given| sc.section_piece(given))?;
         let branch = py
             .detach(|| {
                 continue_with(parameter, &values, &opts, None, |value, options, guess| {

@@ -39,78 +39,75 @@ pub fn periodic_error(py: Python<'_>, e: PeriodicError) -> PyErr {
     build().unwrap_or_else(|err| err)
 }
 
-/// The options from the keyword arguments, for `scenario` with its end
-/// time set to `t_end` when given.
-#[allow(clippy::too_many_arguments)]
-fn options(
-    py: Python<'_>,
-    scenario: &mut diracvi_models::Scenario,
-    section: Option<&Bound<'_, PyAny>>,
-    impact: usize,
-    period: Option<f64>,
-    steps: Option<usize>,
-    tolerance: f64,
-    max_iterations: usize,
-    t_end: Option<f64>,
-) -> PyResult<PeriodicOptions> {
-    if let Some(t) = t_end {
-        scenario
-            .set("t_end", &format!("{t:e}"))
-            .map_err(|e| crate::errors::model_error(py, e))?;
-    }
-    let sc = &*scenario;
-    section_options(
-        py,
-        sc.h,
-        |given| section_piece(sc, given),
-        section,
-        impact,
-        period,
-        steps,
-        tolerance,
-        max_iterations,
-    )
+/// The keyword arguments that say where an orbit closes and when the
+/// search has converged (those of ``diracvi.periodic_orbit``).
+pub struct SectionArgs<'a, 'py> {
+    /// A wall piece (index or name): the orbit closes at its impacts.
+    pub section: Option<&'a Bound<'py, PyAny>>,
+    /// Which impact with `section` closes the orbit.
+    pub impact: usize,
+    /// Without `section`: the period (s), rounded to steps.
+    pub period: Option<f64>,
+    /// Without `section`: the period in steps.
+    pub steps: Option<usize>,
+    /// Newton's tolerance.
+    pub tolerance: f64,
+    /// Newton's iterations.
+    pub max_iterations: usize,
 }
 
-/// The options from the keyword arguments of a run of step `h`; `piece`
-/// finds a wall piece by index or name.
-#[allow(clippy::too_many_arguments)]
-pub fn section_options(
-    py: Python<'_>,
-    h: f64,
-    piece: impl FnOnce(&str) -> Result<usize, PeriodicError>,
-    section: Option<&Bound<'_, PyAny>>,
-    impact: usize,
-    period: Option<f64>,
-    steps: Option<usize>,
-    tolerance: f64,
-    max_iterations: usize,
-) -> PyResult<PeriodicOptions> {
-    let section = match (section, period, steps) {
-        (Some(given), _, _) => {
-            let given = match given.extract::<usize>() {
-                Ok(j) => j.to_string(),
-                Err(_) => given.extract::<String>()?,
-            };
-            Section::Impact {
-                piece: piece(&given).map_err(|e| periodic_error(py, e))?,
-                count: impact,
+impl SectionArgs<'_, '_> {
+    /// The search options for a run of step `h`; `piece` finds a wall
+    /// piece by index or name.
+    pub fn options(
+        &self,
+        py: Python<'_>,
+        h: f64,
+        piece: impl FnOnce(&str) -> Result<usize, PeriodicError>,
+    ) -> PyResult<PeriodicOptions> {
+        let section = match (self.section, self.period, self.steps) {
+            (Some(given), _, _) => {
+                let given = match given.extract::<usize>() {
+                    Ok(j) => j.to_string(),
+                    Err(_) => given.extract::<String>()?,
+                };
+                Section::Impact {
+                    piece: piece(&given).map_err(|e| periodic_error(py, e))?,
+                    count: self.impact,
+                }
             }
-        }
-        (None, Some(t), _) => {
-            if !(t.is_finite() && t > 0.0) {
-                return Err(PyValueError::new_err(format!(
-                    "period must be a finite time > 0, got {t}"
-                )));
+            (None, Some(t), _) => {
+                if !(t.is_finite() && t > 0.0) {
+                    return Err(PyValueError::new_err(format!(
+                        "period must be a finite time > 0, got {t}"
+                    )));
+                }
+                Section::Steps(Some(((t / h).round() as usize).max(1)))
             }
-            Section::Steps(Some(((t / h).round() as usize).max(1)))
+            (None, None, steps) => Section::Steps(steps),
+        };
+        let mut o = PeriodicOptions::new(section);
+        o.tolerance = self.tolerance;
+        o.max_iterations = self.max_iterations;
+        Ok(o)
+    }
+
+    /// The search options for `scenario`, its end time set to `t_end` when
+    /// given.
+    fn scenario_options(
+        &self,
+        py: Python<'_>,
+        scenario: &mut diracvi_models::Scenario,
+        t_end: Option<f64>,
+    ) -> PyResult<PeriodicOptions> {
+        if let Some(t) = t_end {
+            scenario
+                .set("t_end", &format!("{t:e}"))
+                .map_err(|e| crate::errors::model_error(py, e))?;
         }
-        (None, None, steps) => Section::Steps(steps),
-    };
-    let mut o = PeriodicOptions::new(section);
-    o.tolerance = tolerance;
-    o.max_iterations = max_iterations;
-    Ok(o)
+        let sc = &*scenario;
+        self.options(py, sc.h, |given| section_piece(sc, given))
+    }
 }
 
 /// The orbit as JSON text (see ``diracvi.periodic_orbit``).
@@ -129,17 +126,15 @@ pub fn periodic_orbit(
     t_end: Option<f64>,
 ) -> PyResult<String> {
     let mut sc = scenario.inner.clone();
-    let opts = options(
-        py,
-        &mut sc,
+    let args = SectionArgs {
         section,
         impact,
         period,
         steps,
         tolerance,
         max_iterations,
-        t_end,
-    )?;
+    };
+    let opts = args.scenario_options(py, &mut sc, t_end)?;
     let h = sc.h;
     let result = py.detach(|| orbit_rust(&sc, &opts, None));
     let orbit = result.map_err(|e| periodic_error(py, e))?;
@@ -164,17 +159,15 @@ pub fn continue_orbit(
     t_end: Option<f64>,
 ) -> PyResult<String> {
     let mut sc = scenario.inner.clone();
-    let opts = options(
-        py,
-        &mut sc,
+    let args = SectionArgs {
         section,
         impact,
         period,
         steps,
         tolerance,
         max_iterations,
-        t_end,
-    )?;
+    };
+    let opts = args.scenario_options(py, &mut sc, t_end)?;
     let h = sc.h;
     let result = py.detach(|| continue_rust(&sc, parameter, &values, &opts, None));
     let branch = result.map_err(|e| periodic_error(py, e))?;

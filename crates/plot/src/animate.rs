@@ -234,6 +234,24 @@ pub fn render_animation(
     })
 }
 
+/// The opening of a picture `width × height` on white: the `<svg>`
+/// element, its `<title>` and the title in 16-point type at `at`.
+fn svg_open(s: &mut String, width: f64, height: f64, at: (f64, f64), title: &str) {
+    let title = escape(title);
+    let _ = writeln!(
+        s,
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif">
+<title>{title}</title>
+<rect width="{w}" height="{h}" fill="white"/>
+<text x="{x}" y="{y}" font-size="16">{title}</text>"#,
+        w = num(width),
+        h = num(height),
+        x = at.0,
+        y = at.1,
+    );
+}
+
 /// A number for the SVG: at most 7 decimals (so within `5e-8` of the
 /// value), trailing zeros dropped.
 fn num(x: f64) -> String {
@@ -825,23 +843,14 @@ impl<'a> Picture<'a> {
         let (width, height) = (LEFT + pw + RIGHT, HEADER + ph + BELOW + BAR);
         let impacts = scene.contacts.len();
         let mut s = String::new();
-        let _ = writeln!(
-            s,
-            r#"<?xml version="1.0" encoding="UTF-8"?>
-<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif">
-<title>{title}</title>
-<rect width="{w}" height="{h}" fill="white"/>
-<text x="{LEFT}" y="22" font-size="16">{title}</text>"#,
-            w = num(width),
-            h = num(height),
-            title = escape(&format!(
-                "{model}: t = {} … {} s, {impacts} impact{} (played in {} s, looping)",
-                num(t0),
-                num(t1),
-                if impacts == 1 { "" } else { "s" },
-                num(play)
-            )),
+        let title = format!(
+            "{model}: t = {} … {} s, {impacts} impact{} (played in {} s, looping)",
+            num(t0),
+            num(t1),
+            if impacts == 1 { "" } else { "s" },
+            num(play)
         );
+        svg_open(&mut s, width, height, (LEFT, 22.0), &title);
         // The clock: one label per frame, each shown until the next frame.
         let _ = writeln!(
             s,
@@ -1045,16 +1054,12 @@ impl<'a> Picture<'a> {
         let layout = self.poster_layout(model, count);
         let (scale, pw, ph) = (layout.scale, layout.pw, layout.ph);
         let mut s = String::new();
-        let _ = writeln!(
-            s,
-            r#"<?xml version="1.0" encoding="UTF-8"?>
-<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif">
-<title>{title}</title>
-<rect width="{w}" height="{h}" fill="white"/>
-<text x="{POSTER_LEFT}" y="24" font-size="16">{title}</text>"#,
-            w = num(layout.width),
-            h = num(layout.height),
-            title = escape(&layout.title),
+        svg_open(
+            &mut s,
+            layout.width,
+            layout.height,
+            (POSTER_LEFT, 24.0),
+            &layout.title,
         );
         for (&i, &[x, y]) in layout.frames.iter().zip(&layout.origins) {
             let t = self.times[i];
