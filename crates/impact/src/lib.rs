@@ -105,6 +105,7 @@ mod elastic;
 mod hamiltonian_law;
 mod integrator;
 mod law;
+mod path;
 mod reconstruct;
 mod vci;
 

@@ -19,9 +19,8 @@ pub use hamiltonian_law::DynHamiltonianLaw;
 pub use reconstruct::DynReconstructing;
 pub use vci::DynVciLaw;
 
-use crate::integrator::{
-    PATH_DEPTH, PATH_EXTRA, PATH_REACH, PATH_SAMPLES, RESTING_PROBE, RESTING_RATIO,
-};
+use crate::integrator::{PATH_REACH, RESTING_PROBE, RESTING_RATIO};
+use crate::path::{PathPoint, Sample};
 use crate::{ImpactError, ImpactParams, OrReject};
 use argmin::core::{CostFunction, State as _, TerminationReason};
 use diracvi_discrete_dirac::dynamic::{
@@ -283,14 +282,6 @@ struct GradientAt {
     q: DVector<f64>,
     g: f64,
     dg: DVector<f64>,
-}
-
-/// A sampled point of a sub-step's discrete path with every `g_j` there.
-#[derive(Clone)]
-struct PathPoint {
-    alpha: f64,
-    q: DVector<f64>,
-    g: Vec<f64>,
 }
 
 /// `g_j(q(α))` along the sub-step, for argmin: trial solves of size `α h`.
@@ -562,10 +553,8 @@ where
     /// The first point of the discrete path of the sub-step from `(a, π_a)`
     /// of size `h` (increment `d`) found inside a piece: `(piece, α)`. Both
     /// ends of the sub-step are admissible, but a large step can pass a wall
-    /// and come back out (tunnelling). `q̃(α)` is sampled at
-    /// `α = i / PATH_SAMPLES` (trial solves, side-effect free), and
-    /// intervals between samples where a dip cannot be excluded are
-    /// bisected ([`PATH_DEPTH`], [`PATH_EXTRA`]).
+    /// and come back out (tunnelling). `q̃(α)` is bisected where a dip
+    /// cannot be excluded ([`crate::path`]; trial solves, side-effect free).
     #[allow(clippy::too_many_arguments)]
     fn path_dip(
         &mut self,
@@ -578,101 +567,46 @@ where
         stats: &mut StepStats,
     ) -> Result<Option<(usize, f64)>, ImpactError> {
         let count = self.stepper.system().boundary_count();
+        let n = a.len();
         let geo = |source| ImpactError::Geometry { step: k, t, source };
-        // |dg_j| at the sub-step's end, to bound g_j's change along the path.
-        // and the round-off band of g_j at the start.
-        let (mut dgs, mut bands) = (Vec::with_capacity(count), Vec::with_capacity(count));
-        {
-            let sys = self.stepper.system();
-            for j in 0..count {
-                dgs.push(
-                    boundary_gradient_dyn(sys, j, &(a + d))
-                        .map_err(geo)?
-                        .1
-                        .norm(),
-                );
-                let (g, dg) = boundary_gradient_dyn(sys, j, a).map_err(geo)?;
-                bands.push(touch_band_slice(g, dg.as_slice(), a.as_slice()));
-            }
-        }
-        // `gs[i * count + j] = g_j(q̃(i / PATH_SAMPLES))`.
-        let mut gs = Vec::with_capacity((PATH_SAMPLES + 1) * count);
-        let sys = self.stepper.system();
-        for j in 0..count {
-            gs.push(boundary_gradient_dyn(sys, j, a).map_err(geo)?.0);
-        }
-        // q̃(α) and whether it is inside a piece; the values of the g_j
-        // are appended to `gs`.
-        let mut point =
-            |alpha: f64, gs: &mut Vec<f64>| -> Result<(DVector<f64>, Option<usize>), ImpactError> {
-                let b = if alpha >= 1.0 {
-                    a + d
-                } else {
-                    self.stepper
-                        .trial_step(k, t, a, pi_a, alpha * h, &(d * alpha))?
-                        .b
-                };
-                stats.root_iterations += 1;
-                let sys = self.stepper.system();
-                for j in 0..count {
-                    let (g, dg) = boundary_gradient_dyn(sys, j, &b).map_err(geo)?;
-                    if g < -touch_band_slice(g, dg.as_slice(), b.as_slice()) {
-                        return Ok((b, Some(j)));
-                    }
-                    gs.push(g);
-                }
-                Ok((b, None))
+        // The path at α, or the piece it is inside.
+        let at = |sys: &St::System, alpha: f64, q: &DVector<f64>| {
+            let mut p = PathPoint {
+                alpha,
+                q: q.as_slice().to_vec(),
+                g: Vec::with_capacity(count),
+                dg: vec![0.0; count * n],
             };
-        let mut path = vec![a.clone(); PATH_SAMPLES + 1];
-        for (i, q) in path.iter_mut().enumerate().skip(1) {
-            let alpha = i as f64 / PATH_SAMPLES as f64;
-            let (b, inside) = point(alpha, &mut gs)?;
-            if let Some(j) = inside {
-                return Ok(Some((j, alpha)));
+            for j in 0..count {
+                let dg = &mut p.dg[j * n..(j + 1) * n];
+                let g = boundary_gradient_into(sys, j, q.as_slice(), dg).map_err(geo)?;
+                if alpha > 0.0 && g < -touch_band_slice(g, dg, q.as_slice()) {
+                    return Ok(Sample::Inside(j));
+                }
+                p.g.push(g);
             }
-            *q = b;
-        }
-        // Between samples: an interval where a dip cannot be excluded is
-        // bisected, down to 1 / (PATH_SAMPLES · 2^PATH_DEPTH), at most
-        // PATH_EXTRA times.
-        // A dip below 0 between two samples takes g_j down by g_l and back
-        // up by g_r: a variation the path can only make if it is long
-        // enough, `g_l + g_r < |dg_j| · 1.5 |Δq̃|` (slack for its curvature).
-        // A piece the path starts on (an impact just reflected from it) is
-        // left to §4.3's own test at α → 0.
-        let unsafe_between = |gl: &[f64], gr: &[f64], dq: f64| {
-            (0..count).any(|j| gl[j] > bands[j] && gl[j] + gr[j] < 1.5 * dgs[j] * dq)
+            Ok(Sample::Outside(p))
         };
-        let at = |i: usize| PathPoint {
-            alpha: i as f64 / PATH_SAMPLES as f64,
-            q: path[i].clone(),
-            g: gs[i * count..(i + 1) * count].to_vec(),
+        let sys = self.stepper.system();
+        let start = match at(sys, 0.0, a)? {
+            Sample::Outside(p) => p,
+            Sample::Inside(_) => unreachable!("α = 0 is never reported inside"),
         };
-        let mut stack: Vec<(PathPoint, PathPoint, u32)> = (0..PATH_SAMPLES)
-            .rev()
-            .map(|i| (at(i), at(i + 1), 0))
+        let bands: Vec<f64> = (0..count)
+            .map(|j| touch_band_slice(start.g[j], &start.dg[j * n..(j + 1) * n], a.as_slice()))
             .collect();
-        let mut extra = 0;
-        while let Some((l, r, depth)) = stack.pop() {
-            if depth >= PATH_DEPTH
-                || extra >= PATH_EXTRA
-                || !unsafe_between(&l.g, &r.g, (&r.q - &l.q).norm())
-            {
-                continue;
-            }
-            let alpha = 0.5 * (l.alpha + r.alpha);
-            let mut g = Vec::with_capacity(count);
-            extra += 1;
-            let (q, inside) = point(alpha, &mut g)?;
-            if let Some(j) = inside {
-                return Ok(Some((j, alpha)));
-            }
-            let m = PathPoint { alpha, q, g };
-            // Left half first: the first dip is the one that counts.
-            stack.push((m.clone(), r, depth + 1));
-            stack.push((l, m, depth + 1));
-        }
-        Ok(None)
+        let end = match at(sys, 1.0, &(a + d))? {
+            Sample::Outside(p) => p,
+            Sample::Inside(j) => return Ok(Some((j, 1.0))),
+        };
+        crate::path::first_dip(start, end, &bands, |alpha| {
+            let b = self
+                .stepper
+                .trial_step(k, t, a, pi_a, alpha * h, &(d * alpha))?
+                .b;
+            stats.root_iterations += 1;
+            at(self.stepper.system(), alpha, &b)
+        })
     }
 
     /// The first crossing on the sub-step from `(a, π_a)` of size `h`:
