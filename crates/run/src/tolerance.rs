@@ -37,7 +37,7 @@
 //!
 //! **A ladder's pilots.** `N_0 = ⌈N_own / 16⌉` (at least 4, `N_own` the
 //! scenario's own number of steps) and `2 N_0`; the third at the step the
-//! pair predicts, clamped to `[N_0 / 2, 4 N_0]` (an unconfirmed prediction
+//! pair predicts, clamped to `[N_0 / 2, 6 N_0]` (an unconfirmed prediction
 //! is not followed further; `1.5 N_0` when it falls on a pilot); while the
 //! order is not confirmed the ladder doubles its finest step. A pilot whose
 //! step fails (Newton, tunnelling) drops the pilots no finer than it and
@@ -53,7 +53,10 @@
 //! model only decides which pilots to run, never an estimate. Then the
 //! order of least predicted work runs its ladder to the run; another order
 //! only while its prediction beats every confirmed one, and no pilot of it
-//! costing four times that. Predicted work is steps × the pilots' Newton
+//! costing four times that; a ladder pauses when first confirmed, before
+//! chasing its predicted step, and an order without pilots starts its
+//! ladder when every confirmed prediction costs more than four times its
+//! modelled work and pair. Predicted work is steps × the pilots' Newton
 //! iterations per step (at least the stages), a deterministic count. When
 //! no order is confirmed (round-off floor, a chaotic system, impacts that
 //! keep changing), every order's ladder runs to its end, the least-error
@@ -669,9 +672,10 @@ impl Ladder {
             && c > 0.0
         {
             // The third run, which may confirm the order, at the predicted
-            // step: down to half the coarsest, up to twice the finest (an
-            // unconfirmed prediction is not followed further).
-            let mut target = self.target(c, tol).clamp(coarsest.div_ceil(2), doubled);
+            // step: down to half the coarsest, up to three times the finest
+            // (an unconfirmed prediction is not followed further).
+            let reach = finest.saturating_mul(3);
+            let mut target = self.target(c, tol).clamp(coarsest.div_ceil(2), reach);
             if target == coarsest || target == finest {
                 target = (3 * coarsest).div_ceil(2);
             }
@@ -984,18 +988,40 @@ pub fn choose_step_with_progress<P: Rerun>(
         }
     }
     // 3. Settle the order of least predicted work; another only while its
-    //    prediction beats every confirmed one.
+    //    prediction beats every confirmed one, and no pilot of it costing
+    //    more than four times that. A ladder pauses when its order is first
+    //    confirmed, before chasing the predicted step: then an order whose
+    //    pair did not run (its modelled work) starts its ladder if every
+    //    confirmed prediction costs more than four times that and its pair.
     loop {
         let confirmed = confirmed_work(&ladders, tol);
+        let modelled = modelled_orders(&ladders, tol, first).unwrap_or_default();
+        let per_stage = ladders[0].work_per_step() / stages(Order::Two);
         let next = ladders
             .iter()
             .enumerate()
-            .filter(|(_, l)| l.pilot_runs > 0 && l.open())
-            .map(|(i, l)| (i, l.predicted_work(tol)))
-            .filter(|(_, w)| *w < confirmed)
+            .filter(|(_, l)| l.open())
+            .filter_map(|(i, l)| {
+                if l.pilot_runs > 0 {
+                    let w = l.predicted_work(tol);
+                    let resumes = l.confirmed().is_some() && w <= confirmed;
+                    (w < confirmed || resumes).then_some((i, w))
+                } else {
+                    let w = modelled.iter().find(|m| m.0 == i)?.1;
+                    let starts =
+                        confirmed.is_finite() && 4.0 * (w + pair_cost(l, per_stage)) < confirmed;
+                    starts.then_some((i, w))
+                }
+            })
             .min_by(|a, b| a.1.total_cmp(&b.1));
         let Some((i, _)) = next else { break };
-        pilots.drive(&mut ladders[i], 4.0 * confirmed, &|_| false);
+        if ladders[i].confirmed().is_some() {
+            pilots.drive(&mut ladders[i], 4.0 * confirmed, &|_| false);
+        } else {
+            pilots.drive(&mut ladders[i], 4.0 * confirmed, &|l| {
+                l.confirmed().is_some()
+            });
+        }
     }
     // 4. Nothing confirmed: every order's ladder to its end.
     if confirmed_work(&ladders, tol).is_infinite() {
