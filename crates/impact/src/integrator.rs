@@ -527,27 +527,17 @@ where
             }
             Ok(Sample::Outside(p))
         };
-        let sys = self.stepper.system();
-        let start = match at(sys, 0.0, a)? {
-            Sample::Outside(p) => p,
-            Sample::Inside(_) => unreachable!("α = 0 is never reported inside"),
-        };
-        let bands: Vec<f64> = (0..count)
-            .map(|j| {
-                let dg = SVector::<f64, N>::from_column_slice(&start.dg[j * N..(j + 1) * N]);
-                touch_band(start.g[j], &dg, a)
-            })
-            .collect();
-        let end = match at(sys, 1.0, &(a + d))? {
-            Sample::Outside(p) => p,
-            Sample::Inside(j) => return Ok(Some((j, 1.0))),
-        };
-        crate::path::first_dip(start, end, &bands, |alpha| {
-            let b = self
-                .stepper
-                .trial_step(k, t, a, pi_a, alpha * h, &(d * alpha))?
-                .b;
-            stats.root_iterations += 1;
+        crate::path::search(|alpha| {
+            let b = if alpha <= 0.0 {
+                *a
+            } else if alpha >= 1.0 {
+                a + d
+            } else {
+                stats.root_iterations += 1;
+                self.stepper
+                    .trial_step(k, t, a, pi_a, alpha * h, &(d * alpha))?
+                    .b
+            };
             at(self.stepper.system(), alpha, &b)
         })
     }

@@ -19,6 +19,8 @@
 //! points first, the same certificate is reached with the points near the
 //! wall only.
 
+use diracvi_geometry::dynamic::touch_band_slice;
+
 /// The bisection depth below the whole sub-step: intervals down to `2⁻⁷`.
 const MAX_DEPTH: u32 = 7;
 
@@ -70,13 +72,35 @@ fn may_dip(l: &PathPoint, r: &PathPoint, bend: f64, bands: &[f64]) -> bool {
     })
 }
 
+/// The first point found inside a piece, `(piece, α)`, of the path whose
+/// points `point(α)` gives: `α = 0` the sub-step's start (never inside),
+/// `α = 1` its end, other `α` a trial solve. The round-off bands of the
+/// pieces are taken at the start ([`touch_band_slice`]).
+pub(crate) fn search<E>(
+    mut point: impl FnMut(f64) -> Result<Sample, E>,
+) -> Result<Option<(usize, f64)>, E> {
+    let start = match point(0.0)? {
+        Sample::Outside(p) => p,
+        Sample::Inside(j) => return Ok(Some((j, 0.0))),
+    };
+    let n = start.q.len();
+    let bands: Vec<f64> = (0..start.g.len())
+        .map(|j| touch_band_slice(start.g[j], &start.dg[j * n..(j + 1) * n], &start.q))
+        .collect();
+    let end = match point(1.0)? {
+        Sample::Outside(p) => p,
+        Sample::Inside(j) => return Ok(Some((j, 1.0))),
+    };
+    first_dip(start, end, &bands, point)
+}
+
 /// The first point of the path found inside a piece, `(piece, α)`, or
 /// `None` when every interval is safe or the budget ([`MAX_DEPTH`],
 /// [`MAX_SAMPLES`]) is spent. `start` and `end` are the path at `α = 0` and
 /// `α = 1`; `bands[j]` is piece `j`'s round-off band at the start; `sample`
 /// gives the path at `α ∈ (0, 1)`. Left halves are searched first: the
 /// first dip is the one that counts.
-pub(crate) fn first_dip<E>(
+fn first_dip<E>(
     start: PathPoint,
     end: PathPoint,
     bands: &[f64],
