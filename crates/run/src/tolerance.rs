@@ -1015,13 +1015,11 @@ pub fn choose_step_with_progress<P: Rerun>(
             })
             .min_by(|a, b| a.1.total_cmp(&b.1));
         let Some((i, _)) = next else { break };
-        if ladders[i].confirmed().is_some() {
-            pilots.drive(&mut ladders[i], 4.0 * confirmed, &|_| false);
-        } else {
-            pilots.drive(&mut ladders[i], 4.0 * confirmed, &|l| {
-                l.confirmed().is_some()
-            });
-        }
+        // An unconfirmed ladder pauses at its first confirmation.
+        let pauses = ladders[i].confirmed().is_none();
+        pilots.drive(&mut ladders[i], 4.0 * confirmed, &|l| {
+            pauses && l.confirmed().is_some()
+        });
     }
     // 4. Nothing confirmed: every order's ladder to its end.
     if confirmed_work(&ladders, tol).is_infinite() {
