@@ -156,11 +156,13 @@ impl DenseFactors {
     /// In-place LU with partial pivoting of `a` into `self`.
     ///
     /// Column-oriented (right-looking) on the column-major storage, so the
-    /// inner loops run over contiguous slices without bounds checks.
+    /// inner loops run over contiguous slices without bounds checks. Small
+    /// sizes get their own copy of the kernel with the size a constant (the
+    /// loops unrolled; the same operations in the same order, so the same
+    /// bits): Newton factors a 3 × 3 Jacobian per step for the pendulum.
     fn factor_from(&mut self, a: &DMatrix<f64>, threshold: f64) -> Result<(), Singular> {
         let n = a.nrows();
-        let lu = &mut self.lu;
-        lu.copy_from(a);
+        self.lu.copy_from(a);
         let amax = a.amax();
         if amax.is_nan() || amax <= 0.0 {
             return Err(Singular {
@@ -169,51 +171,107 @@ impl DenseFactors {
                 scale: amax,
             });
         }
-        let data = lu.as_mut_slice();
-        for k in 0..n {
-            let (left, right) = data.split_at_mut((k + 1) * n);
-            let col_k = &mut left[k * n..];
-            let mut piv = k;
-            let mut best = col_k[k].abs();
-            for (i, v) in col_k.iter().enumerate().skip(k + 1) {
-                if v.abs() > best {
-                    best = v.abs();
-                    piv = i;
-                }
+        let (data, swaps) = (self.lu.as_mut_slice(), &mut self.swaps[..]);
+        let limit = threshold * amax;
+        match n {
+            1 => lu_in_place(data, swaps, 1, limit, amax),
+            2 => lu_in_place(data, swaps, 2, limit, amax),
+            3 => lu_in_place(data, swaps, 3, limit, amax),
+            4 => lu_in_place(data, swaps, 4, limit, amax),
+            5 => lu_in_place(data, swaps, 5, limit, amax),
+            6 => lu_in_place(data, swaps, 6, limit, amax),
+            _ => lu_in_place(data, swaps, n, limit, amax),
+        }
+    }
+}
+
+/// The LU kernel of [`DenseFactors::factor_from`] on the `n × n`
+/// column-major `data`: a pivot at most `limit` (`threshold · max|J|`, with
+/// `amax = max|J|` for the report) is singular.
+#[inline(always)]
+fn lu_in_place(
+    data: &mut [f64],
+    swaps: &mut [usize],
+    n: usize,
+    limit: f64,
+    amax: f64,
+) -> Result<(), Singular> {
+    for k in 0..n {
+        let (left, right) = data.split_at_mut((k + 1) * n);
+        let col_k = &mut left[k * n..];
+        let mut piv = k;
+        let mut best = col_k[k].abs();
+        for (i, v) in col_k.iter().enumerate().skip(k + 1) {
+            if v.abs() > best {
+                best = v.abs();
+                piv = i;
             }
-            if best.is_nan() || best <= threshold * amax {
-                return Err(Singular {
-                    step: k,
-                    pivot: best,
-                    scale: amax,
-                });
+        }
+        if best.is_nan() || best <= limit {
+            return Err(Singular {
+                step: k,
+                pivot: best,
+                scale: amax,
+            });
+        }
+        swaps[k] = piv;
+        if piv != k {
+            col_k.swap(k, piv);
+            for j in 0..k {
+                left.swap(j * n + k, j * n + piv);
             }
-            self.swaps[k] = piv;
-            if piv != k {
-                col_k.swap(k, piv);
-                for j in 0..k {
-                    left.swap(j * n + k, j * n + piv);
-                }
-                for col in right.chunks_exact_mut(n) {
-                    col.swap(k, piv);
-                }
-            }
-            let col_k = &mut left[k * n..];
-            let d = col_k[k];
-            for v in &mut col_k[k + 1..] {
-                *v /= d;
-            }
-            let l = &col_k[k + 1..];
             for col in right.chunks_exact_mut(n) {
-                let u = col[k];
-                if u != 0.0 {
-                    for (c, &f) in col[k + 1..].iter_mut().zip(l) {
-                        *c -= f * u;
-                    }
+                col.swap(k, piv);
+            }
+        }
+        let col_k = &mut left[k * n..];
+        let d = col_k[k];
+        for v in &mut col_k[k + 1..] {
+            *v /= d;
+        }
+        let l = &col_k[k + 1..];
+        for col in right.chunks_exact_mut(n) {
+            let u = col[k];
+            if u != 0.0 {
+                for (c, &f) in col[k + 1..].iter_mut().zip(l) {
+                    *c -= f * u;
                 }
             }
         }
-        Ok(())
+    }
+    Ok(())
+}
+
+/// The solve of [`DenseFactors`] on the `n × n` column-major factors `data`
+/// with row interchanges `swaps` (specialised by size like
+/// [`lu_in_place`]).
+#[inline(always)]
+fn lu_solve_in_place(data: &[f64], swaps: &[usize], n: usize, x: &mut [f64]) {
+    for (k, &p) in swaps[..n].iter().enumerate() {
+        x.swap(k, p);
+    }
+    // L (unit diagonal), column by column
+    for j in 0..n {
+        let xj = x[j];
+        if xj != 0.0 {
+            for (xi, &l) in x[j + 1..n]
+                .iter_mut()
+                .zip(&data[j * n + j + 1..(j + 1) * n])
+            {
+                *xi -= l * xj;
+            }
+        }
+    }
+    // U, column by column from the last
+    for j in (0..n).rev() {
+        let col = &data[j * n..j * n + j + 1];
+        let xj = x[j] / col[j];
+        x[j] = xj;
+        if xj != 0.0 {
+            for (xi, &u) in x[..j].iter_mut().zip(&col[..j]) {
+                *xi -= u * xj;
+            }
+        }
     }
 }
 
@@ -222,30 +280,15 @@ impl Factorization for DenseFactors {
     /// triangular solves, column by column.
     fn solve_in_place(&self, rhs: &mut DVector<f64>) {
         let n = self.lu.nrows();
-        let data = self.lu.as_slice();
-        let x = rhs.as_mut_slice();
-        for (k, &p) in self.swaps.iter().enumerate() {
-            x.swap(k, p);
-        }
-        // L (unit diagonal), column by column
-        for j in 0..n {
-            let xj = x[j];
-            if xj != 0.0 {
-                for (xi, &l) in x[j + 1..].iter_mut().zip(&data[j * n + j + 1..(j + 1) * n]) {
-                    *xi -= l * xj;
-                }
-            }
-        }
-        // U, column by column from the last
-        for j in (0..n).rev() {
-            let col = &data[j * n..j * n + j + 1];
-            let xj = x[j] / col[j];
-            x[j] = xj;
-            if xj != 0.0 {
-                for (xi, &u) in x[..j].iter_mut().zip(&col[..j]) {
-                    *xi -= u * xj;
-                }
-            }
+        let (data, swaps, x) = (self.lu.as_slice(), &self.swaps[..], rhs.as_mut_slice());
+        match n {
+            1 => lu_solve_in_place(data, swaps, 1, x),
+            2 => lu_solve_in_place(data, swaps, 2, x),
+            3 => lu_solve_in_place(data, swaps, 3, x),
+            4 => lu_solve_in_place(data, swaps, 4, x),
+            5 => lu_solve_in_place(data, swaps, 5, x),
+            6 => lu_solve_in_place(data, swaps, 6, x),
+            _ => lu_solve_in_place(data, swaps, n, x),
         }
     }
 }
