@@ -236,7 +236,7 @@ fn every_run_kind_validates() {
             "--backward",
         ],
         // Systems: with the parts' and ports' accounting (an impact, no
-        // step), and without it (backward)
+        // step, backward), and without it (order 4)
         &[
             "run",
             "--system",
@@ -259,10 +259,19 @@ fn every_run_kind_validates() {
             "0.001",
             "--backward",
         ],
+        &[
+            "run",
+            "--system",
+            "models/systems/loudspeaker.toml",
+            "--t-end",
+            "0.001",
+            "--order",
+            "4",
+        ],
     ];
     for args in kinds {
         let s = summary(args);
-        let accounted = args.contains(&"--system") && !args.contains(&"--backward");
+        let accounted = args.contains(&"--system") && !args.contains(&"--order");
         assert_eq!(s.get("parts").is_some(), accounted, "{args:?}: parts");
         assert_eq!(s.get("ports").is_some(), accounted, "{args:?}: ports");
         let mut errors = Vec::new();

@@ -510,6 +510,82 @@ fn ports_carry_what_one_part_gives_to_the_other_and_the_parts_energies_balance()
 }
 
 #[test]
+fn a_backward_run_is_accounted_in_the_order_it_ran() {
+    // the loudspeaker without its stop over 10 ms, then back from its final
+    // (q, p) with the (−) stepper: the backward run's parts start with the
+    // forward run's final energies and end with its initial ones, and its
+    // ports did minus the forward work along the way
+    let list = |x: &[f64]| {
+        x.iter()
+            .map(|v| format!("{v:?}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let args = [
+        "run",
+        "--system",
+        SPEAKER,
+        "--set",
+        "cone.xmax=1",
+        "--t-end",
+        "0.01",
+    ];
+    let fwd = summary(&args);
+    let (q, p) = (
+        numbers(&fwd["final_state"]["q"]),
+        numbers(&fwd["final_state"]["p"]),
+    );
+    let (q_set, p_list) = (format!("q={}", list(&q)), list(&p));
+    let back = summary(
+        &[
+            &args[..],
+            &["--backward", "--set", &q_set, "--start-p", &p_list],
+        ]
+        .concat(),
+    );
+    assert!(
+        back["warnings"].as_array().is_none_or(|w| w
+            .iter()
+            .all(|w| !w.as_str().unwrap_or("").contains("accounting"))),
+        "{}",
+        back["warnings"]
+    );
+    assert_eq!(back["accounting"]["nodes"].as_u64(), Some(999));
+    assert_eq!(back["accounting"]["nodes_skipped"].as_u64(), Some(0));
+    let scale = f(&back["energy"]["scale"]);
+    assert!(f(&back["accounting"]["energy_sum_deviation_max"]) <= 1e-13 * scale);
+    let coil = &back["ports"]["coil"];
+    assert!(
+        f(&coil["balance_max"]) <= 1e-12 * f(&coil["work_scale"]),
+        "{coil}"
+    );
+    for part in ["cone", "tank"] {
+        let (b, w) = (&back["parts"][part], &fwd["parts"][part]);
+        // each part's balance closes to round-off in run order
+        let change = f(&b["energy_final"]) - f(&b["energy_initial"]);
+        assert!(
+            (change - f(&b["port_work"])).abs() <= 1e-12 * scale,
+            "{part}: {b}"
+        );
+        // and undoes the forward run (to the round trip's accuracy)
+        for (x, y) in [
+            ("energy_initial", "energy_final"),
+            ("energy_final", "energy_initial"),
+        ] {
+            assert!(
+                (f(&b[x]) - f(&w[y])).abs() <= 1e-9 * scale,
+                "{part} {x}: {b} vs {w}"
+            );
+        }
+        let (wb, wf) = (f(&b["port_work"]), f(&w["port_work"]));
+        assert!(
+            wf.abs() > 1e-4 && (wb + wf).abs() <= 1e-9 * wf.abs(),
+            "{part}: {wb} vs {wf}"
+        );
+    }
+}
+
+#[test]
 fn a_dc_motor_drives_the_rolling_disk_into_its_wall() {
     const MOTOR: &str = "models/systems/motor-disk.toml";
     for (order, bound) in [("2", 2e-3), ("4", 1e-6)] {

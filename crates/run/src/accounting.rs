@@ -6,10 +6,11 @@
 //! ports' work in its outcome ([`RunOutcome::accounting`]) and summary
 //! (keys `parts`, `ports`, `accounting`).
 //!
-//! The accounting reads every step of a forward run of the Lagrange–Dirac
-//! stepper of order 2 (its port impulses are the discrete Legendre
-//! transforms of that step), not reduced; other runs say why they have none
-//! ([`PartsAccounting::Skipped`]).
+//! The accounting reads every step of a run of the Lagrange–Dirac stepper
+//! of order 2, forward or backward (its port impulses are the discrete
+//! Legendre transforms of that step), not reduced; other runs say why they
+//! have none ([`PartsAccounting::Skipped`]): a composed step (orders 4 and
+//! 6) is made of sub-steps of other lengths that the records do not hold.
 
 use crate::{Order, RecordSink, RecordView, RunError, RunOutcome, RunPlan, Stepper};
 use diracvi_discrete_dirac::Direction;
@@ -35,15 +36,12 @@ pub(crate) fn execute_accounted(
     sink: &mut dyn RecordSink,
     run: impl FnOnce(RunPlan, &mut dyn RecordSink) -> Result<RunOutcome, RunError>,
 ) -> Result<RunOutcome, RunError> {
-    let accounted = plan.stepper == Stepper::Lagrange
-        && plan.direction == Direction::Forward
-        && !plan.reduce
-        && plan.order == Order::Two;
+    let accounted = plan.stepper == Stepper::Lagrange && !plan.reduce && plan.order == Order::Two;
     if !accounted {
         let mut outcome = run(plan, sink)?;
         outcome.accounting = Some(PartsAccounting::Skipped(
             "no energy accounting of the parts and ports (summary keys parts, ports): it \
-             reads forward runs of the Lagrange–Dirac stepper of order 2, without --reduce"
+             reads runs of the Lagrange–Dirac stepper of order 2, without --reduce"
                 .to_owned(),
         ));
         return Ok(outcome);
@@ -54,7 +52,8 @@ pub(crate) fn execute_accounted(
         .filter_map(|(name, value)| value.as_float().map(|v| (name.clone(), v)))
         .collect();
     let midpoint = scenario.discretization == Discretization::Midpoint;
-    let accounting = Accounting::new(system, &overrides, scenario.h, midpoint)
+    let backward = plan.direction == Direction::Backward;
+    let accounting = Accounting::new(system, &overrides, scenario.h, midpoint, backward)
         .map_err(|e| RunError::Model(ModelError::from(e)))?;
     let every = plan.every;
     let steps = plan.steps;

@@ -36,6 +36,16 @@
 //! `p_{k+1} ≠ D2 L_d(q_k, q_{k+1})`; the nodes next to them are skipped and
 //! counted, so a part's `unaccounted` energy includes what moved across
 //! those steps.
+//!
+//! **Backward runs** (the (−) stepper) are read in the order they ran: the
+//! (−) step from `(q_k, p_k)` to the earlier `q_{k+1}` is the (+) step of
+//! the reversed `L_d^*(a, b) = L_d(b, a)` with the momentum negated,
+//! `π = −p` (docs/theory.md §3.4), so every formula above holds with
+//! `L_d^*` and `π`: `D1 L_d^*(q_k, q_{k+1}) = D2 L_d(q_{k+1}, q_k)`, and
+//! so on. Energies are the physical ones (`Ψ` is evaluated in the order of
+//! time); `energy_initial` is that of the run's first step (its latest
+//! time), and a port's work is counted along the run: over the interval,
+//! minus the work it did forward in time.
 
 use crate::{Component, System};
 use diracvi_expr::{CompiledModel, Expr, ModelFileError};
@@ -132,7 +142,7 @@ pub struct AccountingReport {
 }
 
 /// Feed it every recorded step of a run of the assembled system (the
-/// Lagrange–Dirac stepper of order 2, forward in time), then
+/// Lagrange–Dirac stepper of order 2, forward or backward in time), then
 /// [`report`](Self::report).
 #[derive(Debug, Clone)]
 pub struct Accounting {
@@ -151,6 +161,9 @@ pub struct Accounting {
     h: f64,
     /// Where `Ψ` evaluates positions: `q_k + w (q_{k+1} − q_k)`.
     w: f64,
+    /// Whether the records come from a backward run (read through
+    /// `L_d^*` and `π = −p`, see the module documentation).
+    reversed: bool,
     /// The last two records `(k, q, p)`.
     window: Vec<(usize, Vec<f64>, Vec<f64>)>,
     /// The values of the last step.
@@ -170,7 +183,8 @@ pub struct Accounting {
 impl Accounting {
     /// The accounting of `system` run with parameter values `overrides`
     /// (as `--set` gives them), step `h`, and the midpoint (`midpoint`) or
-    /// the forward discretization map.
+    /// the forward discretization map; `backward` for a run of the (−)
+    /// stepper, backward in time (records in the order the run made them).
     ///
     /// # Errors
     /// A component's Lagrangian does not compile with these values.
@@ -179,6 +193,7 @@ impl Accounting {
         overrides: &[(String, f64)],
         h: f64,
         midpoint: bool,
+        backward: bool,
     ) -> Result<Accounting, ModelFileError> {
         let model = system.model();
         let full = model.compile(overrides)?;
@@ -215,6 +230,7 @@ impl Accounting {
             groups,
             h,
             w: if midpoint { 0.5 } else { 0.0 },
+            reversed: backward,
             window: Vec::with_capacity(2),
             last: None,
             first_energy: None,
@@ -225,12 +241,15 @@ impl Accounting {
         })
     }
 
-    /// The values of every component on the step `q0 → q1`, and whether it
-    /// was a regular step (`p1 = D2 L_d`). Each component is
+    /// The values of every component on the step `q0 → q1` of the run,
+    /// oriented (`D1`, `D2` of `L_d^*` for a backward run), and whether it
+    /// was a regular step (`π1 = D2 L_d`). Each component is
     /// differentiated by forward-mode passes over its own coordinates
     /// only, seeding one dual direction in place, so a step costs the sum
     /// of the components' sizes, not `n` passes over every component.
     fn step(&self, q0: &[f64], q1: &[f64], p1: &[f64]) -> StepValues {
+        // `Ψ` in the order of time: a backward run's step ends earlier
+        let (q0, q1) = if self.reversed { (q1, q0) } else { (q0, q1) };
         let n = q0.len();
         let h = self.h;
         let q: Vec<f64> = (0..n).map(|i| q0[i] + self.w * (q1[i] - q0[i])).collect();
@@ -270,7 +289,10 @@ impl Accounting {
                 let lv = model.eval_split(&qd, &vd).eps;
                 vd[i] = Dual64::from(v[i]);
                 kinetic += lv * v[i];
-                let (a, b) = (h * (1.0 - self.w) * lq - lv, h * self.w * lq + lv);
+                let (mut a, mut b) = (h * (1.0 - self.w) * lq - lv, h * self.w * lq + lv);
+                if self.reversed {
+                    (a, b) = (b, a);
+                }
                 d1.push(a);
                 d2.push(b);
                 out.d1_total[i] += a;
@@ -284,10 +306,11 @@ impl Accounting {
             .iter()
             .chain(&d2_total)
             .fold(f64::MIN_POSITIVE, |m, x| m.max(x.abs()));
+        let sign = self.sign();
         let mismatch = p1
             .iter()
             .zip(&d2_total)
-            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+            .fold(0.0f64, |m, (a, b)| m.max((sign * a - b).abs()));
         out.regular = mismatch <= IRREGULAR * scale;
         out
     }
@@ -340,7 +363,7 @@ impl Accounting {
             .map(|i| (q_next[i] - q_back[i]) / (2.0 * self.h))
             .collect();
         // the multipliers of the ports' row groups:
-        // `A(q_k)ᵀ μ = p_k + D1 L_d(q_k, q_{k+1})`, group by group
+        // `A(q_k)ᵀ μ = π_k + D1 L_d(q_k, q_{k+1})`, group by group
         let mut mu = vec![0.0; self.full.m()];
         for group in &self.groups {
             let a = DMatrix::from_fn(group.coordinates.len(), group.rows.len(), |i, r| {
@@ -352,7 +375,7 @@ impl Accounting {
                 group
                     .coordinates
                     .iter()
-                    .map(|&i| p_k[i] + after.d1_total[i]),
+                    .map(|&i| self.sign() * p_k[i] + after.d1_total[i]),
             );
             if let Ok(solved) = a.svd(true, true).solve(&rhs, 1e-13) {
                 for (&r, x) in group.rows.iter().zip(solved.iter()) {
@@ -402,6 +425,11 @@ impl Accounting {
             self.work_scale[ci] = self.work_scale[ci].max(abs);
         }
         self.nodes += 1;
+    }
+
+    /// `π = sign · p`: −1 for a backward run.
+    fn sign(&self) -> f64 {
+        if self.reversed { -1.0 } else { 1.0 }
     }
 
     /// The report over the steps recorded so far.

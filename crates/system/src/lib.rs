@@ -413,7 +413,7 @@ mod tests {
     /// momentum of step `jump` reversed as if it had an impact.
     fn gyrator_run(s: &System, jump: Option<usize>) -> AccountingReport {
         let (m1, k1, m2, k2, bl, h) = (1.0, 4.0, 2.0, 1.0, 0.7, 1e-2);
-        let mut acc = Accounting::new(s, &[], h, true).unwrap();
+        let mut acc = Accounting::new(s, &[], h, true, false).unwrap();
         // p = ∂L/∂v at rest: (m1·0, m2·0 + B x)
         let (mut q, mut p) = ([0.5, 1.0], [0.0, bl * 0.5]);
         let energy = |q0: [f64; 2], q1: [f64; 2]| {
