@@ -23,7 +23,11 @@
 //! give `p̂ ∈ [p − 0.5, p + 1]`, and `C` is then taken from the finest
 //! pair. A finest pair whose difference is at round-off (`32 ε √N`) means
 //! the method is exact at the coarser step (a parabola under the midpoint
-//! step): that step is taken as it is.
+//! step): that step is taken as it is. So is the middle step of a finest
+//! triple whose two differences are both within `TOL / 100` though their
+//! observed order is off (noise: round-off amplified by impacts on a
+//! method that is exact between them), with the larger difference as its
+//! estimate.
 //!
 //! **The run is a pilot.** Once an order is confirmed, every pilot no
 //! coarser than the coarsest of the confirming triple has the estimate
@@ -96,6 +100,12 @@ const MIN_PILOT_STEPS: usize = 4;
 
 /// Safety factor on the error: the step aims at `TOL / SAFETY`.
 const SAFETY: f64 = 2.0;
+
+/// Three pilots whose two differences are both within `AGREEMENT · TOL`
+/// settle their order without a confirmed observed order (their
+/// differences are then noise: round-off amplified by impacts, or a
+/// method exact on the problem).
+const AGREEMENT: f64 = 1e-2;
 
 /// Round-off level of a pilot difference after `n` steps: `32 ε √n`.
 fn round_off(n: usize) -> f64 {
@@ -468,6 +478,8 @@ struct Ladder {
     order: Order,
     /// The end time.
     t_end: f64,
+    /// `AGREEMENT · TOL`.
+    agreement: f64,
     /// `(steps, outcome)` of each pilot, coarsest first, since the last
     /// failure at a finer step.
     runs: Vec<(usize, RunOutcome)>,
@@ -487,10 +499,11 @@ struct Ladder {
 }
 
 impl Ladder {
-    fn new(order: Order, t_end: f64, start: usize) -> Self {
+    fn new(order: Order, t_end: f64, start: usize, tol: f64) -> Self {
         Self {
             order,
             t_end,
+            agreement: AGREEMENT * tol,
             runs: Vec::new(),
             tried: Vec::new(),
             start,
@@ -563,7 +576,9 @@ impl Ladder {
     /// Whether the finest pilots settle the error model: the finest pair at
     /// round-off (`c = 0`, the coarser step exact), or the observed order
     /// of the finest triple in `[p − 0.5, p + 1]` (`c` from the finest
-    /// pair).
+    /// pair), or else the finest triple agreeing within
+    /// [`AGREEMENT`]` · TOL` (`c = 0`, the middle step taken, its estimate
+    /// the larger difference).
     fn confirmed(&self) -> Option<Confirmed> {
         let n = self.runs.len();
         if n < 2 {
@@ -580,10 +595,18 @@ impl Ladder {
         }
         let p = self.p();
         let observed = self.observed_order()?;
-        (observed >= p - 0.5 && observed <= p + 1.0).then_some(Confirmed {
-            coarsest: self.runs[n - 3].0,
-            c,
-            floor: round,
+        if observed >= p - 0.5 && observed <= p + 1.0 {
+            return Some(Confirmed {
+                coarsest: self.runs[n - 3].0,
+                c,
+                floor: round,
+            });
+        }
+        let (d12, _) = self.pair(n - 3, n - 2)?;
+        (d.max(d12) <= self.agreement).then_some(Confirmed {
+            coarsest: self.runs[n - 2].0,
+            c: 0.0,
+            floor: d.max(d12),
         })
     }
 
@@ -952,7 +975,7 @@ pub fn choose_step_with_progress<P: Rerun>(
     let orders: &[Order] = &[Order::Two, Order::Four, Order::Six];
     let mut ladders: Vec<Ladder> = orders
         .iter()
-        .map(|&o| Ladder::new(o, t_end, first))
+        .map(|&o| Ladder::new(o, t_end, first, tol))
         .collect();
     let mut pilots = Pilots {
         scenario,

@@ -181,6 +181,29 @@ fn ellipse_error_follows_the_tolerance_on_its_early_window() {
     ladder("ellipse", &scenario, &q, &p, &times);
 }
 
+#[test]
+fn pilots_agreeing_far_inside_the_tolerance_settle_their_order() {
+    // The ellipse over [0, 3]: the composed orders integrate its flights
+    // exactly, so their pilots differ by round-off amplified by the three
+    // impacts, with no order. Three of them within TOL/100 settle it: order 4
+    // at its middle pilot, whatever the tolerance. (Before: order 4's pilots
+    // ran down to 608 steps, and at 1e-3 order 2 was chased to 912 steps
+    // with 14 pilots, seven times the time taken at 1e-6.)
+    let mut scenario = Scenario::defaults("ellipse").unwrap();
+    scenario.t_end = 3.0;
+    for tol in [1e-3, 1e-4, 1e-5] {
+        let choice = choose_step(&scenario, &RunPlan::new(0), tol).unwrap();
+        assert_eq!(choice.order, Order::Four, "{tol:e}: {choice:?}");
+        assert!(
+            choice.steps <= 40 && choice.pilot_runs <= 5,
+            "{tol:e}: {} steps, {} pilots",
+            choice.steps,
+            choice.pilot_runs
+        );
+        assert!(choice.error_estimate <= 1e-12, "{tol:e}: {choice:?}");
+    }
+}
+
 /// An order-6 reference of the double pendulum on `[0, t_end]`, checked
 /// converged: the run at `steps` and at `2 steps` agree to `5e-12` (5 % of
 /// the least error the ladder allows, 10 × 1e-11).
