@@ -528,6 +528,12 @@ impl Ladder {
         !(self.unusable || self.closed || self.settled.is_some())
     }
 
+    /// Newton iterations per midpoint stage of the finest pilot (at least
+    /// 1): the unit in which other orders' work is modelled.
+    fn work_per_stage(&self) -> f64 {
+        self.work_per_step() / stages(self.order)
+    }
+
     /// Newton iterations per step of the finest pilot, at least the
     /// order's midpoint stages.
     fn work_per_step(&self) -> f64 {
@@ -896,7 +902,7 @@ fn modelled_orders(ladders: &[Ladder], tol: f64, first: usize) -> Option<Vec<(us
     let h_a = probe.h(probe.runs.first()?.0);
     // e₂(h_a) = (h_a/τ)²: the time scale τ of the error; e_q(h) ≈ (h/τ)^q.
     let e_a = c * h_a * h_a;
-    let per_stage = probe.work_per_step() / stages(Order::Two);
+    let per_stage = probe.work_per_stage();
     let mut modelled: Vec<(usize, f64)> = ladders
         .iter()
         .enumerate()
@@ -993,7 +999,7 @@ pub fn choose_step_with_progress<P: Rerun>(
     let pair_cost = |l: &Ladder, per_stage: f64| 3.0 * first as f64 * stages(l.order) * per_stage;
     match modelled_orders(&ladders, tol, first) {
         Some(modelled) => {
-            let per_stage = ladders[0].work_per_step() / stages(Order::Two);
+            let per_stage = ladders[0].work_per_stage();
             for (i, work) in modelled {
                 let best = ladders
                     .iter()
@@ -1019,7 +1025,7 @@ pub fn choose_step_with_progress<P: Rerun>(
     loop {
         let confirmed = confirmed_work(&ladders, tol);
         let modelled = modelled_orders(&ladders, tol, first).unwrap_or_default();
-        let per_stage = ladders[0].work_per_step() / stages(Order::Two);
+        let per_stage = ladders[0].work_per_stage();
         let next = ladders
             .iter()
             .enumerate()
