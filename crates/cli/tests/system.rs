@@ -75,6 +75,14 @@ fn exact(t: f64) -> (f64, f64) {
     (e[0][4], e[2][4])
 }
 
+/// Numbers as `--set` takes a list: comma-separated, exact.
+fn list(x: &[f64]) -> String {
+    x.iter()
+        .map(|v| format!("{v:?}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 fn final_x_ql(h: &str) -> (f64, f64) {
     let s = summary(&[
         "run",
@@ -260,12 +268,6 @@ fn the_relay_run_forward_then_backward_returns_to_its_start_through_the_impacts(
     // is p_L − p_C = L(x) i, and Kirchhoff gives the capacitor's current
     let inductance = 0.02 * 0.001 / (0.001 + q[0]);
     let (vx, i) = (p[0] / 0.005, (p[1] - p[2]) / inductance);
-    let list = |x: &[f64]| {
-        x.iter()
-            .map(|v| format!("{v:?}"))
-            .collect::<Vec<_>>()
-            .join(",")
-    };
     let back = summary(&[
         "run",
         "--system",
@@ -515,21 +517,8 @@ fn a_backward_run_is_accounted_in_the_order_it_ran() {
     // (q, p) with the (−) stepper: the backward run's parts start with the
     // forward run's final energies and end with its initial ones, and its
     // ports did minus the forward work along the way
-    let list = |x: &[f64]| {
-        x.iter()
-            .map(|v| format!("{v:?}"))
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    let args = [
-        "run",
-        "--system",
-        SPEAKER,
-        "--set",
-        "cone.xmax=1",
-        "--t-end",
-        "0.01",
-    ];
+    let args = ["run", "--system", SPEAKER, "--set", "cone.xmax=1"];
+    let args = [&args[..], &["--t-end", "0.01"]].concat();
     let fwd = summary(&args);
     let (q, p) = (
         numbers(&fwd["final_state"]["q"]),
