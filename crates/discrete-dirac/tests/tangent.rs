@@ -138,6 +138,22 @@ fn check<Sy: DynSystem>(case: &mut Case<Sy>, delta: f64) -> f64 {
     let tangent: DynStepTangent = stepper
         .oriented_tangent(0, 0.0, a, &s.d, &s.reaction, *h)
         .unwrap();
+    // With `h` held fixed: the same `∂(b, π_b)/∂(a, π_a)`, bit for bit, from
+    // second derivatives in 2n directions instead of 2n + 1; no `∂/∂h`.
+    let fixed = stepper
+        .oriented_tangent_fixed_h(0, 0.0, a, &s.d, &s.reaction, *h)
+        .unwrap();
+    assert!(
+        fixed
+            .start
+            .iter()
+            .zip(tangent.start.iter())
+            .all(|(x, y)| x.to_bits() == y.to_bits() || (*x == 0.0 && *y == 0.0)),
+        "fixed-h start {} vs {}",
+        fixed.start,
+        tangent.start
+    );
+    assert!(fixed.step.iter().all(|&x| x == 0.0), "{}", fixed.step);
     let guess = s.d.clone();
     let mut worst: f64 = 0.0;
     let mut scale: f64 = 0.0;

@@ -841,6 +841,17 @@ where
         self.oriented_tangent(k, t, a, &sub.d, &sub.reaction, h)
     }
 
+    fn sub_step_tangent_fixed_h(
+        &self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        sub: &DynSubStep,
+        h: f64,
+    ) -> Result<super::DynStepTangent, StepError> {
+        self.oriented_tangent_fixed_h(k, t, a, &sub.d, &sub.reaction, h)
+    }
+
     fn sub_step_sensitivity(
         &self,
         k: usize,
@@ -851,6 +862,18 @@ where
         directions: &nalgebra::DMatrix<f64>,
     ) -> Result<super::DynStepSensitivity, StepError> {
         self.oriented_sensitivity(k, t, a, &sub.d, &sub.reaction, h, directions)
+    }
+
+    fn sub_step_sensitivity_fixed_h(
+        &self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        sub: &DynSubStep,
+        h: f64,
+        directions: &nalgebra::DMatrix<f64>,
+    ) -> Result<super::DynStepSensitivity, StepError> {
+        self.oriented_sensitivity_fixed_h(k, t, a, &sub.d, &sub.reaction, h, directions)
     }
 
     fn measures(

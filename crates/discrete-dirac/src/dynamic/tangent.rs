@@ -26,7 +26,8 @@ use crate::StepError;
 use crate::linear::{LinearSolver, SvdSplit};
 use diracvi_geometry::GeometryError;
 use diracvi_geometry::dynamic::{
-    DynDiscreteLagrangian, DynSystem, ParamLifted, constraint_second_dyn, reaction_jacobian_dyn,
+    DynDiscreteLagrangian, DynLdSecond, DynSystem, ParamLifted, constraint_second_dyn,
+    constraint_second_fixed_h_dyn, reaction_jacobian_dyn,
 };
 use nalgebra::{DMatrix, DVector};
 
@@ -138,7 +139,29 @@ where
         reaction: &DVector<f64>,
         h: f64,
     ) -> Result<DynStepTangent, StepError> {
-        self.tangent_over(self.system(), 0, None, k, t, a, d, reaction, h)
+        self.tangent_over(self.system(), 0, None, k, t, a, d, reaction, h, true)
+            .map(|s| s.tangent)
+    }
+
+    /// [`oriented_tangent`](Self::oriented_tangent) for a step whose
+    /// length `h` does not depend on the data (every step of a run but
+    /// those after an impact): `∂(b, π_b)/∂(a, π_a)` alone, bit for bit the
+    /// same, and the `h` column (`step`) left zero. The step's second
+    /// derivatives are then taken in `2n` directions instead of `2n + 1`
+    /// ([`DynDiscreteLagrangian::second_increment_fixed_h`]).
+    ///
+    /// # Errors
+    /// As [`oriented_tangent`](Self::oriented_tangent).
+    pub fn oriented_tangent_fixed_h(
+        &self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        d: &DVector<f64>,
+        reaction: &DVector<f64>,
+        h: f64,
+    ) -> Result<DynStepTangent, StepError> {
+        self.tangent_over(self.system(), 0, None, k, t, a, d, reaction, h, false)
             .map(|s| s.tangent)
     }
 
@@ -164,6 +187,41 @@ where
         h: f64,
         directions: &DMatrix<f64>,
     ) -> Result<DynStepSensitivity, StepError> {
+        self.sensitivity_over(k, t, a, d, reaction, h, directions, true)
+    }
+
+    /// [`oriented_sensitivity`](Self::oriented_sensitivity) for a step
+    /// whose length does not depend on the data, the `h` column left zero
+    /// (as [`oriented_tangent_fixed_h`](Self::oriented_tangent_fixed_h)).
+    ///
+    /// # Errors
+    /// As [`oriented_sensitivity`](Self::oriented_sensitivity).
+    #[allow(clippy::too_many_arguments)]
+    pub fn oriented_sensitivity_fixed_h(
+        &self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        d: &DVector<f64>,
+        reaction: &DVector<f64>,
+        h: f64,
+        directions: &DMatrix<f64>,
+    ) -> Result<DynStepSensitivity, StepError> {
+        self.sensitivity_over(k, t, a, d, reaction, h, directions, false)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn sensitivity_over(
+        &self,
+        k: usize,
+        t: f64,
+        a: &DVector<f64>,
+        d: &DVector<f64>,
+        reaction: &DVector<f64>,
+        h: f64,
+        directions: &DMatrix<f64>,
+        with_h: bool,
+    ) -> Result<DynStepSensitivity, StepError> {
         check_directions(self.system(), directions)?;
         if self.parameter_rows_apply(a, d) {
             let geo = |source: GeometryError| StepError::Geometry { step: k, t, source };
@@ -180,10 +238,22 @@ where
                 d,
                 reaction,
                 h,
+                with_h,
             );
         }
         let lifted = ParamLifted::new(self.system(), directions);
-        self.tangent_over(&lifted, directions.ncols(), None, k, t, a, d, reaction, h)
+        self.tangent_over(
+            &lifted,
+            directions.ncols(),
+            None,
+            k,
+            t,
+            a,
+            d,
+            reaction,
+            h,
+            with_h,
+        )
     }
 
     /// Whether the parameter columns of a step from `a` (increment `d`)
@@ -210,7 +280,8 @@ where
     /// constraint rows and forces), the parameter columns are instead
     /// `rows = ∂(D1 L_d, D2 L_d, D3 L_d)/∂θ · D` (`(2n + 1) × r'`), given
     /// with the directions `D` (for the next step's rows of a degenerate
-    /// step).
+    /// step). Without `with_h` the `h` column is left zero (see
+    /// [`oriented_tangent_fixed_h`](Self::oriented_tangent_fixed_h)).
     #[allow(clippy::too_many_arguments)]
     fn tangent_over<Ly: DynSystem>(
         &self,
@@ -223,6 +294,7 @@ where
         d: &DVector<f64>,
         reaction: &DVector<f64>,
         h: f64,
+        with_h: bool,
     ) -> Result<DynStepSensitivity, StepError> {
         let geo = |source: GeometryError| StepError::Geometry { step: k, t, source };
         let rows = rows_and_directions.map(|(rows, _)| rows);
@@ -242,8 +314,7 @@ where
         };
         let (al, dl) = (lift(a), lift(d));
         let ld = DynDiscreteLagrangian::new(lifted, self.map()).oriented(self.orientation());
-        let second = ld.second_increment(&al, &dl, h).map_err(geo)?;
-        let (_, w) = constraint_second_dyn(self.constraint(), &ld, &al, &dl, h).map_err(geo)?;
+        let (second, w) = second_data(&ld, self.constraint(), &al, &dl, h, with_h).map_err(geo)?;
         // μ from the reaction `A(a)ᵀ μ` (A has full row rank on a step).
         let (a_forms, mu) = multipliers_from_reaction(system, a, reaction).ok_or_else(|| {
             StepError::Unsupported(format!(
@@ -304,6 +375,7 @@ where
                     d,
                     mu: &mu,
                     h,
+                    with_h,
                     k,
                     t,
                 };
@@ -377,6 +449,30 @@ where
     }
 }
 
+/// The second derivatives of `L_d` and the derivatives of the discrete
+/// constraint of the step `a → a + d`, in `(a, b, h)` or (without
+/// `with_h`) in `(a, b)`.
+fn second_data<Ly: DynSystem>(
+    ld: &DynDiscreteLagrangian<'_, Ly>,
+    cd: diracvi_geometry::ConstraintDiscretization,
+    a: &DVector<f64>,
+    d: &DVector<f64>,
+    h: f64,
+    with_h: bool,
+) -> Result<(DynLdSecond, DMatrix<f64>), GeometryError> {
+    if with_h {
+        Ok((
+            ld.second_increment(a, d, h)?,
+            constraint_second_dyn(cd, ld, a, d, h)?.1,
+        ))
+    } else {
+        Ok((
+            ld.second_increment_fixed_h(a, d, h)?,
+            constraint_second_fixed_h_dyn(cd, ld, a, d, h)?.1,
+        ))
+    }
+}
+
 /// The data of a degenerate step that its next step's hidden constraints
 /// are evaluated from (see [`DynLagrangeDirac::degenerate_equations`]).
 struct NextStep<'x, Ly> {
@@ -387,6 +483,7 @@ struct NextStep<'x, Ly> {
     d: &'x DVector<f64>,
     mu: &'x DVector<f64>,
     h: f64,
+    with_h: bool,
     k: usize,
     t: f64,
 }
@@ -421,6 +518,7 @@ where
             d,
             mu,
             h,
+            with_h,
             k,
             t,
         } = *next;
@@ -447,9 +545,8 @@ where
         let (bl, dl) = (lift(&b), lift(d));
         let ld = DynDiscreteLagrangian::new(lifted, self.map()).oriented(self.orientation());
         // The next step from b with the same increment: c = b + d.
-        let q = ld.second_increment(&bl, &dl, h).map_err(geo)?;
+        let (q, w) = second_data(&ld, self.constraint(), &bl, &dl, h, with_h).map_err(geo)?;
         let q = &q.jacobian;
-        let (_, w) = constraint_second_dyn(self.constraint(), &ld, &bl, &dl, h).map_err(geo)?;
         let reaction_b = reaction_jacobian_dyn(lifted, &bl, mu).map_err(geo)?;
         let mut b_rows = vec![0.0; m * n];
         system.constraint_forms(b.as_slice(), &mut b_rows);

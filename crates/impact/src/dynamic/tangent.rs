@@ -440,11 +440,23 @@ where
     ) -> Result<(), ImpactError> {
         let n = a.len();
         let width = c.ncols();
+        // A step whose length is not carried (every step but the remainder
+        // after an impact) needs no `∂/∂h`.
+        let fixed_h = c.row(2 * n).iter().all(|&x| x == 0.0);
         let (tangent, parameters) = match &self.directions {
             Some(dirs) => {
-                let s = self.stepper.sub_step_sensitivity(k, t, a, sub, hr, dirs)?;
+                let s = if fixed_h {
+                    self.stepper
+                        .sub_step_sensitivity_fixed_h(k, t, a, sub, hr, dirs)?
+                } else {
+                    self.stepper.sub_step_sensitivity(k, t, a, sub, hr, dirs)?
+                };
                 (s.tangent, Some(s.parameters))
             }
+            None if fixed_h => (
+                self.stepper.sub_step_tangent_fixed_h(k, t, a, sub, hr)?,
+                None,
+            ),
             None => (self.stepper.sub_step_tangent(k, t, a, sub, hr)?, None),
         };
         let mut step = DMatrix::zeros(2 * n, 2 * n + 1);
