@@ -141,8 +141,9 @@ fn check<Sy: DynSystem>(case: &mut Case<Sy>, delta: f64) -> f64 {
     // With `h` held fixed: the same `∂(b, π_b)/∂(a, π_a)`, bit for bit, from
     // second derivatives in 2n directions instead of 2n + 1; no `∂/∂h`.
     let fixed = stepper
-        .oriented_tangent_fixed_h(0, 0.0, a, &s.d, &s.reaction, *h)
-        .unwrap();
+        .oriented_derivative(0, 0.0, a, &s.d, &s.reaction, *h, None, false)
+        .unwrap()
+        .tangent;
     assert!(
         fixed
             .start

@@ -630,7 +630,7 @@ fn second_derivatives_over_all_step_data_match_differences_of_the_first() {
             let ld = DynDiscreteLagrangian::new(&sys, map).oriented(orientation);
             let second = ld.second_increment(&a, &d, h).unwrap();
             // `h` held fixed: the `(a, b)` entries bit for bit, `h`'s zero
-            let fixed = ld.second_increment_fixed_h(&a, &d, h).unwrap();
+            let fixed = ld.second_over(&a, &d, h, false).unwrap();
             for i in 0..=2 * n {
                 for j in 0..=2 * n {
                     let (x, y) = (fixed.jacobian[(i, j)], second.jacobian[(i, j)]);

@@ -841,17 +841,6 @@ where
         self.oriented_tangent(k, t, a, &sub.d, &sub.reaction, h)
     }
 
-    fn sub_step_tangent_fixed_h(
-        &self,
-        k: usize,
-        t: f64,
-        a: &DVector<f64>,
-        sub: &DynSubStep,
-        h: f64,
-    ) -> Result<super::DynStepTangent, StepError> {
-        self.oriented_tangent_fixed_h(k, t, a, &sub.d, &sub.reaction, h)
-    }
-
     fn sub_step_sensitivity(
         &self,
         k: usize,
@@ -864,16 +853,16 @@ where
         self.oriented_sensitivity(k, t, a, &sub.d, &sub.reaction, h, directions)
     }
 
-    fn sub_step_sensitivity_fixed_h(
+    fn sub_step_derivative_fixed_h(
         &self,
         k: usize,
         t: f64,
         a: &DVector<f64>,
         sub: &DynSubStep,
         h: f64,
-        directions: &nalgebra::DMatrix<f64>,
+        directions: Option<&nalgebra::DMatrix<f64>>,
     ) -> Result<super::DynStepSensitivity, StepError> {
-        self.oriented_sensitivity_fixed_h(k, t, a, &sub.d, &sub.reaction, h, directions)
+        self.oriented_derivative(k, t, a, &sub.d, &sub.reaction, h, directions, false)
     }
 
     fn measures(

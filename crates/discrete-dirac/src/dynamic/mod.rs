@@ -179,25 +179,6 @@ pub trait DynSubStepper {
         ))
     }
 
-    /// [`sub_step_tangent`](Self::sub_step_tangent) of a sub-step whose
-    /// length `h` does not depend on the state: only
-    /// `∂(b, π_b)/∂(a, π_a)` is needed, and a stepper may leave
-    /// `∂(b, π_b)/∂h` zero to save its cost. By default the whole tangent
-    /// map.
-    ///
-    /// # Errors
-    /// As [`sub_step_tangent`](Self::sub_step_tangent).
-    fn sub_step_tangent_fixed_h(
-        &self,
-        k: usize,
-        t: f64,
-        a: &DVector<f64>,
-        sub: &DynSubStep,
-        h: f64,
-    ) -> Result<DynStepTangent, StepError> {
-        self.sub_step_tangent(k, t, a, sub, h)
-    }
-
     /// [`sub_step_tangent`](Self::sub_step_tangent) together with the
     /// derivative of `(b, π_b)` in the parameter directions `directions`
     /// (`P × r`; docs/theory.md §12.4). By default not available.
@@ -222,23 +203,32 @@ pub trait DynSubStepper {
         ))
     }
 
-    /// [`sub_step_sensitivity`](Self::sub_step_sensitivity) of a sub-step
-    /// whose length does not depend on the state (see
-    /// [`sub_step_tangent_fixed_h`](Self::sub_step_tangent_fixed_h)). By
-    /// default the whole derivative.
+    /// The derivative of a sub-step whose length does not depend on the
+    /// state (every step but the remainder after an impact): the tangent
+    /// map `∂(b, π_b)/∂(a, π_a)` and, with `directions`, the parameter
+    /// columns (none without). `∂(b, π_b)/∂h` is not needed, and a stepper
+    /// may leave it zero to save its cost. By default
+    /// [`sub_step_sensitivity`](Self::sub_step_sensitivity) or
+    /// [`sub_step_tangent`](Self::sub_step_tangent).
     ///
     /// # Errors
     /// As [`sub_step_sensitivity`](Self::sub_step_sensitivity).
-    fn sub_step_sensitivity_fixed_h(
+    fn sub_step_derivative_fixed_h(
         &self,
         k: usize,
         t: f64,
         a: &DVector<f64>,
         sub: &DynSubStep,
         h: f64,
-        directions: &nalgebra::DMatrix<f64>,
+        directions: Option<&nalgebra::DMatrix<f64>>,
     ) -> Result<DynStepSensitivity, StepError> {
-        self.sub_step_sensitivity(k, t, a, sub, h, directions)
+        match directions {
+            Some(directions) => self.sub_step_sensitivity(k, t, a, sub, h, directions),
+            None => Ok(DynStepSensitivity {
+                tangent: self.sub_step_tangent(k, t, a, sub, h)?,
+                parameters: nalgebra::DMatrix::zeros(2 * a.len(), 0),
+            }),
+        }
     }
 
     /// The discrete energy and the constraint residual (docs/theory.md §6)

@@ -26,8 +26,8 @@ use crate::StepError;
 use crate::linear::{LinearSolver, SvdSplit};
 use diracvi_geometry::GeometryError;
 use diracvi_geometry::dynamic::{
-    DynDiscreteLagrangian, DynLdSecond, DynSystem, ParamLifted, constraint_second_dyn,
-    constraint_second_fixed_h_dyn, reaction_jacobian_dyn,
+    DynDiscreteLagrangian, DynLdSecond, DynSystem, ParamLifted, constraint_second_over,
+    reaction_jacobian_dyn,
 };
 use nalgebra::{DMatrix, DVector};
 
@@ -139,29 +139,7 @@ where
         reaction: &DVector<f64>,
         h: f64,
     ) -> Result<DynStepTangent, StepError> {
-        self.tangent_over(self.system(), 0, None, k, t, a, d, reaction, h, true)
-            .map(|s| s.tangent)
-    }
-
-    /// [`oriented_tangent`](Self::oriented_tangent) for a step whose
-    /// length `h` does not depend on the data (every step of a run but
-    /// those after an impact): `∂(b, π_b)/∂(a, π_a)` alone, bit for bit the
-    /// same, and the `h` column (`step`) left zero. The step's second
-    /// derivatives are then taken in `2n` directions instead of `2n + 1`
-    /// ([`DynDiscreteLagrangian::second_increment_fixed_h`]).
-    ///
-    /// # Errors
-    /// As [`oriented_tangent`](Self::oriented_tangent).
-    pub fn oriented_tangent_fixed_h(
-        &self,
-        k: usize,
-        t: f64,
-        a: &DVector<f64>,
-        d: &DVector<f64>,
-        reaction: &DVector<f64>,
-        h: f64,
-    ) -> Result<DynStepTangent, StepError> {
-        self.tangent_over(self.system(), 0, None, k, t, a, d, reaction, h, false)
+        self.oriented_derivative(k, t, a, d, reaction, h, None, true)
             .map(|s| s.tangent)
     }
 
@@ -187,17 +165,22 @@ where
         h: f64,
         directions: &DMatrix<f64>,
     ) -> Result<DynStepSensitivity, StepError> {
-        self.sensitivity_over(k, t, a, d, reaction, h, directions, true)
+        self.oriented_derivative(k, t, a, d, reaction, h, Some(directions), true)
     }
 
-    /// [`oriented_sensitivity`](Self::oriented_sensitivity) for a step
-    /// whose length does not depend on the data, the `h` column left zero
-    /// (as [`oriented_tangent_fixed_h`](Self::oriented_tangent_fixed_h)).
+    /// [`oriented_sensitivity`](Self::oriented_sensitivity) (with
+    /// `directions`) or [`oriented_tangent`](Self::oriented_tangent)
+    /// (without; no parameter columns), and without `with_h` for a step
+    /// whose length does not depend on the data (every step of a run but
+    /// those after an impact): `∂(b, π_b)/∂(a, π_a)` and the parameter
+    /// columns bit for bit the same, the `h` column (`step`) left zero,
+    /// from second derivatives in `2n` directions instead of `2n + 1`
+    /// ([`DynDiscreteLagrangian::second_over`]).
     ///
     /// # Errors
     /// As [`oriented_sensitivity`](Self::oriented_sensitivity).
     #[allow(clippy::too_many_arguments)]
-    pub fn oriented_sensitivity_fixed_h(
+    pub fn oriented_derivative(
         &self,
         k: usize,
         t: f64,
@@ -205,55 +188,23 @@ where
         d: &DVector<f64>,
         reaction: &DVector<f64>,
         h: f64,
-        directions: &DMatrix<f64>,
-    ) -> Result<DynStepSensitivity, StepError> {
-        self.sensitivity_over(k, t, a, d, reaction, h, directions, false)
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn sensitivity_over(
-        &self,
-        k: usize,
-        t: f64,
-        a: &DVector<f64>,
-        d: &DVector<f64>,
-        reaction: &DVector<f64>,
-        h: f64,
-        directions: &DMatrix<f64>,
+        directions: Option<&DMatrix<f64>>,
         with_h: bool,
     ) -> Result<DynStepSensitivity, StepError> {
+        let Some(directions) = directions else {
+            return self.tangent_over(self.system(), 0, None, k, t, a, d, reaction, h, with_h);
+        };
         check_directions(self.system(), directions)?;
+        let (system, r) = (self.system(), directions.ncols());
         if self.parameter_rows_apply(a, d) {
             let geo = |source: GeometryError| StepError::Geometry { step: k, t, source };
-            let ld =
-                DynDiscreteLagrangian::new(self.system(), self.map()).oriented(self.orientation());
+            let ld = DynDiscreteLagrangian::new(system, self.map()).oriented(self.orientation());
             let rows = times_sparse(&ld.parameter_rows(a, d, h).map_err(geo)?, directions);
-            return self.tangent_over(
-                self.system(),
-                0,
-                Some((&rows, directions)),
-                k,
-                t,
-                a,
-                d,
-                reaction,
-                h,
-                with_h,
-            );
+            let given = Some((&rows, directions));
+            return self.tangent_over(system, 0, given, k, t, a, d, reaction, h, with_h);
         }
-        let lifted = ParamLifted::new(self.system(), directions);
-        self.tangent_over(
-            &lifted,
-            directions.ncols(),
-            None,
-            k,
-            t,
-            a,
-            d,
-            reaction,
-            h,
-            with_h,
-        )
+        let lifted = ParamLifted::new(system, directions);
+        self.tangent_over(&lifted, r, None, k, t, a, d, reaction, h, with_h)
     }
 
     /// Whether the parameter columns of a step from `a` (increment `d`)
@@ -281,7 +232,7 @@ where
     /// `rows = ∂(D1 L_d, D2 L_d, D3 L_d)/∂θ · D` (`(2n + 1) × r'`), given
     /// with the directions `D` (for the next step's rows of a degenerate
     /// step). Without `with_h` the `h` column is left zero (see
-    /// [`oriented_tangent_fixed_h`](Self::oriented_tangent_fixed_h)).
+    /// [`oriented_derivative`](Self::oriented_derivative)).
     #[allow(clippy::too_many_arguments)]
     fn tangent_over<Ly: DynSystem>(
         &self,
@@ -460,17 +411,10 @@ fn second_data<Ly: DynSystem>(
     h: f64,
     with_h: bool,
 ) -> Result<(DynLdSecond, DMatrix<f64>), GeometryError> {
-    if with_h {
-        Ok((
-            ld.second_increment(a, d, h)?,
-            constraint_second_dyn(cd, ld, a, d, h)?.1,
-        ))
-    } else {
-        Ok((
-            ld.second_increment_fixed_h(a, d, h)?,
-            constraint_second_fixed_h_dyn(cd, ld, a, d, h)?.1,
-        ))
-    }
+    Ok((
+        ld.second_over(a, d, h, with_h)?,
+        constraint_second_over(cd, ld, a, d, h, with_h)?.1,
+    ))
 }
 
 /// The data of a degenerate step that its next step's hidden constraints

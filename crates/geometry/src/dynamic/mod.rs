@@ -58,7 +58,7 @@ pub use lifted::ParamLifted;
 pub use param_second::{LagrangianParamSecond, lagrangian_parameter_second_forward};
 pub use reduced::{DynCyclicSymmetry, DynReduced};
 pub use second::{
-    DynLdSecond, boundary_hessian_dyn, constraint_second_dyn, constraint_second_fixed_h_dyn,
+    DynLdSecond, boundary_hessian_dyn, constraint_second_dyn, constraint_second_over,
     forms_velocity_jacobian_dyn, hamiltonian_second_dyn, lagrangian_second_dyn,
     reaction_jacobian_dyn,
 };

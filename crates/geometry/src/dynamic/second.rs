@@ -102,27 +102,18 @@ impl<Sy: DynSystem> DynDiscreteLagrangian<'_, Sy> {
         self.second_over(a, d, h, true)
     }
 
-    /// [`second_increment`](Self::second_increment) with `h` held fixed:
-    /// the derivatives in `(a, b)` only, the row and column of `h` left
-    /// zero (the gradient's `D3 L_d` too). The same numbers in the other
-    /// entries, bit for bit (each entry of a hyper-dual number is computed
-    /// alone), at a fraction of the cost: `2n` directions instead of
-    /// `2n + 1`, which for `n = 2` is one width-4 block instead of a
-    /// width-8 one. For the steps of a run whose length does not depend on
-    /// the state (all but those after an impact).
+    /// [`second_increment`](Self::second_increment), or (without `with_h`)
+    /// with `h` held fixed: the derivatives in `(a, b)` only, the row and
+    /// column of `h` left zero (the gradient's `D3 L_d` too). The other
+    /// entries are the same bit for bit (each entry of a hyper-dual number
+    /// is computed alone), at a fraction of the cost: `2n` directions
+    /// instead of `2n + 1`, which for `n = 2` is one width-4 block instead
+    /// of a width-8 one. For the steps of a run whose length does not
+    /// depend on the state (all but those after an impact).
     ///
     /// # Errors
     /// On a dimension mismatch.
-    pub fn second_increment_fixed_h(
-        &self,
-        a: &DVector<f64>,
-        d: &DVector<f64>,
-        h: f64,
-    ) -> Result<DynLdSecond, GeometryError> {
-        self.second_over(a, d, h, false)
-    }
-
-    fn second_over(
+    pub fn second_over(
         &self,
         a: &DVector<f64>,
         d: &DVector<f64>,
@@ -214,23 +205,13 @@ pub fn constraint_second_dyn<Sy: DynSystem>(
     constraint_second_over(cd, ld, a, d, h, true)
 }
 
-/// [`constraint_second_dyn`] with `h` held fixed: the column of `h` left
-/// zero, the others the same bit for bit (see
-/// [`DynDiscreteLagrangian::second_increment_fixed_h`]).
+/// [`constraint_second_dyn`], or (without `with_h`) with `h` held fixed:
+/// the column of `h` left zero, the others the same bit for bit (see
+/// [`DynDiscreteLagrangian::second_over`]).
 ///
 /// # Errors
 /// As [`constraint_second_dyn`].
-pub fn constraint_second_fixed_h_dyn<Sy: DynSystem>(
-    cd: ConstraintDiscretization,
-    ld: &DynDiscreteLagrangian<'_, Sy>,
-    a: &DVector<f64>,
-    d: &DVector<f64>,
-    h: f64,
-) -> Result<(DVector<f64>, DMatrix<f64>), GeometryError> {
-    constraint_second_over(cd, ld, a, d, h, false)
-}
-
-fn constraint_second_over<Sy: DynSystem>(
+pub fn constraint_second_over<Sy: DynSystem>(
     cd: ConstraintDiscretization,
     ld: &DynDiscreteLagrangian<'_, Sy>,
     a: &DVector<f64>,
