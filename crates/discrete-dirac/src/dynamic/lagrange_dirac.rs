@@ -853,7 +853,7 @@ where
         self.oriented_sensitivity(k, t, a, &sub.d, &sub.reaction, h, directions)
     }
 
-    fn sub_step_derivative_fixed_h(
+    fn sub_step_derivative(
         &self,
         k: usize,
         t: f64,
@@ -861,8 +861,9 @@ where
         sub: &DynSubStep,
         h: f64,
         directions: Option<&nalgebra::DMatrix<f64>>,
+        with_h: bool,
     ) -> Result<super::DynStepSensitivity, StepError> {
-        self.oriented_derivative(k, t, a, &sub.d, &sub.reaction, h, directions, false)
+        self.oriented_derivative(k, t, a, &sub.d, &sub.reaction, h, directions, with_h)
     }
 
     fn measures(

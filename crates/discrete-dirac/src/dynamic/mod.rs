@@ -203,17 +203,19 @@ pub trait DynSubStepper {
         ))
     }
 
-    /// The derivative of a sub-step whose length does not depend on the
-    /// state (every step but the remainder after an impact): the tangent
-    /// map `∂(b, π_b)/∂(a, π_a)` and, with `directions`, the parameter
-    /// columns (none without). `∂(b, π_b)/∂h` is not needed, and a stepper
-    /// may leave it zero to save its cost. By default
-    /// [`sub_step_sensitivity`](Self::sub_step_sensitivity) or
-    /// [`sub_step_tangent`](Self::sub_step_tangent).
+    /// The derivative of the sub-step: the tangent map
+    /// ([`sub_step_tangent`](Self::sub_step_tangent)) and, with
+    /// `directions`, the parameter columns
+    /// ([`sub_step_sensitivity`](Self::sub_step_sensitivity); none
+    /// without). Without `with_h` the sub-step's length does not depend on
+    /// the state (every step but the remainder after an impact), so
+    /// `∂(b, π_b)/∂h` is not needed and a stepper may leave it zero to save
+    /// its cost; by default it is computed all the same.
     ///
     /// # Errors
     /// As [`sub_step_sensitivity`](Self::sub_step_sensitivity).
-    fn sub_step_derivative_fixed_h(
+    #[allow(clippy::too_many_arguments)]
+    fn sub_step_derivative(
         &self,
         k: usize,
         t: f64,
@@ -221,7 +223,9 @@ pub trait DynSubStepper {
         sub: &DynSubStep,
         h: f64,
         directions: Option<&nalgebra::DMatrix<f64>>,
+        with_h: bool,
     ) -> Result<DynStepSensitivity, StepError> {
+        let _ = with_h;
         match directions {
             Some(directions) => self.sub_step_sensitivity(k, t, a, sub, h, directions),
             None => Ok(DynStepSensitivity {

@@ -442,18 +442,12 @@ where
         let width = c.ncols();
         // A step whose length is not carried (every step but the remainder
         // after an impact) needs no `∂/∂h`.
+        let with_h = c.row(2 * n).iter().any(|&x| x != 0.0);
         let dirs = self.directions.as_ref();
-        let (tangent, parameters) = if c.row(2 * n).iter().all(|&x| x == 0.0) {
-            let s = self
-                .stepper
-                .sub_step_derivative_fixed_h(k, t, a, sub, hr, dirs)?;
-            (s.tangent, dirs.map(|_| s.parameters))
-        } else if let Some(dirs) = dirs {
-            let s = self.stepper.sub_step_sensitivity(k, t, a, sub, hr, dirs)?;
-            (s.tangent, Some(s.parameters))
-        } else {
-            (self.stepper.sub_step_tangent(k, t, a, sub, hr)?, None)
-        };
+        let s = self
+            .stepper
+            .sub_step_derivative(k, t, a, sub, hr, dirs, with_h)?;
+        let (tangent, parameters) = (s.tangent, dirs.map(|_| s.parameters));
         let mut step = DMatrix::zeros(2 * n, 2 * n + 1);
         step.view_mut((0, 0), (2 * n, 2 * n))
             .copy_from(&tangent.start);
