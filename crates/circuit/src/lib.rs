@@ -17,10 +17,11 @@
 //!   (fundamental cycles of a spanning forest); the loop's chord replaces
 //!   its row. No dense SVD.
 //! * **On the run-time core** ([`Circuit::dyn_system`], [`CircuitSystem`]):
-//!   a circuit without time-dependent sources is a
+//!   a circuit without current sources is a
 //!   [`DynSystem`](diracvi_geometry::dynamic::DynSystem) like every model
-//!   of any size, and runs on the common Lagrange–Dirac stepper and its
-//!   compositions (orders 4 and 6; docs/theory.md §8.7).
+//!   of any size (time-dependent when a voltage source is not DC), and
+//!   runs on the common Lagrange–Dirac stepper and its compositions
+//!   (orders 4 and 6; docs/theory.md §8.7, §8.8).
 //! * **Errors** ([`CircuitError`]): malformed lines (line numbers), bad
 //!   `ENERGY={…}` expressions (line and column), floating nodes, loops of
 //!   voltage sources only, cut-sets of current sources only, initial

@@ -2,12 +2,14 @@
 //! seen by the run-time-sized core of every model (docs/theory.md §8.7,
 //! §11), which composes its symmetric step to orders 4 and 6.
 //!
-//! The run-time core's systems are autonomous (`L(q, v)`, `A(q) v = 0`), so
-//! a circuit has this form when its sources do not depend on time: no
-//! current source (its prescribed charge `∫ I dt` moves the constraint,
-//! `A v + I = 0`) and only DC voltage sources (`−E q`, a constant force).
-//! Time-dependent sources run on the sparse stepper
-//! ([`Circuit::stepper`]), at order 2.
+//! A voltage source is the term `−E(t) q` of its branch, so a circuit with
+//! time-dependent voltage sources is a time-dependent
+//! [`DynSystem`] ([`DynSystem::time_dependent`]: `L(q, v, t)`, evaluated by
+//! the steps at the time of the discretization point, docs/theory.md §8.8).
+//! A current source is not a term of `L`: its prescribed charge `∫ I dt`
+//! moves the constraint (`A v + I = 0`), which the run-time core's
+//! constraints `A(q) v = 0` cannot say; circuits with current sources run
+//! on the sparse stepper ([`Circuit::stepper`]), at order 2.
 
 use crate::circuit::Circuit;
 use crate::element::CircuitElement;
@@ -17,7 +19,7 @@ use diracvi_discrete_dirac::sparse::Element;
 use diracvi_geometry::AdScalar;
 use diracvi_geometry::dynamic::{DynSystem, LagrangianTerms};
 
-/// A circuit without time-dependent sources as a [`DynSystem`]: coordinates
+/// A circuit without current sources as a [`DynSystem`]: coordinates
 /// the branch charges, the Lagrangian the sum of the branch terms (one
 /// [`LagrangianTerms`] term per branch), the constraint forms the Kirchhoff
 /// rows, declared on the branches each names (so the step Jacobian is
@@ -35,6 +37,8 @@ pub struct CircuitSystem {
     row_stencils: LagrangianTerms,
     /// …and each row's coefficients at them.
     row_values: Vec<Vec<f64>>,
+    /// Whether a voltage source is not DC (`L` depends on time).
+    time_dependent: bool,
 }
 
 impl CircuitSystem {
@@ -53,19 +57,18 @@ impl Circuit {
     /// The circuit as a [`DynSystem`] named `name` (see [`CircuitSystem`]).
     ///
     /// # Errors
-    /// [`CircuitError::TimeDependentSource`] for a current source or a
-    /// voltage source that is not DC.
+    /// [`CircuitError::CurrentSourceOnCore`] for a current source.
     pub fn dyn_system(&self, name: &str) -> Result<CircuitSystem, CircuitError> {
-        if let Some(e) = self.netlist().elements.iter().find(|e| {
-            e.kind == Kind::CurrentSource
-                || (e.kind == Kind::VoltageSource
-                    && !matches!(e.value, Value::Source(Waveform::Dc(_))))
-        }) {
-            return Err(CircuitError::TimeDependentSource {
+        let elements = &self.netlist().elements;
+        if let Some(e) = elements.iter().find(|e| e.kind == Kind::CurrentSource) {
+            return Err(CircuitError::CurrentSourceOnCore {
                 line: e.line,
                 name: e.name.clone(),
             });
         }
+        let time_dependent = elements.iter().any(|e| {
+            e.kind == Kind::VoltageSource && !matches!(e.value, Value::Source(Waveform::Dc(_)))
+        });
         let n = self.coordinates();
         let elements = self.branch_elements();
         let terms = LagrangianTerms::new(n, (0..n).map(|i| [i]))
@@ -102,6 +105,7 @@ impl Circuit {
             terms,
             row_stencils,
             row_values,
+            time_dependent,
         })
     }
 }
@@ -115,13 +119,24 @@ impl DynSystem for CircuitSystem {
         self.rows.len()
     }
 
+    /// `L(q, v, 0)` (see [`lagrangian_at`](DynSystem::lagrangian_at)).
     #[inline]
     fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
+        self.lagrangian_at(q, v, 0.0)
+    }
+
+    fn time_dependent(&self) -> bool {
+        self.time_dependent
+    }
+
+    /// `Σ_e L_e(q_e, v_e, t)`: the voltage sources' `−E(t) q` at `t`.
+    #[inline]
+    fn lagrangian_at<S: AdScalar>(&self, q: &[S], v: &[S], t: f64) -> S {
         self.elements
             .iter()
             .enumerate()
             .fold(S::from(0.0), |acc, (i, e)| {
-                acc + e.lagrangian(&[q[i]], &[v[i]], 0.0)
+                acc + e.lagrangian(&[q[i]], &[v[i]], t)
             })
     }
 
@@ -154,6 +169,11 @@ impl DynSystem for CircuitSystem {
 
     #[inline]
     fn lagrangian_term<S: AdScalar>(&self, e: usize, q: &[S], v: &[S]) -> S {
-        self.elements[e].lagrangian(&[q[0]], &[v[0]], 0.0)
+        self.lagrangian_term_at(e, q, v, 0.0)
+    }
+
+    #[inline]
+    fn lagrangian_term_at<S: AdScalar>(&self, e: usize, q: &[S], v: &[S], t: f64) -> S {
+        self.elements[e].lagrangian(&[q[0]], &[v[0]], t)
     }
 }

@@ -112,7 +112,9 @@ fn backward_retraces_forward() {
 /// stepper: a 12-cell ladder (n + m = 37, the sparse LU) and the [DDM]
 /// circuit (n + m = 6, the dense LU; with the forward map its step is
 /// degenerate: hidden constraints from the SVD on one side, from the
-/// circuit graph on the other), both maps, (+) and (−), 200 steps. The two
+/// circuit graph on the other), and two meshes driven by a delayed sine
+/// (a time-dependent `L`: both evaluate it at the time of the
+/// discretization point), both maps, (+) and (−), 200 steps. The two
 /// solve the same equations with different Newton iterations (simplified
 /// Newton with kept sparse factors, lazy Newton) and sum the same terms in
 /// different orders, so they agree to Newton's tolerance, relative to
@@ -126,7 +128,8 @@ fn the_run_time_core_follows_the_sparse_stepper() {
     let ladder = Circuit::new(Netlist::ladder(12, 1.5, 0.5, &shape)).unwrap();
     let ddm = Circuit::parse(DDM).unwrap();
     let mut worst: f64 = 0.0;
-    for (circuit, h) in [(&ladder, 0.1), (&ddm, 2.0 * PI / 40.0)] {
+    let driven = Circuit::parse(DRIVEN).unwrap();
+    for (circuit, h) in [(&ladder, 0.1), (&ddm, 2.0 * PI / 40.0), (&driven, 0.1)] {
         let system = circuit.dyn_system("test").unwrap();
         for map in [Discretization::Forward, Discretization::Midpoint] {
             for direction in [Direction::Forward, Direction::Backward] {
@@ -153,13 +156,22 @@ fn the_run_time_core_follows_the_sparse_stepper() {
         }
     }
     assert!(worst <= 1e-12, "run-time core vs sparse stepper: {worst:e}");
-    // Time-dependent sources have no autonomous form (yet): refused, typed.
-    let driven = Circuit::parse("V1 1 0 SIN(0 1 1)\nL1 1 2 1\nC1 2 0 1\n").unwrap();
+    use diracvi_geometry::dynamic::DynSystem;
+    assert!(driven.dyn_system("driven").unwrap().time_dependent());
+    assert!(!ladder.dyn_system("ladder").unwrap().time_dependent());
+    // A current source moves a Kirchhoff row, which `A(q) v = 0` cannot
+    // say: refused, typed, with its line.
+    let pumped = Circuit::parse("L1 1 0 1\nC1 1 0 1\nI1 0 1 SIN(0 1 1)\n").unwrap();
     assert!(matches!(
-        driven.dyn_system("driven"),
-        Err(CircuitError::TimeDependentSource { line: 1, .. })
+        pumped.dyn_system("pumped"),
+        Err(CircuitError::CurrentSourceOnCore { line: 3, .. })
     ));
 }
+
+/// Two meshes driven by a delayed sine (`E(t) = 0.2` before `t = 0.5`,
+/// then `0.2 + sin(2π 0.3 (t − 0.5))`): the time of the discretization
+/// point is tested where the waveform's slope jumps.
+const DRIVEN: &str = "V1 3 0 SIN(0.2 1 0.3 0.5)\nL3 3 1 1 IC=0.3\nL1 1 0 1 IC=1\nC1 1 2 0.5\nL2 2 0 2\nC2 2 0 1 IC=0.5\n";
 
 /// The run-time stepper stores a circuit's step Jacobian by its structure
 /// (docs/theory.md §11.4): a 30-cell ladder (n + m = 91) declares its

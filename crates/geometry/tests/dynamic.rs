@@ -787,3 +787,77 @@ fn parameter_rows_equal_the_lifted_hessian() {
         }
     }
 }
+
+/// A driven unit mass, `L = ½ v² + F(t) q` with `F(t) = t`: the simplest
+/// time-dependent system.
+struct Driven;
+
+impl DynSystem for Driven {
+    fn coordinate_count(&self) -> usize {
+        1
+    }
+    fn constraint_count(&self) -> usize {
+        0
+    }
+    fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
+        self.lagrangian_at(q, v, 0.0)
+    }
+    fn time_dependent(&self) -> bool {
+        true
+    }
+    fn lagrangian_at<S: AdScalar>(&self, q: &[S], v: &[S], t: f64) -> S {
+        v[0] * v[0] * 0.5 + q[0] * t
+    }
+    fn constraint_forms<S: AdScalar>(&self, _q: &[S], _a: &mut [S]) {}
+}
+
+/// The discrete Lagrangian samples a time-dependent `L` at the time of the
+/// discretization point of the interval `[t_lo, t_lo + h]`, in both
+/// orientations (docs/theory.md §8.8): for `L = ½ v² + t q`,
+/// forward `D1 L_d(a, b) = −d/h + h t_lo`, midpoint
+/// `D1 L_d = −d/h + (h/2)(t_lo + h/2)`; read reversed (the (−) step over
+/// the same interval, `L_d^*(a, b) = L_d(b, a)`, `d = b − a`),
+/// `D1 L_d^* = D2 L_d(b, a)`: `−d/h` (forward: the potential sits at `b`)
+/// and `−d/h + (h/2)(t_lo + h/2)`.
+/// Checked to 1e-15 against these closed forms.
+#[test]
+fn a_time_dependent_lagrangian_is_sampled_at_the_discretization_point() {
+    let (t_lo, h) = (2.0, 0.5);
+    let (a, d) = (DVector::from_element(1, 1.0), DVector::from_element(1, 0.3));
+    let tm = t_lo + h / 2.0;
+    for (map, orientation, expected) in [
+        (
+            Discretization::Forward,
+            Orientation::Forward,
+            -0.3 / h + h * t_lo,
+        ),
+        (
+            Discretization::Midpoint,
+            Orientation::Forward,
+            -0.3 / h + h / 2.0 * tm,
+        ),
+        (Discretization::Forward, Orientation::Reversed, -0.3 / h),
+        (
+            Discretization::Midpoint,
+            Orientation::Reversed,
+            -0.3 / h + h / 2.0 * tm,
+        ),
+    ] {
+        let ld = DynDiscreteLagrangian::new(&Driven, map)
+            .oriented(orientation)
+            .starting_at(t_lo);
+        let mut d1 = DVector::zeros(1);
+        ld.d1_increment(&a, &d, h, &mut d1).unwrap();
+        assert!(
+            (d1[0] - expected).abs() <= 1e-15,
+            "{map:?} {orientation:?}: {} vs {expected}",
+            d1[0]
+        );
+    }
+    // Without a start the interval starts at 0; an autonomous system
+    // ignores it.
+    let ld = DynDiscreteLagrangian::new(&Driven, Discretization::Forward);
+    let mut d1 = DVector::zeros(1);
+    ld.d1_increment(&a, &d, h, &mut d1).unwrap();
+    assert!((d1[0] + 0.3 / h).abs() <= 1e-15);
+}

@@ -4,6 +4,7 @@
 //! was made for — twelve equal masses in a box — keeps its speeds through
 //! the collisions.
 
+use diracvi_discrete_dirac::StepError;
 use diracvi_discrete_dirac::dynamic::{
     DynLagrangeDirac, DynNonholonomicHamiltonian, DynTrajectory, dyn_state_from_velocity,
     integrate_dyn,
@@ -13,6 +14,7 @@ use diracvi_discrete_dirac::{
 };
 use diracvi_geometry::AdScalar;
 use diracvi_geometry::dynamic::DynSystem;
+use diracvi_impact::ImpactError;
 use diracvi_impact::dynamic::{DynHamiltonianLaw, DynImpactEvent, DynImpactIntegrator};
 use diracvi_impact::{HamiltonianImpacts, ImpactEvent, ImpactIntegrator};
 use diracvi_models::{
@@ -416,4 +418,59 @@ fn composed_runs_equal_the_static_core() {
             }
         }
     }
+}
+
+/// A unit mass pushed against the wall `q ≥ 0` by a force growing in time,
+/// `L = ½ v² − t q`.
+#[derive(Clone)]
+struct PushedMass;
+
+impl DynSystem for PushedMass {
+    fn coordinate_count(&self) -> usize {
+        1
+    }
+    fn constraint_count(&self) -> usize {
+        0
+    }
+    fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
+        self.lagrangian_at(q, v, 0.0)
+    }
+    fn time_dependent(&self) -> bool {
+        true
+    }
+    fn lagrangian_at<S: AdScalar>(&self, q: &[S], v: &[S], t: f64) -> S {
+        v[0] * v[0] * 0.5 - q[0] * t
+    }
+    fn constraint_forms<S: AdScalar>(&self, _q: &[S], _a: &mut [S]) {}
+    fn boundary_count(&self) -> usize {
+        1
+    }
+    fn boundary<S: AdScalar>(&self, _j: usize, q: &[S]) -> S {
+        q[0]
+    }
+}
+
+/// Impacts of a time-dependent system are refused with a typed error (the
+/// impact law's discrete energy needs an autonomous `L`), never run with
+/// the wrong energy; the same system without walls steps.
+#[test]
+fn impacts_of_a_time_dependent_system_are_refused() {
+    let mut integ = DynImpactIntegrator::new(DynLagrangeDirac::new(
+        PushedMass,
+        diracvi_geometry::Discretization::Midpoint,
+        diracvi_geometry::ConstraintDiscretization::Midpoint,
+        Direction::Forward,
+    ));
+    let s0 = dyn_state_from_velocity(
+        &PushedMass,
+        0.0,
+        &DVector::from_element(1, 1.0),
+        &DVector::from_element(1, 0.0),
+    )
+    .unwrap();
+    let e = integrate_dyn(&mut integ, s0, 0.1, RunOptions::new(3), |_| {}, |_| {}).unwrap_err();
+    assert!(
+        matches!(e, ImpactError::Step(StepError::Unsupported(ref m)) if m.contains("depends on time")),
+        "{e}"
+    );
 }

@@ -236,7 +236,7 @@ impl<Mo: NamedSystem<N, M>, const N: usize, const M: usize> NamedDynSystem for F
     }
 }
 
-/// A circuit without time-dependent sources on the run-time core
+/// A circuit without current sources on the run-time core
 /// ([`diracvi_circuit::Circuit::dyn_system`]): coordinates the branch
 /// charges, constraint rows the Kirchhoff rows of the non-ground nodes, no
 /// boundary.

@@ -8,7 +8,7 @@
 //!
 //! What cannot run is refused, never relabelled: the Hamiltonian stepper (a
 //! circuit's Lagrangian is degenerate), tangents (degenerate steps),
-//! reduction (no symmetry), and at orders 4 and 6 time-dependent sources
+//! reduction (no symmetry), and at orders 4 and 6 current sources
 //! and loops of capacitors and voltage sources. At every size: the
 //! composed step and its energy measure (the constrained Legendre map)
 //! both follow the circuit's sparse structure (docs/theory.md §8.7, §11.4).

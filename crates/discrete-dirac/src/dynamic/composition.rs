@@ -10,7 +10,7 @@ use super::{
     DynStepTangent, DynSubStep, DynSubStepper,
 };
 use crate::{Composition, Direction, DynState, StepError, StepStats};
-use diracvi_geometry::dynamic::DynSystem;
+use diracvi_geometry::dynamic::{AtTime, DynSystem};
 use diracvi_geometry::{ConstraintDiscretization, Discretization, GeometryError};
 use nalgebra::{DMatrix, DVector};
 
@@ -398,12 +398,16 @@ impl<St: DynSubStepper> DynSubStepper for DynComposed<St> {
 
     fn measures(
         &mut self,
+        t: f64,
         _sub_start: &DVector<f64>,
         sub: &DynSubStep,
         h: f64,
     ) -> Result<(f64, f64), GeometryError> {
-        let p = &sub.pi_b * self.forward.direction().sign();
-        self.legendre.measures(self.forward.system(), &sub.b, &p, h)
+        let sign = self.forward.direction().sign();
+        let p = &sub.pi_b * sign;
+        // The energy at the sub-step's end, at its time.
+        let at_end = AtTime::new(self.forward.system(), t + sign * h);
+        self.legendre.measures(&at_end, &sub.b, &p, h)
     }
 }
 

@@ -411,6 +411,7 @@ impl<Sy: DynSystem> DynSubStepper for DynNonholonomicHamiltonian<Sy> {
 
     fn measures(
         &mut self,
+        _t: f64,
         a: &DVector<f64>,
         sub: &DynSubStep,
         h: f64,

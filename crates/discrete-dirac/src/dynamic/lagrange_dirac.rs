@@ -614,7 +614,14 @@ where
                 "a system without coordinates has no step".to_owned(),
             ));
         }
-        let ld = DynDiscreteLagrangian::new(system, map).oriented(orientation);
+        // The step's interval in time starts at its earlier end.
+        let t_lo = match orientation {
+            Orientation::Forward => t,
+            Orientation::Reversed => t - h,
+        };
+        let ld = DynDiscreteLagrangian::new(system, map)
+            .oriented(orientation)
+            .starting_at(t_lo);
         let SolverContext { data, work, layout } = w;
         let layout = layout.as_ref();
         let rows = layout.and_then(|l| l.rows(system));
@@ -666,6 +673,14 @@ where
                 .solve_lazy(&mut work.x, params, Some(scale0), true, |x, r, j| {
                     eq.full(x, r, j, bufs)
                 })
+        } else if system.time_dependent() {
+            // The next step's hidden constraints would need `L_d` over the
+            // next interval as well.
+            return Err(StepError::Unsupported(format!(
+                "step {k} at t = {t}: the step Jacobian is singular (a degenerate Lagrangian) \
+                 and the Lagrangian depends on time; degenerate steps of time-dependent \
+                 systems are not supported yet"
+            )));
         } else {
             degenerate::solve(work, &eq, params, scale0, hidden_still_valid, k, t)?
         };
@@ -687,6 +702,7 @@ where
             let mut out = DVector::zeros(n);
             DynDiscreteLagrangian::new(system, map)
                 .oriented(orientation)
+                .starting_at(t_lo)
                 .d2_increment(a, &d, h, &mut out)
                 .map_err(geo)?;
             out
@@ -868,11 +884,17 @@ where
 
     fn measures(
         &mut self,
+        t: f64,
         a: &DVector<f64>,
         sub: &DynSubStep,
         h: f64,
     ) -> Result<(f64, f64), GeometryError> {
-        dyn_step_measures(&self.discrete_lagrangian(), self.constraint(), a, &sub.d, h)
+        let t_lo = match self.orientation() {
+            Orientation::Forward => t,
+            Orientation::Reversed => t - h,
+        };
+        let ld = self.discrete_lagrangian().starting_at(t_lo);
+        dyn_step_measures(&ld, self.constraint(), a, &sub.d, h)
     }
 }
 

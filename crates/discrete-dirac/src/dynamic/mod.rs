@@ -236,12 +236,15 @@ pub trait DynSubStepper {
     }
 
     /// The discrete energy and the constraint residual (docs/theory.md §6)
-    /// of the sub-step `a → a + d` with end momentum `π_b`.
+    /// of the sub-step `a → a + d` with end momentum `π_b`, which started
+    /// at time `t` (a time-dependent system's energy is that at the
+    /// discretization point).
     ///
     /// # Errors
     /// When a geometric evaluation fails.
     fn measures(
         &mut self,
+        t: f64,
         a: &DVector<f64>,
         sub: &DynSubStep,
         h: f64,
@@ -385,7 +388,7 @@ pub fn dyn_advance<St: DynSubStepper + ?Sized>(
     let s = stepper.sub_step(k, from.t, &from.q, pi_a, h)?;
     let (energy, constraint_residual) =
         stepper
-            .measures(&from.q, &s, h)
+            .measures(from.t, &from.q, &s, h)
             .map_err(|source| StepError::Geometry {
                 step: k,
                 t: from.t,

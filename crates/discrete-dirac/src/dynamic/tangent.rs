@@ -191,6 +191,12 @@ where
         directions: Option<&DMatrix<f64>>,
         with_h: bool,
     ) -> Result<DynStepSensitivity, StepError> {
+        if self.system().time_dependent() {
+            return Err(StepError::Unsupported(format!(
+                "step {k} at t = {t}: derivatives of a step of a time-dependent system \
+                 are not supported yet (they need the step's time as a variable)"
+            )));
+        }
         let Some(directions) = directions else {
             return self.tangent_over(self.system(), 0, None, k, t, a, d, reaction, h, with_h);
         };

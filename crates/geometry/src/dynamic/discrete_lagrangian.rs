@@ -73,6 +73,10 @@ pub struct DynDiscreteLagrangian<'a, Sy> {
     /// (measured: a third of the time of a `D1` evaluation; see
     /// [`crate::ad`]).
     unit: f64,
+    /// The start `t_lo` of the step's interval in time (the earlier end,
+    /// whatever the orientation), for a time-dependent system
+    /// ([`DynSystem::time_dependent`]); `0` by default.
+    start: f64,
 }
 
 impl<Sy> Clone for DynDiscreteLagrangian<'_, Sy> {
@@ -106,7 +110,26 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
             map,
             orientation: Orientation::Forward,
             unit: 1.0,
+            start: 0.0,
         }
+    }
+
+    /// The same for the step whose interval in time starts at `t_lo` (its
+    /// earlier end, whatever the orientation): a time-dependent system's
+    /// `L` is evaluated at the time of the discretization point, `t_lo` for
+    /// the forward map, `t_lo + h/2` for the midpoint map
+    /// (docs/theory.md §8.8). No effect on an autonomous system.
+    pub fn starting_at(self, t_lo: f64) -> Self {
+        Self {
+            start: t_lo,
+            ..self
+        }
+    }
+
+    /// The start of the step's interval set by
+    /// [`starting_at`](Self::starting_at).
+    pub fn start(&self) -> f64 {
+        self.start
     }
 
     /// The same, read with `orientation`.
@@ -156,11 +179,12 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
     fn raw<S: AdScalar, const K: usize>(&self, q0: &[S], d: &[S], h: S) -> S {
         let inv_h = h.recip();
         let v = Scratch::<S, K>::from_fn(d.len(), |i| d[i] * inv_h);
+        let t = self.start + self.node_weight() * h.re();
         let l = match self.map {
-            Discretization::Forward => self.system.lagrangian(q0, &v),
+            Discretization::Forward => self.system.lagrangian_at(q0, &v, t),
             Discretization::Midpoint => {
                 let q = Scratch::<S, K>::from_fn(d.len(), |i| q0[i] + d[i] * 0.5);
-                self.system.lagrangian(&q, &v)
+                self.system.lagrangian_at(&q, &v, t)
             }
         } * h;
         if self.unit.to_bits() == 1f64.to_bits() {
@@ -374,6 +398,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
             map: self.map,
             orientation: self.orientation,
             unit: self.unit,
+            start: self.start,
         }
     }
 

@@ -92,6 +92,13 @@ impl<Sy: DynSystem> DynSystem for ParamLifted<'_, Sy> {
         self.system.constraint_count()
     }
 
+    /// The lifted system's Lagrangian is autonomous, whatever the inner one
+    /// is; a derivative of a time-dependent system is refused upstream,
+    /// which this tells.
+    fn time_dependent(&self) -> bool {
+        self.system.time_dependent()
+    }
+
     fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
         let n = self.n();
         let theta = self.theta(&q[n..]);

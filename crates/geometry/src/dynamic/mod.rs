@@ -115,6 +115,31 @@ pub trait DynSystem {
     /// entries, row `r` at `a[r n .. (r + 1) n]`).
     fn constraint_forms<S: AdScalar>(&self, q: &[S], a: &mut [S]);
 
+    /// Whether the Lagrangian depends on time explicitly, `L(q, v, t)` (a
+    /// driven system: a circuit's time-dependent voltage sources, a forced
+    /// oscillator; docs/theory.md §8.8). `false` (the default): `L(q, v)`.
+    /// A time-dependent system overrides
+    /// [`lagrangian_at`](Self::lagrangian_at) (and
+    /// [`lagrangian_term_at`](Self::lagrangian_term_at) when it declares
+    /// terms); its [`lagrangian`](Self::lagrangian) is `L(q, v, 0)`. The
+    /// steps evaluate `L` at the time of the discretization point (the
+    /// interval's start for the forward map, its middle for the midpoint
+    /// map) and report the energy `E(q, v, t)` there; what needs `∂/∂h` of
+    /// the time as well (impacts, derivatives of a run) refuses such a
+    /// system.
+    fn time_dependent(&self) -> bool {
+        false
+    }
+
+    /// `L(q, v, t)`; by default [`lagrangian`](Self::lagrangian) (an
+    /// autonomous system). The time is a plain number: the steps freeze it
+    /// at the discretization point.
+    #[inline(always)]
+    fn lagrangian_at<S: AdScalar>(&self, q: &[S], v: &[S], t: f64) -> S {
+        let _ = t;
+        self.lagrangian(q, v)
+    }
+
     /// Number of smooth pieces `g_j` of the admissible set (0: no boundary).
     fn boundary_count(&self) -> usize {
         0
@@ -168,6 +193,14 @@ pub trait DynSystem {
     fn lagrangian_term<S: AdScalar>(&self, e: usize, q: &[S], v: &[S]) -> S {
         let _ = e;
         self.lagrangian(q, v)
+    }
+
+    /// Term `e` at time `t` (see [`time_dependent`](Self::time_dependent));
+    /// by default [`lagrangian_term`](Self::lagrangian_term).
+    #[inline(always)]
+    fn lagrangian_term_at<S: AdScalar>(&self, e: usize, q: &[S], v: &[S], t: f64) -> S {
+        let _ = t;
+        self.lagrangian_term(e, q, v)
     }
 
     /// The stencils of the constraint rows (docs/theory.md §11.4): row `r`
@@ -304,6 +337,13 @@ impl<T: DynSystem + ?Sized> DynSystem for &T {
     fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
         (**self).lagrangian(q, v)
     }
+    fn time_dependent(&self) -> bool {
+        (**self).time_dependent()
+    }
+    #[inline(always)]
+    fn lagrangian_at<S: AdScalar>(&self, q: &[S], v: &[S], t: f64) -> S {
+        (**self).lagrangian_at(q, v, t)
+    }
     #[inline(always)]
     fn constraint_forms<S: AdScalar>(&self, q: &[S], a: &mut [S]) {
         (**self).constraint_forms(q, a)
@@ -330,6 +370,10 @@ impl<T: DynSystem + ?Sized> DynSystem for &T {
     #[inline(always)]
     fn lagrangian_term<S: AdScalar>(&self, e: usize, q: &[S], v: &[S]) -> S {
         (**self).lagrangian_term(e, q, v)
+    }
+    #[inline(always)]
+    fn lagrangian_term_at<S: AdScalar>(&self, e: usize, q: &[S], v: &[S], t: f64) -> S {
+        (**self).lagrangian_term_at(e, q, v, t)
     }
     fn constraint_stencils(&self) -> Option<&LagrangianTerms> {
         (**self).constraint_stencils()
@@ -380,6 +424,66 @@ impl<T: DynSystem + ?Sized> DynSystem for &T {
         c: &mut [S],
     ) -> bool {
         (**self).discrete_constraint_with(q0, q1, h, theta, c)
+    }
+}
+
+/// A system frozen at time `t`: its [`lagrangian`](DynSystem::lagrangian)
+/// is `L(q, v, t)` ([`DynSystem::lagrangian_at`]), and the functions built
+/// on it (energies, Legendre maps) read the system at that time. The same
+/// system as the inner one for an autonomous system.
+#[derive(Debug, Clone, Copy)]
+pub struct AtTime<'a, Sy: ?Sized> {
+    system: &'a Sy,
+    t: f64,
+}
+
+impl<'a, Sy: DynSystem + ?Sized> AtTime<'a, Sy> {
+    /// `system` at time `t`.
+    pub fn new(system: &'a Sy, t: f64) -> Self {
+        Self { system, t }
+    }
+}
+
+impl<Sy: DynSystem + ?Sized> DynSystem for AtTime<'_, Sy> {
+    fn coordinate_count(&self) -> usize {
+        self.system.coordinate_count()
+    }
+    fn constraint_count(&self) -> usize {
+        self.system.constraint_count()
+    }
+    #[inline(always)]
+    fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
+        self.system.lagrangian_at(q, v, self.t)
+    }
+    #[inline(always)]
+    fn constraint_forms<S: AdScalar>(&self, q: &[S], a: &mut [S]) {
+        self.system.constraint_forms(q, a)
+    }
+    fn boundary_count(&self) -> usize {
+        self.system.boundary_count()
+    }
+    fn boundary<S: AdScalar>(&self, j: usize, q: &[S]) -> S {
+        self.system.boundary(j, q)
+    }
+    fn gyroscopic_force<S: AdScalar>(&self, q: &[S], v: &[S], f: &mut [S]) -> bool {
+        self.system.gyroscopic_force(q, v, f)
+    }
+    fn discrete_constraint<S: AdScalar>(&self, q0: &[S], q1: &[S], h: S, c: &mut [S]) -> bool {
+        self.system.discrete_constraint(q0, q1, h, c)
+    }
+    fn lagrangian_terms(&self) -> Option<&LagrangianTerms> {
+        self.system.lagrangian_terms()
+    }
+    #[inline(always)]
+    fn lagrangian_term<S: AdScalar>(&self, e: usize, q: &[S], v: &[S]) -> S {
+        self.system.lagrangian_term_at(e, q, v, self.t)
+    }
+    fn constraint_stencils(&self) -> Option<&LagrangianTerms> {
+        self.system.constraint_stencils()
+    }
+    #[inline(always)]
+    fn constraint_row<S: AdScalar>(&self, r: usize, q: &[S], a: &mut [S]) {
+        self.system.constraint_row(r, q, a)
     }
 }
 

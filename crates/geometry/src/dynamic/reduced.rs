@@ -805,6 +805,12 @@ impl<Sy: DynSystem> DynSystem for DynReduced<Sy> {
         self.mr
     }
 
+    /// Reduction takes autonomous systems only; a reduced run of a
+    /// time-dependent one is refused upstream, which this tells.
+    fn time_dependent(&self) -> bool {
+        self.system.time_dependent()
+    }
+
     fn lagrangian<S: AdScalar>(&self, s: &[S], sd: &[S]) -> S {
         let gd = self.group_velocity(s, sd);
         let (q, v) = self.full_state(s, sd, &gd);

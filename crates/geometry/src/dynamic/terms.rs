@@ -168,6 +168,13 @@ impl<Sy: DynSystem> DynSystem for Term<'_, Sy> {
     fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
         self.system.lagrangian_term(self.e, q, v)
     }
+    fn time_dependent(&self) -> bool {
+        self.system.time_dependent()
+    }
+    #[inline(always)]
+    fn lagrangian_at<S: AdScalar>(&self, q: &[S], v: &[S], t: f64) -> S {
+        self.system.lagrangian_term_at(self.e, q, v, t)
+    }
     fn constraint_forms<S: AdScalar>(&self, _q: &[S], _a: &mut [S]) {}
 }
 
