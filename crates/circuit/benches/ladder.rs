@@ -141,7 +141,7 @@ fn composed() {
     println!("\norder 4 on the run-time core\ncells  coords + rows   step [µs]");
     for cells in [10, 40, 130] {
         let circuit = Circuit::new(ladder(cells)).unwrap();
-        let system = circuit.dyn_system("ladder").unwrap();
+        let system = circuit.dyn_system("ladder");
         let mut best = f64::INFINITY;
         for _ in 0..3 {
             let mut stepper = DynComposed::lagrange_dirac(
@@ -181,7 +181,7 @@ fn composed_steps() {
     let mut times = Vec::new();
     for cells in [1_000, 10_000] {
         let circuit = Circuit::new(ladder(cells)).unwrap();
-        let system = circuit.dyn_system("ladder").unwrap();
+        let system = circuit.dyn_system("ladder");
         let (mut alone, mut measured) = (f64::INFINITY, f64::INFINITY);
         let steps = 5;
         for _ in 0..3 {

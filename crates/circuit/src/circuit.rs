@@ -247,6 +247,13 @@ impl Circuit {
         &self.rows
     }
 
+    /// The current sources as drives of the Kirchhoff rows:
+    /// `(row, coefficient, ∫ I dt)`, the row's constraint reading
+    /// `A v + Σ coefficient · I(t) = 0`.
+    pub(crate) fn drives(&self) -> &[(usize, f64, SourceCharge)] {
+        &self.drives
+    }
+
     /// The branch term of each coordinate, in coordinate order.
     pub(crate) fn branch_elements(&self) -> Vec<CircuitElement> {
         self.coords

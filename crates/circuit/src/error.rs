@@ -106,20 +106,6 @@ pub enum CircuitError {
         /// The initial voltage.
         voltage: f64,
     },
-    /// A current source in a circuit asked for as a
-    /// [`DynSystem`](diracvi_geometry::dynamic::DynSystem)
-    /// ([`Circuit::dyn_system`](crate::Circuit::dyn_system)): its prescribed
-    /// charge moves the Kirchhoff constraint, which the run-time core's
-    /// constraints `A(q) v = 0` cannot say.
-    #[error(
-        "line {line}: `{name}` is a current source; the run-time core (orders 4 and 6) takes circuits with voltage sources only (a current source prescribes the flow through a Kirchhoff row; run it at order 2)"
-    )]
-    CurrentSourceOnCore {
-        /// 1-based line number.
-        line: usize,
-        /// Element name.
-        name: String,
-    },
     /// The sparse system could not be built.
     #[error("{0}")]
     System(#[from] SparseSystemError),

@@ -7,19 +7,17 @@
 //! [`DynSystem`] ([`DynSystem::time_dependent`]: `L(q, v, t)`, evaluated by
 //! the steps at the time of the discretization point, docs/theory.md §8.8).
 //! A current source is not a term of `L`: its prescribed charge `∫ I dt`
-//! moves the constraint (`A v + I = 0`), which the run-time core's
-//! constraints `A(q) v = 0` cannot say; circuits with current sources run
-//! on the sparse stepper ([`Circuit::stepper`]), at order 2.
+//! drives the Kirchhoff rows it touches (`A v + I(t) = 0`,
+//! [`DynSystem::constraint_drive`]).
 
 use crate::circuit::Circuit;
 use crate::element::CircuitElement;
-use crate::error::CircuitError;
 use crate::netlist::{Kind, Value, Waveform};
 use diracvi_discrete_dirac::sparse::Element;
 use diracvi_geometry::AdScalar;
 use diracvi_geometry::dynamic::{DynSystem, LagrangianTerms};
 
-/// A circuit without current sources as a [`DynSystem`]: coordinates
+/// A circuit as a [`DynSystem`]: coordinates
 /// the branch charges, the Lagrangian the sum of the branch terms (one
 /// [`LagrangianTerms`] term per branch), the constraint forms the Kirchhoff
 /// rows, declared on the branches each names (so the step Jacobian is
@@ -37,8 +35,12 @@ pub struct CircuitSystem {
     row_stencils: LagrangianTerms,
     /// …and each row's coefficients at them.
     row_values: Vec<Vec<f64>>,
-    /// Whether a voltage source is not DC (`L` depends on time).
+    /// Whether a voltage source is not DC (`L` depends on time) or a
+    /// current source drives a row.
     time_dependent: bool,
+    /// The current sources: `(row, coefficient, waveform)`, the row reading
+    /// `A v + Σ coefficient · I(t) = 0`.
+    drives: Vec<(usize, f64, Waveform)>,
 }
 
 impl CircuitSystem {
@@ -56,19 +58,16 @@ impl CircuitSystem {
 impl Circuit {
     /// The circuit as a [`DynSystem`] named `name` (see [`CircuitSystem`]).
     ///
-    /// # Errors
-    /// [`CircuitError::CurrentSourceOnCore`] for a current source.
-    pub fn dyn_system(&self, name: &str) -> Result<CircuitSystem, CircuitError> {
-        let elements = &self.netlist().elements;
-        if let Some(e) = elements.iter().find(|e| e.kind == Kind::CurrentSource) {
-            return Err(CircuitError::CurrentSourceOnCore {
-                line: e.line,
-                name: e.name.clone(),
+    pub fn dyn_system(&self, name: &str) -> CircuitSystem {
+        let drives: Vec<(usize, f64, Waveform)> = self
+            .drives()
+            .iter()
+            .map(|(row, coefficient, charge)| (*row, *coefficient, charge.0))
+            .collect();
+        let time_dependent = !drives.is_empty()
+            || self.netlist().elements.iter().any(|e| {
+                e.kind == Kind::VoltageSource && !matches!(e.value, Value::Source(Waveform::Dc(_)))
             });
-        }
-        let time_dependent = elements.iter().any(|e| {
-            e.kind == Kind::VoltageSource && !matches!(e.value, Value::Source(Waveform::Dc(_)))
-        });
         let n = self.coordinates();
         let elements = self.branch_elements();
         let terms = LagrangianTerms::new(n, (0..n).map(|i| [i]))
@@ -97,7 +96,7 @@ impl Circuit {
             .into_iter()
             .map(|row| row.into_iter().map(|(_, v)| v).collect())
             .collect();
-        Ok(CircuitSystem {
+        CircuitSystem {
             name: name.to_owned(),
             coordinate_names: self.coordinate_names(),
             elements,
@@ -106,7 +105,8 @@ impl Circuit {
             row_stencils,
             row_values,
             time_dependent,
-        })
+            drives,
+        }
     }
 }
 
@@ -127,6 +127,20 @@ impl DynSystem for CircuitSystem {
 
     fn time_dependent(&self) -> bool {
         self.time_dependent
+    }
+
+    /// The current sources' charges `∫ I dt` on the rows they touch.
+    fn constraint_drive(&self, t: f64, g: &mut [f64], rate: &mut [f64]) -> bool {
+        if self.drives.is_empty() {
+            return false;
+        }
+        g.fill(0.0);
+        rate.fill(0.0);
+        for &(row, coefficient, waveform) in &self.drives {
+            g[row] += coefficient * waveform.integral(t);
+            rate[row] += coefficient * waveform.value(t);
+        }
+        true
     }
 
     /// `Σ_e L_e(q_e, v_e, t)`: the voltage sources' `−E(t) q` at `t`.

@@ -112,9 +112,10 @@ fn backward_retraces_forward() {
 /// stepper: a 12-cell ladder (n + m = 37, the sparse LU) and the [DDM]
 /// circuit (n + m = 6, the dense LU; with the forward map its step is
 /// degenerate: hidden constraints from the SVD on one side, from the
-/// circuit graph on the other), and two meshes driven by a delayed sine
-/// (a time-dependent `L`: both evaluate it at the time of the
-/// discretization point), both maps, (+) and (−), 200 steps. The two
+/// circuit graph on the other), two meshes driven by a delayed sine
+/// voltage (a time-dependent `L`: both evaluate it at the time of the
+/// discretization point) and two meshes pumped by a current source (its
+/// charge drives a Kirchhoff row), both maps, (+) and (−), 200 steps. The two
 /// solve the same equations with different Newton iterations (simplified
 /// Newton with kept sparse factors, lazy Newton) and sum the same terms in
 /// different orders, so they agree to Newton's tolerance, relative to
@@ -129,8 +130,14 @@ fn the_run_time_core_follows_the_sparse_stepper() {
     let ddm = Circuit::parse(DDM).unwrap();
     let mut worst: f64 = 0.0;
     let driven = Circuit::parse(DRIVEN).unwrap();
-    for (circuit, h) in [(&ladder, 0.1), (&ddm, 2.0 * PI / 40.0), (&driven, 0.1)] {
-        let system = circuit.dyn_system("test").unwrap();
+    let pumped = Circuit::parse(PUMPED).unwrap();
+    for (circuit, h) in [
+        (&ladder, 0.1),
+        (&ddm, 2.0 * PI / 40.0),
+        (&driven, 0.1),
+        (&pumped, 0.1),
+    ] {
+        let system = circuit.dyn_system("test");
         for map in [Discretization::Forward, Discretization::Midpoint] {
             for direction in [Direction::Forward, Direction::Backward] {
                 let mut sparse = circuit.stepper(map, direction).unwrap();
@@ -157,16 +164,14 @@ fn the_run_time_core_follows_the_sparse_stepper() {
     }
     assert!(worst <= 1e-12, "run-time core vs sparse stepper: {worst:e}");
     use diracvi_geometry::dynamic::DynSystem;
-    assert!(driven.dyn_system("driven").unwrap().time_dependent());
-    assert!(!ladder.dyn_system("ladder").unwrap().time_dependent());
-    // A current source moves a Kirchhoff row, which `A(q) v = 0` cannot
-    // say: refused, typed, with its line.
-    let pumped = Circuit::parse("L1 1 0 1\nC1 1 0 1\nI1 0 1 SIN(0 1 1)\n").unwrap();
-    assert!(matches!(
-        pumped.dyn_system("pumped"),
-        Err(CircuitError::CurrentSourceOnCore { line: 3, .. })
-    ));
+    assert!(driven.dyn_system("driven").time_dependent());
+    assert!(pumped.dyn_system("pumped").time_dependent());
+    assert!(!ladder.dyn_system("ladder").time_dependent());
 }
+
+/// A current source (`I(t) = 0.1 + sin(2π 0.4 (t − 0.3))` after a delay)
+/// pumping two meshes: its charge drives a Kirchhoff row.
+const PUMPED: &str = "I1 0 1 SIN(0.1 1 0.4 0.3)\nL1 1 0 1 IC=0.2\nC1 1 2 0.5\nL2 2 0 2\n";
 
 /// Two meshes driven by a delayed sine (`E(t) = 0.2` before `t = 0.5`,
 /// then `0.2 + sin(2π 0.3 (t − 0.5))`): the time of the discretization
@@ -189,7 +194,7 @@ fn sparse_storage_follows_dense_storage_on_a_ladder() {
         .map(|j| (j as f64 * PI / (cells as f64 + 1.0)).sin())
         .collect();
     let circuit = Circuit::new(Netlist::ladder(cells, 1.5, 0.5, &shape)).unwrap();
-    let system = circuit.dyn_system("ladder").unwrap();
+    let system = circuit.dyn_system("ladder");
     let size = 3 * cells + 1;
     let cd = ConstraintDiscretization::Midpoint;
     let mut worst: f64 = 0.0;
@@ -241,7 +246,7 @@ fn order_four_on_a_six_hundred_unknown_ladder_retraces_itself() {
         .map(|j| if j % 2 == 0 { 0.5 } else { -0.5 })
         .collect();
     let circuit = Circuit::new(Netlist::ladder(cells, 1.0, 1.0, &shape)).unwrap();
-    let system = circuit.dyn_system("ladder").unwrap();
+    let system = circuit.dyn_system("ladder");
     let composed = |direction| {
         DynComposed::lagrange_dirac(
             system.clone(),
@@ -281,7 +286,7 @@ fn composed_run_time_steps_retrace_themselves() {
     let mut text = Netlist::ladder(12, 1.0, 1.0, &[0.5; 12]).to_text();
     text.push_str("V1 99 0 DC 0.5\nL99 99 1 2 IC=0.25\n");
     let circuit = Circuit::parse(&text).unwrap();
-    let system = circuit.dyn_system("ladder").unwrap();
+    let system = circuit.dyn_system("ladder");
     let composed = |direction| {
         DynComposed::lagrange_dirac(
             system.clone(),

@@ -160,9 +160,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE.toml", conflicts_with = "model")]
     pub model_file: Option<PathBuf>,
     /// A SPICE-subset netlist (L, C, V, I; ground 0) to run as a circuit:
-    /// order 2 on the sparse Lagrange–Dirac stepper, --order 4|6 (voltage
-    /// sources, DC or SIN; no current source) on the run-time core (needs
-    /// --h and --t-end or --steps).
+    /// order 2 on the sparse Lagrange–Dirac stepper, --order 4|6 on the
+    /// run-time core (needs --h and --t-end or --steps).
     #[arg(long, value_name = "FILE.cir", conflicts_with_all = ["model", "model_file", "scenario"])]
     pub netlist: Option<PathBuf>,
     /// A system file: parts (model files, netlists) joined through ports

@@ -570,12 +570,12 @@ fn a_fifty_body_chain_against_finite_differences() {
     let p = momentum_dyn(&chain, &a, &v);
     let back = velocity_from_momentum_dyn(&chain, &a, &p, &DVector::zeros(n)).unwrap();
     assert!((back - &v).amax() <= 1e-13);
-    let err = check_initial_dyn(&chain, &a, &v).unwrap_err();
+    let err = check_initial_dyn(&chain, 0.0, &a, &v).unwrap_err();
     assert!(
         matches!(err, GeometryError::InitialViolatesConstraint { row: 0, .. }),
         "{err}"
     );
-    let err = check_initial_dyn(&chain, &a, &DVector::zeros(3)).unwrap_err();
+    let err = check_initial_dyn(&chain, 0.0, &a, &DVector::zeros(3)).unwrap_err();
     assert!(
         matches!(
             err,
@@ -587,12 +587,12 @@ fn a_fifty_body_chain_against_finite_differences() {
         ),
         "{err}"
     );
-    check_initial_dyn(&chain, &a, &DVector::zeros(n)).unwrap();
+    check_initial_dyn(&chain, 0.0, &a, &DVector::zeros(n)).unwrap();
     // the static check agrees with the dynamic one on a Fixed system
     let q = SVector::from([2.3, 0.1]);
     let v = SVector::from([0.4, 0.4 * (PendulumC.cos2(2.3) + std::f64::consts::PI)]);
     check_initial::<_, 2, 1>(&PendulumC, &q, &v).unwrap();
-    check_initial_dyn(&Fixed::<_, 2, 1>(PendulumC), &dvec(&q), &dvec(&v)).unwrap();
+    check_initial_dyn(&Fixed::<_, 2, 1>(PendulumC), 0.0, &dvec(&q), &dvec(&v)).unwrap();
 }
 
 impl PendulumC {

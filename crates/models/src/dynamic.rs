@@ -284,9 +284,9 @@ pub trait DynModelVisitor {
     fn visit<Mo: NamedDynSystem>(self, model: &Mo, setup: &DynRunSetup) -> Self::Output;
 }
 
-/// Check continuous initial data against a model of any size
-/// ([`check_initial_dyn`], with the boundary piece named; see
-/// [`check_initial`](crate::check_initial)).
+/// Check continuous initial data against a model of any size at `t = 0`,
+/// where every run starts ([`check_initial_dyn`], with the boundary piece
+/// named; see [`check_initial`](crate::check_initial)).
 ///
 /// # Errors
 /// [`ModelError::WrongLength`], [`ModelError::NonFiniteInitial`],
@@ -297,7 +297,7 @@ pub fn check_initial_named<Mo: NamedDynSystem>(
     q0: &DVector<f64>,
     v0: &DVector<f64>,
 ) -> Result<(), ModelError> {
-    check_initial_dyn(model, q0, v0).map_err(|e| {
+    check_initial_dyn(model, 0.0, q0, v0).map_err(|e| {
         crate::initial_error(
             e,
             |piece| model.piece_name(piece),

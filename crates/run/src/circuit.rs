@@ -8,8 +8,9 @@
 //!
 //! What cannot run is refused, never relabelled: the Hamiltonian stepper (a
 //! circuit's Lagrangian is degenerate), tangents (degenerate steps),
-//! reduction (no symmetry), and at orders 4 and 6 current sources
-//! and loops of capacitors and voltage sources. At every size: the
+//! reduction (no symmetry), and at orders 4 and 6 loops of capacitors and
+//! voltage sources. Sources are time-dependent terms and drives of the
+//! circuit's `DynSystem` (docs/theory.md §8.8). At every size: the
 //! composed step and its energy measure (the constrained Legendre map)
 //! both follow the circuit's sparse structure (docs/theory.md §8.7, §11.4).
 
@@ -19,7 +20,8 @@ use crate::{
 };
 use diracvi_circuit::Circuit;
 use diracvi_discrete_dirac::StepError;
-use diracvi_discrete_dirac::dynamic::dyn_constrained_velocity;
+use diracvi_discrete_dirac::dynamic::DynConstrainedLegendre;
+use diracvi_geometry::dynamic::drive_rate_dyn;
 use diracvi_geometry::{ConstraintDiscretization, Discretization};
 use diracvi_impact::ImpactError;
 use diracvi_models::Scenario;
@@ -51,12 +53,7 @@ fn composed(
     progress: &mut dyn FnMut(usize),
 ) -> Result<RunOutcome, RunError> {
     let name = &scenario.model;
-    let system = circuit.dyn_system(name).map_err(|error| {
-        RunError::Model(diracvi_models::ModelError::Circuit {
-            source_name: name.clone(),
-            error,
-        })
-    })?;
+    let system = circuit.dyn_system(name);
     if circuit.loop_count() > 0 {
         return Err(RunError::CircuitUnsupported {
             model: name.clone(),
@@ -66,7 +63,10 @@ fn composed(
         });
     }
     let start = circuit.initial_state();
-    let (v0, _) = dyn_constrained_velocity(&system, &start.q, &start.p)
+    // The velocity passes the current sources' currents at the start.
+    let rate = drive_rate_dyn(&system, 0.0);
+    let (v0, _) = DynConstrainedLegendre::new(&system)
+        .velocity_driven(&system, &start.q, &start.p, &rate)
         .map_err(|error| RunError::InitialState { error })?;
     let setup = DynRunSetup {
         q0: start.q,

@@ -10,7 +10,7 @@ use super::{
     DynStepTangent, DynSubStep, DynSubStepper,
 };
 use crate::{Composition, Direction, DynState, StepError, StepStats};
-use diracvi_geometry::dynamic::{AtTime, DynSystem};
+use diracvi_geometry::dynamic::{AtTime, DynSystem, drive_rate_dyn};
 use diracvi_geometry::{ConstraintDiscretization, Discretization, GeometryError};
 use nalgebra::{DMatrix, DVector};
 
@@ -406,8 +406,10 @@ impl<St: DynSubStepper> DynSubStepper for DynComposed<St> {
         let sign = self.forward.direction().sign();
         let p = &sub.pi_b * sign;
         // The energy at the sub-step's end, at its time.
-        let at_end = AtTime::new(self.forward.system(), t + sign * h);
-        self.legendre.measures(&at_end, &sub.b, &p, h)
+        let (system, t_end) = (self.forward.system(), t + sign * h);
+        let rate = drive_rate_dyn(system, t_end);
+        self.legendre
+            .measures_driven(&AtTime::new(system, t_end), &sub.b, &p, h, &rate)
     }
 }
 

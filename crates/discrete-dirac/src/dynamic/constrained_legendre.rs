@@ -115,12 +115,28 @@ impl DynConstrainedLegendre {
         q: &DVector<f64>,
         p: &DVector<f64>,
     ) -> Result<VelocityAndMultipliers, GeometryError> {
+        self.velocity_driven(system, q, p, &[])
+    }
+
+    /// [`velocity`](Self::velocity) on the driven constraints
+    /// `A(q) v + ġ = 0`, `rate` the drives' `ġ` at the time of the state
+    /// ([`DynSystem::constraint_drive`]; empty: none).
+    ///
+    /// # Errors
+    /// As [`velocity`](Self::velocity).
+    pub fn velocity_driven<Sy: DynSystem>(
+        &mut self,
+        system: &Sy,
+        q: &DVector<f64>,
+        p: &DVector<f64>,
+        rate: &[f64],
+    ) -> Result<VelocityAndMultipliers, GeometryError> {
         match &mut self.sparse {
-            Some(kkt) => match kkt.velocity(system, q, p)? {
+            Some(kkt) => match kkt.velocity(system, q, p, rate)? {
                 Some(solution) => Ok(solution),
-                None => dense_velocity(system, q, p),
+                None => dense_velocity(system, q, p, rate),
             },
-            None => dense_velocity(system, q, p),
+            None => dense_velocity(system, q, p, rate),
         }
     }
 
@@ -138,7 +154,24 @@ impl DynConstrainedLegendre {
         p: &DVector<f64>,
         h: f64,
     ) -> Result<(f64, f64), GeometryError> {
-        let (v, _) = self.velocity(system, q, p)?;
+        self.measures_driven(system, q, p, h, &[])
+    }
+
+    /// [`measures`](Self::measures) on the driven constraints
+    /// `A(q) v + ġ = 0` (see [`velocity_driven`](Self::velocity_driven)):
+    /// the residual is that of `A(q) v + ġ`.
+    ///
+    /// # Errors
+    /// As [`measures`](Self::measures).
+    pub fn measures_driven<Sy: DynSystem>(
+        &mut self,
+        system: &Sy,
+        q: &DVector<f64>,
+        p: &DVector<f64>,
+        h: f64,
+        rate: &[f64],
+    ) -> Result<(f64, f64), GeometryError> {
+        let (v, _) = self.velocity_driven(system, q, p, rate)?;
         let energy = energy_dyn(system, q, &v);
         let (n, m) = (system.coordinate_count(), system.constraint_count());
         let av_max = if m == 0 {
@@ -148,11 +181,14 @@ impl DynConstrainedLegendre {
             // handed over to the dense one).
             let rows = kkt.layout.rows(system);
             forms_times_rows(rows, &kkt.forms, &v, &mut kkt.av);
+            add_rate(kkt.av.as_mut_slice(), rate);
             kkt.av.amax()
         } else {
             let mut rows = vec![0.0; m * n];
             system.constraint_forms(q.as_slice(), &mut rows);
-            (DMatrix::from_row_slice(m, n, &rows) * v).amax()
+            let mut av = DMatrix::from_row_slice(m, n, &rows) * v;
+            add_rate(av.as_mut_slice(), rate);
+            av.amax()
         };
         Ok((energy, av_max * h.abs() / q.norm().max(1.0)))
     }
@@ -166,6 +202,7 @@ impl SparseKkt {
         system: &Sy,
         q: &DVector<f64>,
         p: &DVector<f64>,
+        rate: &[f64],
     ) -> Result<Option<VelocityAndMultipliers>, GeometryError> {
         diracvi_geometry::ensure_finite("q", q.as_slice())?;
         diracvi_geometry::ensure_finite("p", p.as_slice())?;
@@ -216,7 +253,7 @@ impl SparseKkt {
                 rhs[i] = r;
             }
             for i in 0..m {
-                rhs[n + i] = av[i];
+                rhs[n + i] = av[i] + rate.get(i).copied().unwrap_or(0.0);
             }
             residual = r1_max / scale;
             let Ok(factors) = lu.factor(jac, threshold) else {
@@ -284,6 +321,7 @@ fn dense_velocity<Sy: DynSystem>(
     system: &Sy,
     q: &DVector<f64>,
     p: &DVector<f64>,
+    rate: &[f64],
 ) -> Result<VelocityAndMultipliers, GeometryError> {
     let (n, m) = (system.coordinate_count(), system.constraint_count());
     if m == 0 {
@@ -303,7 +341,8 @@ fn dense_velocity<Sy: DynSystem>(
     for iterations in 0..ITERATIONS {
         let (pv, hess) = legendre_jet_dyn(system, q, &v);
         let r1 = pv - p - forms.transpose() * &nu;
-        let r2 = &forms * &v;
+        let mut r2 = &forms * &v;
+        add_rate(r2.as_mut_slice(), rate);
         residual = r1.amax() / scale;
         let kkt = DMatrix::from_fn(size, size, |i, j| match (i < n, j < n) {
             (true, true) => hess[(i, j)],
@@ -330,4 +369,11 @@ fn dense_velocity<Sy: DynSystem>(
         residual,
         iterations: ITERATIONS,
     })
+}
+
+/// `av += rate` (an empty rate: none).
+fn add_rate(av: &mut [f64], rate: &[f64]) {
+    for (x, r) in av.iter_mut().zip(rate) {
+        *x += r;
+    }
 }

@@ -26,6 +26,8 @@ pub(super) struct StepEquations<'s, Sy> {
     /// `A(a)`, row-major `m × n`, or on the declared row stencils of
     /// `layout`.
     pub(super) a_forms: &'s [f64],
+    /// The drives' offsets of the constraint rows (empty: none).
+    pub(super) drive: &'s [f64],
     pub(super) h: f64,
     pub(super) n: usize,
     pub(super) m: usize,
@@ -92,6 +94,7 @@ impl<Sy: DynSystem> StepEquations<'_, Sy> {
                     for i in 0..m {
                         r[n + i] = bufs.omega[i];
                     }
+                    self.add_drive(r);
                 }
                 ld.d1_increment(a, &bufs.d, h, &mut bufs.d1)?;
             }
@@ -144,6 +147,7 @@ impl<Sy: DynSystem> StepEquations<'_, Sy> {
                     jac[(n + i, n + j)] = 0.0;
                 }
             }
+            self.add_drive(r);
         }
         bufs.d1.copy_from(&bufs.jet.d1);
         Ok(())
@@ -216,9 +220,19 @@ impl<Sy: DynSystem> StepEquations<'_, Sy> {
             for i in 0..m {
                 r[n + i] = bufs.omega[i];
             }
+            self.add_drive(r);
         }
         bufs.d1.copy_from(&bufs.jet.d1);
         Ok(())
+    }
+
+    /// The drives' offsets added to the constraint rows of `r` (none for a
+    /// system without drives).
+    #[inline]
+    fn add_drive(&self, r: &mut DVector<f64>) {
+        for (i, o) in self.drive.iter().enumerate() {
+            r[self.n + i] += o;
+        }
     }
 }
 

@@ -39,7 +39,8 @@ use crate::newton::{Newton, NewtonInfo, NewtonParams};
 use crate::structured_lu::{Structure, StructuredLu};
 use crate::{Direction, DynState, StepError, StepStats};
 use diracvi_geometry::dynamic::{
-    DynDiscreteLagrangian, DynLdJet, DynSystem, constraint_residual_dyn,
+    DynDiscreteLagrangian, DynLdJet, DynSystem, constraint_residual_driven_dyn,
+    constraint_residual_dyn,
 };
 use diracvi_geometry::{ConstraintDiscretization, Discretization, GeometryError, Orientation};
 use nalgebra::{DMatrix, DVector};
@@ -153,6 +154,43 @@ struct StepData {
     pi_a: DVector<f64>,
     /// `A(a)`, row-major `m × n`.
     a_forms: Vec<f64>,
+    /// The drive's offset of each constraint row this step (see
+    /// [`drive_offset`]); empty for a system without drives.
+    drive: Vec<f64>,
+    /// `g(t_lo)` and `ġ` for [`drive_offset`].
+    drive_scratch: [Vec<f64>; 2],
+}
+
+/// The offset `(g(t_lo + h) − g(t_lo))/h` a system's drives
+/// ([`DynSystem::constraint_drive`]) add to the discrete constraint of the
+/// step over `[t_lo, t_lo + h]`, written into `offset` (resized to `m`);
+/// `offset` left empty for a system without drives.
+/// `scratch` holds `g(t_lo)` and `ġ` (no allocation after the first step).
+pub(super) fn drive_offset<Sy: DynSystem + ?Sized>(
+    system: &Sy,
+    t_lo: f64,
+    h: f64,
+    offset: &mut Vec<f64>,
+    scratch: &mut [Vec<f64>; 2],
+) {
+    let m = system.constraint_count();
+    offset.clear();
+    if m == 0 || !system.time_dependent() {
+        return;
+    }
+    let [g_lo, rate] = scratch;
+    for v in [&mut *g_lo, &mut *rate] {
+        v.clear();
+        v.resize(m, 0.0);
+    }
+    if !system.constraint_drive(t_lo, g_lo, rate) {
+        return;
+    }
+    offset.resize(m, 0.0);
+    system.constraint_drive(t_lo + h, offset, rate);
+    for (o, g) in offset.iter_mut().zip(g_lo.iter()) {
+        *o = (*o - g) / h;
+    }
 }
 
 /// Newton buffers and the state a solve leaves for the next one: the kept
@@ -205,6 +243,8 @@ where
             data: StepData {
                 pi_a: DVector::zeros(n),
                 a_forms: vec![0.0; forms_len],
+                drive: Vec::new(),
+                drive_scratch: [Vec::new(), Vec::new()],
             },
             layout,
             work: Work {
@@ -642,12 +682,14 @@ where
             data.pi_a[i] = pi_a[i] * unit;
         }
         fill_forms(system, rows, a.as_slice(), &mut data.a_forms);
+        drive_offset(system, t_lo, h, &mut data.drive, &mut data.drive_scratch);
         let eq = StepEquations {
             ld: ld.in_units(unit),
             cd: constraint,
             a,
             pi_a: &data.pi_a,
             a_forms: &data.a_forms,
+            drive: &data.drive,
             h,
             n,
             m,
@@ -894,7 +936,19 @@ where
             Orientation::Reversed => t - h,
         };
         let ld = self.discrete_lagrangian().starting_at(t_lo);
-        dyn_step_measures(&ld, self.constraint(), a, &sub.d, h)
+        let (mut offset, mut scratch) = (Vec::new(), [Vec::new(), Vec::new()]);
+        drive_offset(&self.system, t_lo, h, &mut offset, &mut scratch);
+        let energy = ld.energy_increment(a, &sub.d, h)?;
+        let residual = constraint_residual_driven_dyn(
+            self.constraint(),
+            &self.system,
+            self.orientation(),
+            a,
+            &sub.d,
+            h,
+            &offset,
+        )?;
+        Ok((energy, residual))
     }
 }
 

@@ -333,7 +333,7 @@ pub fn dyn_state_from_velocity<Sy: DynSystem>(
     v0: &DVector<f64>,
 ) -> Result<DynState, GeometryError> {
     diracvi_geometry::ensure_finite("t0", &[t0])?;
-    check_initial_dyn(system, q0, v0)?;
+    check_initial_dyn(system, t0, q0, v0)?;
     let p = momentum_dyn(system, q0, v0);
     diracvi_geometry::ensure_finite("p(0) = ∂L/∂v", p.as_slice())?;
     Ok(DynState {

@@ -261,6 +261,24 @@ pub fn constraint_residual_dyn<Sy: DynSystem>(
     d: &DVector<f64>,
     h: f64,
 ) -> Result<f64, GeometryError> {
+    constraint_residual_driven_dyn(cd, system, orientation, a, d, h, &[])
+}
+
+/// [`constraint_residual_dyn`] of a step whose discrete constraint carries
+/// the drive `offset` (`m` entries, `(g(t_lo + h) − g(t_lo))/h`, see
+/// [`DynSystem::constraint_drive`]; empty: none).
+///
+/// # Errors
+/// As [`evaluate_constraint_dyn`].
+pub fn constraint_residual_driven_dyn<Sy: DynSystem>(
+    cd: ConstraintDiscretization,
+    system: &Sy,
+    orientation: Orientation,
+    a: &DVector<f64>,
+    d: &DVector<f64>,
+    h: f64,
+    offset: &[f64],
+) -> Result<f64, GeometryError> {
     let (n, m) = (system.coordinate_count(), system.constraint_count());
     if m == 0 {
         return Ok(0.0);
@@ -282,6 +300,7 @@ pub fn constraint_residual_dyn<Sy: DynSystem>(
             &mut c,
             None,
         )?;
+        add_offset(&mut c, offset);
         let amax = c.iter().fold(0.0f64, |acc, x| acc.max(x.abs()));
         return Ok(amax * h / norm(&b).max(1.0));
     }
@@ -295,8 +314,16 @@ pub fn constraint_residual_dyn<Sy: DynSystem>(
         h,
         &mut c,
     )?;
+    add_offset(&mut c, offset);
     let amax = c.iter().fold(0.0f64, |acc, x| acc.max(x.abs()));
     Ok(amax * h / norm(&b).max(1.0))
+}
+
+/// `c += offset` (an empty offset: none).
+fn add_offset(c: &mut [f64], offset: &[f64]) {
+    for (x, o) in c.iter_mut().zip(offset) {
+        *x += o;
+    }
 }
 
 /// The Euclidean norm, summed in index order (deterministic for every

@@ -283,9 +283,10 @@ pub fn velocity_from_momentum_dyn<Sy: DynSystem>(
     })
 }
 
-/// Check continuous initial data `(q0, v0)` (see
-/// [`check_initial`](crate::check_initial)): finite, admissible, `v0 ∈ Δ_Q(q0)`,
-/// a gyroscopic force that does no work.
+/// Check continuous initial data `(q0, v0)` at time `t0` (see
+/// [`check_initial`](crate::check_initial)): finite, admissible, `v0 ∈ Δ_Q(q0)`
+/// (for a system with drives, `A(q0) v0 + ġ(t0) = 0`,
+/// [`DynSystem::constraint_drive`]), a gyroscopic force that does no work.
 ///
 /// # Errors
 /// [`GeometryError::DimensionMismatch`], [`GeometryError::NonFinite`],
@@ -293,6 +294,7 @@ pub fn velocity_from_momentum_dyn<Sy: DynSystem>(
 /// [`GeometryError::InitialViolatesConstraint`], [`GeometryError::ForceDoesWork`].
 pub fn check_initial_dyn<Sy: DynSystem>(
     system: &Sy,
+    t0: f64,
     q0: &DVector<f64>,
     v0: &DVector<f64>,
 ) -> Result<(), GeometryError> {
@@ -324,6 +326,7 @@ pub fn check_initial_dyn<Sy: DynSystem>(
             a
         }
     };
+    let rate = super::drive_rate_dyn(system, t0);
     let (mut q_row, mut a_row) = (Vec::new(), Vec::new());
     let mut worst: Option<(usize, f64, f64, f64)> = None;
     for row in 0..m {
@@ -340,10 +343,12 @@ pub fn check_initial_dyn<Sy: DynSystem>(
             None => (&a[row * n..(row + 1) * n], None),
         };
         let product = |k: usize| forms[k] * v0[columns.map_or(k, |s| s[k])];
-        let residual = (0..forms.len()).map(product).sum::<f64>().abs();
+        let drive = rate.get(row).copied().unwrap_or(0.0);
+        let residual = ((0..forms.len()).map(product).sum::<f64>() + drive).abs();
         let scale = (0..forms.len())
             .map(|k| product(k).abs())
             .sum::<f64>()
+            .max(drive.abs())
             .max(1.0);
         let tolerance = CONSTRAINT_TOLERANCE * scale;
         let ratio = residual / tolerance;

@@ -42,7 +42,8 @@ pub use boundary::{
     touch_band_slice, violated_piece_dyn,
 };
 pub use constraint::{
-    constraint_jacobian_dyn, constraint_residual_dyn, constraint_rows_dyn, evaluate_constraint_dyn,
+    constraint_jacobian_dyn, constraint_residual_driven_dyn, constraint_residual_dyn,
+    constraint_rows_dyn, evaluate_constraint_dyn,
 };
 pub use discrete_lagrangian::{DynDiscreteLagrangian, DynLdJet, DynLdTimeJet, TERMWISE_ABOVE};
 pub use erased::{Erased, ErasedSystem, ScalarHooks};
@@ -138,6 +139,21 @@ pub trait DynSystem {
     fn lagrangian_at<S: AdScalar>(&self, q: &[S], v: &[S], t: f64) -> S {
         let _ = t;
         self.lagrangian(q, v)
+    }
+
+    /// Prescribed flows through the constraint rows: the constraints read
+    /// `A(q) v + ġ(t) = 0` with `g(t)` given (a circuit's current sources,
+    /// whose charges `∫ I dt` a Kirchhoff row must pass; docs/theory.md
+    /// §8.8). Writes `g(t)` into `g` and `ġ(t)` into `rate` (`m` entries
+    /// each) and returns `true`; `false` (the default, outputs untouched):
+    /// `A(q) v = 0`. A system with drives is time-dependent
+    /// ([`time_dependent`](Self::time_dependent) must say so). A step over
+    /// `[t_lo, t_lo + h]` adds `(g(t_lo + h) − g(t_lo))/h` to its discrete
+    /// constraint (in velocity units), so the prescribed charge passes
+    /// exactly.
+    fn constraint_drive(&self, t: f64, g: &mut [f64], rate: &mut [f64]) -> bool {
+        let _ = (t, g, rate);
+        false
     }
 
     /// Number of smooth pieces `g_j` of the admissible set (0: no boundary).
@@ -340,6 +356,9 @@ impl<T: DynSystem + ?Sized> DynSystem for &T {
     fn time_dependent(&self) -> bool {
         (**self).time_dependent()
     }
+    fn constraint_drive(&self, t: f64, g: &mut [f64], rate: &mut [f64]) -> bool {
+        (**self).constraint_drive(t, g, rate)
+    }
     #[inline(always)]
     fn lagrangian_at<S: AdScalar>(&self, q: &[S], v: &[S], t: f64) -> S {
         (**self).lagrangian_at(q, v, t)
@@ -427,6 +446,22 @@ impl<T: DynSystem + ?Sized> DynSystem for &T {
     }
 }
 
+/// The drives' rates `ġ(t)` of a system ([`DynSystem::constraint_drive`]),
+/// `m` entries, or empty for a system without drives: what the driven
+/// constraints `A(q) v + ġ(t) = 0` add to `A(q) v`.
+pub fn drive_rate_dyn<Sy: DynSystem + ?Sized>(system: &Sy, t: f64) -> Vec<f64> {
+    let m = system.constraint_count();
+    if m == 0 || !system.time_dependent() {
+        return Vec::new();
+    }
+    let (mut g, mut rate) = (vec![0.0; m], vec![0.0; m]);
+    if system.constraint_drive(t, &mut g, &mut rate) {
+        rate
+    } else {
+        Vec::new()
+    }
+}
+
 /// A system frozen at time `t`: its [`lagrangian`](DynSystem::lagrangian)
 /// is `L(q, v, t)` ([`DynSystem::lagrangian_at`]), and the functions built
 /// on it (energies, Legendre maps) read the system at that time. The same
@@ -454,6 +489,9 @@ impl<Sy: DynSystem + ?Sized> DynSystem for AtTime<'_, Sy> {
     #[inline(always)]
     fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
         self.system.lagrangian_at(q, v, self.t)
+    }
+    fn constraint_drive(&self, t: f64, g: &mut [f64], rate: &mut [f64]) -> bool {
+        self.system.constraint_drive(t, g, rate)
     }
     #[inline(always)]
     fn constraint_forms<S: AdScalar>(&self, q: &[S], a: &mut [S]) {
