@@ -250,7 +250,7 @@ impl Circuit {
     /// The current sources as drives of the Kirchhoff rows:
     /// `(row, coefficient, ∫ I dt)`, the row's constraint reading
     /// `A v + Σ coefficient · I(t) = 0`.
-    pub(crate) fn drives(&self) -> &[(usize, f64, SourceCharge)] {
+    pub fn drives(&self) -> &[(usize, f64, SourceCharge)] {
         &self.drives
     }
 

@@ -696,3 +696,67 @@ fn invariants_table() {
     let e = fails(&format!("{BASE}[invariants]\n2x = \"m\"\n"));
     assert_eq!(e.key(), "invariants.2x", "{e}");
 }
+
+/// `[forces]` and `model.drives` (docs/model-files.md "Forces and drives"):
+/// read, compiled over `t` and the parameters, evaluated as the Lagrangian's
+/// `Σ F_i(t) q_i` and the drives' `g(t)`, `ġ(t)` (the rate by reverse mode),
+/// and written back.
+#[test]
+fn forces_and_drives_are_read_compiled_and_written_back() {
+    let text = r#"
+[model]
+name = "driven"
+coordinates = ["x", "y"]
+lagrangian = "0.5*(x_dot^2 + y_dot^2)"
+constraints = [["1", "-1"]]
+drives = ["a*sin(w*t)"]
+
+[forces]
+y = "F*t^2"
+
+[parameters]
+a = 0.3
+w = 2.0
+F = 1.5
+"#;
+    let file = ModelFile::from_toml_str(text, "d.toml").unwrap();
+    assert_eq!(file.forces, vec![("y".to_owned(), "F*t^2".to_owned())]);
+    assert_eq!(file.drives, vec!["a*sin(w*t)".to_owned()]);
+    let model = file.compile(&[]).unwrap();
+    assert!(model.time_dependent());
+    let (q, v) = ([0.5, -2.0], [1.0, 3.0]);
+    let t = 0.7;
+    let expected = 0.5 * (1.0 + 9.0) + 1.5 * t * t * -2.0;
+    assert_relative_eq!(
+        model.lagrangian_at(&q, &v, t),
+        expected,
+        max_relative = 1e-15
+    );
+    assert_relative_eq!(model.lagrangian(&q, &v), 5.0, max_relative = 1e-15);
+    let (mut g, mut rate) = ([0.0], [0.0]);
+    assert!(model.constraint_drive(t, &mut g, &mut rate));
+    assert_relative_eq!(g[0], 0.3 * (2.0 * t).sin(), max_relative = 1e-15);
+    assert_relative_eq!(rate[0], 0.6 * (2.0 * t).cos(), max_relative = 1e-15);
+    let back = ModelFile::from_toml_str(&file.to_toml_string(), "back.toml").unwrap();
+    assert_eq!(back.forces, file.forces);
+    assert_eq!(back.drives, file.drives);
+    // A force on a name that is not a coordinate, and drives that do not
+    // match the rows, are refused with their keys.
+    let e = ModelFile::from_toml_str(&text.replace("y = \"F", "z = \"F"), "d.toml").unwrap_err();
+    assert!(e.to_string().contains("forces.z"), "{e}");
+    let e = ModelFile::from_toml_str(
+        &text.replace("drives = [\"a*sin(w*t)\"]", "drives = []"),
+        "d.toml",
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("model.drives"), "{e}");
+    let plain =
+        ModelFile::from_toml_str(&text.replace("drives = [\"a*sin(w*t)\"]\n", ""), "p.toml")
+            .unwrap()
+            .compile(&[])
+            .unwrap();
+    assert!(
+        plain.time_dependent(),
+        "forces alone make it time-dependent"
+    );
+}

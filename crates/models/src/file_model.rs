@@ -127,7 +127,21 @@ impl DynSystem for FileModel {
 
     #[inline]
     fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
-        self.compiled.lagrangian(q, v)
+        self.compiled.lagrangian_at(q, v, 0.0)
+    }
+
+    fn time_dependent(&self) -> bool {
+        self.compiled.time_dependent()
+    }
+
+    /// `L(q, v) + Σ F_i(t) q_i` (the file's `[forces]`).
+    #[inline]
+    fn lagrangian_at<S: AdScalar>(&self, q: &[S], v: &[S], t: f64) -> S {
+        self.compiled.lagrangian_at(q, v, t)
+    }
+
+    fn constraint_drive(&self, t: f64, g: &mut [f64], rate: &mut [f64]) -> bool {
+        self.compiled.constraint_drive(t, g, rate)
     }
 
     fn lagrangian_terms(&self) -> Option<&LagrangianTerms> {
@@ -136,7 +150,12 @@ impl DynSystem for FileModel {
 
     #[inline]
     fn lagrangian_term<S: AdScalar>(&self, e: usize, q: &[S], v: &[S]) -> S {
-        self.compiled.lagrangian_term(e, q, v)
+        self.compiled.lagrangian_term_at(e, q, v, 0.0)
+    }
+
+    #[inline]
+    fn lagrangian_term_at<S: AdScalar>(&self, e: usize, q: &[S], v: &[S], t: f64) -> S {
+        self.compiled.lagrangian_term_at(e, q, v, t)
     }
 
     fn constraint_stencils(&self) -> Option<&LagrangianTerms> {

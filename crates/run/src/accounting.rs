@@ -46,6 +46,15 @@ pub(crate) fn execute_accounted(
         ));
         return Ok(outcome);
     }
+    if scenario.time_dependent() {
+        let mut outcome = run(plan, sink)?;
+        outcome.accounting = Some(PartsAccounting::Skipped(
+            "no energy accounting of the parts and ports (summary keys parts, ports): the \
+             system has sources, forces or drives, whose work the accounting does not read yet"
+                .to_owned(),
+        ));
+        return Ok(outcome);
+    }
     let overrides: Vec<(String, f64)> = scenario
         .parameters
         .iter()

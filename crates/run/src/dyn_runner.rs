@@ -74,6 +74,27 @@ impl DynStart {
         model: &Mo,
         setup: &DynRunSetup,
     ) -> Result<Self, RunError> {
+        if model.time_dependent() {
+            let refused = |what| RunError::TimeDependentUnsupported {
+                model: model.name().to_owned(),
+                what,
+            };
+            if plan.stepper == crate::Stepper::Hamiltonian {
+                return Err(refused(
+                    "the Hamiltonian stepper (it steps an autonomous H(q, p)); use the lagrange stepper",
+                ));
+            }
+            if plan.tracks_derivatives() {
+                return Err(refused(
+                    "--jacobian, --sensitivity and periodic orbits (a step's derivatives would need its time as a variable)",
+                ));
+            }
+            if model.boundary_count() > 0 {
+                return Err(refused(
+                    "boundaries (the impact law matches discrete energies, which needs an autonomous Lagrangian)",
+                ));
+            }
+        }
         let initial = dyn_state_from_velocity(model, 0.0, &setup.q0, &setup.v0)
             .map_err(|error| RunError::InitialState { error })?;
         let options = RunOptions::new(plan.steps)

@@ -129,6 +129,18 @@ pub enum RunError {
         /// The order asked for.
         order: crate::Order,
     },
+    /// A run of a time-dependent system (a model file's forces or drives,
+    /// a circuit's sources) asked for something that needs an autonomous
+    /// Lagrangian (docs/theory.md §8.8).
+    #[error(
+        "{model}: not available for a time-dependent system (forces, drives or sources): {what}"
+    )]
+    TimeDependentUnsupported {
+        /// The model's name.
+        model: String,
+        /// What was asked for and why it is refused.
+        what: &'static str,
+    },
     /// A circuit run was asked for with something the sparse stepper does
     /// not have.
     #[error("{model}: not available for circuits: {what}")]

@@ -64,6 +64,12 @@ pub fn execute_with_progress(
             what: "with --reduce (the reduced flow's tangent map is not built yet)".to_owned(),
         });
     }
+    if plan.reduce && scenario.time_dependent() {
+        return Err(RunError::TimeDependentUnsupported {
+            model: scenario.model.clone(),
+            what: "--reduce (reduction by a symmetry takes an autonomous Lagrangian)",
+        });
+    }
     if plan.reduce && scenario.is_model_file() {
         // model files reduce on the run-time-sized core, whatever their size
         return scenario.visit_dyn_reduced(DynReducedRunner {

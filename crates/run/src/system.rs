@@ -255,7 +255,9 @@ pub fn execute_system_with_progress<Mo: NamedDynSystem>(
         sink,
         progress,
     };
-    if let Ok(lean) = LeanRunner::new(runner)
+    // The compile-time core is autonomous (docs/theory.md §8.8).
+    if !model.time_dependent()
+        && let Ok(lean) = LeanRunner::new(runner)
         && let Some(outcome) = dispatch_sized(model, setup, lean)
     {
         return outcome;

@@ -37,6 +37,14 @@ pub(crate) struct Part {
     parameter_expressions: Vec<(String, String)>,
     q0: Vec<InitialValue>,
     v0: Vec<InitialValue>,
+    /// Generalized forces of time on the part's coordinates (qualified
+    /// coordinate, expression of `t`): a model file's `[forces]`, a
+    /// netlist's time-dependent voltage sources.
+    forces: Vec<(String, String)>,
+    /// Prescribed displacements of the part's constraint rows (one per
+    /// row, `"0"` for none; empty: no drive): a model file's
+    /// `model.drives`, a netlist's current sources.
+    drives: Vec<String>,
 }
 
 fn qualify(part: &str, name: &str) -> String {
@@ -101,6 +109,8 @@ impl Part {
             parameter_expressions: Vec::new(),
             q0: Vec::new(),
             v0: Vec::new(),
+            forces: Vec::new(),
+            drives: Vec::new(),
         };
         let r = |s: &str| part.rename(s, spec, key);
         let lagrangian = r(&file.lagrangian)?;
@@ -146,6 +156,18 @@ impl Part {
             };
         let q0 = initial(file.initial.as_ref().map(|i| &i.q))?;
         let v0 = initial(file.initial.as_ref().map(|i| &i.v))?;
+        let forces = file
+            .forces
+            .iter()
+            .map(|(c, text)| Ok((qualify(name, c), r(text)?)))
+            .collect::<Result<Vec<_>, SystemFileError>>()?;
+        let drives = file
+            .drives
+            .iter()
+            .map(|text| r(text))
+            .collect::<Result<Vec<_>, _>>()?;
+        part.forces = forces;
+        part.drives = drives;
         part.lagrangian = lagrangian;
         part.constraints = constraints;
         part.boundaries = boundaries;
@@ -173,14 +195,8 @@ impl Part {
             )
         };
         let n = circuit.coordinates();
-        if n != circuit.netlist().elements.len() {
-            return Err(unsupported(
-                "current sources are prescribed charges, not terms of a Lagrangian; a system \
-                 cannot take them yet"
-                    .to_owned(),
-            ));
-        }
         let coordinates: Vec<String> = (0..n).map(|i| circuit.element_of(i).name.clone()).collect();
+        let mut forces = Vec::new();
         let state = circuit.initial_state();
         let mut inductors = HashSet::new();
         let mut terms = Vec::with_capacity(n);
@@ -207,11 +223,14 @@ impl Part {
                 (Kind::VoltageSource, Value::Source(Waveform::Dc(volts))) => {
                     (format!("-{volts:?}*{x}"), InitialValue::Solve)
                 }
+                // `−E(t) q`: the generalized force `−E(t)` on the branch.
+                (Kind::VoltageSource, Value::Source(w)) => {
+                    forces.push((x.clone(), format!("-({})", waveform_text(w))));
+                    ("0".to_owned(), InitialValue::Solve)
+                }
                 _ => {
                     return Err(unsupported(format!(
-                        "element `{}` (line {}): a system takes inductors, capacitors and DC \
-                         voltage sources (a time-dependent source is not yet a term of the \
-                         assembled Lagrangian)",
+                        "element `{}` (line {}): not a branch term of a system",
                         e.name, e.line
                     )));
                 }
@@ -230,6 +249,26 @@ impl Part {
                 dense
             })
             .collect();
+        // Current sources: their charges `∫ I dt` drive the Kirchhoff rows.
+        let mut drives = vec![String::new(); circuit.kirchhoff_rows().len()];
+        for (row, coefficient, charge) in circuit.drives() {
+            let term = format!("({coefficient:?})*({})", charge_text(&charge.0));
+            let text = &mut drives[*row];
+            if text.is_empty() {
+                *text = term;
+            } else {
+                text.push_str(" + ");
+                text.push_str(&term);
+            }
+        }
+        let drives = if drives.iter().all(String::is_empty) {
+            Vec::new()
+        } else {
+            drives
+                .into_iter()
+                .map(|d| if d.is_empty() { "0".to_owned() } else { d })
+                .collect()
+        };
         Ok(Part {
             name: name.to_owned(),
             coordinates,
@@ -244,7 +283,55 @@ impl Part {
             parameter_expressions: Vec::new(),
             q0: state.q.iter().map(|&q| InitialValue::Number(q)).collect(),
             v0,
+            forces,
+            drives,
         })
+    }
+}
+
+/// A source waveform `w(t)` as an expression of `t` (a `SIN` holds its
+/// value `vo + va sin(phase)` before its delay).
+fn waveform_text(w: &Waveform) -> String {
+    match *w {
+        Waveform::Dc(v) => format!("{v:?}"),
+        Waveform::Sin {
+            vo,
+            va,
+            freq,
+            td,
+            phase,
+        } => format!(
+            "{vo:?} + {va:?}*sin({:?}*max(t - {td:?}, 0) + {phase:?})",
+            2.0 * std::f64::consts::PI * freq
+        ),
+    }
+}
+
+/// `∫_0^t w(s) ds` as an expression of `t` (see `Waveform::integral`).
+fn charge_text(w: &Waveform) -> String {
+    match *w {
+        Waveform::Dc(v) => format!("{v:?}*t"),
+        Waveform::Sin {
+            vo,
+            va,
+            freq,
+            td,
+            phase,
+        } => {
+            let before = vo + va * phase.sin();
+            let s = format!("max(t - {td:?}, 0)");
+            let hold = format!("{before:?}*min(t, {td:?})");
+            if freq == 0.0 {
+                format!("{hold} + {before:?}*{s}")
+            } else {
+                let w = 2.0 * std::f64::consts::PI * freq;
+                format!(
+                    "{hold} + {vo:?}*{s} + {:?}*({:?} - cos({w:?}*{s} + {phase:?}))",
+                    va / w,
+                    phase.cos()
+                )
+            }
+        }
     }
 }
 
@@ -584,13 +671,16 @@ pub(crate) fn assemble(
     components.extend(port_components);
     lagrangian.extend(coupling);
     let mut constraints: Vec<Vec<String>> = Vec::new();
+    let mut drives: Vec<String> = Vec::new();
     for (k, p) in parts.iter().enumerate() {
-        for row in &p.constraints {
+        for (r, row) in p.constraints.iter().enumerate() {
             let mut full = vec!["0".to_owned(); n];
             full[offset[k]..offset[k] + row.len()].clone_from_slice(row);
             constraints.push(full);
+            drives.push(p.drives.get(r).cloned().unwrap_or_else(|| "0".to_owned()));
         }
     }
+    drives.extend(rows.iter().map(|_| "0".to_owned()));
     constraints.extend(rows);
 
     let coordinates: Vec<String> = parts
@@ -622,7 +712,11 @@ pub(crate) fn assemble(
         lagrangian.join(" + ")
     };
     model.constraints = constraints;
+    if parts.iter().any(|p| !p.drives.is_empty()) {
+        model.drives = drives;
+    }
     for p in parts {
+        model.forces.extend(p.forces);
         model.boundaries.extend(p.boundaries);
         model.definitions.extend(p.definitions);
         model.parameters.extend(p.parameters);

@@ -229,8 +229,9 @@ impl ModelFile {
         Ok(InitialValues { q, v, solved })
     }
 
-    /// Solve `A_S(q) v_S = −A_F(q) v_F` for the velocities `solved` (`S`)
-    /// given the others (`F`), by least squares over the columns `S`.
+    /// Solve `A_S(q) v_S = −A_F(q) v_F − ġ(0)` for the velocities `solved`
+    /// (`S`) given the others (`F`) and the drives' rates at `t = 0`, by
+    /// least squares over the columns `S`.
     fn solve_velocities(
         &self,
         compiled: &CompiledModel,
@@ -262,11 +263,14 @@ impl ModelFile {
         }
         let a = DMatrix::from_fn(m, n, |r, c| compiled.constraint(r, c, q));
         let a_s = DMatrix::from_fn(m, k, |r, j| a[(r, solved[j])]);
+        let (mut g, mut rate) = (vec![0.0; m], vec![0.0; m]);
+        compiled.constraint_drive(0.0, &mut g, &mut rate);
         let rhs = DVector::from_fn(m, |r, _| {
             -(0..n)
                 .filter(|c| !solved.contains(c))
                 .map(|c| a[(r, c)] * v[c])
                 .sum::<f64>()
+                - rate[r]
         });
         if !a_s.iter().chain(rhs.iter()).all(|x| x.is_finite()) {
             return Err(refuse(

@@ -148,6 +148,14 @@ pub enum ModelFileErrorKind {
         /// What it clashes with.
         other: String,
     },
+    /// `model.drives` of the wrong length.
+    #[error("expected {rows} entries (one per row of model.constraints), found {found}")]
+    DrivesLength {
+        /// The number of rows of `model.constraints`.
+        rows: usize,
+        /// Actual length.
+        found: usize,
+    },
     /// A list of the wrong length.
     #[error("expected {expected} entries (one per coordinate), found {found}")]
     WrongLength {

@@ -262,6 +262,16 @@ pub struct ModelFile {
     /// (coordinates of the model, each once, not all of them); whether they
     /// are cyclic is checked when a run is reduced.
     pub symmetry: Vec<String>,
+    /// `[forces]` in file order: generalized forces of time on coordinates
+    /// (coordinate name, expression of `t` and the parameters): the
+    /// Lagrangian gains `Σ_i F_i(t) q_i` (a driven system, docs/theory.md
+    /// §8.8; docs/model-files.md "Forces and drives").
+    pub forces: Vec<(String, String)>,
+    /// `model.drives`: one prescribed displacement `g_r(t)` per row of
+    /// `model.constraints` (an expression of `t` and the parameters, `"0"`
+    /// for an undriven row), or empty: the constraints read
+    /// `A(q) v + ġ(t) = 0` (docs/theory.md §8.8).
+    pub drives: Vec<String>,
     origin: Option<Arc<Origin>>,
 }
 
@@ -297,6 +307,8 @@ impl ModelFile {
             drawing: None,
             invariants: Vec::new(),
             symmetry: Vec::new(),
+            forces: Vec::new(),
+            drives: Vec::new(),
             origin: None,
         }
     }
@@ -317,6 +329,8 @@ impl ModelFile {
             && self.drawing == other.drawing
             && self.invariants == other.invariants
             && self.symmetry == other.symmetry
+            && self.forces == other.forces
+            && self.drives == other.drives
             && self.parameters.len() == other.parameters.len()
             && self
                 .parameters
@@ -482,8 +496,18 @@ impl ModelFile {
                 compile(format!("invariants.{name}"), text, &qv_scope)?,
             ));
         }
+        let (forces, drives) = self.compile_forcing(&parameters)?;
+        // A force joins the first term whose stencil holds its coordinate;
+        // a force on a coordinate in no term: no terms.
+        let terms = terms.filter(|(t, _)| {
+            forces
+                .iter()
+                .all(|(i, _)| (0..t.len()).any(|e| t.stencil(e).contains(i)))
+        });
         let compiled = CompiledModel {
             invariants,
+            forces,
+            drives,
             name: self.name.clone(),
             coordinates: self.coordinates.clone(),
             parameters,
@@ -529,7 +553,44 @@ impl ModelFile {
     }
 }
 
+/// `[forces]` as (coordinate, `F(t)`) and `model.drives` as `g_r(t)`,
+/// compiled over the slot `[t]`.
+type Forcing = (Vec<(usize, Expr)>, Vec<Expr>);
+
 impl ModelFile {
+    /// `[forces]` and `model.drives` compiled over the one variable `t`
+    /// (the parameters with their values, the definitions).
+    fn compile_forcing(&self, parameters: &[(String, f64)]) -> Result<Forcing, ModelFileError> {
+        if self.forces.is_empty() && self.drives.is_empty() {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let scope_error = |e: ScopeError| self.error("forces".into(), ModelFileErrorKind::Scope(e));
+        let mut scope = Scope::with_variables(["t"]).map_err(scope_error)?;
+        for (name, value) in parameters {
+            scope.add_parameter(name, *value).map_err(scope_error)?;
+        }
+        for (name, text) in &self.definitions {
+            scope.add_definition(name, text).map_err(scope_error)?;
+        }
+        let compile = |key: String, text: &str| {
+            Expr::compile(text, &scope).map_err(|e| self.expression_error(key, text, e))
+        };
+        let mut forces = Vec::with_capacity(self.forces.len());
+        for (name, text) in &self.forces {
+            let i = self
+                .coordinates
+                .iter()
+                .position(|c| c == name)
+                .expect("forces name coordinates (checked when read)");
+            forces.push((i, compile(format!("forces.{name}"), text)?));
+        }
+        let mut drives = Vec::with_capacity(self.drives.len());
+        for (r, text) in self.drives.iter().enumerate() {
+            drives.push(compile(format!("model.drives[{r}]"), text)?);
+        }
+        Ok((forces, drives))
+    }
+
     /// The scope of the coordinates and the variables `second` (velocities,
     /// momenta or none), with the parameter values `parameters` and the
     /// definitions.
@@ -687,6 +748,10 @@ pub struct CompiledModel {
     drawing: Option<CompiledDrawing>,
     /// `[invariants]` over slots `[q.., v..]`.
     invariants: Vec<(String, Expr)>,
+    /// `[forces]`: (coordinate, `F(t)` over the slot `[t]`).
+    forces: Vec<(usize, Expr)>,
+    /// `model.drives`: `g_r(t)` over the slot `[t]`, one per row, or none.
+    drives: Vec<Expr>,
 }
 
 impl CompiledModel {
@@ -778,7 +843,8 @@ impl CompiledModel {
         self.hamiltonian.as_ref()
     }
 
-    /// `L(q, v)`.
+    /// `L(q, v)` (without the forces: see
+    /// [`lagrangian_at`](Self::lagrangian_at)).
     ///
     /// # Panics
     /// If `q` or `v` does not have `n` entries.
@@ -787,6 +853,39 @@ impl CompiledModel {
     pub fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
         assert_eq!(q.len(), self.n(), "q must have n entries");
         self.lagrangian.eval_split(q, v)
+    }
+
+    /// Whether the file gives forces or drives (its `L` or its constraints
+    /// depend on time).
+    pub fn time_dependent(&self) -> bool {
+        !self.forces.is_empty() || !self.drives.is_empty()
+    }
+
+    /// `L(q, v) + Σ_i F_i(t) q_i`.
+    ///
+    /// # Panics
+    /// As [`lagrangian`](Self::lagrangian).
+    #[inline]
+    #[track_caller]
+    pub fn lagrangian_at<S: AdScalar>(&self, q: &[S], v: &[S], t: f64) -> S {
+        let l = self.lagrangian(q, v);
+        self.forces
+            .iter()
+            .fold(l, |acc, (i, f)| acc + q[*i] * f.eval(&[t]))
+    }
+
+    /// `g(t)` and `ġ(t)` of the drives into `g`, `rate` (`m` entries);
+    /// `false` without drives.
+    pub fn constraint_drive(&self, t: f64, g: &mut [f64], rate: &mut [f64]) -> bool {
+        if self.drives.is_empty() {
+            return false;
+        }
+        for (r, e) in self.drives.iter().enumerate() {
+            let (value, gradient) = e.eval_gradient(&[t]);
+            g[r] = value;
+            rate[r] = gradient[0];
+        }
+        true
     }
 
     /// The stencils of `L`'s terms, when the Lagrangian is evaluated term
@@ -806,6 +905,29 @@ impl CompiledModel {
     pub fn lagrangian_term<S: AdScalar>(&self, e: usize, q: &[S], v: &[S]) -> S {
         let (_, exprs) = self.terms.as_ref().expect("the Lagrangian has terms");
         exprs[e].eval_split(q, v)
+    }
+
+    /// Term `e` with the forces whose coordinate's first term it is
+    /// (`F_i(t) q_i` joins the first term whose stencil holds `i`).
+    ///
+    /// # Panics
+    /// As [`lagrangian_term`](Self::lagrangian_term).
+    #[inline]
+    #[track_caller]
+    pub fn lagrangian_term_at<S: AdScalar>(&self, e: usize, q: &[S], v: &[S], t: f64) -> S {
+        let l = self.lagrangian_term(e, q, v);
+        if self.forces.is_empty() {
+            return l;
+        }
+        let (terms, _) = self.terms.as_ref().expect("the Lagrangian has terms");
+        let stencil = terms.stencil(e);
+        self.forces.iter().fold(l, |acc, (i, f)| {
+            let home = (0..e).all(|f| !terms.stencil(f).contains(i));
+            match stencil.iter().position(|c| c == i) {
+                Some(k) if home => acc + q[k] * f.eval(&[t]),
+                _ => acc,
+            }
+        })
     }
 
     /// The stencils of the rows of `A`, when they are evaluated on them

@@ -28,6 +28,7 @@ const TOP: &[&str] = &[
     "drawing",
     "invariants",
     "symmetry",
+    "forces",
 ];
 const SYMMETRY: &[&str] = &["cyclic"];
 const DRAWING: &[&str] = &["unit", "boundaries", "contact", "heading", "walls", "body"];
@@ -46,6 +47,7 @@ const MODEL: &[&str] = &[
     "boundaries",
     "hamiltonian",
     "orientation",
+    "drives",
 ];
 const ORIENTATION: &[&str] = &["group", "coordinates"];
 const RUN: &[&str] = &["h", "tol", "t_end", "discretization", "constraint"];
@@ -165,8 +167,28 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
             constraints.push(entries);
         }
     }
+    let mut drives = Vec::new();
+    if let Some(value) = get(model, "drives") {
+        let items = r.array("model.drives", value)?;
+        if items.len() != constraints.len() {
+            return Err(r.error(
+                "model.drives".into(),
+                Some(value.span().start),
+                K::DrivesLength {
+                    rows: constraints.len(),
+                    found: items.len(),
+                },
+            ));
+        }
+        for (i, v) in items.iter().enumerate() {
+            drives.push(r.expression(&format!("model.drives[{i}]"), v)?);
+        }
+    }
     if let Some(q) = &quaternion {
         constraints.push(orientation::unit_row(declared, q));
+        if !drives.is_empty() {
+            drives.push("0".to_owned());
+        }
     }
     let mut boundaries = Vec::new();
     if let Some(value) = get(model, "boundaries") {
@@ -353,6 +375,27 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
         }
     }
 
+    let mut forces: Vec<(String, String)> = Vec::new();
+    if let Some(value) = get(root, "forces") {
+        let table = r.table("forces", value)?;
+        for (k, v) in in_file_order(table) {
+            let name = k.get_ref().to_string();
+            let key = format!("forces.{name}");
+            if !coordinates.contains(&name) {
+                return Err(r.error(
+                    key,
+                    Some(k.span().start),
+                    K::NotACoordinate {
+                        name,
+                        coordinates: coordinates.clone(),
+                    },
+                ));
+            }
+            let text = r.expression(&key, v)?;
+            forces.push((name, text));
+        }
+    }
+
     let drawing = match get(root, "drawing") {
         Some(value) => Some(r.drawing(value, &coordinates, boundaries.len())?),
         None => None,
@@ -380,6 +423,8 @@ pub(super) fn read(source: &str, path: &str) -> Result<ModelFile> {
         drawing,
         invariants,
         symmetry,
+        forces,
+        drives,
         origin: Some(Arc::new(Origin {
             source: source.to_owned(),
             strings: r.strings,

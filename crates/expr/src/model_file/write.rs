@@ -100,6 +100,9 @@ fn write_to(model: &ModelFile, out: &mut String) -> std::fmt::Result {
         writeln!(out, "]")?;
     }
     writeln!(out, "boundaries = {}", strings(&model.boundaries))?;
+    if !model.drives.is_empty() {
+        writeln!(out, "drives = {}", strings(&model.drives))?;
+    }
     if let Some(h) = &model.hamiltonian {
         writeln!(out, "hamiltonian = {}", text(h))?;
     }
@@ -112,6 +115,12 @@ fn write_to(model: &ModelFile, out: &mut String) -> std::fmt::Result {
     if !model.invariants.is_empty() {
         writeln!(out, "\n[invariants]")?;
         for (name, e) in &model.invariants {
+            writeln!(out, "{} = {}", key(name), text(e))?;
+        }
+    }
+    if !model.forces.is_empty() {
+        writeln!(out, "\n[forces]")?;
+        for (name, e) in &model.forces {
             writeln!(out, "{} = {}", key(name), text(e))?;
         }
     }

@@ -27,8 +27,8 @@ use std::any::TypeId;
 /// Implemented for every [`DynSystem`]; [`ErasedSystem`] gathers it for
 /// every scalar type the run-time core uses.
 pub trait ScalarHooks<S> {
-    /// [`DynSystem::lagrangian`].
-    fn erased_lagrangian(&self, q: &[S], v: &[S]) -> S;
+    /// [`DynSystem::lagrangian_at`] (the plain Lagrangian at `t = 0`).
+    fn erased_lagrangian_at(&self, q: &[S], v: &[S], t: f64) -> S;
     /// [`DynSystem::constraint_forms`].
     fn erased_constraint_forms(&self, q: &[S], a: &mut [S]);
     /// [`DynSystem::boundary`].
@@ -39,8 +39,8 @@ pub trait ScalarHooks<S> {
     fn erased_gyroscopic_force(&self, q: &[S], v: &[S], f: &mut [S]) -> bool;
     /// [`DynSystem::discrete_constraint`].
     fn erased_discrete_constraint(&self, q0: &[S], q1: &[S], h: S, c: &mut [S]) -> bool;
-    /// [`DynSystem::lagrangian_term`].
-    fn erased_lagrangian_term(&self, e: usize, q: &[S], v: &[S]) -> S;
+    /// [`DynSystem::lagrangian_term_at`].
+    fn erased_lagrangian_term_at(&self, e: usize, q: &[S], v: &[S], t: f64) -> S;
     /// [`DynSystem::constraint_row`].
     fn erased_constraint_row(&self, r: usize, q: &[S], a: &mut [S]);
     /// [`DynSystem::lagrangian_with`].
@@ -65,8 +65,8 @@ pub trait ScalarHooks<S> {
 }
 
 impl<T: DynSystem, S: AdScalar> ScalarHooks<S> for T {
-    fn erased_lagrangian(&self, q: &[S], v: &[S]) -> S {
-        self.lagrangian(q, v)
+    fn erased_lagrangian_at(&self, q: &[S], v: &[S], t: f64) -> S {
+        self.lagrangian_at(q, v, t)
     }
     fn erased_constraint_forms(&self, q: &[S], a: &mut [S]) {
         self.constraint_forms(q, a)
@@ -83,8 +83,8 @@ impl<T: DynSystem, S: AdScalar> ScalarHooks<S> for T {
     fn erased_discrete_constraint(&self, q0: &[S], q1: &[S], h: S, c: &mut [S]) -> bool {
         self.discrete_constraint(q0, q1, h, c)
     }
-    fn erased_lagrangian_term(&self, e: usize, q: &[S], v: &[S]) -> S {
-        self.lagrangian_term(e, q, v)
+    fn erased_lagrangian_term_at(&self, e: usize, q: &[S], v: &[S], t: f64) -> S {
+        self.lagrangian_term_at(e, q, v, t)
     }
     fn erased_constraint_row(&self, r: usize, q: &[S], a: &mut [S]) {
         self.constraint_row(r, q, a)
@@ -160,6 +160,10 @@ macro_rules! erased_system_trait {
             fn erased_constraint_count(&self) -> usize;
             /// [`DynSystem::boundary_count`].
             fn erased_boundary_count(&self) -> usize;
+            /// [`DynSystem::time_dependent`].
+            fn erased_time_dependent(&self) -> bool;
+            /// [`DynSystem::constraint_drive`].
+            fn erased_constraint_drive(&self, t: f64, g: &mut [f64], rate: &mut [f64]) -> bool;
             /// [`DynSystem::lagrangian_terms`].
             fn erased_lagrangian_terms(&self) -> Option<&LagrangianTerms>;
             /// [`DynSystem::constraint_stencils`].
@@ -190,6 +194,12 @@ impl<T: DynSystem + Send + Sync> ErasedSystem for T {
     }
     fn erased_boundary_count(&self) -> usize {
         self.boundary_count()
+    }
+    fn erased_time_dependent(&self) -> bool {
+        self.time_dependent()
+    }
+    fn erased_constraint_drive(&self, t: f64, g: &mut [f64], rate: &mut [f64]) -> bool {
+        self.constraint_drive(t, g, rate)
     }
     fn erased_lagrangian_terms(&self) -> Option<&LagrangianTerms> {
         self.lagrangian_terms()
@@ -323,9 +333,18 @@ impl<O: ErasedSystem + ?Sized> DynSystem for Erased<'_, O> {
         self.0.erased_constraint_count()
     }
     fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
+        self.lagrangian_at(q, v, 0.0)
+    }
+    fn time_dependent(&self) -> bool {
+        self.0.erased_time_dependent()
+    }
+    fn lagrangian_at<S: AdScalar>(&self, q: &[S], v: &[S], t: f64) -> S {
         core_scalars!(dispatch!(S, T => back::<T, S>(
-            ScalarHooks::<T>::erased_lagrangian(self.0, cast(q), cast(v))
+            ScalarHooks::<T>::erased_lagrangian_at(self.0, cast(q), cast(v), t)
         )))
+    }
+    fn constraint_drive(&self, t: f64, g: &mut [f64], rate: &mut [f64]) -> bool {
+        self.0.erased_constraint_drive(t, g, rate)
     }
     fn constraint_forms<S: AdScalar>(&self, q: &[S], a: &mut [S]) {
         core_scalars!(dispatch!(S, T => ScalarHooks::<T>::erased_constraint_forms(
@@ -373,8 +392,11 @@ impl<O: ErasedSystem + ?Sized> DynSystem for Erased<'_, O> {
         self.0.erased_lagrangian_terms()
     }
     fn lagrangian_term<S: AdScalar>(&self, e: usize, q: &[S], v: &[S]) -> S {
+        self.lagrangian_term_at(e, q, v, 0.0)
+    }
+    fn lagrangian_term_at<S: AdScalar>(&self, e: usize, q: &[S], v: &[S], t: f64) -> S {
         core_scalars!(dispatch!(S, T => back::<T, S>(
-            ScalarHooks::<T>::erased_lagrangian_term(self.0, e, cast(q), cast(v))
+            ScalarHooks::<T>::erased_lagrangian_term_at(self.0, e, cast(q), cast(v), t)
         )))
     }
     fn constraint_stencils(&self) -> Option<&LagrangianTerms> {

@@ -292,6 +292,11 @@ pub(super) fn visit<V: ModelVisitor>(
             Ok(self.visitor.visit(&model, &setup))
         }
     }
+    // The compile-time core is autonomous: a file with forces or drives
+    // runs on the run-time core (docs/theory.md §8.8).
+    if !file.forces.is_empty() || !file.drives.is_empty() {
+        return Ok(None);
+    }
     let text = FileText {
         description: file.description.clone(),
         boundaries: file.boundaries.clone(),

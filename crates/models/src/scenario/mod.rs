@@ -394,10 +394,15 @@ impl Scenario {
         if let Some(file) = &self.file {
             return file::visit(self, file, visitor)?.ok_or_else(|| {
                 ModelError::Scenario(format!(
-                    "model file '{}' ({} coordinates, {} constraint rows) runs on the run-time-sized core only (Scenario::visit_dyn)",
+                    "model file '{}' ({} coordinates, {} constraint rows{}) runs on the run-time-sized core only (Scenario::visit_dyn)",
                     self.model,
                     file.n(),
-                    file.constraints.len()
+                    file.constraints.len(),
+                    if file.forces.is_empty() && file.drives.is_empty() {
+                        ""
+                    } else {
+                        ", forces or drives"
+                    }
                 ))
             });
         }
@@ -406,15 +411,30 @@ impl Scenario {
 
     /// Whether [`visit`](Self::visit) can run this scenario on the
     /// compile-time-sized core: a catalogued model, or a model file of one
-    /// of the sizes of [`FAST_FILE_SIZES`](crate::FAST_FILE_SIZES).
+    /// of the sizes of [`FAST_FILE_SIZES`](crate::FAST_FILE_SIZES) without
+    /// forces or drives.
     pub fn fits_compile_time_core(&self) -> bool {
         if self.circuit.is_some() {
             return false;
         }
         match &self.file {
             None => true,
-            Some(file) => crate::FAST_FILE_SIZES.contains(&(file.n(), file.constraints.len())),
+            Some(file) => {
+                // The compile-time core is autonomous (docs/theory.md §8.8).
+                file.forces.is_empty()
+                    && file.drives.is_empty()
+                    && crate::FAST_FILE_SIZES.contains(&(file.n(), file.constraints.len()))
+            }
         }
+    }
+
+    /// Whether the scenario's Lagrangian or constraints depend on time: a
+    /// model file with `[forces]` or `model.drives` (docs/theory.md §8.8).
+    /// Circuits with sources are driven too, but run on their own path.
+    pub fn time_dependent(&self) -> bool {
+        self.file
+            .as_ref()
+            .is_some_and(|f| !f.forces.is_empty() || !f.drives.is_empty())
     }
 
     /// Whether the scenario was read from a model file (not a catalogued
