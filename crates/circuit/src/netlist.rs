@@ -116,6 +116,54 @@ impl Waveform {
             }
         }
     }
+
+    /// [`value`](Self::value) as an expression of `t` (a model file's
+    /// `[forces]`, docs/model-files.md): `max(t − td, 0)` holds a `SIN`
+    /// before its delay.
+    pub fn value_expression(&self) -> String {
+        match *self {
+            Waveform::Dc(v) => format!("{v:?}"),
+            Waveform::Sin {
+                vo,
+                va,
+                freq,
+                td,
+                phase,
+            } => format!(
+                "{vo:?} + {va:?}*sin({:?}*max(t - {td:?}, 0) + {phase:?})",
+                2.0 * PI * freq
+            ),
+        }
+    }
+
+    /// [`integral`](Self::integral) as an expression of `t` (a model
+    /// file's `model.drives`).
+    pub fn integral_expression(&self) -> String {
+        match *self {
+            Waveform::Dc(v) => format!("{v:?}*t"),
+            Waveform::Sin {
+                vo,
+                va,
+                freq,
+                td,
+                phase,
+            } => {
+                let before = vo + va * phase.sin();
+                let s = format!("max(t - {td:?}, 0)");
+                let hold = format!("{before:?}*min(t, {td:?})");
+                if freq == 0.0 {
+                    format!("{hold} + {before:?}*{s}")
+                } else {
+                    let w = 2.0 * PI * freq;
+                    format!(
+                        "{hold} + {vo:?}*{s} + {:?}*({:?} - cos({w:?}*{s} + {phase:?}))",
+                        va / w,
+                        phase.cos()
+                    )
+                }
+            }
+        }
+    }
 }
 
 /// A nonlinear capacitor's stored energy `U(q)`: an expression in the

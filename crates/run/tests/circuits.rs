@@ -3,6 +3,7 @@
 //! stepper at order 2 and on the run-time core at orders 4 and 6; what
 //! cannot run is refused.
 
+use crate::common::{assert_orders, run_to};
 use diracvi_run::{
     Core, Direction, Order, RecordBuffer, RunError, RunPlan, Scenario, Stepper, describe, execute,
 };
@@ -266,6 +267,13 @@ fn driven_circuits_converge_at_orders_four_and_six_to_their_exact_charges() {
         ),
     ];
     for (net, coordinate, exact) in &cases {
+        let sc = Scenario::from_netlist("driven", net, 0.1, t_end).unwrap();
+        let i = describe(&sc)
+            .unwrap()
+            .coordinates
+            .iter()
+            .position(|n| n == coordinate)
+            .unwrap();
         for (order, hs, expected) in [
             (Order::Four, [0.1, 0.05, 0.025], 4.0),
             (Order::Six, [0.2, 0.1, 0.05], 6.0),
@@ -273,32 +281,16 @@ fn driven_circuits_converge_at_orders_four_and_six_to_their_exact_charges() {
             let errors: Vec<f64> = hs
                 .iter()
                 .map(|&h| {
-                    let sc = Scenario::from_netlist("driven", net, h, t_end).unwrap();
-                    let steps = (t_end / h).round() as usize;
-                    let o = execute(
-                        &sc,
-                        RunPlan::new(steps).order(order),
-                        &mut RecordBuffer::new(),
-                    )
-                    .unwrap();
-                    assert_eq!(o.method.core, Core::RunTime);
+                    let o = run_to(&sc, h, t_end, order);
                     assert!(
                         o.max_constraint_residual <= 1e-15,
                         "{}",
                         o.max_constraint_residual
                     );
-                    let names = describe(&sc).unwrap().coordinates;
-                    let i = names.iter().position(|n| n == coordinate).unwrap();
                     (o.final_q[i] - exact).abs()
                 })
                 .collect();
-            for pair in errors.windows(2) {
-                let fitted = (pair[0] / pair[1]).log2();
-                assert!(
-                    (fitted - expected).abs() <= 0.3,
-                    "{coordinate} {order:?}: errors {errors:?}, fitted order {fitted}"
-                );
-            }
+            assert_orders(&errors, expected, 0.3, &format!("{coordinate} {order:?}"));
             assert!(errors[0] <= 2e-4, "{coordinate} {order:?}: {errors:?}");
         }
     }

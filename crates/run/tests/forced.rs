@@ -3,6 +3,7 @@
 //! flows through the constraint rows, on the run-time core at orders 2, 4
 //! and 6; what needs an autonomous Lagrangian is refused, typed.
 
+use crate::common::{assert_orders, run_to};
 use diracvi_run::{Core, Order, RecordBuffer, RunError, RunPlan, Scenario, Stepper, execute};
 
 /// `m ẍ + k x = F₀ cos ω t` from rest.
@@ -43,29 +44,12 @@ fn a_forced_oscillator_converges_at_orders_two_four_and_six() {
     let (w0, w, t_end) = (2.0_f64, 1.3_f64, 10.0);
     let exact = 0.5 / (w0 * w0 - w * w) * ((w * t_end).cos() - (w0 * t_end).cos());
     for (order, expected) in [(Order::Two, 2.0), (Order::Four, 4.0), (Order::Six, 6.0)] {
+        let sc = Scenario::from_toml(FORCED).unwrap();
         let errors: Vec<f64> = [0.1, 0.05, 0.025]
             .iter()
-            .map(|&h| {
-                let mut sc = Scenario::from_toml(FORCED).unwrap();
-                sc.h = h;
-                let steps = (t_end / h).round() as usize;
-                let o = execute(
-                    &sc,
-                    RunPlan::new(steps).order(order),
-                    &mut RecordBuffer::new(),
-                )
-                .unwrap();
-                assert_eq!(o.method.core, Core::RunTime);
-                (o.final_q[0] - exact).abs()
-            })
+            .map(|&h| (run_to(&sc, h, t_end, order).final_q[0] - exact).abs())
             .collect();
-        for pair in errors.windows(2) {
-            let fitted = (pair[0] / pair[1]).log2();
-            assert!(
-                (fitted - expected).abs() <= 0.3,
-                "{order:?}: errors {errors:?}, fitted {fitted}"
-            );
-        }
+        assert_orders(&errors, expected, 0.3, &format!("{order:?}"));
     }
 }
 

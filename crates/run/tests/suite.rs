@@ -7,6 +7,7 @@
 
 mod bouncing_body;
 mod circuits;
+mod common;
 mod forced;
 mod method;
 mod model_file_shorthands;

@@ -225,7 +225,7 @@ impl Part {
                 }
                 // `−E(t) q`: the generalized force `−E(t)` on the branch.
                 (Kind::VoltageSource, Value::Source(w)) => {
-                    forces.push((x.clone(), format!("-({})", waveform_text(w))));
+                    forces.push((x.clone(), format!("-({})", w.value_expression())));
                     ("0".to_owned(), InitialValue::Solve)
                 }
                 _ => {
@@ -252,7 +252,7 @@ impl Part {
         // Current sources: their charges `∫ I dt` drive the Kirchhoff rows.
         let mut drives = vec![String::new(); circuit.kirchhoff_rows().len()];
         for (row, coefficient, charge) in circuit.drives() {
-            let term = format!("({coefficient:?})*({})", charge_text(&charge.0));
+            let term = format!("({coefficient:?})*({})", charge.0.integral_expression());
             let text = &mut drives[*row];
             if text.is_empty() {
                 *text = term;
@@ -286,52 +286,6 @@ impl Part {
             forces,
             drives,
         })
-    }
-}
-
-/// A source waveform `w(t)` as an expression of `t` (a `SIN` holds its
-/// value `vo + va sin(phase)` before its delay).
-fn waveform_text(w: &Waveform) -> String {
-    match *w {
-        Waveform::Dc(v) => format!("{v:?}"),
-        Waveform::Sin {
-            vo,
-            va,
-            freq,
-            td,
-            phase,
-        } => format!(
-            "{vo:?} + {va:?}*sin({:?}*max(t - {td:?}, 0) + {phase:?})",
-            2.0 * std::f64::consts::PI * freq
-        ),
-    }
-}
-
-/// `∫_0^t w(s) ds` as an expression of `t` (see `Waveform::integral`).
-fn charge_text(w: &Waveform) -> String {
-    match *w {
-        Waveform::Dc(v) => format!("{v:?}*t"),
-        Waveform::Sin {
-            vo,
-            va,
-            freq,
-            td,
-            phase,
-        } => {
-            let before = vo + va * phase.sin();
-            let s = format!("max(t - {td:?}, 0)");
-            let hold = format!("{before:?}*min(t, {td:?})");
-            if freq == 0.0 {
-                format!("{hold} + {before:?}*{s}")
-            } else {
-                let w = 2.0 * std::f64::consts::PI * freq;
-                format!(
-                    "{hold} + {vo:?}*{s} + {:?}*({:?} - cos({w:?}*{s} + {phase:?}))",
-                    va / w,
-                    phase.cos()
-                )
-            }
-        }
     }
 }
 
