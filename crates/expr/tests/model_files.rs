@@ -760,3 +760,50 @@ F = 1.5
         "forces alone make it time-dependent"
     );
 }
+
+/// With more than 8 coordinates the Lagrangian is evaluated term by term
+/// (docs/theory.md §11.4); each force joins the first term holding its
+/// coordinate, so the terms at time `t` sum to `L(q, v, t)` with the forces
+/// (to 1e-13 at a point of a 10-mass chain with forces on three masses).
+#[test]
+fn forces_join_the_terms_of_a_large_lagrangian() {
+    let k = 10;
+    let coordinates: Vec<String> = (1..=k).map(|i| format!("\"x{i}\"")).collect();
+    let kinetic: Vec<String> = (1..=k).map(|i| format!("x{i}_dot^2")).collect();
+    let springs: Vec<String> = (1..k)
+        .map(|i| format!("(x{} - x{i} - 1)^2", i + 1))
+        .collect();
+    let text = format!(
+        "[model]\nname = \"chain\"\ncoordinates = [{}]\nlagrangian = \"0.5*({}) - 0.5*c*({})\"\n\n\
+         [forces]\nx1 = \"sin(t)\"\nx5 = \"2*cos(3*t)\"\nx10 = \"c*t\"\n\n[parameters]\nc = 2.0\n",
+        coordinates.join(", "),
+        kinetic.join(" + "),
+        springs.join(" + ")
+    );
+    let model = ModelFile::from_toml_str(&text, "chain.toml")
+        .unwrap()
+        .compile(&[])
+        .unwrap();
+    let terms = model
+        .lagrangian_terms()
+        .expect("a chain of 10 is split into terms");
+    let q: Vec<f64> = (0..k)
+        .map(|i| i as f64 * 1.1 + 0.05 * (i as f64).sin())
+        .collect();
+    let v: Vec<f64> = (0..k).map(|i| (0.7 * i as f64).cos()).collect();
+    let t = 0.9;
+    let sum: f64 = (0..terms.len())
+        .map(|e| {
+            let s = terms.stencil(e);
+            let (qs, vs): (Vec<f64>, Vec<f64>) = s.iter().map(|&i| (q[i], v[i])).unzip();
+            model.lagrangian_term_at(e, &qs, &vs, t)
+        })
+        .sum();
+    let whole = model.lagrangian_at(&q, &v, t);
+    assert!(
+        (sum - whole).abs() <= 1e-13 * whole.abs().max(1.0),
+        "{sum} vs {whole}"
+    );
+    let forces = 0.9_f64.sin() * q[0] + 2.0 * 2.7_f64.cos() * q[4] + 2.0 * t * q[9];
+    assert!((whole - model.lagrangian(&q, &v) - forces).abs() <= 1e-13);
+}

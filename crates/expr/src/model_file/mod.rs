@@ -922,7 +922,7 @@ impl CompiledModel {
         let (terms, _) = self.terms.as_ref().expect("the Lagrangian has terms");
         let stencil = terms.stencil(e);
         self.forces.iter().fold(l, |acc, (i, f)| {
-            let home = (0..e).all(|f| !terms.stencil(f).contains(i));
+            let home = (0..e).all(|earlier| !terms.stencil(earlier).contains(i));
             match stencil.iter().position(|c| c == i) {
                 Some(k) if home => acc + q[k] * f.eval(&[t]),
                 _ => acc,
