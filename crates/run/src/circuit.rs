@@ -162,6 +162,10 @@ pub(crate) fn execute(
         final_energy: rest_energy,
         max_abs_energy_deviation: 0.0,
         energy_scale: rest_energy.abs(),
+        driven: {
+            use diracvi_geometry::dynamic::DynSystem;
+            circuit.dyn_system(&scenario.model).time_dependent()
+        },
         max_constraint_residual: 0.0,
         final_t: state.t,
         final_q: Vec::new(),

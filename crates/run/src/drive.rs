@@ -97,6 +97,7 @@ pub(crate) fn erase<const N: usize, E>(t: Trajectory<N, E>, method: Method) -> R
         final_energy: s.final_energy,
         max_abs_energy_deviation: s.max_abs_energy_deviation,
         energy_scale: s.initial_energy.abs(),
+        driven: false,
         max_constraint_residual: s.max_constraint_residual,
         final_t: s.final_state.t,
         final_q: s.final_state.q.as_slice().to_vec(),

@@ -163,6 +163,7 @@ impl DynStart {
         let invariants = watched.finish();
         Ok(RunOutcome {
             invariants,
+            driven: model.time_dependent(),
             ..finish(
                 trajectory,
                 impacts,
@@ -376,6 +377,7 @@ fn erase<E>(t: DynTrajectory<E>, method: Method) -> RunOutcome {
         final_energy: s.final_energy,
         max_abs_energy_deviation: s.max_abs_energy_deviation,
         energy_scale: s.initial_energy.abs(),
+        driven: false,
         max_constraint_residual: s.max_constraint_residual,
         final_t: s.final_state.t,
         final_q: s.final_state.q.as_slice().to_vec(),

@@ -241,6 +241,10 @@ pub struct RunOutcome {
     /// `max(|E_0|, System::energy_scale(q(0), v(0)))`, meaningful when
     /// `E_0 ≈ 0`.
     pub energy_scale: f64,
+    /// Whether the system is driven: its Lagrangian or constraints depend
+    /// on time (forces, drives, a circuit's sources; docs/theory.md §8.8),
+    /// so its energy changes by their work and is no measure of error.
+    pub driven: bool,
     /// Largest constraint residual.
     pub max_constraint_residual: f64,
     /// Final time.

@@ -436,7 +436,13 @@ pub fn warnings(o: &RunOutcome, tolerance: f64, h: f64, t_end: f64) -> Vec<Strin
             "t_end = {t_end:?} is less than half the step h = {h:?}: the run took zero steps and reports the initial data; give a smaller --h or a larger --t-end"
         ));
     }
-    if scale > 0.0 {
+    if o.driven {
+        if dev > 0.0 {
+            out.push(format!(
+                "the system is driven (forces, drives or sources): its energy is not conserved but changes by their work (max |E − E0| = {dev:.3e}), which measures no error"
+            ));
+        }
+    } else if scale > 0.0 {
         let rel = dev / scale;
         if rel > tolerance {
             out.push(format!(

@@ -171,6 +171,11 @@ fn the_shipped_driven_pendulum_runs() {
     };
     let (four, six) = (run(Order::Four), run(Order::Six));
     assert_eq!(four.method.core, Core::RunTime);
+    // The torque does work: the summary says the system is driven instead
+    // of calling the energy change an error of the step.
+    assert!(four.driven);
+    let said = diracvi_run::warnings(&four, diracvi_run::DEFAULT_ENERGY_TOLERANCE, sc.h, 2.0);
+    assert!(said.len() == 1 && said[0].contains("driven"), "{said:?}");
     assert!(
         (four.final_q[0] - six.final_q[0]).abs() <= 1e-6,
         "{} {}",
