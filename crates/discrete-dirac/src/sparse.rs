@@ -535,7 +535,7 @@ impl<E: Element<K>, D: Drive, const K: usize> SparseLagrangeDirac<E, D, K> {
             });
         }
         let sigma = self.direction.sign();
-        let t_lo = if sigma > 0.0 { t } else { t - h };
+        let t_lo = self.direction.orientation().interval_start(t, h);
         // Drives over this interval and the next.
         let next_lo = t_lo + sigma * h;
         self.dg.fill(0.0);

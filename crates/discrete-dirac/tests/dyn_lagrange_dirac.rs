@@ -345,7 +345,7 @@ where
         let (energy, residual) =
             step_measures(&fixed.discrete_lagrangian(), cd, &s.q, &d, h).unwrap();
         let (denergy, dresidual) =
-            dyn_step_measures(&dynamic.discrete_lagrangian(), cd, &ds.q, dd, h).unwrap();
+            dyn_step_measures(&dynamic.discrete_lagrangian(), cd, &ds.q, dd, h, &[]).unwrap();
         assert!(
             same(denergy, energy),
             "{name}: step {k}: energy {denergy:e} vs {energy:e}"

@@ -46,6 +46,19 @@ pub enum Orientation {
     Reversed,
 }
 
+impl Orientation {
+    /// The earlier end `t_lo` of the interval in time of a step of length
+    /// `h > 0` from time `t` read in this orientation: `t` forward,
+    /// `t − h` reversed (where a time-dependent system's `L` and drives
+    /// are sampled from, docs/theory.md §8.8).
+    pub fn interval_start(self, t: f64, h: f64) -> f64 {
+        match self {
+            Orientation::Forward => t,
+            Orientation::Reversed => t - h,
+        }
+    }
+}
+
 /// `L_d` with first and mixed second derivatives with respect to its two
 /// configuration arguments `(a, b)`.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -168,16 +168,7 @@ fn composed_orders_converge_on_the_run_time_core() {
         (&net, Order::Six, [0.2, 0.1, 0.05]),
     ] {
         let final_q = |h: f64| {
-            let mut sc = sc.clone();
-            sc.h = h;
-            let steps = (t_end / h).round() as usize;
-            let o = execute(
-                &sc,
-                RunPlan::new(steps).order(order),
-                &mut RecordBuffer::new(),
-            )
-            .unwrap();
-            assert_eq!(o.method.core, Core::RunTime);
+            let o = run_to(sc, h, t_end, order);
             assert_eq!(o.method.order_of_accuracy(), order.get());
             assert!(
                 o.max_constraint_residual <= 1e-12,
@@ -196,15 +187,8 @@ fn composed_orders_converge_on_the_run_time_core() {
                     .fold(0.0_f64, |m, (a, b)| m.max((a - b).abs()))
             })
             .collect();
-        for w in errors.windows(2) {
-            let fitted = (w[0] / w[1]).log2();
-            assert!(
-                (fitted - f64::from(order.get())).abs() <= 0.3,
-                "{} order {}: errors {errors:?}, fitted {fitted}",
-                sc.model,
-                order.get()
-            );
-        }
+        let what = format!("{} order {}", sc.model, order.get());
+        assert_orders(&errors, f64::from(order.get()), 0.3, &what);
     }
 }
 

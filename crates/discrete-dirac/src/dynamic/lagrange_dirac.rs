@@ -40,7 +40,6 @@ use crate::structured_lu::{Structure, StructuredLu};
 use crate::{Direction, DynState, StepError, StepStats};
 use diracvi_geometry::dynamic::{
     DynDiscreteLagrangian, DynLdJet, DynSystem, constraint_residual_driven_dyn,
-    constraint_residual_dyn,
 };
 use diracvi_geometry::{ConstraintDiscretization, Discretization, GeometryError, Orientation};
 use nalgebra::{DMatrix, DVector};
@@ -654,11 +653,7 @@ where
                 "a system without coordinates has no step".to_owned(),
             ));
         }
-        // The step's interval in time starts at its earlier end.
-        let t_lo = match orientation {
-            Orientation::Forward => t,
-            Orientation::Reversed => t - h,
-        };
+        let t_lo = orientation.interval_start(t, h);
         let ld = DynDiscreteLagrangian::new(system, map)
             .oriented(orientation)
             .starting_at(t_lo);
@@ -781,7 +776,9 @@ where
 /// The discrete energy `E_d(a, b, h) = −D3 L(a, b, h)` and the constraint
 /// residual `max_a |h ω^a(a, b)| / max(1, |b|)` of a step `b = a + d`
 /// (docs/theory.md §6), for the oriented discrete Lagrangian and constraint,
-/// from the exact increment `d` (see [`step_measures`](crate::lagrange_dirac::step_measures)).
+/// from the exact increment `d` (see [`step_measures`](crate::lagrange_dirac::step_measures)),
+/// the constraint carrying the step's `drive` offset (see
+/// [`DynSystem::constraint_drive`]; empty: none).
 ///
 /// # Errors
 /// When `L_d` or the discrete constraint cannot be evaluated (e.g. input of
@@ -792,9 +789,11 @@ pub fn dyn_step_measures<Sy: DynSystem>(
     a: &DVector<f64>,
     d: &DVector<f64>,
     h: f64,
+    drive: &[f64],
 ) -> Result<(f64, f64), GeometryError> {
     let energy = ld.energy_increment(a, d, h)?;
-    let residual = constraint_residual_dyn(cd, ld.system(), ld.orientation(), a, d, h)?;
+    let residual =
+        constraint_residual_driven_dyn(cd, ld.system(), ld.orientation(), a, d, h, drive)?;
     Ok((energy, residual))
 }
 
@@ -931,24 +930,11 @@ where
         sub: &DynSubStep,
         h: f64,
     ) -> Result<(f64, f64), GeometryError> {
-        let t_lo = match self.orientation() {
-            Orientation::Forward => t,
-            Orientation::Reversed => t - h,
-        };
+        let t_lo = self.orientation().interval_start(t, h);
         let ld = self.discrete_lagrangian().starting_at(t_lo);
         let (mut offset, mut scratch) = (Vec::new(), [Vec::new(), Vec::new()]);
         drive_offset(&self.system, t_lo, h, &mut offset, &mut scratch);
-        let energy = ld.energy_increment(a, &sub.d, h)?;
-        let residual = constraint_residual_driven_dyn(
-            self.constraint(),
-            &self.system,
-            self.orientation(),
-            a,
-            &sub.d,
-            h,
-            &offset,
-        )?;
-        Ok((energy, residual))
+        dyn_step_measures(&ld, self.constraint(), a, &sub.d, h, &offset)
     }
 }
 
