@@ -174,6 +174,11 @@ impl DynSystem for CircuitSystem {
         Some(&self.row_stencils)
     }
 
+    /// Kirchhoff's rows are constant.
+    fn constant_constraint_forms(&self) -> bool {
+        true
+    }
+
     #[inline]
     fn constraint_row<S: AdScalar>(&self, r: usize, _q: &[S], a: &mut [S]) {
         for (x, &v) in a.iter_mut().zip(&self.row_values[r]) {

@@ -12,7 +12,7 @@ use diracvi_geometry::dynamic::{
     DynDiscreteLagrangian, DynLdJet, DynSystem, constraint_jacobian_dyn, constraint_rows_dyn,
     evaluate_constraint_dyn,
 };
-use diracvi_geometry::{ConstraintDiscretization, GeometryError};
+use diracvi_geometry::{ConstraintDiscretization, GeometryError, Orientation};
 use nalgebra::{DMatrix, DVector};
 
 /// The oriented step equations at fixed `(a, π_a, h)`, unknowns `x = (d, μ)`
@@ -33,6 +33,11 @@ pub(super) struct StepEquations<'s, Sy> {
     pub(super) m: usize,
     /// Where the entries go in sparse storage (`None`: dense storage).
     pub(super) layout: Option<&'s SparseLayout>,
+    /// Whether the rows on the layout's stencils are constant
+    /// ([`DynSystem::constant_constraint_forms`]): `a_forms` then holds
+    /// them at every point, and the residual's constraint rows are
+    /// `A d · (±1/h)`, without evaluating the system's rows.
+    pub(super) constant_rows: bool,
 }
 
 impl<Sy: DynSystem> StepEquations<'_, Sy> {
@@ -64,6 +69,17 @@ impl<Sy: DynSystem> StepEquations<'_, Sy> {
                 // The same values without second derivatives.
                 if m > 0 {
                     match rows {
+                        Some(rows) if self.constant_rows => constant_rows_times(
+                            rows,
+                            self.a_forms,
+                            bufs.d.as_slice(),
+                            if ld.orientation() == Orientation::Forward {
+                                1.0
+                            } else {
+                                -1.0
+                            } / h,
+                            bufs.omega.as_mut_slice(),
+                        ),
                         Some(rows) => constraint_rows_dyn(
                             self.cd,
                             system,
@@ -233,6 +249,28 @@ impl<Sy: DynSystem> StepEquations<'_, Sy> {
         for (i, o) in self.drive.iter().enumerate() {
             r[self.n + i] += o;
         }
+    }
+}
+
+/// `ω_r = scale · Σ_i A_{r, S_r[i]} d_{S_r[i]}` for every row `r`, with the
+/// forms on the rows' stencils (in their order): the discrete constraint
+/// of constant rows, summed as [`constraint_rows_dyn`] sums it.
+fn constant_rows_times(
+    rows: &diracvi_geometry::dynamic::LagrangianTerms,
+    forms: &[f64],
+    d: &[f64],
+    scale: f64,
+    omega: &mut [f64],
+) {
+    let mut offset = 0;
+    for (r, w) in omega.iter_mut().enumerate() {
+        let s = rows.stencil(r);
+        let acc = s
+            .iter()
+            .zip(&forms[offset..offset + s.len()])
+            .fold(0.0, |acc, (&i, &a)| acc + a * d[i]);
+        *w = acc * scale;
+        offset += s.len();
     }
 }
 

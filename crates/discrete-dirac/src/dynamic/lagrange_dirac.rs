@@ -158,6 +158,9 @@ struct StepData {
     drive: Vec<f64>,
     /// `g(t_lo)` and `ġ` for [`drive_offset`].
     drive_scratch: [Vec<f64>; 2],
+    /// Whether `a_forms` holds constant rows, read once
+    /// ([`DynSystem::constant_constraint_forms`]).
+    forms_constant: bool,
 }
 
 /// The offset `(g(t_lo + h) − g(t_lo))/h` a system's drives
@@ -200,6 +203,11 @@ struct SolverContext<LS: LinearSolver> {
     work: Work<LS>,
     /// Where the entries go in sparse storage (`None`: dense storage).
     layout: Option<SparseLayout>,
+    /// With sparse storage: the step `h` (bits) of the equations whose
+    /// Jacobian factors the solver holds, kept for the next solve with the
+    /// same `h` (simplified Newton, as the sparse stepper of
+    /// [`crate::sparse`]).
+    kept_h: Option<u64>,
 }
 
 /// The sparse layout of the step Jacobian in `solver`'s storage, `None`
@@ -244,8 +252,10 @@ where
                 a_forms: vec![0.0; forms_len],
                 drive: Vec::new(),
                 drive_scratch: [Vec::new(), Vec::new()],
+                forms_constant: false,
             },
             layout,
+            kept_h: None,
             work: Work {
                 ws: Newton::with_solver(solver),
                 scratch: Scratch {
@@ -657,7 +667,12 @@ where
         let ld = DynDiscreteLagrangian::new(system, map)
             .oriented(orientation)
             .starting_at(t_lo);
-        let SolverContext { data, work, layout } = w;
+        let SolverContext {
+            data,
+            work,
+            layout,
+            kept_h,
+        } = w;
         let layout = layout.as_ref();
         let rows = layout.and_then(|l| l.rows(system));
         // The step equations are solved for `u L_d` (momenta and
@@ -676,7 +691,14 @@ where
         for i in 0..n {
             data.pi_a[i] = pi_a[i] * unit;
         }
-        fill_forms(system, rows, a.as_slice(), &mut data.a_forms);
+        // Constant rows on their stencils are read once.
+        let constant_rows = rows.is_some()
+            && constraint != ConstraintDiscretization::Model
+            && system.constant_constraint_forms();
+        if !(constant_rows && data.forms_constant) {
+            fill_forms(system, rows, a.as_slice(), &mut data.a_forms);
+            data.forms_constant = constant_rows;
+        }
         drive_offset(system, t_lo, h, &mut data.drive, &mut data.drive_scratch);
         let eq = StepEquations {
             ld: ld.in_units(unit),
@@ -689,37 +711,70 @@ where
             n,
             m,
             layout,
+            constant_rows,
         };
-        // First evaluation decides regular vs degenerate.
-        let scale0 = eq
-            .full(
-                &work.x,
-                &mut work.ws.r,
-                Some(&mut work.ws.jac),
-                &mut work.bufs,
-            )
-            .map_err(geo)?;
-        let hidden_still_valid = degenerate::hidden_still_valid(work);
-        let degenerate = hidden_still_valid || work.ws.factor(params).is_err();
-
-        let result = if !degenerate {
-            work.hidden = None;
+        // Sparse storage, the same `h` as the solve whose factors are held:
+        // simplified Newton from those factors, residual-only evaluations
+        // while they contract (no Jacobian and no factorization for a
+        // linear system); a fresh solve should they fail.
+        let simplified = layout.is_some() && *kept_h == Some(h.to_bits()) && work.ws.has_factors();
+        let (result, degenerate) = if simplified {
             let bufs = &mut work.bufs;
-            // `factor` left the LU factors of this Jacobian in the solver.
-            work.ws
-                .solve_lazy(&mut work.x, params, Some(scale0), true, |x, r, j| {
+            work.x_start.copy_from(&work.x);
+            let scale0 = eq
+                .full::<LS::Jacobian>(&work.x, &mut work.ws.r, None, bufs)
+                .map_err(geo)?;
+            let mut eval =
+                |x: &DVector<f64>, r: &mut DVector<f64>, j: Option<&mut LS::Jacobian>| {
                     eq.full(x, r, j, bufs)
-                })
-        } else if system.time_dependent() {
-            // The next step's hidden constraints would need `L_d` over the
-            // next interval as well.
-            return Err(StepError::Unsupported(format!(
-                "step {k} at t = {t}: the step Jacobian is singular (a degenerate Lagrangian) \
-                 and the Lagrangian depends on time; degenerate steps of time-dependent \
-                 systems are not supported yet"
-            )));
+                };
+            let result = match work
+                .ws
+                .solve_simplified(&mut work.x, params, scale0, &mut eval)
+            {
+                Err(_) => {
+                    work.x.copy_from(&work.x_start);
+                    work.ws.clear_factors();
+                    work.ws
+                        .solve_lazy(&mut work.x, params, None, false, &mut eval)
+                }
+                r => r,
+            };
+            (result, false)
         } else {
-            degenerate::solve(work, &eq, params, scale0, hidden_still_valid, k, t)?
+            // First evaluation decides regular vs degenerate.
+            let scale0 = eq
+                .full(
+                    &work.x,
+                    &mut work.ws.r,
+                    Some(&mut work.ws.jac),
+                    &mut work.bufs,
+                )
+                .map_err(geo)?;
+            let hidden_still_valid = degenerate::hidden_still_valid(work);
+            let degenerate = hidden_still_valid || work.ws.factor(params).is_err();
+
+            let result = if !degenerate {
+                work.hidden = None;
+                let bufs = &mut work.bufs;
+                // `factor` left the LU factors of this Jacobian in the solver.
+                work.ws
+                    .solve_lazy(&mut work.x, params, Some(scale0), true, |x, r, j| {
+                        eq.full(x, r, j, bufs)
+                    })
+            } else if system.time_dependent() {
+                // The next step's hidden constraints would need `L_d` over the
+                // next interval as well.
+                return Err(StepError::Unsupported(format!(
+                    "step {k} at t = {t}: the step Jacobian is singular (a degenerate Lagrangian) \
+                     and the Lagrangian depends on time; degenerate steps of time-dependent \
+                     systems are not supported yet"
+                )));
+            } else {
+                degenerate::solve(work, &eq, params, scale0, hidden_still_valid, k, t)?
+            };
+            *kept_h = (layout.is_some() && !degenerate).then_some(h.to_bits());
+            (result, degenerate)
         };
         let info = result.map_err(|f| StepError::from_newton(f, k, t, params.tolerance))?;
         let d: DVector<f64> = work.x.rows(0, n).into_owned();

@@ -168,6 +168,8 @@ macro_rules! erased_system_trait {
             fn erased_lagrangian_terms(&self) -> Option<&LagrangianTerms>;
             /// [`DynSystem::constraint_stencils`].
             fn erased_constraint_stencils(&self) -> Option<&LagrangianTerms>;
+            /// [`DynSystem::constant_constraint_forms`].
+            fn erased_constant_constraint_forms(&self) -> bool;
             /// [`DynSystem::parameter_count`].
             fn erased_parameter_count(&self) -> usize;
             /// [`DynSystem::parameter_names`].
@@ -206,6 +208,9 @@ impl<T: DynSystem + Send + Sync> ErasedSystem for T {
     }
     fn erased_constraint_stencils(&self) -> Option<&LagrangianTerms> {
         self.constraint_stencils()
+    }
+    fn erased_constant_constraint_forms(&self) -> bool {
+        self.constant_constraint_forms()
     }
     fn erased_parameter_count(&self) -> usize {
         self.parameter_count()
@@ -401,6 +406,9 @@ impl<O: ErasedSystem + ?Sized> DynSystem for Erased<'_, O> {
     }
     fn constraint_stencils(&self) -> Option<&LagrangianTerms> {
         self.0.erased_constraint_stencils()
+    }
+    fn constant_constraint_forms(&self) -> bool {
+        self.0.erased_constant_constraint_forms()
     }
     fn constraint_row<S: AdScalar>(&self, r: usize, q: &[S], a: &mut [S]) {
         core_scalars!(dispatch!(S, T => ScalarHooks::<T>::erased_constraint_row(

@@ -230,6 +230,17 @@ pub trait DynSystem {
         None
     }
 
+    /// Whether the rows of `A(q)` are the same at every `q` (Kirchhoff's
+    /// law, linear holonomic constraints): a step with declared
+    /// [`constraint_stencils`](Self::constraint_stencils) then reads them
+    /// once and evaluates its discrete constraint `A (q_{k+1} − q_k)/h`
+    /// from them (every point of the step gives the same rows, so the
+    /// retraction and midpoint constraints agree). The default, `false`,
+    /// is always correct.
+    fn constant_constraint_forms(&self) -> bool {
+        false
+    }
+
     /// Row `r` of `A(q)` on its stencil (see
     /// [`constraint_stencils`](Self::constraint_stencils)): `q` the values
     /// of the stencil's coordinates, `a` the row's entries at them (both of
@@ -397,6 +408,9 @@ impl<T: DynSystem + ?Sized> DynSystem for &T {
     fn constraint_stencils(&self) -> Option<&LagrangianTerms> {
         (**self).constraint_stencils()
     }
+    fn constant_constraint_forms(&self) -> bool {
+        (**self).constant_constraint_forms()
+    }
     #[inline(always)]
     fn constraint_row<S: AdScalar>(&self, r: usize, q: &[S], a: &mut [S]) {
         (**self).constraint_row(r, q, a)
@@ -518,6 +532,9 @@ impl<Sy: DynSystem + ?Sized> DynSystem for AtTime<'_, Sy> {
     }
     fn constraint_stencils(&self) -> Option<&LagrangianTerms> {
         self.system.constraint_stencils()
+    }
+    fn constant_constraint_forms(&self) -> bool {
+        self.system.constant_constraint_forms()
     }
     #[inline(always)]
     fn constraint_row<S: AdScalar>(&self, r: usize, q: &[S], a: &mut [S]) {
