@@ -23,6 +23,8 @@ pub(super) struct StepEquations<'s, Sy> {
     pub(super) a: &'s DVector<f64>,
     /// `u π_a`.
     pub(super) pi_a: &'s DVector<f64>,
+    /// `max_i |u π_a|` (part of every evaluation's equation scale).
+    pub(super) pi_a_max: f64,
     /// `A(a)`, row-major `m × n`, or on the declared row stencils of
     /// `layout`.
     pub(super) a_forms: &'s [f64],
@@ -115,12 +117,17 @@ impl<Sy: DynSystem> StepEquations<'_, Sy> {
                 ld.d1_increment(a, &bufs.d, h, &mut bufs.d1)?;
             }
         }
-        for i in 0..n {
-            r[i] = self.pi_a[i] + bufs.d1[i] - bufs.force[i];
+        for (((ri, &p), &g), &f) in r.as_mut_slice()[..n]
+            .iter_mut()
+            .zip(self.pi_a.as_slice())
+            .zip(bufs.d1.as_slice())
+            .zip(bufs.force.as_slice())
+        {
+            *ri = p + g - f;
         }
         // Equation scale: the momenta `|π_a|`, `|D1 L_d|` (and 1); see the
         // compile-time-sized stepper for why there is no floor for `ulp(b)`.
-        Ok(self.pi_a.amax().max(bufs.d1.amax()).max(1.0))
+        Ok(self.pi_a_max.max(bufs.d1.amax()).max(1.0))
     }
 
     /// The constraint rows of the residual and the Jacobian into dense
@@ -255,7 +262,7 @@ impl<Sy: DynSystem> StepEquations<'_, Sy> {
 /// `ω_r = scale · Σ_i A_{r, S_r[i]} d_{S_r[i]}` for every row `r`, with the
 /// forms on the rows' stencils (in their order): the discrete constraint
 /// of constant rows, summed as [`constraint_rows_dyn`] sums it.
-fn constant_rows_times(
+pub(super) fn constant_rows_times(
     rows: &diracvi_geometry::dynamic::LagrangianTerms,
     forms: &[f64],
     d: &[f64],

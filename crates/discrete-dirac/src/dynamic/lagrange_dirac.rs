@@ -27,7 +27,7 @@
 //! Newton solve is allocated once, by the constructor.
 
 use super::degenerate;
-use super::equations::{Buffers, Scratch, StepEquations, Work};
+use super::equations::{Buffers, Scratch, StepEquations, Work, constant_rows_times};
 use super::sparse_step::{SparseLayout, fill_forms, forms_transpose_times_rows};
 use super::{
     DynOneStep, DynPositionCarry, DynStepOutput, DynSubStep, DynSubStepper, dyn_advance,
@@ -40,6 +40,7 @@ use crate::structured_lu::{Structure, StructuredLu};
 use crate::{Direction, DynState, StepError, StepStats};
 use diracvi_geometry::dynamic::{
     DynDiscreteLagrangian, DynLdJet, DynSystem, constraint_residual_driven_dyn,
+    scaled_constraint_residual,
 };
 use diracvi_geometry::{ConstraintDiscretization, Discretization, GeometryError, Orientation};
 use nalgebra::{DMatrix, DVector};
@@ -705,6 +706,7 @@ where
             cd: constraint,
             a,
             pi_a: &data.pi_a,
+            pi_a_max: data.pi_a.amax(),
             a_forms: &data.a_forms,
             drive: &data.drive,
             h,
@@ -986,10 +988,41 @@ where
         h: f64,
     ) -> Result<(f64, f64), GeometryError> {
         let t_lo = self.orientation().interval_start(t, h);
-        let ld = self.discrete_lagrangian().starting_at(t_lo);
         let (mut offset, mut scratch) = (Vec::new(), [Vec::new(), Vec::new()]);
         drive_offset(&self.system, t_lo, h, &mut offset, &mut scratch);
-        dyn_step_measures(&ld, self.constraint(), a, &sub.d, h, &offset)
+        let ld = DynDiscreteLagrangian::new(&self.system, self.map)
+            .oriented(self.orientation())
+            .starting_at(t_lo);
+        let rows = self.main.layout.as_ref().and_then(|l| l.rows(&self.system));
+        let (Some(rows), true) = (rows, self.main.data.forms_constant) else {
+            return dyn_step_measures(&ld, self.constraint, a, &sub.d, h, &offset);
+        };
+        // Constant rows, read once: `ω = ±A d / h` from them.
+        let energy = ld.energy_increment(a, &sub.d, h)?;
+        let bufs = &mut self.main.work.bufs;
+        for ((b, x), y) in bufs.b.iter_mut().zip(a.iter()).zip(sub.d.iter()) {
+            *b = x + y;
+        }
+        let omega = bufs.omega.as_mut_slice();
+        let sign = if self.direction == Direction::Forward {
+            1.0
+        } else {
+            -1.0
+        };
+        constant_rows_times(
+            rows,
+            &self.main.data.a_forms,
+            sub.d.as_slice(),
+            sign / h,
+            omega,
+        );
+        for (w, o) in omega.iter_mut().zip(&offset) {
+            *w += o;
+        }
+        Ok((
+            energy,
+            scaled_constraint_residual(omega, h, bufs.b.as_slice()),
+        ))
     }
 }
 

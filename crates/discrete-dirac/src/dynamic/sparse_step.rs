@@ -167,12 +167,14 @@ pub(super) fn forms_transpose_times_rows(
         return;
     };
     out.fill(0.0);
+    let out = out.as_mut_slice();
     let mut offset = 0;
-    for r in 0..rows.len() {
-        for (k, &c) in rows.stencil(r).iter().enumerate() {
-            out[c] += forms[offset + k] * mu[r];
+    for (r, &mu_r) in mu.as_slice().iter().enumerate().take(rows.len()) {
+        let s = rows.stencil(r);
+        for (&c, &a) in s.iter().zip(&forms[offset..offset + s.len()]) {
+            out[c] += a * mu_r;
         }
-        offset += rows.stencil(r).len();
+        offset += s.len();
     }
 }
 

@@ -301,8 +301,7 @@ pub fn constraint_residual_driven_dyn<Sy: DynSystem>(
             None,
         )?;
         add_offset(&mut c, offset);
-        let amax = c.iter().fold(0.0f64, |acc, x| acc.max(x.abs()));
-        return Ok(amax * h / norm(&b).max(1.0));
+        return Ok(scaled_constraint_residual(&c, h, &b));
     }
     evaluate_constraint_dyn(
         cd,
@@ -315,8 +314,17 @@ pub fn constraint_residual_driven_dyn<Sy: DynSystem>(
         &mut c,
     )?;
     add_offset(&mut c, offset);
-    let amax = c.iter().fold(0.0f64, |acc, x| acc.max(x.abs()));
-    Ok(amax * h / norm(&b).max(1.0))
+    Ok(scaled_constraint_residual(&c, h, &b))
+}
+
+/// The per-step constraint residual `max_a |h ω^a| / max(1, |b|)` of
+/// docs/theory.md §6 from the discrete constraint's values `ω` (drive
+/// offset included) at the step's end point `b`: what
+/// [`constraint_residual_driven_dyn`] reports, for a stepper that has `ω`
+/// at hand (constant rows read once).
+pub fn scaled_constraint_residual(omega: &[f64], h: f64, b: &[f64]) -> f64 {
+    let amax = omega.iter().fold(0.0f64, |acc, x| acc.max(x.abs()));
+    amax * h / norm(b).max(1.0)
 }
 
 /// `c += offset` (an empty offset: none).

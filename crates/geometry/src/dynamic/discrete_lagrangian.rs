@@ -712,11 +712,40 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
     ) -> Result<f64, GeometryError> {
         self.check("a", a.len())?;
         self.check("d", d.len())?;
+        let hd = Dual64::from_re(h).derivative();
+        if let Some(terms) = self
+            .termwise(a.as_slice(), d.as_slice())
+            .filter(|t| t.max_stencil() <= 8)
+        {
+            // Term by term, each on the stack: `−Σ_e ∂_h L_d^e`.
+            let mut energy = 0.0;
+            let zero = Dual64::from_re(0.0);
+            for e in 0..terms.len() {
+                let s = terms.stencil(e);
+                let (mut x, mut dd) = ([zero; 8], [zero; 8]);
+                for (i, &c) in s.iter().enumerate() {
+                    (x[i], dd[i]) = match self.orientation {
+                        Orientation::Forward => (Dual64::from_re(a[c]), Dual64::from_re(d[c])),
+                        Orientation::Reversed => {
+                            (Dual64::from_re(a[c] + d[c]), Dual64::from_re(-d[c]))
+                        }
+                    };
+                }
+                let term = Term {
+                    system: self.system,
+                    e,
+                    k: s.len(),
+                };
+                energy += self
+                    .term(&term)
+                    .raw::<Dual64, 8>(&x[..s.len()], &dd[..s.len()], hd)
+                    .eps;
+            }
+            return Ok(-energy);
+        }
         let x: Buf<Dual64> = a.iter().map(|&v| Dual64::from_re(v)).collect();
         let dd: Buf<Dual64> = d.iter().map(|&v| Dual64::from_re(v)).collect();
-        Ok(-self
-            .value_step(&x, &dd, Dual64::from_re(h).derivative())?
-            .eps)
+        Ok(-self.value_step(&x, &dd, hd)?.eps)
     }
 
     /// `(D1 L_d, D11 L_d)` at `(a, b, h)` (with a force, `D1 L_d + f_a` and

@@ -43,7 +43,7 @@ pub use boundary::{
 };
 pub use constraint::{
     constraint_jacobian_dyn, constraint_residual_driven_dyn, constraint_residual_dyn,
-    constraint_rows_dyn, evaluate_constraint_dyn,
+    constraint_rows_dyn, evaluate_constraint_dyn, scaled_constraint_residual,
 };
 pub use discrete_lagrangian::{DynDiscreteLagrangian, DynLdJet, DynLdTimeJet, TERMWISE_ABOVE};
 pub use erased::{Erased, ErasedSystem, ScalarHooks};
