@@ -35,9 +35,14 @@ pub fn text_lines(r: &AccountingReport) -> String {
     let mut s = String::new();
     let num = |x: Option<f64>| x.map_or_else(|| "-".to_owned(), |x| format!("{x:.6e}"));
     for (name, p) in &r.parts {
+        let sources = if p.source_work == 0.0 {
+            String::new()
+        } else {
+            format!(", work of its sources {:.6e}", p.source_work)
+        };
         let _ = writeln!(
             s,
-            "part {name}: energy {} -> {}, work of its ports {:.6e}, unaccounted {}",
+            "part {name}: energy {} -> {}, work of its ports {:.6e}{sources}, unaccounted {}",
             num(p.energy_initial),
             num(p.energy_final),
             p.port_work,

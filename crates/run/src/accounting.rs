@@ -46,15 +46,6 @@ pub(crate) fn execute_accounted(
         ));
         return Ok(outcome);
     }
-    if scenario.time_dependent() {
-        let mut outcome = run(plan, sink)?;
-        outcome.accounting = Some(PartsAccounting::Skipped(
-            "no energy accounting of the parts and ports (summary keys parts, ports): the \
-             system has sources, forces or drives, whose work the accounting does not read yet"
-                .to_owned(),
-        ));
-        return Ok(outcome);
-    }
     let overrides: Vec<(String, f64)> = scenario
         .parameters
         .iter()
@@ -88,7 +79,7 @@ struct Tee<'a> {
 
 impl RecordSink for Tee<'_> {
     fn record(&mut self, r: &RecordView<'_>) {
-        self.accounting.record(r.k, r.q, r.p, r.energy);
+        self.accounting.record(r.k, r.t, r.q, r.p, r.energy);
         if self.every > 0 && (r.k.is_multiple_of(self.every) || r.k == self.steps) {
             self.inner.record(r);
         }

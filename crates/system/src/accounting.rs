@@ -69,6 +69,12 @@ struct StepValues {
     d1_total: Vec<f64>,
     /// `E_c` per component.
     energy: Vec<f64>,
+    /// `D1 L_d^F`, `D2 L_d^F` of the forces' term `L^F = Σ_i F_i(t) q_i`
+    /// on every coordinate (empty without forces).
+    force_d1: Vec<f64>,
+    force_d2: Vec<f64>,
+    /// `−Σ_i F_i(t_s) Ψ_q,i`: the forces' part of the runner's energy.
+    force_energy: f64,
     /// Whether `p_{k+1} = D2 L_d` (no impact in the step).
     regular: bool,
 }
@@ -94,8 +100,13 @@ pub struct PartReport {
     pub energy_final: Option<f64>,
     /// `Σ_nodes Σ_ports W_{c,P}`: the work its ports did on it.
     pub port_work: f64,
-    /// `energy_final − energy_initial − port_work`: the method's energy
-    /// error of the part, and what moved across skipped (impact) nodes.
+    /// The work its sources did on it: its forces `F_i(t)` (a netlist's
+    /// voltage sources) and its driven rows (current sources), summed over
+    /// the nodes like a port's (0 for a part without sources).
+    pub source_work: f64,
+    /// `energy_final − energy_initial − port_work − source_work`: the
+    /// method's energy error of the part, and what moved across skipped
+    /// (impact) nodes.
     pub unaccounted: Option<f64>,
 }
 
@@ -164,8 +175,14 @@ pub struct Accounting {
     /// Whether the records come from a backward run (read through
     /// `L_d^*` and `π = −p`, see the module documentation).
     reversed: bool,
-    /// The last two records `(k, q, p)`.
-    window: Vec<(usize, Vec<f64>, Vec<f64>)>,
+    /// The last two records `(k, t, q, p)`.
+    window: Vec<(usize, f64, Vec<f64>, Vec<f64>)>,
+    /// Whether the model has forces `F_i(t)`.
+    forced: bool,
+    /// The driven rows, each with the part it belongs to.
+    driven: Vec<(usize, usize)>,
+    /// Per part: the work of its sources.
+    source_work: Vec<f64>,
     /// The values of the last step.
     last: Option<StepValues>,
     first_energy: Option<Vec<f64>>,
@@ -212,8 +229,22 @@ impl Accounting {
             .iter()
             .map(|c| c.parts.iter().flat_map(|&p| ranges[p].clone()).collect())
             .collect();
-        let groups = row_groups(&components, &ranges);
+        let driven: Vec<(usize, usize)> = components[..parts]
+            .iter()
+            .enumerate()
+            .flat_map(|(part, c)| {
+                c.rows
+                    .iter()
+                    .filter(|&&r| full.row_driven(r))
+                    .map(move |&r| (r, part))
+            })
+            .collect();
+        let driven_parts: Vec<usize> = driven.iter().map(|&(_, p)| p).collect();
+        let groups = row_groups(&components, &ranges, &driven_parts);
         Ok(Accounting {
+            forced: full.force_values(0.0, &mut vec![0.0; full.n()]),
+            driven,
+            source_work: vec![0.0; parts],
             work: components
                 .iter()
                 .map(|c| vec![0.0; c.parts.len()])
@@ -247,7 +278,7 @@ impl Accounting {
     /// differentiated by forward-mode passes over its own coordinates
     /// only, seeding one dual direction in place, so a step costs the sum
     /// of the components' sizes, not `n` passes over every component.
-    fn step(&self, q0: &[f64], q1: &[f64], p1: &[f64]) -> StepValues {
+    fn step(&self, (t0, q0): (f64, &[f64]), (t1, q1): (f64, &[f64]), p1: &[f64]) -> StepValues {
         // `Ψ` in the order of time: a backward run's step ends earlier
         let (q0, q1) = if self.reversed { (q1, q0) } else { (q0, q1) };
         let n = q0.len();
@@ -261,9 +292,34 @@ impl Accounting {
             d2: Vec::with_capacity(self.components.len()),
             d1_total: vec![0.0; n],
             energy: Vec::with_capacity(self.components.len()),
+            force_d1: Vec::new(),
+            force_d2: Vec::new(),
+            force_energy: 0.0,
             regular: true,
         };
         let mut d2_total = vec![0.0; n];
+        // The forces' term `h Σ_i F_i(t_s) Ψ_q,i`, sampled at the step's
+        // discretization point in time (as the stepper samples it): in the
+        // step equations like a Lagrangian term, its `−F·q` in the
+        // runner's discrete energy.
+        let mut force_energy = 0.0;
+        if self.forced {
+            let mut f = vec![0.0; n];
+            self.full.force_values(t0.min(t1) + self.w * h, &mut f);
+            out.force_d1 = vec![0.0; n];
+            out.force_d2 = vec![0.0; n];
+            for i in 0..n {
+                let (mut a, mut b) = (h * (1.0 - self.w) * f[i], h * self.w * f[i]);
+                if self.reversed {
+                    (a, b) = (b, a);
+                }
+                out.force_d1[i] = a;
+                out.force_d2[i] = b;
+                out.d1_total[i] += a;
+                d2_total[i] += b;
+                force_energy -= f[i] * q[i];
+            }
+        }
         for ((c, model), coordinates) in self
             .components
             .iter()
@@ -312,28 +368,29 @@ impl Accounting {
             .zip(&d2_total)
             .fold(0.0f64, |m, (a, b)| m.max((sign * a - b).abs()));
         out.regular = mismatch <= IRREGULAR * scale;
+        out.force_energy = force_energy;
         out
     }
 
-    /// The next recorded step: step index `k`, configuration `q`, momentum
-    /// `p` and the runner's discrete energy of the step ending at `k`.
-    /// Records must come every step; a gap starts the accounting afresh
-    /// (the nodes missed are counted as skipped).
-    pub fn record(&mut self, k: usize, q: &[f64], p: &[f64], energy: f64) {
-        if let Some((k_last, _, _)) = self.window.last()
+    /// The next recorded step: step index `k`, time `t`, configuration
+    /// `q`, momentum `p` and the runner's discrete energy of the step
+    /// ending at `k`. Records must come every step; a gap starts the
+    /// accounting afresh (the nodes missed are counted as skipped).
+    pub fn record(&mut self, k: usize, t: f64, q: &[f64], p: &[f64], energy: f64) {
+        if let Some((k_last, ..)) = self.window.last()
             && *k_last + 1 != k
         {
             self.skipped += k.saturating_sub(*k_last + 1) + usize::from(self.last.is_some());
             self.window.clear();
             self.last = None;
         }
-        let Some((_, q_prev, _)) = self.window.last() else {
-            self.window.push((k, q.to_vec(), p.to_vec()));
+        let Some((_, t_prev, q_prev, _)) = self.window.last() else {
+            self.window.push((k, t, q.to_vec(), p.to_vec()));
             return;
         };
-        let step = self.step(q_prev, q, p);
+        let step = self.step((*t_prev, q_prev), (t, q), p);
         if step.regular {
-            let total: f64 = step.energy.iter().sum();
+            let total: f64 = step.energy.iter().sum::<f64>() + step.force_energy;
             self.sum_deviation = self.sum_deviation.max((total - energy).abs());
         }
         if self.first_energy.is_none() {
@@ -351,13 +408,13 @@ impl Accounting {
         if self.window.len() == 2 {
             self.window.remove(0);
         }
-        self.window.push((k, q.to_vec(), p.to_vec()));
+        self.window.push((k, t, q.to_vec(), p.to_vec()));
     }
 
     /// The node between the steps `before` (`q_{k−1} → q_k`) and `after`
     /// (`q_k → q_{k+1}`, `q_next = q_{k+1}`); the window holds `k−1`, `k`.
     fn node(&mut self, before: &StepValues, after: &StepValues, q_next: &[f64]) {
-        let (q_back, (q_k, p_k)) = (&self.window[0].1, (&self.window[1].1, &self.window[1].2));
+        let (q_back, (q_k, p_k)) = (&self.window[0].2, (&self.window[1].2, &self.window[1].3));
         let n = q_k.len();
         let vbar: Vec<f64> = (0..n)
             .map(|i| (q_next[i] - q_back[i]) / (2.0 * self.h))
@@ -424,6 +481,24 @@ impl Accounting {
             self.balance_max[ci] = self.balance_max[ci].max(sum.abs());
             self.work_scale[ci] = self.work_scale[ci].max(abs);
         }
+        // The sources' work on their parts: the forces' impulse
+        // `D2 L_d^F + D1 L_d^F`, a driven row's reaction `−μ_r A_r(q_k)`
+        // (`A_r v̄ ≈ −ġ_r`: the work `μ_r ġ_r h` a current source does).
+        if self.forced {
+            for (part, range) in self.ranges.iter().enumerate() {
+                self.source_work[part] += range
+                    .clone()
+                    .map(|i| (before.force_d2[i] + after.force_d1[i]) * vbar[i])
+                    .sum::<f64>();
+            }
+        }
+        for &(r, part) in &self.driven {
+            self.source_work[part] -= mu[r]
+                * self.ranges[part]
+                    .clone()
+                    .map(|i| self.full.constraint(r, i, q_k) * vbar[i])
+                    .sum::<f64>();
+        }
         self.nodes += 1;
     }
 
@@ -454,7 +529,10 @@ impl Accounting {
                             energy_initial: e0,
                             energy_final: e1,
                             port_work: port_work[ci],
-                            unaccounted: e0.zip(e1).map(|(a, b)| b - a - port_work[ci]),
+                            source_work: self.source_work[ci],
+                            unaccounted: e0
+                                .zip(e1)
+                                .map(|(a, b)| b - a - port_work[ci] - self.source_work[ci]),
                         },
                     )
                 })
@@ -491,11 +569,16 @@ impl Accounting {
     }
 }
 
-/// The row groups of the ports with rows: the parts joined by components
-/// with rows (parts with constraints, transformers, joints) fall into
-/// connected sets; each set's rows and coordinates form one group, and
-/// only the sets holding a port's row are kept.
-fn row_groups(components: &[Component], ranges: &[std::ops::Range<usize>]) -> Vec<RowGroup> {
+/// The row groups of the ports with rows and of the driven rows: the parts
+/// joined by components with rows (parts with constraints, transformers,
+/// joints) fall into connected sets; each set's rows and coordinates form
+/// one group, and only the sets holding a port's row or a part of
+/// `driven_parts` (with a driven row) are kept.
+fn row_groups(
+    components: &[Component],
+    ranges: &[std::ops::Range<usize>],
+    driven_parts: &[usize],
+) -> Vec<RowGroup> {
     fn find(root: &mut [usize], mut x: usize) -> usize {
         while root[x] != x {
             root[x] = root[root[x]];
@@ -514,11 +597,13 @@ fn row_groups(components: &[Component], ranges: &[std::ops::Range<usize>]) -> Ve
     // the group index of each needed root
     let mut index = vec![None; ranges.len()];
     let mut groups = Vec::new();
-    for c in components
+    let holding = components
         .iter()
         .filter(|c| c.port.is_some() && !c.rows.is_empty())
-    {
-        index[of[c.parts[0]]].get_or_insert_with(|| {
+        .map(|c| c.parts[0])
+        .chain(driven_parts.iter().copied());
+    for part in holding {
+        index[of[part]].get_or_insert_with(|| {
             groups.push(RowGroup {
                 rows: Vec::new(),
                 coordinates: Vec::new(),

@@ -423,7 +423,7 @@ mod tests {
                 + 0.5 * m2 * v[1] * v[1]
                 + 0.5 * k2 * (0.5 * (q0[1] + q1[1])).powi(2)
         };
-        acc.record(0, &q, &p, 0.0);
+        acc.record(0, 0.0, &q, &p, 0.0);
         for k in 1..=400 {
             // p + h/2 ∂L/∂q − ∂L/∂v = 0 at (mid, Δ/h), linear in q1:
             // x: p0 + h/2 (−k1 xm + B (y1 − y0)/h) − m1 (x1 − x0)/h = 0
@@ -452,7 +452,7 @@ mod tests {
             if Some(k) == jump {
                 p1[0] = -p1[0];
             }
-            acc.record(k, &q1, &p1, energy(q, q1));
+            acc.record(k, k as f64 * h, &q1, &p1, energy(q, q1));
             (q, p) = (q1, p1);
         }
         acc.report()

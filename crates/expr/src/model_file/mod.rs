@@ -874,6 +874,31 @@ impl CompiledModel {
             .fold(l, |acc, (i, f)| acc + q[*i] * f.eval(&[t]))
     }
 
+    /// The generalized forces `F_i(t)` of `[forces]`, summed per coordinate,
+    /// into `out` (`n` entries, zero on coordinates without a force);
+    /// `false`, with `out` untouched, for a file without forces.
+    ///
+    /// # Panics
+    /// When `out` has fewer than `n` entries.
+    pub fn force_values(&self, t: f64, out: &mut [f64]) -> bool {
+        if self.forces.is_empty() {
+            return false;
+        }
+        out[..self.n()].fill(0.0);
+        for (i, f) in &self.forces {
+            out[*i] += f.eval(&[t]);
+        }
+        true
+    }
+
+    /// Whether constraint row `r` has a drive `g_r(t)` (`model.drives`,
+    /// a row other than `"0"`).
+    pub fn row_driven(&self, r: usize) -> bool {
+        self.drives
+            .get(r)
+            .is_some_and(|e| e.constant_value() != Some(0.0))
+    }
+
     /// `g(t)` and `ġ(t)` of the drives into `g`, `rate` (`m` entries);
     /// `false` without drives.
     pub fn constraint_drive(&self, t: f64, g: &mut [f64], rate: &mut [f64]) -> bool {
