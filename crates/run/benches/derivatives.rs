@@ -7,7 +7,9 @@
 //! plain run (medians of interleaved repetitions, with their spread), then
 //! the criterion groups.
 //!
-//! `cargo bench -p diracvi-run --bench derivatives --profile wheel`
+//! `cargo bench -p diracvi-run --bench derivatives --profile wheel` (with
+//! `DERIVATIVES_ONLY_FOURIER=1` in the environment only 20 reverse
+//! gradients of the Fourier pendulum run: for profiling).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use diracvi_run::{Discard, RunOutcome, RunPlan, Scenario, execute};
@@ -99,6 +101,15 @@ fn report(title: &str, rows: &[(String, f64, f64, f64)]) {
 }
 
 fn derivatives(c: &mut Criterion) {
+    if std::env::var_os("DERIVATIVES_ONLY_FOURIER").is_some() {
+        // For profiling the parameter gradient alone.
+        let f = fourier();
+        let names: Vec<String> = (1..=COEFFICIENTS).map(|k| format!("c{k}")).collect();
+        for _ in 0..20 {
+            black_box(reverse(&f, RunPlan::new(FOURIER_STEPS).sensitivity(&names)));
+        }
+        return;
+    }
     let p = pendulum();
     let params = ["m", "g", "l", "r"];
     let plain = RunPlan::new(STEPS);
