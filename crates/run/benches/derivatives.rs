@@ -9,7 +9,8 @@
 //!
 //! `cargo bench -p diracvi-run --bench derivatives --profile wheel` (with
 //! `DERIVATIVES_ONLY_FOURIER=1` in the environment only 20 reverse
-//! gradients of the Fourier pendulum run: for profiling).
+//! gradients of the Fourier pendulum run, with `DERIVATIVES_ONLY_JACOBIAN=1`
+//! only 20 runs of the pendulum with its full Jacobian: for profiling).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use diracvi_run::{Discard, RunOutcome, RunPlan, Scenario, execute};
@@ -111,6 +112,13 @@ fn derivatives(c: &mut Criterion) {
         return;
     }
     let p = pendulum();
+    if std::env::var_os("DERIVATIVES_ONLY_JACOBIAN").is_some() {
+        // For profiling the pendulum's full Jacobian alone.
+        for _ in 0..20 {
+            drop(run(&p, RunPlan::new(STEPS).jacobian(true)));
+        }
+        return;
+    }
     let params = ["m", "g", "l", "r"];
     let plain = RunPlan::new(STEPS);
     let rows = timings(

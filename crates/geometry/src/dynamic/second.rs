@@ -12,7 +12,7 @@
 //! path of a plain run.
 
 use super::DynSystem;
-use super::chunk::{Buf, blocks, hyper_parts, read_block, with_width};
+use super::chunk::{Buf, Scratch, blocks, hyper_parts, read_block, with_width};
 use super::constraint::evaluate_constraint_dyn;
 use super::discrete_lagrangian::DynDiscreteLagrangian;
 use crate::AdScalar;
@@ -42,31 +42,42 @@ pub struct DynLdSecond {
 
 /// Numbers seeded over the variables `z`: entry `i` of `x` is variable
 /// `offset + i`; directions of `eps1` cover block `bi`, those of `eps2`
-/// block `bj`.
+/// block `bj`. On the stack in an array of the chunk width `W` (a
+/// hyper-dual of width 4 is 25 numbers: an array of 8 would copy twice as
+/// many for a system of `n ≤ 4`), on the heap beyond.
 fn hyper_seeded<const W: usize>(
     x: &[f64],
     offset: usize,
     bi: (usize, usize),
     bj: (usize, usize),
-) -> Buf<HyperDualSVec64<W, W>> {
+) -> Scratch<HyperDualSVec64<W, W>, W> {
     x.iter()
         .enumerate()
-        .map(|(i, &v)| {
-            let mut s = HyperDualSVec64::<W, W>::constant(v);
-            let z = offset + i;
-            if (bi.0..bi.0 + bi.1).contains(&z)
-                && let Some(e) = s.eps1.0.as_mut()
-            {
-                e[z - bi.0] = 1.0;
-            }
-            if (bj.0..bj.0 + bj.1).contains(&z)
-                && let Some(e) = s.eps2.0.as_mut()
-            {
-                e[z - bj.0] = 1.0;
-            }
-            s
-        })
+        .map(|(i, &v)| hyper_seeded_one(v, offset + i, bi, bj))
         .collect()
+}
+
+/// Variable `z` of value `v` as a hyper-dual seeded as [`hyper_seeded`]
+/// seeds it.
+#[inline(always)]
+fn hyper_seeded_one<const W: usize>(
+    v: f64,
+    z: usize,
+    bi: (usize, usize),
+    bj: (usize, usize),
+) -> HyperDualSVec64<W, W> {
+    let mut s = HyperDualSVec64::<W, W>::constant(v);
+    if (bi.0..bi.0 + bi.1).contains(&z)
+        && let Some(e) = s.eps1.0.as_mut()
+    {
+        e[z - bi.0] = 1.0;
+    }
+    if (bj.0..bj.0 + bj.1).contains(&z)
+        && let Some(e) = s.eps2.0.as_mut()
+    {
+        e[z - bj.0] = 1.0;
+    }
+    s
 }
 
 /// First-order duals seeded over the variables `z` (see [`hyper_seeded`]).
@@ -146,7 +157,7 @@ impl<Sy: DynSystem> DynDiscreteLagrangian<'_, Sy> {
                 for &bj in &zb[ii..] {
                     let x = hyper_seeded::<W>(a, 0, bi, bj);
                     let y = hyper_seeded::<W>(b, n, bi, bj);
-                    let hd = hyper_seeded::<W>(&[h], 2 * n, bi, bj)[0];
+                    let hd = hyper_seeded_one::<W>(h, 2 * n, bi, bj);
                     let l = self.value_duals::<_, W>(&x, &y, d, hd);
                     let (e1, _, e12) = hyper_parts(&l);
                     out.value = l.re;
