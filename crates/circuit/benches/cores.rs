@@ -14,23 +14,18 @@
 
 #![allow(missing_docs)]
 
+mod common;
+
+use common::ladder;
+
 use diracvi_circuit::Circuit;
-use diracvi_circuit::netlist::Netlist;
 use diracvi_discrete_dirac::Direction;
 use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, DynOneStep};
 use diracvi_geometry::{ConstraintDiscretization, Discretization};
-use std::f64::consts::PI;
 use std::hint::black_box;
 use std::time::Instant;
 
 const H: f64 = 0.1;
-
-fn ladder(cells: usize) -> Netlist {
-    let v0: Vec<f64> = (1..=cells)
-        .map(|j| (j as f64 * PI / (cells as f64 + 1.0)).sin())
-        .collect();
-    Netlist::ladder(cells, 1.0, 1.0, &v0)
-}
 
 /// Best time per step over three runs of `steps` steps, after one warm-up.
 fn best(steps: usize, mut run: impl FnMut(usize)) -> f64 {

@@ -17,24 +17,20 @@
 
 #![allow(missing_docs)]
 
+mod common;
+
+use common::ladder;
+
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use diracvi_circuit::Circuit;
 use diracvi_circuit::netlist::Netlist;
 use diracvi_discrete_dirac::Direction;
 use diracvi_geometry::Discretization;
-use std::f64::consts::PI;
 use std::hint::black_box;
 use std::time::Instant;
 
 const SIZES: [usize; 4] = [10, 100, 1_000, 10_000];
 const H: f64 = 0.1;
-
-fn ladder(cells: usize) -> Netlist {
-    let v0: Vec<f64> = (1..=cells)
-        .map(|j| (j as f64 * PI / (cells as f64 + 1.0)).sin())
-        .collect();
-    Netlist::ladder(cells, 1.0, 1.0, &v0)
-}
 
 fn setup(net: &Netlist) -> diracvi_circuit::CircuitStepper {
     Circuit::new(net.clone())
