@@ -242,7 +242,7 @@ impl Accounting {
         let driven_parts: Vec<usize> = driven.iter().map(|&(_, p)| p).collect();
         let groups = row_groups(&components, &ranges, &driven_parts);
         Ok(Accounting {
-            forced: full.force_values(0.0, &mut vec![0.0; full.n()]),
+            forced: !model.forces.is_empty(),
             driven,
             source_work: vec![0.0; parts],
             work: components

@@ -75,11 +75,8 @@ impl<Sy: DynSystem> StepEquations<'_, Sy> {
                             rows,
                             self.a_forms,
                             bufs.d.as_slice(),
-                            if ld.orientation() == Orientation::Forward {
-                                1.0
-                            } else {
-                                -1.0
-                            } / h,
+                            ld.orientation(),
+                            h,
                             bufs.omega.as_mut_slice(),
                         ),
                         Some(rows) => constraint_rows_dyn(
@@ -259,16 +256,24 @@ impl<Sy: DynSystem> StepEquations<'_, Sy> {
     }
 }
 
-/// `ω_r = scale · Σ_i A_{r, S_r[i]} d_{S_r[i]}` for every row `r`, with the
-/// forms on the rows' stencils (in their order): the discrete constraint
-/// of constant rows, summed as [`constraint_rows_dyn`] sums it.
+/// `ω_r = ±(1/h) Σ_i A_{r, S_r[i]} d_{S_r[i]}` for every row `r` (`−` for
+/// the reversed orientation), with the forms on the rows' stencils (in
+/// their order): the discrete constraint of constant rows, summed and
+/// scaled as [`constraint_rows_dyn`] does it.
 pub(super) fn constant_rows_times(
     rows: &diracvi_geometry::dynamic::LagrangianTerms,
     forms: &[f64],
     d: &[f64],
-    scale: f64,
+    orientation: Orientation,
+    h: f64,
     omega: &mut [f64],
 ) {
+    let sign = if orientation == Orientation::Forward {
+        1.0
+    } else {
+        -1.0
+    };
+    let scale = sign / h;
     let mut offset = 0;
     for (r, w) in omega.iter_mut().enumerate() {
         let s = rows.stencil(r);

@@ -1004,16 +1004,12 @@ where
             *b = x + y;
         }
         let omega = bufs.omega.as_mut_slice();
-        let sign = if self.direction == Direction::Forward {
-            1.0
-        } else {
-            -1.0
-        };
         constant_rows_times(
             rows,
             &self.main.data.a_forms,
             sub.d.as_slice(),
-            sign / h,
+            self.direction.orientation(),
+            h,
             omega,
         );
         for (w, o) in omega.iter_mut().zip(&offset) {

@@ -593,6 +593,7 @@ impl DynStepSensitivity {
 
 /// `x · d`, skipping the zero entries of `d` (parameter directions are
 /// mostly unit vectors: one entry per asked parameter).
+///
 /// Over the column-major storage: the scan of `d` (`P × r` entries per
 /// step, `10⁴` for 100 parameters) is most of the work, and nalgebra's
 /// column iterators cost several times the comparisons.

@@ -620,7 +620,7 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
     /// `D1 L_d` (`first`) or `D2 L_d` of a term with stencil `s` (at most
     /// [`TERM_DIRECTIONS`] coordinates; no forces) added into `out` at the
     /// stencil's entries: one evaluation with a plain dual number per
-    /// direction, the term's values gathered onto the stack once. For the
+    /// direction, its arguments built on the stack from `(a, b, d)`. For the
     /// small stencils of a large system (a circuit's branches, a chain's
     /// links) this costs a fraction of the chunked evaluations, whose
     /// vector duals carry their derivative parts behind an `Option`.
