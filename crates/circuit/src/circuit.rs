@@ -229,6 +229,21 @@ impl Circuit {
         self.loops.len()
     }
 
+    /// The loops as hidden constraints of the forward map's step: each
+    /// loop's signed branches, replacing its chord's equation.
+    pub(crate) fn loop_constraints(&self) -> Vec<diracvi_geometry::dynamic::HiddenConstraint> {
+        self.loops
+            .iter()
+            .map(
+                |(chord, cycle)| diracvi_geometry::dynamic::HiddenConstraint {
+                    replaces: *chord,
+                    q: cycle.clone(),
+                    mu: Vec::new(),
+                },
+            )
+            .collect()
+    }
+
     /// Coordinate names `q_<element>`.
     pub fn coordinate_names(&self) -> Vec<String> {
         self.coords

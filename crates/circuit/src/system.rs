@@ -14,8 +14,8 @@ use crate::circuit::Circuit;
 use crate::element::CircuitElement;
 use crate::netlist::{Kind, Value, Waveform};
 use diracvi_discrete_dirac::sparse::Element;
-use diracvi_geometry::AdScalar;
-use diracvi_geometry::dynamic::{DynSystem, LagrangianTerms};
+use diracvi_geometry::dynamic::{DynSystem, HiddenConstraint, LagrangianTerms};
+use diracvi_geometry::{AdScalar, Discretization};
 
 /// A circuit as a [`DynSystem`]: coordinates
 /// the branch charges, the Lagrangian the sum of the branch terms (one
@@ -41,6 +41,9 @@ pub struct CircuitSystem {
     /// The current sources: `(row, coefficient, waveform)`, the row reading
     /// `A v + Σ coefficient · I(t) = 0`.
     drives: Vec<(usize, f64, Waveform)>,
+    /// The hidden constraints of the forward map: one per independent loop
+    /// of capacitors and voltage sources, replacing its chord's equation.
+    loops: Vec<HiddenConstraint>,
 }
 
 impl CircuitSystem {
@@ -106,6 +109,7 @@ impl Circuit {
             row_values,
             time_dependent,
             drives,
+            loops: self.loop_constraints(),
         }
     }
 }
@@ -177,6 +181,18 @@ impl DynSystem for CircuitSystem {
     /// Kirchhoff's rows are constant.
     fn constant_constraint_forms(&self) -> bool {
         true
+    }
+
+    /// With the forward map, the step equations of a loop of capacitors
+    /// and voltage sources sum (with the loop's orientations) to the
+    /// loop's voltage law at the current charges, which no unknown enters
+    /// (docs/theory.md §8.3): one hidden constraint per independent loop,
+    /// from the circuit graph. With the midpoint map the step is regular.
+    fn hidden_constraints(&self, map: Discretization) -> &[HiddenConstraint] {
+        match map {
+            Discretization::Forward => &self.loops,
+            Discretization::Midpoint => &[],
+        }
     }
 
     #[inline]

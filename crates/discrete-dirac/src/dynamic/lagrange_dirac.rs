@@ -29,6 +29,7 @@
 use super::degenerate;
 use super::equations::{Buffers, Scratch, StepEquations, Work, constant_rows_times};
 use super::sparse_step::{SparseLayout, fill_forms, forms_transpose_times_rows};
+use super::supplied::SuppliedHidden;
 use super::{
     DynOneStep, DynPositionCarry, DynStepOutput, DynSubStep, DynSubStepper, dyn_advance,
     dyn_step_state, validate_step_dyn,
@@ -145,6 +146,10 @@ pub struct DynLagrangeDirac<Sy, LS: LinearSolver = StructuredLu> {
     /// The units of the step equations ([`crate::momentum_unit`]), fixed at
     /// the first solve.
     unit: Option<f64>,
+    /// The hidden constraints the system supplies for the map
+    /// ([`DynSystem::hidden_constraints`]), prepared; `Err` says why the
+    /// step cannot use them.
+    supplied: Result<Option<SuppliedHidden>, String>,
 }
 
 /// The data of the step equations that stay fixed during one solve.
@@ -162,6 +167,11 @@ struct StepData {
     /// Whether `a_forms` holds constant rows, read once
     /// ([`DynSystem::constant_constraint_forms`]).
     forms_constant: bool,
+    /// The next step's drive offset (supplied hidden constraints with a
+    /// `y_μ`; else empty).
+    drive_next: Vec<f64>,
+    /// Work buffer of the supplied hidden constraints' term gradients.
+    gradient: Vec<f64>,
 }
 
 /// The offset `(g(t_lo + h) − g(t_lo))/h` a system's drives
@@ -254,6 +264,8 @@ where
                 drive: Vec::new(),
                 drive_scratch: [Vec::new(), Vec::new()],
                 forms_constant: false,
+                drive_next: Vec::new(),
+                gradient: Vec::new(),
             },
             layout,
             kept_h: None,
@@ -316,13 +328,23 @@ impl<Sy: DynSystem> DynLagrangeDirac<Sy> {
         direction: Direction,
     ) -> Self {
         let mut solver = StructuredLu::for_step(&system, constraint);
+        let supplied = SuppliedHidden::new(&system, map);
+        if let (Structure::Sparse, Ok(Some(hidden))) = (solver.structure(), &supplied) {
+            // The replaced equations' entries join the pattern.
+            let size = system.coordinate_count() + system.constraint_count();
+            if let Some(mut pattern) = StructuredLu::step_pattern(&system, constraint) {
+                pattern.extend(hidden.entries(&system));
+                solver = StructuredLu::sparse(pattern, size)
+                    .unwrap_or_else(|_| StructuredLu::dense(size));
+            }
+        }
         let layout = layout_for(&system, constraint, &solver).unwrap_or_else(|_| {
             // The structure's pattern always holds the step's entries;
             // dense storage should it not.
             solver = StructuredLu::dense(system.coordinate_count() + system.constraint_count());
             None
         });
-        Self::build(system, map, constraint, direction, solver, layout)
+        Self::build(system, map, constraint, direction, solver, layout, supplied)
     }
 }
 
@@ -356,8 +378,9 @@ where
             )));
         }
         let layout = layout_for(&system, constraint, &solver).map_err(StepError::Unsupported)?;
+        let supplied = SuppliedHidden::new(&system, map);
         Ok(Self::build(
-            system, map, constraint, direction, solver, layout,
+            system, map, constraint, direction, solver, layout, supplied,
         ))
     }
 
@@ -368,8 +391,12 @@ where
         direction: Direction,
         solver: LS,
         layout: Option<SparseLayout>,
+        mut supplied: Result<Option<SuppliedHidden>, String>,
     ) -> Self {
         let (n, m) = (system.coordinate_count(), system.constraint_count());
+        if let Ok(Some(hidden)) = &mut supplied {
+            hidden.locate(&solver.new_jacobian());
+        }
         Self {
             system,
             map,
@@ -386,6 +413,7 @@ where
             guess: DVector::zeros(n),
             carry: DynPositionCarry::new(n),
             unit: None,
+            supplied,
         }
     }
 
@@ -643,6 +671,7 @@ where
             trial: trial_context,
             unit,
             symmetric,
+            supplied,
             ..
         } = self;
         let symmetric = *symmetric && m > 0;
@@ -715,26 +744,91 @@ where
             layout,
             constant_rows,
         };
-        // Sparse storage, the same `h` as the solve whose factors are held:
-        // simplified Newton from those factors, residual-only evaluations
-        // while they contract (no Jacobian and no factorization for a
-        // linear system); a fresh solve should they fail.
-        let simplified = layout.is_some() && *kept_h == Some(h.to_bits()) && work.ws.has_factors();
-        let (result, degenerate) = if simplified {
-            let bufs = &mut work.bufs;
-            work.x_start.copy_from(&work.x);
+        let supplied = match supplied {
+            Ok(supplied) => supplied.as_ref(),
+            Err(why) => {
+                return Err(StepError::Unsupported(format!(
+                    "step {k} at t = {t}: {why}"
+                )));
+            }
+        };
+        let (result, degenerate) = if let Some(hidden) = supplied {
+            // The system supplies the hidden constraints: the replaced
+            // equations, checked once per `h`, with kept factors.
+            let next_start = match orientation {
+                Orientation::Forward => t_lo + h,
+                Orientation::Reversed => t_lo - h,
+            };
+            if hidden.needs_drive() {
+                drive_offset(
+                    system,
+                    next_start,
+                    h,
+                    &mut data.drive_next,
+                    &mut data.drive_scratch,
+                );
+            }
+            if *kept_h != Some(h.to_bits()) {
+                eq.full(
+                    &work.x,
+                    &mut work.ws.r,
+                    Some(&mut work.ws.jac),
+                    &mut work.bufs,
+                )
+                .map_err(geo)?;
+                hidden.verify(&work.ws.jac, n, k, t)?;
+                work.ws.clear_factors();
+                *kept_h = Some(h.to_bits());
+            }
+            let (bufs, gradient, drive_next) =
+                (&mut work.bufs, &mut data.gradient, &data.drive_next);
             let scale0 = eq
                 .full::<LS::Jacobian>(&work.x, &mut work.ws.r, None, bufs)
                 .map_err(geo)?;
+            let current = hidden.current(&work.ws.r, n) / scale0;
+            if current > 1e3 * params.tolerance {
+                return Err(StepError::Inconsistent {
+                    step: k,
+                    t,
+                    residual: current,
+                });
+            }
+            hidden
+                .replace::<_, LS::Jacobian>(
+                    &eq,
+                    &work.x,
+                    next_start,
+                    drive_next,
+                    &mut work.ws.r,
+                    None,
+                    gradient,
+                )
+                .map_err(geo)?;
             let mut eval =
                 |x: &DVector<f64>, r: &mut DVector<f64>, j: Option<&mut LS::Jacobian>| {
-                    eq.full(x, r, j, bufs)
+                    let scale = match j {
+                        Some(j) => {
+                            let scale = eq.full(x, r, Some(&mut *j), bufs)?;
+                            hidden.replace(&eq, x, next_start, drive_next, r, Some(j), gradient)?;
+                            scale
+                        }
+                        None => {
+                            let scale = eq.full::<LS::Jacobian>(x, r, None, bufs)?;
+                            hidden.replace::<_, LS::Jacobian>(
+                                &eq, x, next_start, drive_next, r, None, gradient,
+                            )?;
+                            scale
+                        }
+                    };
+                    Ok(scale)
                 };
+            let kept = work.ws.has_factors();
+            work.x_start.copy_from(&work.x);
             let result = match work
                 .ws
                 .solve_simplified(&mut work.x, params, scale0, &mut eval)
             {
-                Err(_) => {
+                Err(_) if kept => {
                     work.x.copy_from(&work.x_start);
                     work.ws.clear_factors();
                     work.ws
@@ -742,41 +836,72 @@ where
                 }
                 r => r,
             };
-            (result, false)
+            (result, true)
         } else {
-            // First evaluation decides regular vs degenerate.
-            let scale0 = eq
-                .full(
-                    &work.x,
-                    &mut work.ws.r,
-                    Some(&mut work.ws.jac),
-                    &mut work.bufs,
-                )
-                .map_err(geo)?;
-            let hidden_still_valid = degenerate::hidden_still_valid(work);
-            let degenerate = hidden_still_valid || work.ws.factor(params).is_err();
-
-            let result = if !degenerate {
-                work.hidden = None;
+            // Sparse storage, the same `h` as the solve whose factors are held:
+            // simplified Newton from those factors, residual-only evaluations
+            // while they contract (no Jacobian and no factorization for a
+            // linear system); a fresh solve should they fail.
+            let simplified =
+                layout.is_some() && *kept_h == Some(h.to_bits()) && work.ws.has_factors();
+            if simplified {
                 let bufs = &mut work.bufs;
-                // `factor` left the LU factors of this Jacobian in the solver.
-                work.ws
-                    .solve_lazy(&mut work.x, params, Some(scale0), true, |x, r, j| {
+                work.x_start.copy_from(&work.x);
+                let scale0 = eq
+                    .full::<LS::Jacobian>(&work.x, &mut work.ws.r, None, bufs)
+                    .map_err(geo)?;
+                let mut eval =
+                    |x: &DVector<f64>, r: &mut DVector<f64>, j: Option<&mut LS::Jacobian>| {
                         eq.full(x, r, j, bufs)
-                    })
-            } else if system.time_dependent() {
-                // The next step's hidden constraints would need `L_d` over the
-                // next interval as well.
-                return Err(StepError::Unsupported(format!(
-                    "step {k} at t = {t}: the step Jacobian is singular (a degenerate Lagrangian) \
-                     and the Lagrangian depends on time; degenerate steps of time-dependent \
-                     systems are not supported yet"
-                )));
+                    };
+                let result = match work
+                    .ws
+                    .solve_simplified(&mut work.x, params, scale0, &mut eval)
+                {
+                    Err(_) => {
+                        work.x.copy_from(&work.x_start);
+                        work.ws.clear_factors();
+                        work.ws
+                            .solve_lazy(&mut work.x, params, None, false, &mut eval)
+                    }
+                    r => r,
+                };
+                (result, false)
             } else {
-                degenerate::solve(work, &eq, params, scale0, hidden_still_valid, k, t)?
-            };
-            *kept_h = (layout.is_some() && !degenerate).then_some(h.to_bits());
-            (result, degenerate)
+                // First evaluation decides regular vs degenerate.
+                let scale0 = eq
+                    .full(
+                        &work.x,
+                        &mut work.ws.r,
+                        Some(&mut work.ws.jac),
+                        &mut work.bufs,
+                    )
+                    .map_err(geo)?;
+                let hidden_still_valid = degenerate::hidden_still_valid(work);
+                let degenerate = hidden_still_valid || work.ws.factor(params).is_err();
+
+                let result = if !degenerate {
+                    work.hidden = None;
+                    let bufs = &mut work.bufs;
+                    // `factor` left the LU factors of this Jacobian in the solver.
+                    work.ws
+                        .solve_lazy(&mut work.x, params, Some(scale0), true, |x, r, j| {
+                            eq.full(x, r, j, bufs)
+                        })
+                } else if system.time_dependent() {
+                    // The next step's hidden constraints would need `L_d` over the
+                    // next interval as well.
+                    return Err(StepError::Unsupported(format!(
+                        "step {k} at t = {t}: the step Jacobian is singular (a degenerate Lagrangian) \
+                         and the Lagrangian depends on time; degenerate steps of time-dependent \
+                         systems are not supported yet"
+                    )));
+                } else {
+                    degenerate::solve(work, &eq, params, scale0, hidden_still_valid, k, t)?
+                };
+                *kept_h = (layout.is_some() && !degenerate).then_some(h.to_bits());
+                (result, degenerate)
+            }
         };
         let info = result.map_err(|f| StepError::from_newton(f, k, t, params.tolerance))?;
         let d: DVector<f64> = work.x.rows(0, n).into_owned();

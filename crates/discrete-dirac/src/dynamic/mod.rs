@@ -22,6 +22,7 @@ mod hamiltonian;
 mod hamiltonian_tangent;
 mod lagrange_dirac;
 mod sparse_step;
+mod supplied;
 mod tangent;
 
 pub use composition::DynComposed;

@@ -913,6 +913,105 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         });
         Ok((value, gradient))
     }
+
+    /// Term `e`'s part of the next step's hidden constraint
+    /// (docs/theory.md §3.9): `yᵀ (D2 L_e(a, b) + D1 L_e⁺(b, c))` at
+    /// `b = a + d` and the next point extrapolated by the same increment,
+    /// `c = b + d`, where `L_e⁺` is the term over the next step's interval
+    /// (starting at `next_start`), and its gradient in `d`,
+    /// `yᵀ (D22 L_e(a, b) + D11 L_e⁺(b, c) + 2 D12 L_e⁺(b, c))`, written
+    /// into `gradient` on the term's stencil. `a`, `d` are the whole
+    /// configuration; `y` and `gradient` are on the stencil (in its order).
+    /// One hyper-dual evaluation of the term per block of its stencil: the
+    /// cost is that of the terms the hidden constraint meets, not of `L`.
+    ///
+    /// # Errors
+    /// When the system declares no terms, `e` is not one, or a length does
+    /// not match.
+    #[allow(clippy::too_many_arguments)]
+    pub fn next_hidden_term(
+        &self,
+        e: usize,
+        next_start: f64,
+        a: &[f64],
+        d: &[f64],
+        y: &[f64],
+        h: f64,
+        gradient: &mut [f64],
+    ) -> Result<f64, GeometryError> {
+        self.check("a", a.len())?;
+        self.check("d", d.len())?;
+        let terms = self
+            .system
+            .lagrangian_terms()
+            .ok_or(GeometryError::BadStencil {
+                term: e,
+                reason: "the system declares no Lagrangian terms".to_owned(),
+            })?;
+        if e >= terms.len() {
+            return Err(GeometryError::BadStencil {
+                term: e,
+                reason: format!("the system declares {} terms", terms.len()),
+            });
+        }
+        let s = terms.stencil(e);
+        let k = s.len();
+        for (what, len) in [("y", y.len()), ("gradient", gradient.len())] {
+            if len != k {
+                return Err(GeometryError::DimensionMismatch {
+                    what,
+                    expected: k,
+                    got: len,
+                });
+            }
+        }
+        if k == 0 {
+            return Ok(0.0);
+        }
+        let term = Term {
+            system: self.system,
+            e,
+            k,
+        };
+        let now = self.term(&term);
+        let next = DynDiscreteLagrangian {
+            start: next_start,
+            ..now
+        };
+        let gather = |x: &dyn Fn(usize) -> f64| Scratch::<f64, 8>::from_fn(k, |i| x(s[i]));
+        let ds = gather(&|i| d[i]);
+        let bs = gather(&|i| a[i] + d[i]);
+        let cs = Scratch::<f64, 8>::from_fn(k, |i| bs[i] + ds[i]);
+        let as_ = gather(&|i| a[i]);
+        let mut value = 0.0;
+        with_width!(k, W => {
+            type Hd = HyperDualSVec64<1, W>;
+            let hd = Hd::constant(h);
+            let x: Scratch<Hd, W> = constants(&as_);
+            for blk in blocks::<W>(k) {
+                // b moves along y (ε1) and along the block (ε2); c = b + d
+                // moves twice as far along the block, and not along y.
+                let mut b = seed_second::<1, W>(&bs, blk);
+                for (bi, yi) in b.iter_mut().zip(y) {
+                    if let Some(e1) = bi.eps1.0.as_mut() {
+                        e1[0] = *yi;
+                    }
+                }
+                let mut c: Scratch<Hd, W> = constants(&cs);
+                for l in 0..blk.1 {
+                    if let Some(e2) = c[blk.0 + l].eps2.0.as_mut() {
+                        e2[l] = 2.0;
+                    }
+                }
+                let total = now.value_duals::<_, W>(&x, &b, &ds, hd)
+                    + next.value_duals::<_, W>(&b, &c, &ds, hd);
+                let (e1, _, e12) = hyper_parts(&total);
+                value = e1[0];
+                gradient[blk.0..blk.0 + blk.1].copy_from_slice(&e12[0][..blk.1]);
+            }
+        });
+        Ok(value)
+    }
 }
 
 /// Systems of at most this many coordinates are differentiated as a whole

@@ -15,8 +15,8 @@
 //! is far larger. Results are bit for bit those of the system called
 //! directly: the same function runs on the same numbers.
 
-use super::{DynSystem, LagrangianParamSecond, LagrangianTerms};
-use crate::AdScalar;
+use super::{DynSystem, HiddenConstraint, LagrangianParamSecond, LagrangianTerms};
+use crate::{AdScalar, Discretization};
 use num_dual::{Dual64, DualSVec, HyperDual64, HyperDualSVec64};
 use std::any::TypeId;
 
@@ -170,6 +170,8 @@ macro_rules! erased_system_trait {
             fn erased_constraint_stencils(&self) -> Option<&LagrangianTerms>;
             /// [`DynSystem::constant_constraint_forms`].
             fn erased_constant_constraint_forms(&self) -> bool;
+            /// [`DynSystem::hidden_constraints`].
+            fn erased_hidden_constraints(&self, map: Discretization) -> &[HiddenConstraint];
             /// [`DynSystem::parameter_count`].
             fn erased_parameter_count(&self) -> usize;
             /// [`DynSystem::parameter_names`].
@@ -211,6 +213,9 @@ impl<T: DynSystem + Send + Sync> ErasedSystem for T {
     }
     fn erased_constant_constraint_forms(&self) -> bool {
         self.constant_constraint_forms()
+    }
+    fn erased_hidden_constraints(&self, map: Discretization) -> &[HiddenConstraint] {
+        self.hidden_constraints(map)
     }
     fn erased_parameter_count(&self) -> usize {
         self.parameter_count()
@@ -409,6 +414,9 @@ impl<O: ErasedSystem + ?Sized> DynSystem for Erased<'_, O> {
     }
     fn constant_constraint_forms(&self) -> bool {
         self.0.erased_constant_constraint_forms()
+    }
+    fn hidden_constraints(&self, map: Discretization) -> &[HiddenConstraint] {
+        self.0.erased_hidden_constraints(map)
     }
     fn constraint_row<S: AdScalar>(&self, r: usize, q: &[S], a: &mut [S]) {
         core_scalars!(dispatch!(S, T => ScalarHooks::<T>::erased_constraint_row(

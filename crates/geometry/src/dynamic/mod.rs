@@ -65,7 +65,7 @@ pub use second::{
 };
 pub use terms::LagrangianTerms;
 
-use crate::{AdScalar, System};
+use crate::{AdScalar, Discretization, System};
 use nalgebra::{SMatrix, SVector};
 pub(crate) use terms::Term;
 
@@ -241,6 +241,24 @@ pub trait DynSystem {
         false
     }
 
+    /// The hidden constraints of the step with `map`, when the system
+    /// knows them (docs/theory.md §3.9, §8.3): combinations `yᵀ r` of the
+    /// step equations that no unknown enters (`yᵀ J = 0` for the step
+    /// Jacobian `J` at every point), each with the equation it *replaces*.
+    /// A circuit knows them from its graph (one per loop of capacitors and
+    /// voltage sources with the forward map). A step with supplied hidden
+    /// constraints checks them on its first solve and then needs no
+    /// singular value decomposition, so it runs on sparse storage and for
+    /// time-dependent systems. They need constant constraint rows
+    /// ([`constant_constraint_forms`](Self::constant_constraint_forms)) and
+    /// declared [`lagrangian_terms`](Self::lagrangian_terms). The default,
+    /// none, is always correct (a degenerate step then finds its hidden
+    /// constraints itself, on dense storage).
+    fn hidden_constraints(&self, map: Discretization) -> &[HiddenConstraint] {
+        let _ = map;
+        &[]
+    }
+
     /// Row `r` of `A(q)` on its stencil (see
     /// [`constraint_stencils`](Self::constraint_stencils)): `q` the values
     /// of the stencil's coordinates, `a` the row's entries at them (both of
@@ -411,6 +429,9 @@ impl<T: DynSystem + ?Sized> DynSystem for &T {
     fn constant_constraint_forms(&self) -> bool {
         (**self).constant_constraint_forms()
     }
+    fn hidden_constraints(&self, map: Discretization) -> &[HiddenConstraint] {
+        (**self).hidden_constraints(map)
+    }
     #[inline(always)]
     fn constraint_row<S: AdScalar>(&self, r: usize, q: &[S], a: &mut [S]) {
         (**self).constraint_row(r, q, a)
@@ -476,6 +497,26 @@ pub fn drive_rate_dyn<Sy: DynSystem + ?Sized>(system: &Sy, t: f64) -> Vec<f64> {
     }
 }
 
+/// A hidden constraint of a degenerate step, supplied by the system
+/// ([`DynSystem::hidden_constraints`]): the left null vector
+/// `y = (y_q, y_μ)` of the step Jacobian `[[D12 L_d, −Aᵀ], [∂_b ω, 0]]`
+/// (entries `(coordinate, value)` and `(row of A, value)`; repeated
+/// indices add up), and the equation it replaces. The step keeps the
+/// other equations and solves, in place of equation `replaces`, the next
+/// step's hidden constraint `yᵀ r_{k+1} = 0`; the current step's `yᵀ r_k`
+/// is checked (docs/theory.md §3.9).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HiddenConstraint {
+    /// The equation replaced: a coordinate's momentum equation `i < n`, or
+    /// constraint row `n + r`. Its coefficient in `y` must be non-zero, and
+    /// zero in every other hidden constraint of the system.
+    pub replaces: usize,
+    /// `y_q`: coefficients of the momentum equations.
+    pub q: Vec<(usize, f64)>,
+    /// `y_μ`: coefficients of the constraint rows.
+    pub mu: Vec<(usize, f64)>,
+}
+
 /// A system frozen at time `t`: its [`lagrangian`](DynSystem::lagrangian)
 /// is `L(q, v, t)` ([`DynSystem::lagrangian_at`]), and the functions built
 /// on it (energies, Legendre maps) read the system at that time. The same
@@ -535,6 +576,9 @@ impl<Sy: DynSystem + ?Sized> DynSystem for AtTime<'_, Sy> {
     }
     fn constant_constraint_forms(&self) -> bool {
         self.system.constant_constraint_forms()
+    }
+    fn hidden_constraints(&self, map: Discretization) -> &[HiddenConstraint] {
+        self.system.hidden_constraints(map)
     }
     #[inline(always)]
     fn constraint_row<S: AdScalar>(&self, r: usize, q: &[S], a: &mut [S]) {
