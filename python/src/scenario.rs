@@ -391,7 +391,7 @@ impl PyScenario {
     }
 
     /// Whether the scenario is a circuit (a netlist or ``lc-ladder``): it
-    /// runs on the sparse stepper.
+    /// runs on the run-time core, as a system of branch charges.
     #[getter]
     fn is_circuit(&self) -> bool {
         self.inner.circuit.is_some()

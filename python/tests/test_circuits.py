@@ -26,7 +26,7 @@ def test_netlist_runs_like_the_built_in_lc():
     assert net.coordinates == ["q_L1", "q_C1", "q_C2", "q_C3"]
     a = lc.run(steps=200, every=50)
     b = net.run(steps=200, every=50)
-    assert b.summary["method"]["core"] == "sparse"
+    assert b.summary["method"]["core"] == "run-time"
     np.testing.assert_allclose(b.q, a.q, rtol=0, atol=1e-11 * np.abs(a.q).max())
     assert b.summary["energy"]["initial"] == pytest.approx(37.5, abs=1e-12)
     assert b.summary["constraint_residual_max"] <= 1e-14

@@ -1,10 +1,12 @@
 //! LC-ladder scaling (the protocol of the published RC-ladder scaling
 //! benchmarks: set-up and solve timed separately).
 //!
-//! * `ladder_setup/{cells}` — netlist analysis, element system, Jacobian
-//!   pattern and its column ordering (once per circuit);
-//! * `ladder_step/{cells}` — one warm (+) step (forward map) on the ladder,
-//!   after the first step has factored the Jacobian (kept factors,
+//! * `ladder_setup/{cells}` — netlist analysis, the circuit's `DynSystem`,
+//!   the Jacobian pattern and its column ordering (once per circuit);
+//! * `ladder_step/{cells}` — one warm (+) step (forward map) on the ladder
+//!   with its discrete energy, as a run takes it (`dyn_advance` on the
+//!   run-time core's Lagrange–Dirac stepper, sparse storage from 10 cells
+//!   on), after the first step has factored the Jacobian (kept factors,
 //!   simplified Newton).
 //!
 //! Afterwards a plain timing of 200 steps per size prints steps/s, the
@@ -17,17 +19,24 @@
 
 #![allow(missing_docs)]
 
-mod common;
-
-use common::ladder;
-
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use diracvi_circuit::Circuit;
 use diracvi_circuit::netlist::Netlist;
 use diracvi_discrete_dirac::Direction;
+use diracvi_discrete_dirac::dynamic::dyn_advance;
 use diracvi_geometry::Discretization;
+use std::f64::consts::PI;
 use std::hint::black_box;
 use std::time::Instant;
+
+/// The LC ladder of `cells` cells (unit elements) started in its first
+/// mode: capacitor voltages `sin(jπ/(cells + 1))`.
+fn ladder(cells: usize) -> Netlist {
+    let v0: Vec<f64> = (1..=cells)
+        .map(|j| (j as f64 * PI / (cells as f64 + 1.0)).sin())
+        .collect();
+    Netlist::ladder(cells, 1.0, 1.0, &v0)
+}
 
 const SIZES: [usize; 4] = [10, 100, 1_000, 10_000];
 const H: f64 = 0.1;
@@ -36,7 +45,6 @@ fn setup(net: &Netlist) -> diracvi_circuit::CircuitStepper {
     Circuit::new(net.clone())
         .unwrap()
         .stepper(Discretization::Forward, Direction::Forward)
-        .unwrap()
 }
 
 fn bench(c: &mut Criterion) {
@@ -51,16 +59,12 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("ladder_step");
     for cells in SIZES {
         let circuit = Circuit::new(ladder(cells)).unwrap();
-        let mut stepper = circuit
-            .stepper(Discretization::Forward, Direction::Forward)
-            .unwrap();
+        let mut stepper = circuit.stepper(Discretization::Forward, Direction::Forward);
         let mut state = circuit.initial_state();
-        let mut next = state.clone();
         let mut k = 0;
         group.bench_function(BenchmarkId::from_parameter(cells), |b| {
             b.iter(|| {
-                stepper.step_into(k, &state, H, &mut next).unwrap();
-                std::mem::swap(&mut state, &mut next);
+                state = dyn_advance(&mut stepper, k, &state, H).unwrap().to;
                 k += 1;
             })
         });
@@ -81,18 +85,13 @@ fn scaling() {
         for _ in 0..3 {
             let t0 = Instant::now();
             let circuit = Circuit::new(net.clone()).unwrap();
-            let mut stepper = circuit
-                .stepper(Discretization::Forward, Direction::Forward)
-                .unwrap();
+            let mut stepper = circuit.stepper(Discretization::Forward, Direction::Forward);
             best_setup = best_setup.min(t0.elapsed().as_secs_f64());
             let mut state = circuit.initial_state();
-            let mut next = state.clone();
-            stepper.step_into(0, &state, H, &mut next).unwrap();
-            std::mem::swap(&mut state, &mut next);
+            state = dyn_advance(&mut stepper, 0, &state, H).unwrap().to;
             let t1 = Instant::now();
             for k in 1..=steps {
-                stepper.step_into(k, &state, H, &mut next).unwrap();
-                std::mem::swap(&mut state, &mut next);
+                state = dyn_advance(&mut stepper, k, &state, H).unwrap().to;
             }
             best_step = best_step.min(t1.elapsed().as_secs_f64() / steps as f64);
             black_box(&state);

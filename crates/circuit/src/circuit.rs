@@ -1,14 +1,13 @@
 //! A netlist analysed into branch coordinates, Kirchhoff rows and the
 //! loops of capacitors and voltage sources, and its runs.
 
-use crate::element::{CircuitElement, CircuitStepper, SourceCharge};
+use crate::element::{CircuitElement, CircuitStepper};
 use crate::error::CircuitError;
-use crate::netlist::{self, Kind, NetElement, Netlist, Value, is_ground};
-use diracvi_discrete_dirac::Direction;
-use diracvi_discrete_dirac::sparse::{
-    DynState, ElementSystem, HiddenConstraint, SparseLagrangeDirac,
-};
-use diracvi_geometry::Discretization;
+use crate::netlist::{self, Kind, NetElement, Netlist, Value, Waveform, is_ground};
+use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, dyn_advance};
+use diracvi_discrete_dirac::{Direction, DynState};
+use diracvi_geometry::dynamic::HiddenConstraint;
+use diracvi_geometry::{ConstraintDiscretization, Discretization};
 use nalgebra::DVector;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -24,7 +23,7 @@ pub struct Circuit {
     nodes: Vec<String>,
     /// KCL rows.
     rows: Vec<Vec<(usize, f64)>>,
-    drives: Vec<(usize, f64, SourceCharge)>,
+    drives: Vec<(usize, f64, Waveform)>,
     /// Capacitor/voltage-source loops as signed coordinates, with the
     /// chord's coordinate.
     loops: Vec<(usize, Vec<(usize, f64)>)>,
@@ -114,10 +113,10 @@ impl Circuit {
                     unreachable!("sources carry waveforms")
                 };
                 if a != 0 {
-                    drives.push((a - 1, -1.0, SourceCharge(w)));
+                    drives.push((a - 1, -1.0, w));
                 }
                 if b != 0 {
-                    drives.push((b - 1, 1.0, SourceCharge(w)));
+                    drives.push((b - 1, 1.0, w));
                 }
                 continue;
             }
@@ -231,16 +230,14 @@ impl Circuit {
 
     /// The loops as hidden constraints of the forward map's step: each
     /// loop's signed branches, replacing its chord's equation.
-    pub(crate) fn loop_constraints(&self) -> Vec<diracvi_geometry::dynamic::HiddenConstraint> {
+    pub(crate) fn loop_constraints(&self) -> Vec<HiddenConstraint> {
         self.loops
             .iter()
-            .map(
-                |(chord, cycle)| diracvi_geometry::dynamic::HiddenConstraint {
-                    replaces: *chord,
-                    q: cycle.clone(),
-                    mu: Vec::new(),
-                },
-            )
+            .map(|(chord, cycle)| HiddenConstraint {
+                replaces: *chord,
+                q: cycle.clone(),
+                mu: Vec::new(),
+            })
             .collect()
     }
 
@@ -265,7 +262,7 @@ impl Circuit {
     /// The current sources as drives of the Kirchhoff rows:
     /// `(row, coefficient, ∫ I dt)`, the row's constraint reading
     /// `A v + Σ coefficient · I(t) = 0`.
-    pub fn drives(&self) -> &[(usize, f64, SourceCharge)] {
+    pub fn drives(&self) -> &[(usize, f64, Waveform)] {
         &self.drives
     }
 
@@ -292,53 +289,20 @@ impl Circuit {
             .collect()
     }
 
-    /// The element-sum system for `discretization`: hidden constraints (the
-    /// capacitor/voltage-source loops) with the forward map, where the step
-    /// Jacobian is singular on them; none with the midpoint map, where it is
-    /// regular (docs/theory.md §8).
-    ///
-    /// # Errors
-    /// [`CircuitError::System`] (not expected for an analysed circuit).
-    pub fn system(
-        &self,
-        discretization: Discretization,
-    ) -> Result<ElementSystem<CircuitElement, SourceCharge, 1>, CircuitError> {
-        let elements = self.branch_elements();
-        let hidden = match discretization {
-            Discretization::Forward => self
-                .loops
-                .iter()
-                .map(|(chord, cycle)| HiddenConstraint {
-                    replaces: *chord,
-                    q: cycle.clone(),
-                    mu: Vec::new(),
-                })
-                .collect(),
-            Discretization::Midpoint => Vec::new(),
-        };
-        Ok(ElementSystem::new(
-            self.coords.len(),
-            elements,
-            self.rows.clone(),
-            self.drives.clone(),
-            hidden,
-        )?)
-    }
-
-    /// A stepper for the circuit: (+) forward, (−) backward in time.
-    ///
-    /// # Errors
-    /// [`CircuitError::System`].
-    pub fn stepper(
-        &self,
-        discretization: Discretization,
-        direction: Direction,
-    ) -> Result<CircuitStepper, CircuitError> {
-        Ok(SparseLagrangeDirac::new(
-            self.system(discretization)?,
+    /// A stepper for the circuit: the run-time core's (±) Lagrange–Dirac
+    /// stepper over [`dyn_system`](Self::dyn_system), (+) forward, (−)
+    /// backward in time. With the forward map a loop of capacitors and
+    /// voltage sources makes the step degenerate; its hidden constraints
+    /// come from the circuit graph (docs/theory.md §8.3). Kirchhoff's law
+    /// is linear, so the discrete constraint is `A (q_{k+1} − q_k) = 0`
+    /// whatever its name: the midpoint one is used.
+    pub fn stepper(&self, discretization: Discretization, direction: Direction) -> CircuitStepper {
+        DynLagrangeDirac::new(
+            self.dyn_system("circuit"),
             discretization,
+            ConstraintDiscretization::Midpoint,
             direction,
-        )?)
+        )
     }
 
     /// The initial state at `t = 0` from the `IC=` values: capacitor charges
@@ -358,7 +322,7 @@ impl Circuit {
     }
 
     /// Run `steps` steps of `h` forward from [`initial_state`](Self::initial_state)
-    /// with the (+) stepper, calling `observe(state)` every `every` steps
+    /// with the (+) [`stepper`](Self::stepper), calling `observe(state)` every `every` steps
     /// (`0`: never; the initial state is observed first).
     ///
     /// # Errors
@@ -372,10 +336,9 @@ impl Circuit {
         mut observe: impl FnMut(&DynState),
     ) -> Result<CircuitRun, CircuitError> {
         let setup = Instant::now();
-        let mut stepper = self.stepper(discretization, Direction::Forward)?;
+        let mut stepper = self.stepper(discretization, Direction::Forward);
         let setup_time = setup.elapsed();
         let mut state = self.initial_state();
-        let mut next = state.clone();
         if every > 0 {
             observe(&state);
         }
@@ -395,20 +358,17 @@ impl Circuit {
             final_state: state.clone(),
         };
         for k in 0..steps {
-            let info = stepper.step_into(k, &state, h, &mut next)?;
-            std::mem::swap(&mut state, &mut next);
+            let out = dyn_advance(&mut stepper, k, &state, h)?;
+            state = out.to;
             if k == 0 {
-                run.energy_initial = info.energy;
+                run.energy_initial = out.energy;
             }
-            run.energy_min = run.energy_min.min(info.energy);
-            run.energy_max = run.energy_max.max(info.energy);
-            run.energy_final = info.energy;
-            let scale = state.q.amax().max(1.0);
-            run.max_kirchhoff_residual = run
-                .max_kirchhoff_residual
-                .max(info.constraint_residual / scale);
-            run.newton_iterations += info.stats.iterations;
-            run.jacobian_evaluations += info.stats.jacobian_evaluations;
+            run.energy_min = run.energy_min.min(out.energy);
+            run.energy_max = run.energy_max.max(out.energy);
+            run.energy_final = out.energy;
+            run.max_kirchhoff_residual = run.max_kirchhoff_residual.max(out.constraint_residual);
+            run.newton_iterations += out.stats.iterations;
+            run.jacobian_evaluations += out.stats.jacobian_evaluations;
             if every > 0 && (k + 1) % every == 0 {
                 observe(&state);
             }

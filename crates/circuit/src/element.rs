@@ -1,8 +1,9 @@
-//! The branch terms of the circuit Lagrangian and the prescribed charges
-//! of current sources, as the sparse stepper's elements and drives.
+//! The branch terms of the circuit Lagrangian (one term of
+//! [`CircuitSystem`](crate::CircuitSystem) per branch).
 
+use crate::CircuitSystem;
 use crate::netlist::{EnergyLaw, Waveform};
-use diracvi_discrete_dirac::sparse::{Drive, Element, SparseLagrangeDirac};
+use diracvi_discrete_dirac::dynamic::DynLagrangeDirac;
 use diracvi_geometry::AdScalar;
 
 /// One branch term of the circuit Lagrangian.
@@ -38,36 +39,30 @@ pub enum CircuitElement {
     },
 }
 
-impl Element<1> for CircuitElement {
-    fn coordinates(&self) -> [usize; 1] {
+impl CircuitElement {
+    /// The branch coordinate.
+    pub fn coordinate(&self) -> usize {
         match self {
             CircuitElement::Inductor { coord, .. }
             | CircuitElement::Capacitor { coord, .. }
             | CircuitElement::NonlinearCapacitor { coord, .. }
-            | CircuitElement::VoltageSource { coord, .. } => [*coord],
+            | CircuitElement::VoltageSource { coord, .. } => *coord,
         }
     }
 
+    /// The term at the branch's charge `q`, current `v` and time `t`.
     #[inline]
-    fn lagrangian<S: AdScalar>(&self, q: &[S; 1], v: &[S; 1], t: f64) -> S {
+    pub fn lagrangian<S: AdScalar>(&self, q: S, v: S, t: f64) -> S {
         match self {
-            CircuitElement::Inductor { l, .. } => v[0] * v[0] * (0.5 * l),
-            CircuitElement::Capacitor { c, .. } => -(q[0] * q[0]) * (0.5 / c),
-            CircuitElement::NonlinearCapacitor { energy, .. } => -energy.energy(q[0]),
-            CircuitElement::VoltageSource { waveform, .. } => -(q[0] * waveform.value(t)),
+            CircuitElement::Inductor { l, .. } => v * v * (0.5 * l),
+            CircuitElement::Capacitor { c, .. } => -(q * q) * (0.5 / c),
+            CircuitElement::NonlinearCapacitor { energy, .. } => -energy.energy(q),
+            CircuitElement::VoltageSource { waveform, .. } => -(q * waveform.value(t)),
         }
     }
 }
 
-/// A current source's prescribed charge `∫ I dt`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SourceCharge(pub Waveform);
-
-impl Drive for SourceCharge {
-    fn displacement(&self, t: f64) -> f64 {
-        self.0.integral(t)
-    }
-}
-
-/// The sparse stepper of a circuit.
-pub type CircuitStepper = SparseLagrangeDirac<CircuitElement, SourceCharge, 1>;
+/// The (±) Lagrange–Dirac stepper of a circuit: the run-time core's, over
+/// the circuit as a [`DynSystem`](diracvi_geometry::dynamic::DynSystem)
+/// ([`Circuit::stepper`](crate::Circuit::stepper)).
+pub type CircuitStepper = DynLagrangeDirac<CircuitSystem>;

@@ -1,7 +1,6 @@
 //! What goes wrong with a netlist or a circuit run.
 
 use diracvi_discrete_dirac::StepError;
-use diracvi_discrete_dirac::sparse::SparseSystemError;
 use thiserror::Error;
 
 /// Errors of netlists and circuits.
@@ -106,9 +105,6 @@ pub enum CircuitError {
         /// The initial voltage.
         voltage: f64,
     },
-    /// The sparse system could not be built.
-    #[error("{0}")]
-    System(#[from] SparseSystemError),
     /// A step failed.
     #[error("{0}")]
     Step(#[from] StepError),

@@ -1,7 +1,8 @@
 //! Large structure-preserving circuits: a SPICE-subset netlist
 //! ([`netlist`]) becomes a degenerate Lagrangian on branch charges with
-//! Kirchhoff current constraints, run by the sparse (±) Lagrange–Dirac
-//! steppers of [`diracvi_discrete_dirac::sparse`] (docs/theory.md §8).
+//! Kirchhoff current constraints ([`CircuitSystem`]), run by the (±)
+//! Lagrange–Dirac steppers of the run-time core every model runs on
+//! (sparse storage by the circuit's structure; docs/theory.md §8, §11).
 //!
 //! * **Coordinates**: one branch charge per inductor, capacitor and voltage
 //!   source, in netlist order (current sources are not coordinates: their
@@ -15,13 +16,13 @@
 //! * **Hidden constraints** (forward discretization): one per independent
 //!   loop of capacitors and voltage sources, found from the circuit graph
 //!   (fundamental cycles of a spanning forest); the loop's chord replaces
-//!   its row. No dense SVD.
-//! * **On the run-time core** ([`Circuit::dyn_system`], [`CircuitSystem`]):
-//!   a circuit without current sources is a
-//!   [`DynSystem`](diracvi_geometry::dynamic::DynSystem) like every model
-//!   of any size (time-dependent when a voltage source is not DC), and
-//!   runs on the common Lagrange–Dirac stepper and its compositions
-//!   (orders 4 and 6; docs/theory.md §8.7, §8.8).
+//!   its row ([`DynSystem::hidden_constraints`](diracvi_geometry::dynamic::DynSystem::hidden_constraints)).
+//!   No dense SVD.
+//! * **One core** ([`Circuit::dyn_system`], [`CircuitSystem`]): a circuit
+//!   is a [`DynSystem`](diracvi_geometry::dynamic::DynSystem) like every
+//!   model of any size (time-dependent when a source is not DC), and runs
+//!   on the common Lagrange–Dirac stepper ([`Circuit::stepper`]) and its
+//!   compositions (orders 4 and 6; docs/theory.md §8.7, §8.8).
 //! * **Errors** ([`CircuitError`]): malformed lines (line numbers), bad
 //!   `ENERGY={…}` expressions (line and column), floating nodes, loops of
 //!   voltage sources only, cut-sets of current sources only, initial
@@ -46,6 +47,6 @@ pub mod netlist;
 mod system;
 
 pub use circuit::{Circuit, CircuitRun};
-pub use element::{CircuitElement, CircuitStepper, SourceCharge};
+pub use element::{CircuitElement, CircuitStepper};
 pub use error::CircuitError;
 pub use system::CircuitSystem;

@@ -13,7 +13,6 @@
 use crate::circuit::Circuit;
 use crate::element::CircuitElement;
 use crate::netlist::{Kind, Value, Waveform};
-use diracvi_discrete_dirac::sparse::Element;
 use diracvi_geometry::dynamic::{DynSystem, HiddenConstraint, LagrangianTerms};
 use diracvi_geometry::{AdScalar, Discretization};
 
@@ -62,11 +61,7 @@ impl Circuit {
     /// The circuit as a [`DynSystem`] named `name` (see [`CircuitSystem`]).
     ///
     pub fn dyn_system(&self, name: &str) -> CircuitSystem {
-        let drives: Vec<(usize, f64, Waveform)> = self
-            .drives()
-            .iter()
-            .map(|(row, coefficient, charge)| (*row, *coefficient, charge.0))
-            .collect();
+        let drives = self.drives().to_vec();
         let time_dependent = !drives.is_empty()
             || self.netlist().elements.iter().any(|e| {
                 e.kind == Kind::VoltageSource && !matches!(e.value, Value::Source(Waveform::Dc(_)))
@@ -154,7 +149,7 @@ impl DynSystem for CircuitSystem {
             .iter()
             .enumerate()
             .fold(S::from(0.0), |acc, (i, e)| {
-                acc + e.lagrangian(&[q[i]], &[v[i]], t)
+                acc + e.lagrangian(q[i], v[i], t)
             })
     }
 
@@ -209,6 +204,6 @@ impl DynSystem for CircuitSystem {
 
     #[inline]
     fn lagrangian_term_at<S: AdScalar>(&self, e: usize, q: &[S], v: &[S], t: f64) -> S {
-        self.elements[e].lagrangian(&[q[0]], &[v[0]], t)
+        self.elements[e].lagrangian(q[0], v[0], t)
     }
 }

@@ -4,12 +4,14 @@
 //! typed errors of bad netlists.
 
 use diracvi_circuit::netlist::{self, Netlist};
-use diracvi_circuit::{Circuit, CircuitError};
-use diracvi_discrete_dirac::sparse::DynState;
+use diracvi_circuit::{Circuit, CircuitError, CircuitSystem};
+use diracvi_discrete_dirac::DynState;
+use diracvi_discrete_dirac::dynamic::dyn_advance;
 use diracvi_discrete_dirac::{
     Direction, LagrangeDirac, RunOptions, StepError, Structure, integrate,
 };
-use diracvi_geometry::{ConstraintDiscretization, Discretization};
+use diracvi_geometry::dynamic::DynSystem;
+use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization};
 use diracvi_models::{Lc, LcParams, Model};
 use std::f64::consts::PI;
 
@@ -86,106 +88,174 @@ fn inconsistent_capacitor_loop_is_reported() {
 fn backward_retraces_forward() {
     let circuit = Circuit::parse(DDM).unwrap();
     let h = 2.0 * PI / 40.0;
-    let mut plus = circuit
-        .stepper(Discretization::Forward, Direction::Forward)
-        .unwrap();
-    let mut minus = circuit
-        .stepper(Discretization::Forward, Direction::Backward)
-        .unwrap();
+    let mut plus = circuit.stepper(Discretization::Forward, Direction::Forward);
+    let mut minus = circuit.stepper(Discretization::Forward, Direction::Backward);
     let start = circuit.initial_state();
     let mut s = start.clone();
-    let mut next = s.clone();
     for k in 0..40 {
-        plus.step_into(k, &s, h, &mut next).unwrap();
-        std::mem::swap(&mut s, &mut next);
+        s = plus.step(k, &s, h).unwrap().0;
     }
     for k in 0..40 {
-        minus.step_into(k, &s, h, &mut next).unwrap();
-        std::mem::swap(&mut s, &mut next);
+        s = minus.step(k, &s, h).unwrap().0;
     }
     assert!(s.t.abs() < 1e-12);
     assert!((&s.q - &start.q).amax() <= 1e-12, "{}", s.q);
     assert!((&s.p - &start.p).amax() <= 1e-12, "{}", s.p);
 }
 
-/// The common run-time Lagrange–Dirac stepper of every model
-/// (`DynLagrangeDirac` over the circuit as a `DynSystem`: its sparse LU over
-/// the branch terms' pattern, or the dense LU) follows the sparse circuit
-/// stepper: a 12-cell ladder (n + m = 37, the sparse LU), the [DDM]
-/// circuit (n + m = 6, the dense LU), a 12-cell ladder with two capacitors
-/// in each shunt (12 loops, the sparse LU) and a sine source across a
-/// capacitor (a time-dependent loop) — with the forward map the steps of
-/// the last three are degenerate, and both steppers take their hidden
-/// constraints from the circuit graph ([`DynSystem::hidden_constraints`](diracvi_geometry::dynamic::DynSystem::hidden_constraints)) —, two meshes driven by a delayed sine
-/// voltage (a time-dependent `L`: both evaluate it at the time of the
-/// discretization point) and two meshes pumped by a current source (its
-/// charge drives a Kirchhoff row), both maps, (+) and (−), 200 steps. The two
-/// solve the same equations with different Newton iterations (simplified
-/// Newton with kept sparse factors, lazy Newton) and sum the same terms in
-/// different orders, so they agree to Newton's tolerance, relative to
-/// `max(1, |q|, |p|)`: measured at most 3.7e-13 (the [DDM] circuit with
-/// the midpoint map: a slow phase drift of the tolerance-level differences
-/// over 200 steps).
+/// A circuit's hidden constraints supplied by the circuit graph
+/// ([`DynSystem::hidden_constraints`]: one per loop of capacitors and
+/// voltage sources, no SVD) give the steps the hidden constraints found by
+/// the SVD of the dense step Jacobian (docs/theory.md §3.9, §8.2): the
+/// [DDM] circuit (dense storage on both sides) and a 12-cell ladder with
+/// two capacitors in each shunt (12 loops, sparse storage on the supplied
+/// side), forward map, (+) and (−), 200 steps. The two solve for the same
+/// solution with different equations (a row replaced, or the range rows
+/// of the SVD) and Newton iterations, so they agree to Newton's
+/// tolerance, relative to `max(1, |q|, |p|)`.
 #[test]
-fn the_run_time_core_follows_the_sparse_stepper() {
+fn supplied_hidden_constraints_follow_the_svd_path() {
+    use diracvi_discrete_dirac::StructuredLu;
     use diracvi_discrete_dirac::dynamic::DynLagrangeDirac;
-    let shape: Vec<f64> = (1..=12).map(|j| (j as f64 * PI / 13.0).sin()).collect();
-    let ladder = Circuit::new(Netlist::ladder(12, 1.5, 0.5, &shape)).unwrap();
     let ddm = Circuit::parse(DDM).unwrap();
-    let mut worst: f64 = 0.0;
-    let driven = Circuit::parse(DRIVEN).unwrap();
-    let pumped = Circuit::parse(PUMPED).unwrap();
     let looped = Circuit::parse(&looped_ladder(12)).unwrap();
     assert_eq!(looped.loop_count(), 12);
-    let driven_loop = Circuit::parse(DRIVEN_LOOP).unwrap();
-    assert_eq!(driven_loop.loop_count(), 1);
-    for (circuit, h) in [
-        (&ladder, 0.1),
-        (&ddm, 2.0 * PI / 40.0),
-        (&driven, 0.1),
-        (&pumped, 0.1),
-        (&looped, 0.1),
-        (&driven_loop, 0.1),
-    ] {
+    let mut worst: f64 = 0.0;
+    for (circuit, h) in [(&ddm, 2.0 * PI / 40.0), (&looped, 0.1)] {
         let system = circuit.dyn_system("test");
-        for map in [Discretization::Forward, Discretization::Midpoint] {
-            for direction in [Direction::Forward, Direction::Backward] {
-                let mut sparse = circuit.stepper(map, direction).unwrap();
-                let mut common = DynLagrangeDirac::new(
-                    system.clone(),
-                    map,
-                    ConstraintDiscretization::Midpoint,
-                    direction,
-                );
-                if circuit.coordinates() > 30 {
-                    assert_eq!(common.jacobian_structure(), Structure::Sparse);
-                }
-                let mut a = circuit.initial_state();
-                let mut b = a.clone();
-                let mut next = a.clone();
-                for k in 0..200 {
-                    sparse.step_into(k, &a, h, &mut next).unwrap();
-                    std::mem::swap(&mut a, &mut next);
-                    let (next_b, stats) = common.step(k, &b, h).unwrap();
-                    b = next_b;
-                    // With the forward map a loop makes the step degenerate.
-                    assert_eq!(
-                        stats.degenerate,
-                        map == Discretization::Forward && circuit.loop_count() > 0
-                    );
-                    let scale = a.q.amax().max(a.p.amax()).max(1.0);
-                    worst = worst.max((&a.q - &b.q).amax() / scale);
-                    worst = worst.max((&a.p - &b.p).amax() / scale);
-                    assert!((a.t - b.t).abs() <= 1e-12, "{map:?} {direction:?}");
-                }
+        let size = system.coordinate_count() + system.constraint_count();
+        for direction in [Direction::Forward, Direction::Backward] {
+            let mut supplied = circuit.stepper(Discretization::Forward, direction);
+            if circuit.coordinates() > 30 {
+                assert_eq!(supplied.jacobian_structure(), Structure::Sparse);
+            }
+            let mut svd = DynLagrangeDirac::with_linear_solver(
+                Unsupplied(system.clone()),
+                Discretization::Forward,
+                ConstraintDiscretization::Midpoint,
+                direction,
+                StructuredLu::dense(size),
+            )
+            .unwrap();
+            let mut a = circuit.initial_state();
+            let mut b = a.clone();
+            for k in 0..200 {
+                let (next, stats) = supplied.step(k, &a, h).unwrap();
+                assert!(stats.degenerate);
+                a = next;
+                b = svd.step(k, &b, h).unwrap().0;
+                let scale = a.q.amax().max(a.p.amax()).max(1.0);
+                worst = worst.max((&a.q - &b.q).amax() / scale);
+                worst = worst.max((&a.p - &b.p).amax() / scale);
             }
         }
     }
-    assert!(worst <= 1e-12, "run-time core vs sparse stepper: {worst:e}");
-    use diracvi_geometry::dynamic::DynSystem;
-    assert!(driven.dyn_system("driven").time_dependent());
-    assert!(pumped.dyn_system("pumped").time_dependent());
-    assert!(!ladder.dyn_system("ladder").time_dependent());
+    assert!(
+        worst <= 1e-12,
+        "supplied vs SVD hidden constraints: {worst:e}"
+    );
+}
+
+/// A circuit without its hidden constraints: the step finds them by the
+/// SVD of its dense Jacobian.
+#[derive(Debug, Clone)]
+struct Unsupplied(CircuitSystem);
+
+impl DynSystem for Unsupplied {
+    fn coordinate_count(&self) -> usize {
+        self.0.coordinate_count()
+    }
+    fn constraint_count(&self) -> usize {
+        self.0.constraint_count()
+    }
+    fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
+        self.0.lagrangian(q, v)
+    }
+    fn constraint_forms<S: AdScalar>(&self, q: &[S], a: &mut [S]) {
+        self.0.constraint_forms(q, a)
+    }
+}
+
+/// A sine voltage across a capacitor (a loop of a voltage source and a
+/// capacitor: with the forward map the hidden constraint
+/// `q_C1 = 0.5 E(t)` depends on time) feeding a tank, on the stepper of
+/// the runs: the hidden constraint holds at every step to round-off; the
+/// forward map converges at first order to the midpoint map's fine-step
+/// solution (a regular step: no hidden constraints); (−) retraces (+)
+/// (the momenta up to the constraint reaction); initial charges off the hidden constraint are refused at the first
+/// step.
+#[test]
+fn a_driven_capacitor_loop_keeps_its_hidden_constraint() {
+    let circuit = Circuit::parse(DRIVEN_LOOP).unwrap();
+    assert_eq!(circuit.loop_count(), 1);
+    let e = |t: f64| {
+        if t < 0.5 {
+            0.2
+        } else {
+            0.2 + (2.0 * PI * 0.3 * (t - 0.5)).sin()
+        }
+    };
+    let t_end = 4.0;
+    let run = |map, h: f64| {
+        let mut stepper = circuit.stepper(map, Direction::Forward);
+        let mut s = circuit.initial_state();
+        let steps = (t_end / h).round() as usize;
+        let mut worst: f64 = 0.0;
+        for k in 0..steps {
+            let (next, stats) = stepper.step(k, &s, h).unwrap();
+            assert_eq!(stats.degenerate, map == Discretization::Forward);
+            s = next;
+            if map == Discretization::Forward {
+                worst = worst.max((s.q[1] - 0.5 * e(s.t)).abs());
+            }
+        }
+        (s, worst)
+    };
+    let (reference, _) = run(Discretization::Midpoint, 1e-3);
+    let mut errors = Vec::new();
+    for h in [0.02, 0.01] {
+        let (s, worst) = run(Discretization::Forward, h);
+        assert!(worst <= 1e-14, "hidden constraint at h = {h}: {worst:e}");
+        errors.push((&s.q - &reference.q).amax());
+    }
+    let ratio = errors[0] / errors[1];
+    assert!((1.8..2.2).contains(&ratio), "{errors:?}: ratio {ratio}");
+    // (−) retraces (+).
+    let mut plus = circuit.stepper(Discretization::Forward, Direction::Forward);
+    let mut minus = circuit.stepper(Discretization::Forward, Direction::Backward);
+    let start = circuit.initial_state();
+    let mut s = start.clone();
+    for k in 0..100 {
+        s = plus.step(k, &s, 0.05).unwrap().0;
+    }
+    for k in 0..100 {
+        s = minus.step(k, &s, 0.05).unwrap().0;
+    }
+    assert!(s.t.abs() <= 1e-12);
+    assert!((&s.q - &start.q).amax() <= 1e-12, "{}", s.q);
+    // The momenta come back up to the first step's constraint reaction
+    // `Aᵀ μ` (the (±) steps carry it at one end, docs/theory.md §3.8):
+    // their difference lies in the range of `Aᵀ`.
+    let system = circuit.dyn_system("loop");
+    let (n, m) = (system.coordinate_count(), system.constraint_count());
+    let mut forms = vec![0.0; m * n];
+    system.constraint_forms(&vec![0.0; n], &mut forms);
+    let a = nalgebra::DMatrix::from_row_slice(m, n, &forms);
+    let dp = &s.p - &start.p;
+    let lambda = (&a * a.transpose()).lu().solve(&(&a * &dp)).unwrap();
+    let off_range = &dp - a.transpose() * lambda;
+    assert!(dp.amax() > 1e-3, "a reaction to test: {dp}");
+    assert!(off_range.amax() <= 1e-12, "{off_range}");
+    // Initial charges off the hidden constraint are refused.
+    let off = Circuit::parse(&DRIVEN_LOOP.replace("IC=0.2", "IC=0.3")).unwrap();
+    let err = off
+        .stepper(Discretization::Forward, Direction::Forward)
+        .step(0, &off.initial_state(), 0.01)
+        .unwrap_err();
+    assert!(
+        matches!(err, StepError::Inconsistent { step: 0, .. }),
+        "{err}"
+    );
 }
 
 /// A ladder of `cells` cells whose shunt is two capacitors in parallel:
@@ -201,20 +271,11 @@ fn looped_ladder(cells: usize) -> String {
     text
 }
 
-/// A delayed sine voltage with a capacitor across it (a loop of a voltage
-/// source and a capacitor: with the forward map a time-dependent hidden
-/// constraint, `q_C1 = 0.5 E(t)`), feeding a tank.
+/// A delayed sine voltage (`E(t) = 0.2` before `t = 0.5`, then
+/// `0.2 + sin(2π 0.3 (t − 0.5))`) with a capacitor across it, feeding a
+/// tank.
 const DRIVEN_LOOP: &str =
     "V1 1 0 SIN(0.2 1 0.3 0.5)\nC1 1 0 0.5 IC=0.2\nL1 1 2 1 IC=0.3\nC2 2 0 1\n";
-
-/// A current source (`I(t) = 0.1 + sin(2π 0.4 (t − 0.3))` after a delay)
-/// pumping two meshes: its charge drives a Kirchhoff row.
-const PUMPED: &str = "I1 0 1 SIN(0.1 1 0.4 0.3)\nL1 1 0 1 IC=0.2\nC1 1 2 0.5\nL2 2 0 2\n";
-
-/// Two meshes driven by a delayed sine (`E(t) = 0.2` before `t = 0.5`,
-/// then `0.2 + sin(2π 0.3 (t − 0.5))`): the time of the discretization
-/// point is tested where the waveform's slope jumps.
-const DRIVEN: &str = "V1 3 0 SIN(0.2 1 0.3 0.5)\nL3 3 1 1 IC=0.3\nL1 1 0 1 IC=1\nC1 1 2 0.5\nL2 2 0 2\nC2 2 0 1 IC=0.5\n";
 
 /// The run-time stepper stores a circuit's step Jacobian by its structure
 /// (docs/theory.md §11.4): a 30-cell ladder (n + m = 91) declares its
@@ -694,14 +755,12 @@ fn nonlinear_capacitor_tank_period_and_energy() {
     // Long run: bounded discrete energy, no fitted drift.
     let h = exact / 40.0;
     let mut energies = Vec::new();
-    let mut stepper = circuit
-        .stepper(Discretization::Midpoint, Direction::Forward)
-        .unwrap();
+    let mut stepper = circuit.stepper(Discretization::Midpoint, Direction::Forward);
     let mut s = circuit.initial_state();
-    let mut next = s.clone();
     for k in 0..10_000 {
-        energies.push(stepper.step_into(k, &s, h, &mut next).unwrap().energy);
-        std::mem::swap(&mut s, &mut next);
+        let out = dyn_advance(&mut stepper, k, &s, h).unwrap();
+        energies.push(out.energy);
+        s = out.to;
     }
     let e0 = 0.5 * q0 * q0 / c + beta * q0.powi(4) / 4.0;
     let (lo, hi) = energies

@@ -1,7 +1,7 @@
 //! `diracvi run --netlist FILE.cir`: a SPICE-subset netlist as a scenario
 //! ([`Scenario::from_netlist_file`]), then the same run as every model
-//! (`diracvi-run`: the sparse Lagrange–Dirac stepper, the usual outputs and
-//! summary). `lc-ladder` needs nothing here: it is a scenario by name.
+//! (`diracvi-run`: the run-time core's Lagrange–Dirac stepper, the usual
+//! outputs and summary). `lc-ladder` needs nothing here: it is a scenario by name.
 
 use crate::args::RunArgs;
 use anyhow::{Result, anyhow, bail};

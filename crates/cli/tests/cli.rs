@@ -130,10 +130,10 @@ fn netlists_and_lc_ladder() {
     ]))
     .unwrap();
     // The common summary (docs/summary.schema.json): branch charges as
-    // coordinates, the sparse core, Kirchhoff residual as the constraint one.
+    // coordinates, the run-time core, Kirchhoff residual as the constraint one.
     assert_eq!(json["coordinates"].as_array().unwrap().len(), 4);
     assert_eq!(json["model"], "ddm-lc");
-    assert_eq!(json["method"]["core"], "sparse");
+    assert_eq!(json["method"]["core"], "run-time");
     assert!(json["constraint_residual_max"].as_f64().unwrap() <= 1e-14);
     assert!((json["energy"]["initial"].as_f64().unwrap() - 37.5).abs() <= 1e-12);
     let json: Value = serde_json::from_str(&ok(&[

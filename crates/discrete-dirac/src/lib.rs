@@ -70,7 +70,6 @@ pub mod hamiltonian;
 pub mod lagrange_dirac;
 pub mod linear;
 pub mod newton;
-pub mod sparse;
 pub mod sparse_lu;
 mod state;
 pub mod structured_lu;
@@ -84,9 +83,10 @@ pub use hamiltonian::{DiscreteHamiltonian, NonholonomicHamiltonian, SymplecticEu
 pub use lagrange_dirac::{LagrangeDirac, OrientedStep};
 pub use linear::{DenseLu, LinearSolver};
 pub use newton::{Newton, NewtonInfo, NewtonParams, StepStats};
-pub use sparse::{DynState, ElementSystem, SparseLagrangeDirac};
 pub use sparse_lu::{SparseJacobian, SparseLu, SparsePattern};
-pub use state::{Direction, State, momentum_unit, state_from_pair, state_from_velocity, vci_pair};
+pub use state::{
+    Direction, DynState, State, momentum_unit, state_from_pair, state_from_velocity, vci_pair,
+};
 pub(crate) use state::{PositionCarry, pack, unpack, validate_step};
 pub use structured_lu::{Structure, StructuredLu};
 pub use substep::{SubStep, SubStepper};

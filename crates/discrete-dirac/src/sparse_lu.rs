@@ -18,8 +18,9 @@
 //!
 //! There is no rank-revealing fallback ([`LinearSolver::solve_rank_deficient`]
 //! declines): a user of the sparse solver removes singularities before it
-//! factors (the degenerate steps of [`crate::sparse`] replace the redundant
-//! rows by hidden constraints, docs/theory.md §8).
+//! factors (a degenerate step of [`crate::dynamic`] on sparse storage
+//! replaces the redundant rows by the hidden constraints its system
+//! supplies, docs/theory.md §8.2).
 
 use crate::linear::{Factorization, LinearSolver, Singular};
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};

@@ -5,8 +5,19 @@
 
 use crate::StepError;
 use diracvi_geometry::{DiscreteLagrangian, DiscretizationMap, GeometryError, Orientation, System};
-use nalgebra::SVector;
+use nalgebra::{DVector, SVector};
 use serde::{Deserialize, Serialize};
+
+/// A state of a run-time-sized system.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DynState {
+    /// Time.
+    pub t: f64,
+    /// Configuration.
+    pub q: DVector<f64>,
+    /// Momentum.
+    pub p: DVector<f64>,
+}
 
 /// A point of a discrete trajectory: time `t_k`, configuration `q_k`,
 /// momentum `p_k`.

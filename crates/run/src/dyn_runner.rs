@@ -15,13 +15,14 @@ use diracvi_discrete_dirac::dynamic::{
     DynTrajectory, dyn_state_from_velocity, integrate_dyn,
 };
 use diracvi_discrete_dirac::{DynState, RunOptions};
+use diracvi_geometry::GeometryError;
 use diracvi_geometry::dynamic::{energy_dyn, energy_scale_dyn, momentum_dyn};
 use diracvi_impact::dynamic::{
     DynContinuousElasticLaw, DynHamiltonianLaw, DynImpactEvent, DynImpactIntegrator, DynVciLaw,
 };
 use diracvi_impact::{ImpactError, OrReject};
 use diracvi_models::{DynModelVisitor, DynRunSetup, NamedDynSystem};
-use nalgebra::DMatrix;
+use nalgebra::{DMatrix, DVector};
 use std::time::{Duration, Instant};
 
 /// Describe a model of any size (see [`describe`](crate::describe)).
@@ -73,6 +74,7 @@ impl DynStart {
         plan: &RunPlan,
         model: &Mo,
         setup: &DynRunSetup,
+        momentum: Option<&DVector<f64>>,
     ) -> Result<Self, RunError> {
         if model.time_dependent() {
             let refused = |what| RunError::TimeDependentUnsupported {
@@ -95,8 +97,28 @@ impl DynStart {
                 ));
             }
         }
-        let initial = dyn_state_from_velocity(model, 0.0, &setup.q0, &setup.v0)
-            .map_err(|error| RunError::InitialState { error })?;
+        let initial = match momentum {
+            // The momentum given (a circuit: its capacitor currents are not
+            // initial data).
+            Some(p) => {
+                let error = |error| RunError::InitialState { error };
+                if p.len() != setup.q0.len() {
+                    return Err(error(GeometryError::DimensionMismatch {
+                        what: "p(0)",
+                        expected: setup.q0.len(),
+                        got: p.len(),
+                    }));
+                }
+                diracvi_geometry::ensure_finite("p(0)", p.as_slice()).map_err(error)?;
+                DynState {
+                    t: 0.0,
+                    q: setup.q0.clone(),
+                    p: p.clone(),
+                }
+            }
+            None => dyn_state_from_velocity(model, 0.0, &setup.q0, &setup.v0)
+                .map_err(|error| RunError::InitialState { error })?,
+        };
         let options = RunOptions::new(plan.steps)
             .every(plan.every)
             .discard_records();
@@ -180,6 +202,11 @@ pub(crate) struct DynRunner<'a> {
     pub(crate) plan: RunPlan,
     pub(crate) sink: &'a mut dyn RecordSink,
     pub(crate) progress: &'a mut dyn FnMut(usize),
+    /// The initial momentum, when it is given rather than `∂L/∂v` of the
+    /// setup's velocity (a circuit at order 2: the netlist gives charges
+    /// and inductor currents, Kirchhoff's law leaves a loop's capacitor
+    /// currents open).
+    pub(crate) momentum: Option<DVector<f64>>,
 }
 
 impl DynModelVisitor for DynRunner<'_> {
@@ -207,8 +234,9 @@ impl DynRunner<'_> {
             plan,
             sink,
             progress,
+            momentum,
         } = self;
-        let start = DynStart::new(&plan, model, setup)?;
+        let start = DynStart::new(&plan, model, setup, momentum.as_ref())?;
         let method = start.method;
         let name = model.name();
         let failed = |error: ImpactError| RunError::Integration {

@@ -141,8 +141,8 @@ pub enum RunError {
         /// What was asked for and why it is refused.
         what: &'static str,
     },
-    /// A circuit run was asked for with something the sparse stepper does
-    /// not have.
+    /// A circuit run was asked for with something circuits do not have
+    /// (a symmetry, derivatives, composed steps through a capacitor loop).
     #[error("{model}: not available for circuits: {what}")]
     CircuitUnsupported {
         /// The circuit's name.

@@ -110,5 +110,6 @@ pub fn execute_with_progress(
         plan,
         sink,
         progress,
+        momentum: None,
     })?
 }

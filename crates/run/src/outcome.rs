@@ -40,10 +40,9 @@ impl ImpactLaw {
 pub enum Core {
     /// Sizes known at compile time: the catalogue and small model files.
     CompileTime,
-    /// Sizes known at run time (dense): model files of any size.
+    /// Sizes known at run time, dense or sparse storage by the system's
+    /// structure: model files of any size, circuits, assembled systems.
     RunTime,
-    /// The sparse element-sum stepper of circuits (docs/theory.md §8).
-    Sparse,
 }
 
 impl Core {
@@ -52,7 +51,6 @@ impl Core {
         match self {
             Core::CompileTime => "compile-time",
             Core::RunTime => "run-time",
-            Core::Sparse => "sparse",
         }
     }
 }

@@ -184,7 +184,7 @@ impl DynReducedModelVisitor for DynReducedRunner<'_> {
             setup.v0.as_slice(),
         )
         .map_err(|error| reduction_error(model, error))?;
-        let start = DynStart::new(&plan, model, setup)?;
+        let start = DynStart::new(&plan, model, setup, None)?;
         let method = start.method;
         let s0 = reduced.project(setup.q0.as_slice());
         let sd0 = reduced.project(setup.v0.as_slice());

@@ -164,7 +164,7 @@ pub struct MethodJson {
     pub impact_law: &'static str,
     /// `"forward"` or `"backward"`.
     pub direction: &'static str,
-    /// `"compile-time"`, `"run-time"` or `"sparse"` (circuits at order 2).
+    /// `"compile-time"` or `"run-time"`.
     pub core: &'static str,
 }
 

@@ -266,6 +266,7 @@ pub fn execute_system_with_progress<Mo: NamedDynSystem>(
         plan,
         sink,
         progress,
+        momentum: None,
     }
     .visit(&DynModel::new(model), setup)
 }
@@ -291,6 +292,7 @@ pub fn execute_system_run_time<Mo: NamedDynSystem>(
         plan,
         sink,
         progress,
+        momentum: None,
     }
     .visit(&DynModel::new(model), setup)
 }

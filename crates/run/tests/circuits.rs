@@ -22,7 +22,7 @@ fn the_ddm_netlist_runs_as_the_built_in_lc() {
     let mut b = RecordBuffer::new();
     let lc = execute(&built_in, RunPlan::new(steps).every(50), &mut a).unwrap();
     let net = execute(&netlist, RunPlan::new(steps).every(50), &mut b).unwrap();
-    assert_eq!(net.method.core, Core::Sparse);
+    assert_eq!(net.method.core, Core::RunTime);
     assert_eq!(
         net.method.order_of_accuracy(),
         lc.method.order_of_accuracy()

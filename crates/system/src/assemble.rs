@@ -252,7 +252,7 @@ impl Part {
         // Current sources: their charges `∫ I dt` drive the Kirchhoff rows.
         let mut drives = vec![String::new(); circuit.kirchhoff_rows().len()];
         for (row, coefficient, charge) in circuit.drives() {
-            let term = format!("({coefficient:?})*({})", charge.0.integral_expression());
+            let term = format!("({coefficient:?})*({})", charge.integral_expression());
             let text = &mut drives[*row];
             if text.is_empty() {
                 *text = term;

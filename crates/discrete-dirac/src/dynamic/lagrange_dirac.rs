@@ -214,10 +214,10 @@ struct SolverContext<LS: LinearSolver> {
     work: Work<LS>,
     /// Where the entries go in sparse storage (`None`: dense storage).
     layout: Option<SparseLayout>,
-    /// With sparse storage: the step `h` (bits) of the equations whose
-    /// Jacobian factors the solver holds, kept for the next solve with the
-    /// same `h` (simplified Newton, as the sparse stepper of
-    /// [`crate::sparse`]).
+    /// With sparse storage or supplied hidden constraints: the step `h`
+    /// (bits) of the equations whose Jacobian factors the solver holds,
+    /// kept for the next solve with the same `h` (simplified Newton); with
+    /// supplied hidden constraints also the `h` they were verified for.
     kept_h: Option<u64>,
 }
 

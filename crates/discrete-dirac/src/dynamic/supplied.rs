@@ -1,4 +1,4 @@
-//! Hidden constraints supplied by the system (docs/theory.md §3.9, §8.3;
+//! Hidden constraints supplied by the system (docs/theory.md §3.9, §8.2;
 //! [`DynSystem::hidden_constraints`]): the degenerate step of a system that
 //! knows the left null space of its step Jacobian (a circuit: one vector
 //! per loop of capacitors and voltage sources with the forward map).

@@ -242,7 +242,7 @@ pub trait DynSystem {
     }
 
     /// The hidden constraints of the step with `map`, when the system
-    /// knows them (docs/theory.md §3.9, §8.3): combinations `yᵀ r` of the
+    /// knows them (docs/theory.md §3.9, §8.2): combinations `yᵀ r` of the
     /// step equations that no unknown enters (`yᵀ J = 0` for the step
     /// Jacobian `J` at every point), each with the equation it *replaces*.
     /// A circuit knows them from its graph (one per loop of capacitors and

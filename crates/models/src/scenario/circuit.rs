@@ -25,7 +25,7 @@ use toml::{Table, Value};
 pub const LADDER: &str = "lc-ladder";
 
 /// What `diracvi list` says of the ladder.
-pub const LADDER_DESCRIPTION: &str = "uniform LC ladder of `cells` cells, shorted at both ends (run-time size: --set cells=N, l=, c=, mode=, v0=; order 2 on the sparse stepper, --order 4|6 on the run-time core)";
+pub const LADDER_DESCRIPTION: &str = "uniform LC ladder of `cells` cells, shorted at both ends (run-time size: --set cells=N, l=, c=, mode=, v0=; on the run-time core at every order)";
 
 /// The parameters of `lc-ladder`: name, default, meaning.
 const LADDER_PARAMETERS: [(&str, f64, &str); 5] = [

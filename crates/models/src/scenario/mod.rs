@@ -628,7 +628,7 @@ impl Scenario {
     fn not_a_circuit(&self) -> Result<(), ModelError> {
         match self.circuit {
             Some(_) => Err(ModelError::Scenario(format!(
-                "'{}' is a circuit: it runs on the sparse stepper (Scenario::circuit)",
+                "'{}' is a circuit: it runs as its own DynSystem (Scenario::circuit)",
                 self.model
             ))),
             None => Ok(()),
