@@ -7,7 +7,7 @@
 use super::sparse_step::{SparseLayout, forms_transpose_times_rows, not_termwise};
 use crate::assembly::StepJacobian;
 use crate::linear::LinearSolver;
-use crate::newton::Newton;
+use crate::newton::{Newton, max_abs};
 use diracvi_geometry::dynamic::{
     DynDiscreteLagrangian, DynLdJet, DynSystem, constraint_jacobian_dyn, constraint_rows_dyn,
     evaluate_constraint_dyn,
@@ -58,9 +58,16 @@ impl<Sy: DynSystem> StepEquations<'_, Sy> {
         let (ld, a, h, n, m) = (&self.ld, self.a, self.h, self.n, self.m);
         let system = ld.system();
         let rows = self.layout.and_then(|l| l.rows(system));
-        bufs.d.copy_from(&x.rows(0, n));
-        bufs.mu.copy_from(&x.rows(n, m));
-        forms_transpose_times_rows(rows, self.a_forms, &bufs.mu, &mut bufs.force);
+        bufs.d.as_mut_slice().copy_from_slice(&x.as_slice()[..n]);
+        bufs.mu
+            .as_mut_slice()
+            .copy_from_slice(&x.as_slice()[n..n + m]);
+        // Constant rows on their stencils, residual only: `Aᵀ μ` and the
+        // discrete constraint in one pass over the rows.
+        let fused = jac.is_none() && self.constant_rows && m > 0;
+        if !fused {
+            forms_transpose_times_rows(rows, self.a_forms, &bufs.mu, &mut bufs.force);
+        }
         match jac {
             Some(jac) => match (jac.dense_mut(), self.layout) {
                 (Some(jac), _) => self.dense_jacobian(r, jac, bufs)?,
@@ -71,12 +78,14 @@ impl<Sy: DynSystem> StepEquations<'_, Sy> {
                 // The same values without second derivatives.
                 if m > 0 {
                     match rows {
-                        Some(rows) if self.constant_rows => constant_rows_times(
+                        Some(rows) if self.constant_rows => constant_rows_both(
                             rows,
                             self.a_forms,
                             bufs.d.as_slice(),
+                            bufs.mu.as_slice(),
                             ld.orientation(),
                             h,
+                            bufs.force.as_mut_slice(),
                             bufs.omega.as_mut_slice(),
                         ),
                         Some(rows) => constraint_rows_dyn(
@@ -124,7 +133,7 @@ impl<Sy: DynSystem> StepEquations<'_, Sy> {
         }
         // Equation scale: the momenta `|π_a|`, `|D1 L_d|` (and 1); see the
         // compile-time-sized stepper for why there is no floor for `ulp(b)`.
-        Ok(self.pi_a_max.max(bufs.d1.amax()).max(1.0))
+        Ok(self.pi_a_max.max(max_abs(bufs.d1.as_slice())).max(1.0))
     }
 
     /// The constraint rows of the residual and the Jacobian into dense
@@ -281,6 +290,40 @@ pub(super) fn constant_rows_times(
             .iter()
             .zip(&forms[offset..offset + s.len()])
             .fold(0.0, |acc, (&i, &a)| acc + a * d[i]);
+        *w = acc * scale;
+        offset += s.len();
+    }
+}
+
+/// [`constant_rows_times`] and, in the same pass over the rows, the
+/// reaction `force = Aᵀ μ` (summed row by row from zero, as
+/// [`forms_transpose_times_rows`] does: the same values).
+#[allow(clippy::too_many_arguments)]
+fn constant_rows_both(
+    rows: &diracvi_geometry::dynamic::LagrangianTerms,
+    forms: &[f64],
+    d: &[f64],
+    mu: &[f64],
+    orientation: Orientation,
+    h: f64,
+    force: &mut [f64],
+    omega: &mut [f64],
+) {
+    let sign = if orientation == Orientation::Forward {
+        1.0
+    } else {
+        -1.0
+    };
+    let scale = sign / h;
+    force.fill(0.0);
+    let mut offset = 0;
+    for (r, (w, &mu_r)) in omega.iter_mut().zip(mu).enumerate() {
+        let s = rows.stencil(r);
+        let mut acc = 0.0;
+        for (&i, &a) in s.iter().zip(&forms[offset..offset + s.len()]) {
+            acc += a * d[i];
+            force[i] += a * mu_r;
+        }
         *w = acc * scale;
         offset += s.len();
     }

@@ -735,7 +735,7 @@ where
             cd: constraint,
             a,
             pi_a: &data.pi_a,
-            pi_a_max: data.pi_a.amax(),
+            pi_a_max: crate::newton::max_abs(data.pi_a.as_slice()),
             a_forms: &data.a_forms,
             drive: &data.drive,
             h,

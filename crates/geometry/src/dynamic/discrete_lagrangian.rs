@@ -587,27 +587,31 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
     ) -> Result<(), GeometryError> {
         self.check("a", a.len())?;
         self.check("d", d.len())?;
-        let b = sum(a, d);
-        let (a, b, d) = (a.as_slice(), &b[..], d.as_slice());
+        let (a, d) = (a.as_slice(), d.as_slice());
         let n = a.len();
         if let Some(terms) = self.termwise(a, d) {
             out.fill(0.0);
             for (s, term) in Term::nonempty(self.system, terms) {
                 if s.len() <= TERM_DIRECTIONS {
-                    self.term(&term)
-                        .gradient_directions(s, a, b, d, h, first, out);
+                    self.term(&term).gradient_directions(s, a, d, h, first, out);
                     continue;
                 }
-                let gather = |x: &[f64]| Scratch::<f64, 8>::from_fn(s.len(), |i| x[s[i]]);
-                let (ae, be, de) = (gather(a), gather(b), gather(d));
+                let gather =
+                    |x: &dyn Fn(usize) -> f64| Scratch::<f64, 8>::from_fn(s.len(), |i| x(s[i]));
+                let (ae, be, de) = (
+                    gather(&|i| a[i]),
+                    gather(&|i| a[i] + d[i]),
+                    gather(&|i| d[i]),
+                );
                 with_width!(s.len(), W => self.term(&term).gradient_blocks::<W>(
                     &ae, &be, &de, h, first, |i, v| out[s[i]] += v));
             }
             return Ok(());
         }
-        with_width!(n, W => self.gradient_blocks::<W>(a, b, d, h, first, |i, v| out[i] = v));
+        let b = Scratch::<f64, 8>::from_fn(n, |i| a[i] + d[i]);
+        with_width!(n, W => self.gradient_blocks::<W>(a, &b, d, h, first, |i, v| out[i] = v));
         if self.forced(a, d)
-            && let Some((f_a, f_b)) = self.forces(a, b, d, h)
+            && let Some((f_a, f_b)) = self.forces(a, &b, d, h)
         {
             let f = if first { f_a } else { f_b };
             for (o, fi) in out.iter_mut().zip(f.iter()) {
@@ -630,7 +634,6 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
         &self,
         s: &[usize],
         a: &[f64],
-        b: &[f64],
         d: &[f64],
         h: f64,
         first: bool,
@@ -650,7 +653,9 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
                 let (ea, eb) = if i == j { (seed_a, seed_b) } else { (0.0, 0.0) };
                 let (base, dd) = match self.orientation {
                     Orientation::Forward => (Dual64::new(a[ci], ea), Dual64::new(d[ci], eb - ea)),
-                    Orientation::Reversed => (Dual64::new(b[ci], eb), -Dual64::new(d[ci], eb - ea)),
+                    Orientation::Reversed => {
+                        (Dual64::new(a[ci] + d[ci], eb), -Dual64::new(d[ci], eb - ea))
+                    }
                 };
                 v[i] = dd * inv_h;
                 q[i] = match self.map {
