@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # LC ladder: ngspice (transient analysis, trapezoidal and Gear-2) against
-# diracvi (sparse (+) Lagrange–Dirac stepper, forward and midpoint maps) on
+# diracvi ((+) Lagrange–Dirac stepper of the run-time core, forward and midpoint maps) on
 # the same circuit: relative energy error over PERIODS periods of the
 # excited mode, and wall time. Not part of CI.
 #

@@ -10,7 +10,7 @@ use diracvi_discrete_dirac::dynamic::dyn_advance;
 use diracvi_discrete_dirac::{
     Direction, LagrangeDirac, RunOptions, StepError, Structure, integrate,
 };
-use diracvi_geometry::dynamic::DynSystem;
+use diracvi_geometry::dynamic::{DynSystem, HiddenConstraint};
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization};
 use diracvi_models::{Lc, LcParams, Model};
 use std::f64::consts::PI;
@@ -823,4 +823,88 @@ fn energy_law_errors_are_typed() {
     let c = Circuit::parse("L1 1 0 1\nC1 1 0 ENERGY={1 - cos(q) + sin(q)^2} IC=0.5\n").unwrap();
     let back = netlist::parse(&c.netlist().to_text()).unwrap();
     assert_eq!(back.elements[1].value, c.netlist().elements[1].value);
+}
+
+/// A circuit supplying hidden constraints of its own choosing.
+#[derive(Debug, Clone)]
+struct Supplying(CircuitSystem, Vec<HiddenConstraint>);
+
+impl DynSystem for Supplying {
+    fn coordinate_count(&self) -> usize {
+        self.0.coordinate_count()
+    }
+    fn constraint_count(&self) -> usize {
+        self.0.constraint_count()
+    }
+    fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
+        self.0.lagrangian(q, v)
+    }
+    fn constraint_forms<S: AdScalar>(&self, q: &[S], a: &mut [S]) {
+        self.0.constraint_forms(q, a)
+    }
+    fn lagrangian_terms(&self) -> Option<&diracvi_geometry::dynamic::LagrangianTerms> {
+        self.0.lagrangian_terms()
+    }
+    fn lagrangian_term<S: AdScalar>(&self, e: usize, q: &[S], v: &[S]) -> S {
+        self.0.lagrangian_term(e, q, v)
+    }
+    fn constant_constraint_forms(&self) -> bool {
+        self.0.constant_constraint_forms()
+    }
+    fn hidden_constraints(&self, _map: Discretization) -> &[HiddenConstraint] {
+        &self.1
+    }
+}
+
+/// Hidden constraints a system supplies wrongly are refused at the first
+/// step with what is wrong (`StepError::Unsupported`), never used: a
+/// vector that does not annihilate the step Jacobian (the [DDM] loop with a
+/// wrong sign), a replaced equation outside its own vector or out of range,
+/// two vectors replacing one equation. The right one runs.
+#[test]
+fn wrongly_supplied_hidden_constraints_are_refused() {
+    use diracvi_discrete_dirac::dynamic::DynLagrangeDirac;
+    let ddm = Circuit::parse(DDM).unwrap();
+    let system = ddm.dyn_system("ddm");
+    let right = system.hidden_constraints(Discretization::Forward).to_vec();
+    assert_eq!(right.len(), 1);
+    let y = &right[0];
+    let flipped = HiddenConstraint {
+        q: y.q
+            .iter()
+            .map(|&(i, v)| (i, if i == y.replaces { -v } else { v }))
+            .collect(),
+        ..y.clone()
+    };
+    let outside = HiddenConstraint {
+        replaces: (0..4).find(|i| y.q.iter().all(|e| e.0 != *i)).unwrap(),
+        ..y.clone()
+    };
+    let out_of_range = HiddenConstraint {
+        replaces: 99,
+        ..y.clone()
+    };
+    let h = 2.0 * PI / 40.0;
+    let first_step = |supplied: Vec<HiddenConstraint>| {
+        let mut stepper = DynLagrangeDirac::new(
+            Supplying(system.clone(), supplied),
+            Discretization::Forward,
+            ConstraintDiscretization::Midpoint,
+            Direction::Forward,
+        );
+        stepper.step(0, &ddm.initial_state(), h).map(|_| ())
+    };
+    first_step(right.clone()).unwrap();
+    for (supplied, says) in [
+        (vec![flipped], "not a left null vector"),
+        (vec![outside], "must carry a non-zero coefficient"),
+        (vec![out_of_range], "out of range"),
+        (vec![y.clone(), y.clone()], "must carry a zero coefficient"),
+    ] {
+        let err = first_step(supplied).unwrap_err();
+        assert!(
+            matches!(&err, StepError::Unsupported(m) if m.contains(says)),
+            "{err}"
+        );
+    }
 }

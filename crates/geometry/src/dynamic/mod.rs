@@ -16,8 +16,8 @@
 //! it is one evaluation, exactly as in the compile-time-sized core.
 //!
 //! The discretization maps here are those of `R^n`
-//! ([`Discretization::Forward`](crate::Discretization::Forward) and
-//! [`Discretization::Midpoint`](crate::Discretization::Midpoint)), linear in
+//! ([`Discretization::Forward`] and
+//! [`Discretization::Midpoint`]), linear in
 //! `(q0, q1)`: a discrete force is then `h c F` with the node weight `c`
 //! of each end point (docs/theory.md §2.7).
 
