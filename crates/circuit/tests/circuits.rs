@@ -130,7 +130,7 @@ fn supplied_hidden_constraints_follow_the_svd_path() {
                 assert_eq!(supplied.jacobian_structure(), Structure::Sparse);
             }
             let mut svd = DynLagrangeDirac::with_linear_solver(
-                Unsupplied(system.clone()),
+                Supplying(system.clone(), Vec::new()),
                 Discretization::Forward,
                 ConstraintDiscretization::Midpoint,
                 direction,
@@ -154,26 +154,6 @@ fn supplied_hidden_constraints_follow_the_svd_path() {
         worst <= 1e-12,
         "supplied vs SVD hidden constraints: {worst:e}"
     );
-}
-
-/// A circuit without its hidden constraints: the step finds them by the
-/// SVD of its dense Jacobian.
-#[derive(Debug, Clone)]
-struct Unsupplied(CircuitSystem);
-
-impl DynSystem for Unsupplied {
-    fn coordinate_count(&self) -> usize {
-        self.0.coordinate_count()
-    }
-    fn constraint_count(&self) -> usize {
-        self.0.constraint_count()
-    }
-    fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S]) -> S {
-        self.0.lagrangian(q, v)
-    }
-    fn constraint_forms<S: AdScalar>(&self, q: &[S], a: &mut [S]) {
-        self.0.constraint_forms(q, a)
-    }
 }
 
 /// A sine voltage across a capacitor (a loop of a voltage source and a
@@ -825,7 +805,8 @@ fn energy_law_errors_are_typed() {
     assert_eq!(back.elements[1].value, c.netlist().elements[1].value);
 }
 
-/// A circuit supplying hidden constraints of its own choosing.
+/// A circuit supplying hidden constraints of its own choosing (none: the
+/// step finds them by the SVD of its dense Jacobian).
 #[derive(Debug, Clone)]
 struct Supplying(CircuitSystem, Vec<HiddenConstraint>);
 

@@ -277,22 +277,7 @@ pub(super) fn constant_rows_times(
     h: f64,
     omega: &mut [f64],
 ) {
-    let sign = if orientation == Orientation::Forward {
-        1.0
-    } else {
-        -1.0
-    };
-    let scale = sign / h;
-    let mut offset = 0;
-    for (r, w) in omega.iter_mut().enumerate() {
-        let s = rows.stencil(r);
-        let acc = s
-            .iter()
-            .zip(&forms[offset..offset + s.len()])
-            .fold(0.0, |acc, (&i, &a)| acc + a * d[i]);
-        *w = acc * scale;
-        offset += s.len();
-    }
+    rows_pass(rows, forms, d, orientation, h, omega, |_, _, _| {});
 }
 
 /// [`constant_rows_times`] and, in the same pass over the rows, the
@@ -309,20 +294,37 @@ fn constant_rows_both(
     force: &mut [f64],
     omega: &mut [f64],
 ) {
+    force.fill(0.0);
+    rows_pass(rows, forms, d, orientation, h, omega, |r, i, a| {
+        force[i] += a * mu[r];
+    });
+}
+
+/// `ω_r = ±(1/h) Σ A_{r,i} d_i` over the rows' stencils, handing every
+/// entry `(r, i, A_{r,i})` to `each` on the way.
+#[inline(always)]
+fn rows_pass(
+    rows: &diracvi_geometry::dynamic::LagrangianTerms,
+    forms: &[f64],
+    d: &[f64],
+    orientation: Orientation,
+    h: f64,
+    omega: &mut [f64],
+    mut each: impl FnMut(usize, usize, f64),
+) {
     let sign = if orientation == Orientation::Forward {
         1.0
     } else {
         -1.0
     };
     let scale = sign / h;
-    force.fill(0.0);
     let mut offset = 0;
-    for (r, (w, &mu_r)) in omega.iter_mut().zip(mu).enumerate() {
+    for (r, w) in omega.iter_mut().enumerate() {
         let s = rows.stencil(r);
         let mut acc = 0.0;
         for (&i, &a) in s.iter().zip(&forms[offset..offset + s.len()]) {
             acc += a * d[i];
-            force[i] += a * mu_r;
+            each(r, i, a);
         }
         *w = acc * scale;
         offset += s.len();
