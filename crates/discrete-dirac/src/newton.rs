@@ -297,6 +297,39 @@ impl<LS: LinearSolver> Newton<LS> {
         self.iterate(x, params, Start::Residual { scale }, true, &mut eval)
     }
 
+    /// [`solve_simplified`](Self::solve_simplified) from the factors the
+    /// solver holds and, should that fail while such factors were held, a
+    /// fresh [`solve_lazy`](Self::solve_lazy) from `x` as it was (kept in
+    /// `start`, a buffer of the same length): the steps that keep their
+    /// factors from one step to the next (equations of the same form at
+    /// the same `h`) and start again with full Newton when they no longer
+    /// serve.
+    ///
+    /// # Errors
+    /// As [`solve`](Self::solve).
+    pub fn solve_kept<F>(
+        &mut self,
+        x: &mut DVector<f64>,
+        start: &mut DVector<f64>,
+        params: &NewtonParams,
+        scale: f64,
+        mut eval: F,
+    ) -> Result<NewtonInfo, NewtonFailure>
+    where
+        F: LazyEval<LS::Jacobian>,
+    {
+        let kept = self.has_factors();
+        start.copy_from(x);
+        match self.solve_simplified(x, params, scale, &mut eval) {
+            Err(_) if kept => {
+                x.copy_from(start);
+                self.clear_factors();
+                self.solve_lazy(x, params, None, false, eval)
+            }
+            result => result,
+        }
+    }
+
     /// The iteration shared by the solves. `eval` comes as a trait object:
     /// the iteration is then compiled once per linear solver, not once per
     /// system, stepper and equation (an indirect call per evaluation, each

@@ -150,7 +150,7 @@ where
     }
     eq.degenerate(x, scratch, hc, bufs, &mut ws.r, None)
         .map_err(geo)?;
-    let mut eval = |x: &DVector<f64>, r: &mut DVector<f64>, j: Option<&mut LS::Jacobian>| {
+    let eval = |x: &DVector<f64>, r: &mut DVector<f64>, j: Option<&mut LS::Jacobian>| {
         // Dense storage (checked above): `dense_mut` is `Some`.
         let j = j.and_then(StepJacobian::dense_mut);
         let full_jac = j.is_some().then_some(&mut scratch.full_jac);
@@ -162,16 +162,7 @@ where
     // (same `U_r`, `Y`), so the previous step's factors serve as
     // the Jacobian while they contract (simplified Newton); if that
     // fails, start again from the guess with full Newton.
-    let kept = ws.has_factors();
-    x_start.copy_from(x);
-    Ok(match ws.solve_simplified(x, params, scale0, &mut eval) {
-        Err(_) if kept => {
-            x.copy_from(x_start);
-            ws.clear_factors();
-            ws.solve_lazy(x, params, None, false, eval)
-        }
-        result => result,
-    })
+    Ok(ws.solve_kept(x, x_start, params, scale0, eval))
 }
 
 impl<Sy: DynSystem> StepEquations<'_, Sy> {

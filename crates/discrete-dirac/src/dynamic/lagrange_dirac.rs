@@ -79,10 +79,12 @@ pub struct DynOrientedStep {
 /// with the Jacobian assembled straight into the pattern's values: no
 /// `(n + m)²` buffer in its step (docs/theory.md §11.4). Dense storage can
 /// be asked for with [`with_linear_solver`](Self::with_linear_solver) and
-/// [`StructuredLu::dense`]. With sparse storage a degenerate step (a
-/// singular Jacobian, whose hidden constraints come from a dense SVD) is
-/// refused with [`StepError::Unsupported`], as is a point where `D12 L_d`
-/// is not taken term by term (a gyroscopic force).
+/// [`StructuredLu::dense`]. A degenerate step whose hidden constraints the
+/// system supplies ([`DynSystem::hidden_constraints`]: a circuit's loops)
+/// solves with them on either storage (docs/theory.md §8.2). With sparse
+/// storage a degenerate step without them (its hidden constraints would
+/// come from a dense SVD) is refused with [`StepError::Unsupported`], as is
+/// a point where `D12 L_d` is not taken term by term (a gyroscopic force).
 ///
 /// # Example
 /// A harmonic oscillator `L = ½ v² − ½ q²`, midpoint rule, 1 000 steps.
@@ -804,38 +806,15 @@ where
                     gradient,
                 )
                 .map_err(geo)?;
-            let mut eval =
-                |x: &DVector<f64>, r: &mut DVector<f64>, j: Option<&mut LS::Jacobian>| {
-                    let scale = match j {
-                        Some(j) => {
-                            let scale = eq.full(x, r, Some(&mut *j), bufs)?;
-                            hidden.replace(&eq, x, next_start, drive_next, r, Some(j), gradient)?;
-                            scale
-                        }
-                        None => {
-                            let scale = eq.full::<LS::Jacobian>(x, r, None, bufs)?;
-                            hidden.replace::<_, LS::Jacobian>(
-                                &eq, x, next_start, drive_next, r, None, gradient,
-                            )?;
-                            scale
-                        }
-                    };
+            let eval =
+                |x: &DVector<f64>, r: &mut DVector<f64>, mut j: Option<&mut LS::Jacobian>| {
+                    let scale = eq.full(x, r, j.as_deref_mut(), bufs)?;
+                    hidden.replace(&eq, x, next_start, drive_next, r, j, gradient)?;
                     Ok(scale)
                 };
-            let kept = work.ws.has_factors();
-            work.x_start.copy_from(&work.x);
-            let result = match work
+            let result = work
                 .ws
-                .solve_simplified(&mut work.x, params, scale0, &mut eval)
-            {
-                Err(_) if kept => {
-                    work.x.copy_from(&work.x_start);
-                    work.ws.clear_factors();
-                    work.ws
-                        .solve_lazy(&mut work.x, params, None, false, &mut eval)
-                }
-                r => r,
-            };
+                .solve_kept(&mut work.x, &mut work.x_start, params, scale0, eval);
             (result, true)
         } else {
             // Sparse storage, the same `h` as the solve whose factors are held:
@@ -846,26 +825,16 @@ where
                 layout.is_some() && *kept_h == Some(h.to_bits()) && work.ws.has_factors();
             if simplified {
                 let bufs = &mut work.bufs;
-                work.x_start.copy_from(&work.x);
                 let scale0 = eq
                     .full::<LS::Jacobian>(&work.x, &mut work.ws.r, None, bufs)
                     .map_err(geo)?;
-                let mut eval =
+                let eval =
                     |x: &DVector<f64>, r: &mut DVector<f64>, j: Option<&mut LS::Jacobian>| {
                         eq.full(x, r, j, bufs)
                     };
-                let result = match work
-                    .ws
-                    .solve_simplified(&mut work.x, params, scale0, &mut eval)
-                {
-                    Err(_) => {
-                        work.x.copy_from(&work.x_start);
-                        work.ws.clear_factors();
-                        work.ws
-                            .solve_lazy(&mut work.x, params, None, false, &mut eval)
-                    }
-                    r => r,
-                };
+                let result =
+                    work.ws
+                        .solve_kept(&mut work.x, &mut work.x_start, params, scale0, eval);
                 (result, false)
             } else {
                 // First evaluation decides regular vs degenerate.

@@ -100,7 +100,7 @@ where
     scratch.full_jac.copy_from(&w.ws.jac);
     eq.degenerate(&w.x, scratch, hc, cache, &mut w.ws.r, None)
         .map_err(geo)?;
-    let mut eval = |x: &DVector<f64>, r: &mut DVector<f64>, j: Option<&mut DMatrix<f64>>| {
+    let eval = |x: &DVector<f64>, r: &mut DVector<f64>, j: Option<&mut DMatrix<f64>>| {
         let full_jac = j.is_some().then_some(&mut scratch.full_jac);
         let scale = eq.full(x, &mut scratch.full_r, full_jac, cache)?;
         eq.degenerate(x, scratch, hc, cache, r, j)?;
@@ -110,18 +110,7 @@ where
     // (same `U_r`, `Y`), so the previous step's factors serve as
     // the Jacobian while they contract (simplified Newton); if that
     // fails, start again from the guess with full Newton.
-    let kept = w.ws.has_factors();
-    w.x_start.copy_from(&w.x);
-    Ok(
-        match w.ws.solve_simplified(&mut w.x, params, scale0, &mut eval) {
-            Err(_) if kept => {
-                w.x.copy_from(&w.x_start);
-                w.ws.clear_factors();
-                w.ws.solve_lazy(&mut w.x, params, None, false, eval)
-            }
-            result => result,
-        },
-    )
+    Ok(w.ws.solve_kept(&mut w.x, &mut w.x_start, params, scale0, eval))
 }
 
 impl<Sy, Dm, const N: usize, const M: usize> StepEquations<'_, Sy, Dm, N, M>

@@ -596,13 +596,9 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
                     self.term(&term).gradient_directions(s, a, d, h, first, out);
                     continue;
                 }
-                let gather =
-                    |x: &dyn Fn(usize) -> f64| Scratch::<f64, 8>::from_fn(s.len(), |i| x(s[i]));
-                let (ae, be, de) = (
-                    gather(&|i| a[i]),
-                    gather(&|i| a[i] + d[i]),
-                    gather(&|i| d[i]),
-                );
+                let gather = |x: &[f64]| Scratch::<f64, 8>::from_fn(s.len(), |i| x[s[i]]);
+                let (ae, de) = (gather(a), gather(d));
+                let be = Scratch::<f64, 8>::from_fn(s.len(), |i| ae[i] + de[i]);
                 with_width!(s.len(), W => self.term(&term).gradient_blocks::<W>(
                     &ae, &be, &de, h, first, |i, v| out[s[i]] += v));
             }
@@ -983,11 +979,10 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
             start: next_start,
             ..now
         };
-        let gather = |x: &dyn Fn(usize) -> f64| Scratch::<f64, 8>::from_fn(k, |i| x(s[i]));
-        let ds = gather(&|i| d[i]);
-        let bs = gather(&|i| a[i] + d[i]);
+        let gather = |x: &[f64]| Scratch::<f64, 8>::from_fn(k, |i| x[s[i]]);
+        let (as_, ds) = (gather(a), gather(d));
+        let bs = Scratch::<f64, 8>::from_fn(k, |i| as_[i] + ds[i]);
         let cs = Scratch::<f64, 8>::from_fn(k, |i| bs[i] + ds[i]);
-        let as_ = gather(&|i| a[i]);
         let mut value = 0.0;
         with_width!(k, W => {
             type Hd = HyperDualSVec64<1, W>;
