@@ -212,22 +212,31 @@ impl SuppliedHidden {
                 y_mu,
             });
         }
+        // How many hidden constraints each equation enters (one pass over
+        // their entries, not a pass over all of them per constraint).
+        let mut holders = vec![0_u32; n + m];
+        for y in &rows {
+            for (i, _) in y.equations(n) {
+                holders[i] += 1;
+            }
+        }
         for (p, y) in rows.iter().enumerate() {
-            if coefficient_of(y, y.row, n) == 0.0 {
+            if !y.equations(n).any(|(i, _)| i == y.row) {
                 return Err(format!(
                     "hidden constraint {p}: the replaced equation {} must carry a non-zero \
                      coefficient in it",
                     y.row
                 ));
             }
-            for (o, other) in rows.iter().enumerate() {
-                if o != p && coefficient_of(other, y.row, n) != 0.0 {
-                    return Err(format!(
-                        "hidden constraints {p} and {o}: equation {} is replaced by {p} and \
-                         must carry a zero coefficient in {o}",
-                        y.row
-                    ));
-                }
+            if holders[y.row] > 1 {
+                let o = (0..rows.len())
+                    .find(|&o| o != p && rows[o].equations(n).any(|(i, _)| i == y.row))
+                    .unwrap_or(p);
+                return Err(format!(
+                    "hidden constraints {p} and {o}: equation {} is replaced by {p} and \
+                     must carry a zero coefficient in {o}",
+                    y.row
+                ));
             }
         }
         Ok(Some(Self {
@@ -264,12 +273,15 @@ impl SuppliedHidden {
     pub(super) fn locate<J: StepJacobian>(&mut self, jac: &J) {
         self.positions.clear();
         if let Some(sparse) = jac.sparse() {
-            let replaced = &self.replaced;
+            let mut replaced = vec![false; jac.size()];
+            for &r in &self.replaced {
+                replaced[r] = true;
+            }
             self.positions.extend(
                 sparse
                     .pattern()
                     .entries()
-                    .filter(|(r, _, _)| replaced.contains(r))
+                    .filter(|&(r, _, _)| replaced[r])
                     .map(|(_, _, k)| k),
             );
         }
@@ -285,11 +297,7 @@ impl SuppliedHidden {
     pub(super) fn current(&self, r: &DVector<f64>, n: usize) -> f64 {
         self.rows
             .iter()
-            .map(|y| {
-                let q: f64 = y.y_q.iter().map(|&(i, v)| v * r[i]).sum();
-                let mu: f64 = y.y_mu.iter().map(|&(j, v)| v * r[n + j]).sum();
-                (q + mu).abs()
-            })
+            .map(|y| y.equations(n).map(|(i, v)| v * r[i]).sum::<f64>().abs())
             .fold(0.0, f64::max)
     }
 
@@ -306,39 +314,54 @@ impl SuppliedHidden {
     ) -> Result<(), StepError> {
         let size = jac.size();
         let jmax = jac.amax();
-        let mut dense_y = vec![0.0; size];
+        // The Jacobian's rows that some `y` weighs, gathered once (one pass
+        // over the entries), so that each `yᵀ J` costs the rows it meets.
+        let mut weighed = vec![false; size];
+        for y in &self.rows {
+            for (i, _) in y.equations(n) {
+                weighed[i] = true;
+            }
+        }
+        let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); size];
+        match (jac.sparse(), jac.dense()) {
+            (Some(sparse), _) => {
+                for (r, c, v) in sparse.entries() {
+                    if weighed[r] {
+                        rows[r].push((c, v));
+                    }
+                }
+            }
+            (None, Some(dense)) => {
+                for (r, row) in rows.iter_mut().enumerate().filter(|(r, _)| weighed[*r]) {
+                    row.extend((0..size).map(|c| (c, dense[(r, c)])));
+                }
+            }
+            (None, None) => {}
+        }
         let mut product = vec![0.0; size];
         for (p, y) in self.rows.iter().enumerate() {
-            for &(i, v) in &y.y_q {
-                dense_y[i] = v;
-            }
-            for &(j, v) in &y.y_mu {
-                dense_y[n + j] = v;
-            }
-            product.fill(0.0);
-            match (jac.sparse(), jac.dense()) {
-                (Some(sparse), _) => {
-                    for (r, c, v) in sparse.entries() {
-                        product[c] += dense_y[r] * v;
-                    }
+            let mut ynorm: f64 = 0.0;
+            for (i, v) in y.equations(n) {
+                ynorm = ynorm.max(v.abs());
+                for &(c, jv) in &rows[i] {
+                    product[c] += v * jv;
                 }
-                (None, Some(dense)) => {
-                    for c in 0..size {
-                        product[c] = (0..size).map(|r| dense_y[r] * dense[(r, c)]).sum();
-                    }
-                }
-                (None, None) => {}
             }
-            let worst = product.iter().fold(0.0_f64, |a, v| a.max(v.abs()));
-            let ynorm = dense_y.iter().fold(0.0_f64, |a, v| a.max(v.abs()));
-            if worst.is_nan() || worst > 1e-10 * jmax * ynorm {
+            let (mut worst, mut nan): (f64, bool) = (0.0, false);
+            for (i, _) in y.equations(n) {
+                for &(c, _) in &rows[i] {
+                    worst = worst.max(product[c].abs());
+                    nan |= product[c].is_nan();
+                    product[c] = 0.0;
+                }
+            }
+            if nan || worst > 1e-10 * jmax * ynorm {
                 return Err(StepError::Unsupported(format!(
                     "step {k} at t = {t}: supplied hidden constraint {p} is not a left null \
                      vector of the step Jacobian (|yᵀJ| = {worst:e} against |J| = {jmax:e}); \
                      with this discretization the step may be regular: supply none for it"
                 )));
             }
-            dense_y.fill(0.0);
         }
         Ok(())
     }
@@ -430,12 +453,10 @@ impl SuppliedHidden {
     }
 }
 
-/// The coefficient of equation `row` in `y`.
-fn coefficient_of(y: &HiddenRow, row: usize, n: usize) -> f64 {
-    let (list, i) = if row < n {
-        (&y.y_q, row)
-    } else {
-        (&y.y_mu, row - n)
-    };
-    list.iter().find(|e| e.0 == i).map_or(0.0, |e| e.1)
+impl HiddenRow {
+    /// The entries of `y` by equation: `y_q` on `0..n`, `y_μ` on `n..n + m`.
+    fn equations(&self, n: usize) -> impl Iterator<Item = (usize, f64)> + '_ {
+        let q = self.y_q.iter().copied();
+        q.chain(self.y_mu.iter().map(move |&(j, v)| (n + j, v)))
+    }
 }
