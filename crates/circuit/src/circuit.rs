@@ -131,10 +131,11 @@ impl Circuit {
             }
         }
         // Loops of capacitors and voltage sources: fundamental cycles of a
-        // spanning forest of their subgraph.
+        // spanning forest of their subgraph (its edges chosen in file
+        // order), each closed by a chord.
         let mut parent: Vec<usize> = (0..nn).collect();
         let mut adjacency: Vec<Vec<(usize, usize)>> = vec![Vec::new(); nn];
-        let mut loops = Vec::new();
+        let mut chords = Vec::new();
         for (k, (e, &(a, b))) in netlist.elements.iter().zip(&ends).enumerate() {
             if !matches!(e.kind, Kind::Capacitor | Kind::VoltageSource) {
                 continue;
@@ -144,10 +145,17 @@ impl Circuit {
                 parent[ra] = rb;
                 adjacency[a].push((b, k));
                 adjacency[b].push((a, k));
-                continue;
+            } else {
+                chords.push(k);
             }
+        }
+        let forest = RootedForest::new(&adjacency);
+        let mut loops = Vec::new();
+        for k in chords {
+            let e = &netlist.elements[k];
+            let (a, b) = ends[k];
             // Tree path from b back to a; the chord runs a → b.
-            let path = tree_path(&adjacency, b, a);
+            let path = forest.path(b, a);
             let mut cycle = vec![(coord_of[k], 1.0)];
             let mut only_sources = e.kind == Kind::VoltageSource;
             let mut at = b;
@@ -408,30 +416,61 @@ pub struct CircuitRun {
     pub final_state: DynState,
 }
 
-/// The element indices of the forest path from `from` to `to` (BFS).
-fn tree_path(adjacency: &[Vec<(usize, usize)>], from: usize, to: usize) -> Vec<usize> {
-    let mut came: Vec<Option<(usize, usize)>> = vec![None; adjacency.len()];
-    let mut queue = std::collections::VecDeque::from([from]);
-    let mut seen = vec![false; adjacency.len()];
-    seen[from] = true;
-    while let Some(u) = queue.pop_front() {
-        if u == to {
-            break;
-        }
-        for &(w, k) in &adjacency[u] {
-            if !seen[w] {
-                seen[w] = true;
-                came[w] = Some((u, k));
-                queue.push_back(w);
+/// A spanning forest rooted once (each tree at its first node): the parent
+/// of every node with the element joining them, and its depth.
+struct RootedForest {
+    up: Vec<Option<(usize, usize)>>,
+    depth: Vec<usize>,
+}
+
+impl RootedForest {
+    fn new(adjacency: &[Vec<(usize, usize)>]) -> Self {
+        let n = adjacency.len();
+        let (mut up, mut depth, mut seen) = (vec![None; n], vec![0; n], vec![false; n]);
+        let mut queue = std::collections::VecDeque::new();
+        for root in 0..n {
+            if seen[root] {
+                continue;
+            }
+            seen[root] = true;
+            queue.push_back(root);
+            while let Some(u) = queue.pop_front() {
+                for &(w, k) in &adjacency[u] {
+                    if !seen[w] {
+                        seen[w] = true;
+                        up[w] = Some((u, k));
+                        depth[w] = depth[u] + 1;
+                        queue.push_back(w);
+                    }
+                }
             }
         }
+        Self { up, depth }
     }
-    let mut path = Vec::new();
-    let mut at = to;
-    while let Some((u, k)) = came[at] {
-        path.push(k);
-        at = u;
+
+    /// The element indices of the tree path from `from` to `to` (in one
+    /// tree), in order, found by walking up from both ends to where they
+    /// meet: the cost is the path's length, not the tree's size.
+    fn path(&self, from: usize, to: usize) -> Vec<usize> {
+        let (mut x, mut y) = (from, to);
+        let (mut head, mut tail) = (Vec::new(), Vec::new());
+        let step = |node: usize, out: &mut Vec<usize>| {
+            let (parent, k) = self.up[node].expect("a node below another has a parent");
+            out.push(k);
+            parent
+        };
+        while self.depth[x] > self.depth[y] {
+            x = step(x, &mut head);
+        }
+        while self.depth[y] > self.depth[x] {
+            y = step(y, &mut tail);
+        }
+        while x != y {
+            x = step(x, &mut head);
+            y = step(y, &mut tail);
+        }
+        tail.reverse();
+        head.extend(tail);
+        head
     }
-    path.reverse();
-    path
 }

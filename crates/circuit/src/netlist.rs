@@ -411,6 +411,8 @@ fn energy_value(
 /// outside it, [`CircuitError::DuplicateName`], [`CircuitError::BadValue`].
 pub fn parse(text: &str) -> Result<Netlist, CircuitError> {
     let mut elements: Vec<NetElement> = Vec::new();
+    // Each name (case-insensitive) with the index of its element.
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (index, raw) in text.lines().enumerate() {
         let line = index + 1;
         let content = raw.split(';').next().unwrap_or("").trim();
@@ -559,13 +561,14 @@ pub fn parse(text: &str) -> Result<Netlist, CircuitError> {
                 }
             }
         };
-        if let Some(first) = elements.iter().find(|e| e.name.eq_ignore_ascii_case(name)) {
+        if let Some(&first) = seen.get(&name.to_ascii_lowercase()) {
             return Err(CircuitError::DuplicateName {
                 line,
                 name: name.to_string(),
-                first_line: first.line,
+                first_line: elements[first].line,
             });
         }
+        seen.insert(name.to_ascii_lowercase(), elements.len());
         elements.push(NetElement {
             kind,
             name: name.to_string(),
