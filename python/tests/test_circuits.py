@@ -108,3 +108,21 @@ def test_driven_netlists_run_at_order_four_in_python_as_in_the_cli(cli, tmp_path
         check=True, capture_output=True, text=True,
     ).stdout
     assert json.loads(out)["final_state"] == r4.summary["final_state"]
+
+
+def test_netlist_derivatives_equal_the_cli(cli):
+    """A circuit's Jacobian and its sensitivities in element values
+    (docs/theory.md §12.8): the [DDM] circuit, whose capacitor pair is a
+    loop (a degenerate forward step), gives the CLI's numbers bit for bit."""
+    net = diracvi.Scenario.from_netlist(DDM, h=0.01, t_end=1.0)
+    r = net.run(jacobian=True, sensitivity=("L1", "C2"), every=0)
+    c = json.loads(subprocess.run(
+        [str(cli), "run", "--netlist", str(DDM), "--h", "0.01", "--t-end", "1",
+         "--jacobian", "--sensitivity", "L1,C2", "--summary", "json", "-q"],
+        check=True, capture_output=True, text=True,
+    ).stdout)
+    assert r.jacobian.shape == (8, 8)
+    assert r.jacobian.tolist() == c["jacobian"]["matrix"]
+    for name in ("L1", "C2"):
+        assert r.sensitivity[name].tolist() == c["sensitivity"][name]
+    assert np.abs(r.sensitivity["L1"]).max() > 1e-3

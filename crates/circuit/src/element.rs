@@ -60,6 +60,44 @@ impl CircuitElement {
             CircuitElement::VoltageSource { waveform, .. } => -(q * waveform.value(t)),
         }
     }
+
+    /// The element's value when it is one number the term is
+    /// differentiable in (docs/theory.md §12.4): an inductance, a linear
+    /// capacitance, a DC source's voltage. `None` for a nonlinear
+    /// capacitor and a source that varies in time.
+    pub fn value(&self) -> Option<f64> {
+        match self {
+            CircuitElement::Inductor { l, .. } => Some(*l),
+            CircuitElement::Capacitor { c, .. } => Some(*c),
+            CircuitElement::VoltageSource {
+                waveform: Waveform::Dc(e),
+                ..
+            } => Some(*e),
+            CircuitElement::NonlinearCapacitor { .. } | CircuitElement::VoltageSource { .. } => {
+                None
+            }
+        }
+    }
+
+    /// The term with the element's [`value`](Self::value) given as `value`
+    /// (an automatic-differentiation scalar): `½ value v²`,
+    /// `−q²/(2 value)`, `−value q`. Equal to
+    /// [`lagrangian`](Self::lagrangian) at the element's own value; an
+    /// element without a value ignores `value`.
+    #[inline]
+    pub fn lagrangian_with<S: AdScalar>(&self, q: S, v: S, t: f64, value: S) -> S {
+        match self {
+            CircuitElement::Inductor { .. } => v * v * value * 0.5,
+            CircuitElement::Capacitor { .. } => -(q * q) * (value.recip() * 0.5),
+            CircuitElement::VoltageSource {
+                waveform: Waveform::Dc(_),
+                ..
+            } => -(q * value),
+            CircuitElement::NonlinearCapacitor { .. } | CircuitElement::VoltageSource { .. } => {
+                self.lagrangian(q, v, t)
+            }
+        }
+    }
 }
 
 /// The (±) Lagrange–Dirac stepper of a circuit: the run-time core's, over

@@ -43,6 +43,11 @@ pub struct CircuitSystem {
     /// The hidden constraints of the forward map: one per independent loop
     /// of capacitors and voltage sources, replacing its chord's equation.
     loops: Vec<HiddenConstraint>,
+    /// The parameters `θ`: the coordinate of each element with a value
+    /// ([`CircuitElement::value`]), in coordinate order…
+    parameter_coordinates: Vec<usize>,
+    /// …and each coordinate's parameter, if it has one.
+    parameter_of: Vec<Option<usize>>,
 }
 
 impl CircuitSystem {
@@ -54,6 +59,28 @@ impl CircuitSystem {
     /// The coordinate names `q_<element>`.
     pub fn coordinate_names(&self) -> &[String] {
         &self.coordinate_names
+    }
+
+    /// The derivative of the initial charges `q` (from the netlist's `IC=`
+    /// voltages: a linear capacitor starts at `c · V`) in parameter `k`,
+    /// the voltages held fixed: `V = q_i / c` on a capacitance's own branch,
+    /// zero elsewhere. `None` for a source's voltage on a loop of
+    /// capacitors and voltage sources: the loop's voltage law
+    /// (`Σ ± V_C = Σ ± E` around it) ties it to the capacitors' initial
+    /// voltages, so it cannot change alone.
+    pub fn initial_charges_along(&self, k: usize, q: &[f64]) -> Option<Vec<f64>> {
+        let i = self.parameter_coordinates[k];
+        let mut dq = vec![0.0; q.len()];
+        match self.elements[i] {
+            CircuitElement::Capacitor { c, .. } => dq[i] = q[i] / c,
+            CircuitElement::VoltageSource { .. }
+                if self.loops.iter().any(|l| l.q.iter().any(|&(b, _)| b == i)) =>
+            {
+                return None;
+            }
+            _ => {}
+        }
+        Some(dq)
     }
 }
 
@@ -94,7 +121,18 @@ impl Circuit {
             .into_iter()
             .map(|row| row.into_iter().map(|(_, v)| v).collect())
             .collect();
+        let parameter_coordinates: Vec<usize> = elements
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| e.value().map(|_| i))
+            .collect();
+        let mut parameter_of = vec![None; n];
+        for (k, &i) in parameter_coordinates.iter().enumerate() {
+            parameter_of[i] = Some(k);
+        }
         CircuitSystem {
+            parameter_coordinates,
+            parameter_of,
             name: name.to_owned(),
             coordinate_names: self.coordinate_names(),
             elements,
@@ -205,5 +243,43 @@ impl DynSystem for CircuitSystem {
     #[inline]
     fn lagrangian_term_at<S: AdScalar>(&self, e: usize, q: &[S], v: &[S], t: f64) -> S {
         self.elements[e].lagrangian(q[0], v[0], t)
+    }
+
+    /// One parameter per element with a value (an inductance, a linear
+    /// capacitance, a DC source's voltage; [`CircuitElement::value`]),
+    /// named as the element in the netlist (`L1`, `C2`, `V1`).
+    fn parameter_count(&self) -> usize {
+        self.parameter_coordinates.len()
+    }
+
+    fn parameter_names(&self) -> Vec<String> {
+        self.parameter_coordinates
+            .iter()
+            .map(|&i| {
+                let name = &self.coordinate_names[i];
+                name.strip_prefix("q_").unwrap_or(name).to_owned()
+            })
+            .collect()
+    }
+
+    fn parameter_values(&self) -> Vec<f64> {
+        self.parameter_coordinates
+            .iter()
+            .map(|&i| self.elements[i].value().unwrap_or(f64::NAN))
+            .collect()
+    }
+
+    /// `L(q, v; θ)` at `t = 0` (a system with a value that varies in time
+    /// has no derivatives: [`DynSystem::time_dependent`]).
+    fn lagrangian_with<S: AdScalar>(&self, q: &[S], v: &[S], theta: &[S]) -> S {
+        self.elements
+            .iter()
+            .enumerate()
+            .fold(S::from(0.0), |acc, (i, e)| {
+                acc + match self.parameter_of[i] {
+                    Some(k) => e.lagrangian_with(q[i], v[i], 0.0, theta[k]),
+                    None => e.lagrangian(q[i], v[i], 0.0),
+                }
+            })
     }
 }

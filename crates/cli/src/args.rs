@@ -255,7 +255,9 @@ pub struct RunArgs {
     /// solves differentiated, its next step's hidden constraints among
     /// them, docs/theory.md §12.8), and the Hamiltonian stepper (its step
     /// and its impact law differentiated, docs/theory.md §12.7); circuits
-    /// and --reduce are refused.
+    /// too (a capacitor loop's hidden constraint from the circuit graph in
+    /// place of the equation it replaces), except those with sources that
+    /// vary in time; --reduce is refused.
     #[arg(long, conflicts_with = "reduce")]
     pub jacobian: bool,
     /// Report the derivatives of the final state with respect to model
@@ -267,8 +269,10 @@ pub struct RunArgs {
     /// parameter written as an expression of others follows them, and so
     /// do initial data written as expressions of the parameters or solved
     /// from the constraints), and in the text summary the largest entry of
-    /// each. Model files only (--model-file: the catalogue's parameters are
-    /// compiled-in numbers), with the methods --jacobian accepts, at
+    /// each. Model files (--model-file: the catalogue's parameters are
+    /// compiled-in numbers) and circuits (the element values by their
+    /// netlist names, e.g. L1,C2; a capacitor's initial charge c·V moves
+    /// with c), with the methods --jacobian accepts, at
     /// orders 2, 4 and 6, through impacts at every order (at --order 4 and
     /// 6 the continuous impact law differentiated in θ; measured against
     /// differences of whole runs: 2e-9 to 1.4e-7 relative).

@@ -173,7 +173,10 @@ fn what_has_no_tangent_map_is_refused_with_a_usage_error() {
             &["run", "lc", "--jacobian", "--stepper", "hamiltonian"][..],
             "has no Hamiltonian",
         ),
-        (&["run", "lc-ladder", "--jacobian"][..], "circuits"),
+        (
+            &["run", "lc-ladder", "--sensitivity", "R1"][..],
+            "no parameter `R1`",
+        ),
         (
             &["run", "pendulum", "--jacobian", "--reduce"][..],
             "cannot be used with",
@@ -231,5 +234,50 @@ fn the_hamiltonian_stepper_gives_a_jacobian_matching_differences() {
                 );
             }
         }
+    }
+}
+
+/// A circuit's sensitivities are in its element values (docs/theory.md
+/// §12.8): the ladder of 4 cells (forward map) has capacitors `C1`…`C4`,
+/// all of capacitance `c`, so the sum of the four sensitivities is the
+/// derivative in `c` — checked against central differences of the CLI's
+/// own runs with `--set c=1±1e-4` (each capacitor's initial charge `c V`
+/// moves with it, as the seed says), relative 1e-6; and `--jacobian` gives
+/// the rows named after the branch charges.
+#[test]
+fn a_circuit_differentiates_in_its_element_values() {
+    let base = [
+        "run",
+        "lc-ladder",
+        "--set",
+        "cells=4",
+        "--h",
+        "0.1",
+        "--steps",
+        "80",
+    ];
+    let s = summary(&[&base[..], &["--jacobian", "--sensitivity", "C1,C2,C3,C4"]].concat());
+    assert_eq!(s["jacobian"]["rows"][0], "q:q_L1");
+    assert_eq!(matrix(&s).len(), 18);
+    let sum: Vec<f64> = (1..=4)
+        .map(|i| numbers(&s["sensitivity"][format!("C{i}")]))
+        .fold(vec![0.0; 18], |acc, x| {
+            acc.iter().zip(&x).map(|(a, b)| a + b).collect()
+        });
+    let delta = 1e-4;
+    let at = |c: f64| {
+        final_state(&summary(
+            &[&base[..], &["--set", &format!("c={c}")]].concat(),
+        ))
+    };
+    let (plus, minus) = (at(1.0 + delta), at(1.0 - delta));
+    let scale = sum.iter().fold(1.0_f64, |m, x| m.max(x.abs()));
+    for i in 0..18 {
+        let fd = (plus[i] - minus[i]) / (2.0 * delta);
+        assert!(
+            (fd - sum[i]).abs() <= 1e-6 * scale,
+            "∂x[{i}]/∂c: {} vs {fd}",
+            sum[i]
+        );
     }
 }

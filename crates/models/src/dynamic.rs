@@ -202,6 +202,13 @@ pub enum ParameterSeedError {
         /// The parameters the system has.
         valid: Vec<String>,
     },
+    /// The parameter exists, but the run's data cannot follow it (e.g. a
+    /// source's voltage on a loop of capacitors, tied to their initial
+    /// voltages by the loop's voltage law); `reason` says why.
+    Undefined {
+        /// Why the derivative is not defined.
+        reason: String,
+    },
 }
 
 impl<Mo: NamedSystem<N, M>, const N: usize, const M: usize> NamedDynSystem for Fixed<Mo, N, M> {
@@ -255,6 +262,42 @@ impl NamedDynSystem for diracvi_circuit::CircuitSystem {
     }
     fn constraint_name(&self, a: usize) -> String {
         format!("Kirchhoff row {a}")
+    }
+    /// The element values, with the netlist's initial voltages and
+    /// currents held fixed (a capacitor's initial charge `c · V` moves with
+    /// `c`: [`CircuitSystem::initial_charges_along`](diracvi_circuit::CircuitSystem::initial_charges_along));
+    /// refused for a source's voltage on a loop of capacitors and voltage
+    /// sources.
+    fn parameter_seed(
+        &self,
+        name: &str,
+        q0: &DVector<f64>,
+        v0: &DVector<f64>,
+    ) -> Result<ParameterSeed, ParameterSeedError> {
+        let names = self.parameter_names();
+        let k =
+            names
+                .iter()
+                .position(|n| n == name)
+                .ok_or_else(|| ParameterSeedError::Unknown {
+                    valid: names.clone(),
+                })?;
+        let dq = self
+            .initial_charges_along(k, q0.as_slice())
+            .ok_or_else(|| ParameterSeedError::Undefined {
+                reason: format!(
+                    "the source {name} lies on a loop of capacitors and voltage sources, whose \
+                     voltage law (Σ ± V_C = Σ ± E around it) ties it to the capacitors' initial \
+                     voltages (IC=): {name} cannot change alone"
+                ),
+            })?;
+        let mut direction = vec![0.0; names.len()];
+        direction[k] = 1.0;
+        Ok(ParameterSeed {
+            direction,
+            q0: dq,
+            v0: vec![0.0; v0.len()],
+        })
     }
 }
 

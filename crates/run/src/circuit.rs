@@ -9,9 +9,11 @@
 //! every model.
 //!
 //! What cannot run is refused, never relabelled: the Hamiltonian stepper (a
-//! circuit's Lagrangian is degenerate), derivatives (their degenerate
-//! steps' tangents), reduction (no symmetry), and at orders 4 and 6 loops
-//! of capacitors and voltage sources. Sources are time-dependent terms and
+//! circuit's Lagrangian is degenerate), reduction (no symmetry), at orders
+//! 4 and 6 loops of capacitors and voltage sources, derivatives of circuits
+//! with sources that vary in time, and sensitivities to an element on a
+//! loop (docs/theory.md §12.8). `--jacobian` and `--sensitivity` take the
+//! element values (`L1`, `C2`, `V1`) as parameters. Sources are time-dependent terms and
 //! drives of the circuit's `DynSystem` (docs/theory.md §8.8). At every
 //! size the step, its energy measure and the constrained Legendre map
 //! follow the circuit's sparse structure (docs/theory.md §8.7, §11.4).
@@ -59,20 +61,6 @@ pub(crate) fn execute(
     if plan.stepper == Stepper::Hamiltonian {
         return Err(RunError::NoHamiltonian {
             model: name.clone(),
-        });
-    }
-    let refusal = "for circuits (a degenerate Lagrangian whose hidden constraints come from the \
-                   circuit graph; their steps' derivatives are not built yet)";
-    if plan.jacobian || plan.tangents {
-        return Err(RunError::JacobianUnsupported {
-            model: name.clone(),
-            what: refusal.to_owned(),
-        });
-    }
-    if !plan.sensitivity.is_empty() {
-        return Err(RunError::SensitivityUnsupported {
-            model: name.clone(),
-            what: refusal.to_owned(),
         });
     }
     if plan.reduce {

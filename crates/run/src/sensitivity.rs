@@ -81,6 +81,10 @@ pub(crate) fn seeds<Mo: NamedDynSystem>(
                     name: name.clone(),
                     valid,
                 },
+                ParameterSeedError::Undefined { reason } => RunError::SensitivityUnsupported {
+                    model: model.name().to_owned(),
+                    what: format!("for {name}: {reason}"),
+                },
             })?;
         if seed.direction.len() != p || p == 0 {
             return Err(not_differentiable(model.name()));

@@ -19,7 +19,10 @@
 //! `G = [U_rᵀ F; Yᵀ F_next] = 0` instead (the independent rows and the next
 //! step's hidden constraints); its tangent map is the implicit function
 //! theorem on `G`, with `U_r`, `Y` from the SVD at the solution held fixed
-//! (docs/theory.md §12.8).
+//! (docs/theory.md §12.8). A step whose hidden constraints the system
+//! supplies (a circuit's loops, docs/theory.md §8.2) solved `F` with the
+//! equation each `y` replaces swapped for `yᵀ F_next`, and gets the
+//! tangent map of those equations.
 
 use super::lagrange_dirac::DynLagrangeDirac;
 use crate::StepError;
@@ -318,11 +321,22 @@ where
                 jz[(n + c, 2 * n + 1 + s)] = w[(c, col_sa + s)] + w[(c, col_sb + s)];
             }
         }
-        let y = match implicit_derivative(jy.clone(), &jz) {
+        // A step with hidden constraints supplied by the system solved the
+        // equations with theirs in place (docs/theory.md §8.2, §12.8),
+        // whatever the pivots of `∂F/∂y` say.
+        let supplied = !system.hidden_constraints(self.map()).is_empty();
+        let regular = if supplied {
+            Err(0.0)
+        } else {
+            implicit_derivative(jy.clone(), &jz)
+        };
+        let y = match regular {
             Ok(y) => y,
             // A degenerate step (docs/theory.md §3.9, §12.8): the
             // equations it solved are `U_rᵀ F = 0` and the next step's
-            // hidden constraints `Yᵀ F_next = 0`.
+            // hidden constraints `Yᵀ F_next = 0` (or, with supplied ones,
+            // `F` with each supplied `yᵀ F_next` in place of the equation
+            // it replaces).
             Err(_) => {
                 let next = NextStep {
                     lifted,
@@ -451,7 +465,10 @@ where
     /// F_next = [D2 L_d(a, b, h) + D1 L_d(b, c, h) − A(b)ᵀ μ; ω(b, c, h)],  c = 2b − a,
     /// ```
     /// `U_r`, `Y` the range and left null space of the step Jacobian
-    /// `J = ∂F/∂y` (`jy`, SVD) at the solution, held fixed. `∂F/∂z` is `jz`;
+    /// `J = ∂F/∂y` (`jy`, SVD) at the solution, held fixed. A system that
+    /// supplies its hidden constraints ([`DynSystem::hidden_constraints`])
+    /// gets the equations its step solved instead: `F` with the equation
+    /// each supplied `y` replaces swapped for `yᵀ F_next`. `∂F/∂z` is `jz`;
     /// `p` is the step's `second_increment` Jacobian over `(a, s_a, b, s_b, h)`.
     fn degenerate_equations<Ly: DynSystem>(
         &self,
@@ -479,13 +496,6 @@ where
         let np = n + r;
         let (col_b, col_sa, col_sb, col_h) = (np, n, np + n, 2 * np);
         let row_p2 = np;
-        let split =
-            SvdSplit::new(jy, self.params().singular_threshold).ok_or(StepError::NonFinite {
-                step: k,
-                t,
-                what: "Jacobian",
-                iterations: 0,
-            })?;
         let b: DVector<f64> = a + d;
         let lift = |x: &DVector<f64>| {
             let mut y = DVector::zeros(np);
@@ -551,6 +561,38 @@ where
                 nzm[(n + c, 2 * n + 1 + s)] = w[(c, col_sa + s)] + w[(c, col_sb + s)];
             }
         }
+        let supplied = system.hidden_constraints(self.map());
+        if !supplied.is_empty() {
+            // `F` with each equation a supplied `y` replaces swapped for
+            // `yᵀ F_next` (docs/theory.md §8.2).
+            let (mut gy, mut gz) = (jy.clone(), jz.clone());
+            for hidden in supplied {
+                let row = hidden.replaces;
+                gy.row_mut(row).fill(0.0);
+                gz.row_mut(row).fill(0.0);
+                let entries = hidden
+                    .q
+                    .iter()
+                    .copied()
+                    .chain(hidden.mu.iter().map(|&(r, w)| (n + r, w)));
+                for (e, w) in entries {
+                    for j in 0..size {
+                        gy[(row, j)] += w * ny[(e, j)];
+                    }
+                    for j in 0..nz {
+                        gz[(row, j)] += w * nzm[(e, j)];
+                    }
+                }
+            }
+            return Ok((gy, gz));
+        }
+        let split =
+            SvdSplit::new(jy, self.params().singular_threshold).ok_or(StepError::NonFinite {
+                step: k,
+                t,
+                what: "Jacobian",
+                iterations: 0,
+            })?;
         let (ur, y) = (&split.range, &split.left_null);
         let rank = ur.ncols();
         let mut gy = DMatrix::zeros(size, size);
