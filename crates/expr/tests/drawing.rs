@@ -80,6 +80,7 @@ fn a_drawing_reads_and_evaluates() {
     let file = ModelFile::from_toml_str(BASE, "cart.toml").unwrap();
     let d = file.drawing.as_ref().unwrap();
     assert_eq!(d.unit, "m");
+    assert_eq!(d.axes, ["x", "y"], "the default names of the axes");
     assert_eq!(d.boundaries.as_deref(), Some(&[0][..]));
     assert_eq!(d.contact, Some(["x".to_string(), "y".to_string()]));
     let kinds: Vec<&str> = d.body.iter().map(DrawingShape::kind).collect();
@@ -152,6 +153,11 @@ fn drawings_print_and_read_back() {
         with_drawing >= 3,
         "sleigh, ellipse and double pendulum have drawings"
     );
+    // Named axes print and read back (the bouncing bodies are seen along Y).
+    let named = edit("unit = \"m\"", "unit = \"m\"\naxes = [\"X\", \"Z\"]");
+    let file = ModelFile::from_toml_str(&named, "cart.toml").unwrap();
+    assert_eq!(file.drawing.as_ref().unwrap().axes, ["X", "Z"]);
+    assert!(file.to_toml_string().contains("axes = [\"X\", \"Z\"]"));
     let file = ModelFile::from_toml_str(BASE, "cart.toml").unwrap();
     let again = ModelFile::from_toml_str(&file.to_toml_string(), "again.toml").unwrap();
     assert_eq!(again, file);
@@ -232,6 +238,18 @@ fn malformed_drawings_name_the_key_and_place() {
             "drawing.heading.angel",
             "angel",
             |k| matches!(k, K::UnknownKey { .. }),
+        ),
+        (
+            edit("unit = \"m\"", "unit = \"m\"\naxes = [\"X\"]"),
+            "drawing.axes",
+            "[\"X\"]",
+            |k| matches!(k, K::WrongType { .. }),
+        ),
+        (
+            edit("unit = \"m\"", "unit = \"m\"\naxes = [\"X\", \" \"]"),
+            "drawing.axes[1]",
+            "\" \"]",
+            |k| matches!(k, K::Empty),
         ),
         (
             edit("unit = \"m\"", "units = \"m\""),

@@ -799,9 +799,11 @@ impl<'a> Picture<'a> {
         }
         let _ = writeln!(
             s,
-            r#"<text class="axis-label" x="{cx}" y="{by}" text-anchor="middle">x ({unit})</text>
-<text class="axis-label" transform="translate({lx},{cy}) rotate(-90)" text-anchor="middle">y ({unit})</text>
+            r#"<text class="axis-label" x="{cx}" y="{by}" text-anchor="middle">{ax} ({unit})</text>
+<text class="axis-label" transform="translate({lx},{cy}) rotate(-90)" text-anchor="middle">{ay} ({unit})</text>
 </g>"#,
+            ax = escape(&self.scene.axes[0]),
+            ay = escape(&self.scene.axes[1]),
             cx = num(x + 0.5 * pw),
             by = num(y + ph + TICK_PX + 2.0 * font + 6.0),
             lx = num(x - TICK_PX - 4.0 * font),
@@ -1221,14 +1223,14 @@ impl<'a> Picture<'a> {
         }
         let unit = &self.scene.unit;
         let by = y + ph + TICK_PX + 2.0 * font + 6.0;
-        let x_label = format!("x ({unit})");
+        let x_label = format!("{} ({unit})", self.scene.axes[0]);
         c.text([x + 0.5 * pw, by], &x_label, label(Anchor::Middle));
         let lx = x - TICK_PX - 4.0 * font;
         c.text_up(
             lx,
             y + 0.5 * ph,
             font,
-            &format!("y ({unit})"),
+            &format!("{} ({unit})", self.scene.axes[1]),
             rgb("#555555"),
         );
     }

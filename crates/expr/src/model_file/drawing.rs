@@ -41,6 +41,9 @@ pub const SHAPE_KINDS: &[&str] = &["point", "circle", "ellipse", "polyline", "li
 /// The default unit of the plane's axes.
 pub const DEFAULT_UNIT: &str = "m";
 
+/// The names of a picture's axes when `drawing.axes` is absent.
+pub const DEFAULT_AXES: [&str; 2] = ["x", "y"];
+
 /// One shape of a drawing; `E` is an expression's text ([`String`]) in a
 /// [`DrawingSpec`] as read, an [`Expr`] over the coordinates once compiled
 /// ([`CompiledDrawing`]).
@@ -209,6 +212,10 @@ pub struct DrawingSpec<E = String> {
     /// `drawing.unit`: the unit of the plane's axes ([`DEFAULT_UNIT`] when
     /// absent).
     pub unit: String,
+    /// `drawing.axes`: the names of the picture's horizontal and vertical
+    /// axes ([`DEFAULT_AXES`] when absent; e.g. `["X", "Z"]` for a body in
+    /// space seen along `Y`).
+    pub axes: [String; 2],
     /// `drawing.boundaries`: the boundary pieces drawn as walls by their
     /// zero sets in the plane of the coordinates `x` and `y`; `None`
     /// (absent) means every piece that depends on `x` and `y` only.
@@ -292,6 +299,7 @@ impl<E> DrawingSpec<E> {
         };
         Ok(DrawingSpec {
             unit: self.unit.clone(),
+            axes: self.axes.clone(),
             boundaries: self.boundaries.clone(),
             walls,
             body,

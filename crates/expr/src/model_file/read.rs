@@ -1,7 +1,9 @@
 //! Reading the TOML document with spans (`toml::de::DeTable`), checking the
 //! schema and recording where every expression string sits in the file.
 
-use super::drawing::{DEFAULT_UNIT, DrawingHeading, DrawingShape, DrawingSpec, SHAPE_KINDS};
+use super::drawing::{
+    DEFAULT_AXES, DEFAULT_UNIT, DrawingHeading, DrawingShape, DrawingSpec, SHAPE_KINDS,
+};
 use super::error::{ModelFileError, ModelFileErrorKind as K};
 use super::orientation;
 use super::position::Position;
@@ -31,7 +33,15 @@ const TOP: &[&str] = &[
     "forces",
 ];
 const SYMMETRY: &[&str] = &["cyclic"];
-const DRAWING: &[&str] = &["unit", "boundaries", "contact", "heading", "walls", "body"];
+const DRAWING: &[&str] = &[
+    "unit",
+    "axes",
+    "boundaries",
+    "contact",
+    "heading",
+    "walls",
+    "body",
+];
 const HEADING: &[&str] = &["x", "y", "angle", "length"];
 const POINT: &[&str] = &["kind", "x", "y"];
 const CIRCLE: &[&str] = &["kind", "x", "y", "r"];
@@ -651,6 +661,25 @@ impl Reader<'_> {
             }
             None => DEFAULT_UNIT.to_owned(),
         };
+        let axes = match get(table, "axes") {
+            Some(v) => {
+                let items = self.array("drawing.axes", v)?;
+                if items.len() != 2 {
+                    return Err(self.wrong_type("drawing.axes", v, "two names, [horizontal, vertical]"));
+                }
+                let mut names = [String::new(), String::new()];
+                for (i, item) in items.iter().enumerate() {
+                    let key = format!("drawing.axes[{i}]");
+                    let name = self.string(&key, item)?;
+                    if name.trim().is_empty() {
+                        return Err(self.error(key, Some(item.span().start), K::Empty));
+                    }
+                    names[i] = name;
+                }
+                names
+            }
+            None => DEFAULT_AXES.map(str::to_owned),
+        };
         let boundaries = match get(table, "boundaries") {
             Some(v) => {
                 let mut out = Vec::new();
@@ -737,6 +766,7 @@ impl Reader<'_> {
         }
         Ok(DrawingSpec {
             unit,
+            axes,
             boundaries,
             walls,
             body,

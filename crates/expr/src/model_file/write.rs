@@ -1,6 +1,6 @@
 //! Printing a [`ModelFile`] back as TOML.
 
-use super::drawing::{DEFAULT_UNIT, DrawingShape};
+use super::drawing::{DEFAULT_AXES, DEFAULT_UNIT, DrawingShape};
 use super::{InitialValue, ModelFile};
 use std::fmt::Write;
 
@@ -164,6 +164,9 @@ fn write_to(model: &ModelFile, out: &mut String) -> std::fmt::Result {
         writeln!(out, "\n[drawing]")?;
         if d.unit != DEFAULT_UNIT {
             writeln!(out, "unit = {}", quote(&d.unit))?;
+        }
+        if d.axes != DEFAULT_AXES {
+            writeln!(out, "axes = {}", strings(&d.axes))?;
         }
         if let Some(b) = &d.boundaries {
             let list: Vec<String> = b.iter().map(usize::to_string).collect();

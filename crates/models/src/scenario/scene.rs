@@ -39,6 +39,9 @@ pub struct PlaneWalls {
 pub struct Scene {
     /// The unit of the plane's axes (`m` for the catalogue).
     pub unit: String,
+    /// The names of the horizontal and vertical axes (`x`, `y` unless a
+    /// model file's `drawing.axes` says otherwise).
+    pub axes: [String; 2],
     /// Still shapes.
     pub walls: Vec<Shape>,
     /// Boundary pieces drawn by their zero sets (model files).
@@ -215,6 +218,7 @@ impl ModelVisitor for CatalogueScene<'_> {
             .collect();
         Some(Scene {
             unit: "m".into(),
+            axes: default_axes(),
             walls: drawing.walls(),
             plane_walls: None,
             bodies: self.frames.iter().map(|v| drawing.body(&q(v))).collect(),
@@ -300,6 +304,7 @@ fn file_scene(
     });
     Scene {
         unit: d.unit.clone(),
+        axes: d.axes.clone(),
         walls: d.walls.iter().map(|s| shape_at(s, &q0)).collect(),
         plane_walls,
         bodies: frames.iter().map(|q| body(q)).collect(),
@@ -318,6 +323,11 @@ fn file_scene(
     }
 }
 
+/// The axes `x`, `y`.
+fn default_axes() -> [String; 2] {
+    ["x".to_owned(), "y".to_owned()]
+}
+
 /// The default view of a model file without a `[drawing]`: a dot at
 /// `(x, y)`, the pieces over `x` and `y` as walls; `None` without `x` and
 /// `y`. (No heading: a coordinate's name does not tell an orientation.)
@@ -330,6 +340,7 @@ fn default_scene(
     let at = |q: &[f64]| [q[x], q[y]];
     Some(Scene {
         unit: "m".into(),
+        axes: default_axes(),
         walls: Vec::new(),
         plane_walls: Some(PlaneWalls { x, y, pieces: None }),
         bodies: frames.iter().map(|q| vec![Shape::Dot(at(q))]).collect(),
