@@ -1619,7 +1619,16 @@ fn a_body_in_space_is_seen_along_y() {
     let dir = tempfile::tempdir().unwrap();
     let out = run_in(
         dir.path(),
-        &["run", "--model-file", file, "--t-end", "0.1", "--animate", "r.svg", "-q"],
+        &[
+            "run",
+            "--model-file",
+            file,
+            "--t-end",
+            "0.1",
+            "--animate",
+            "r.svg",
+            "-q",
+        ],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     let text = std::fs::read_to_string(dir.path().join("r.svg")).unwrap();

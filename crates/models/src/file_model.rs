@@ -273,6 +273,13 @@ impl NamedDynSystem for FileModel {
         let (Some(source), Some(model)) = (self.parametric.as_ref(), self.parametric()) else {
             return Err(ParameterSeedError::NotDifferentiable);
         };
+        if self.compiled.time_dependent() {
+            return Err(ParameterSeedError::Undefined {
+                reason: "a file with [forces] or drives: their expressions of time are not \
+                         differentiated in the parameters (--jacobian is available)"
+                    .to_owned(),
+            });
+        }
         let direction = model
             .direction(name)
             .ok_or_else(|| ParameterSeedError::Unknown {

@@ -86,11 +86,6 @@ impl DynStart {
                     "the Hamiltonian stepper (it steps an autonomous H(q, p)); use the lagrange stepper",
                 ));
             }
-            if plan.tracks_derivatives() {
-                return Err(refused(
-                    "--jacobian, --sensitivity and periodic orbits (a step's derivatives would need its time as a variable)",
-                ));
-            }
             if model.boundary_count() > 0 {
                 return Err(refused(
                     "boundaries (the impact law matches discrete energies, which needs an autonomous Lagrangian)",

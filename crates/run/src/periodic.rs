@@ -372,7 +372,9 @@ pub fn periodic_orbit(
     if scenario.circuit.is_some() {
         return Err(PeriodicError::Unsupported {
             model: scenario.model.clone(),
-            what: "for circuits (their steps have no tangent map yet)".into(),
+            what: "for circuits (a degenerate Lagrangian: its initial data are tied by hidden \
+                   constraints, which the shooting Newton on (q_0, p_0) does not keep)"
+                .into(),
         });
     }
     let guess = guess.map(|(q, p)| (q.to_vec(), p.to_vec()));
@@ -742,6 +744,12 @@ fn search<Mo: NamedDynSystem>(
         model: name.clone(),
         what: what.to_owned(),
     };
+    if model.time_dependent() {
+        return Err(unsupported(
+            "for a time-dependent system (an orbit of a forced system returns after the \
+             forcing's period, not at a section of an autonomous flow: not built)",
+        ));
+    }
     let (_, hessian) = legendre_jet_dyn(model, &setup.q0, &setup.v0);
     if !crate::error::is_regular(hessian) {
         return Err(unsupported(

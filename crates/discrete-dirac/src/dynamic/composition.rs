@@ -276,19 +276,18 @@ fn chain_taken<St: DynSubStepper>(
     carried: Option<(&mut DMatrix<f64>, &DMatrix<f64>)>,
 ) -> Result<(), StepError> {
     let Taken { k, t, x, s, h } = taken;
-    match carried {
-        Some((acc_s, directions)) => {
-            let stage = stepper
-                .sub_step_sensitivity(k, t, x, s, h, directions)?
-                .physical(sign);
-            *acc_s = &stage.tangent.start * &*acc_s + stage.parameters;
-            chain_stage(acc, stage.tangent, w);
-        }
-        None => {
-            let stage = stepper.sub_step_tangent(k, t, x, s, h)?.physical(sign);
-            chain_stage(acc, stage, w);
-        }
+    // A time-dependent system's stages are differentiated at their times,
+    // held fixed: `∂/∂h` is left zero (it would need the step's time as a
+    // variable), which a run never reads (such a system has no boundary,
+    // so no step has a length that moves with the state).
+    let with_h = !stepper.system().time_dependent();
+    let stage = stepper
+        .sub_step_derivative(k, t, x, s, h, carried.as_ref().map(|(_, d)| *d), with_h)?
+        .physical(sign);
+    if let Some((acc_s, _)) = carried {
+        *acc_s = &stage.tangent.start * &*acc_s + stage.parameters;
     }
+    chain_stage(acc, stage.tangent, w);
     Ok(())
 }
 

@@ -27,11 +27,11 @@
 use super::lagrange_dirac::DynLagrangeDirac;
 use crate::StepError;
 use crate::linear::{LinearSolver, SvdSplit};
-use diracvi_geometry::GeometryError;
 use diracvi_geometry::dynamic::{
     DynDiscreteLagrangian, DynLdSecond, DynSystem, ParamLifted, constraint_second_over,
     reaction_jacobian_dyn,
 };
+use diracvi_geometry::{GeometryError, Orientation};
 use nalgebra::{DMatrix, DVector};
 
 /// The derivative of one oriented step `(a, π_a; h) ↦ (b, π_b)`.
@@ -194,10 +194,11 @@ where
         directions: Option<&DMatrix<f64>>,
         with_h: bool,
     ) -> Result<DynStepSensitivity, StepError> {
-        if self.system().time_dependent() {
+        if self.system().time_dependent() && with_h {
             return Err(StepError::Unsupported(format!(
-                "step {k} at t = {t}: derivatives of a step of a time-dependent system \
-                 are not supported yet (they need the step's time as a variable)"
+                "step {k} at t = {t}: the derivative of a step of a time-dependent system in \
+                 its length (after an impact, or asked for) is not supported (the step's time \
+                 would have to be a variable); in its start and the parameters it is"
             )));
         }
         let Some(directions) = directions else {
@@ -207,7 +208,9 @@ where
         let (system, r) = (self.system(), directions.ncols());
         if self.parameter_rows_apply(a, d) {
             let geo = |source: GeometryError| StepError::Geometry { step: k, t, source };
-            let ld = DynDiscreteLagrangian::new(system, self.map()).oriented(self.orientation());
+            let ld = DynDiscreteLagrangian::new(system, self.map())
+                .oriented(self.orientation())
+                .starting_at(self.orientation().interval_start(t, h));
             let rows = times_sparse(&ld.parameter_rows(a, d, h).map_err(geo)?, directions);
             let given = Some((&rows, directions));
             return self.tangent_over(system, 0, given, k, t, a, d, reaction, h, with_h);
@@ -273,7 +276,11 @@ where
             y
         };
         let (al, dl) = (lift(a), lift(d));
-        let ld = DynDiscreteLagrangian::new(lifted, self.map()).oriented(self.orientation());
+        // A time-dependent system's L at the time of the step's
+        // discretization point, held fixed (the step's length is).
+        let ld = DynDiscreteLagrangian::new(lifted, self.map())
+            .oriented(self.orientation())
+            .starting_at(self.orientation().interval_start(t, h));
         let (second, w) = second_data(&ld, self.constraint(), &al, &dl, h, with_h).map_err(geo)?;
         // μ from the reaction `A(a)ᵀ μ` (A has full row rank on a step).
         let (a_forms, mu) = multipliers_from_reaction(system, a, reaction).ok_or_else(|| {
@@ -503,8 +510,16 @@ where
             y
         };
         let (bl, dl) = (lift(&b), lift(d));
-        let ld = DynDiscreteLagrangian::new(lifted, self.map()).oriented(self.orientation());
-        // The next step from b with the same increment: c = b + d.
+        // The next step from b with the same increment: c = b + d, its
+        // interval next to this one's (as the step takes it).
+        let t_lo = self.orientation().interval_start(t, h);
+        let start_next = match self.orientation() {
+            Orientation::Forward => t_lo + h,
+            Orientation::Reversed => t_lo - h,
+        };
+        let ld = DynDiscreteLagrangian::new(lifted, self.map())
+            .oriented(self.orientation())
+            .starting_at(start_next);
         let (q, w) = second_data(&ld, self.constraint(), &bl, &dl, h, with_h).map_err(geo)?;
         let q = &q.jacobian;
         let reaction_b = reaction_jacobian_dyn(lifted, &bl, mu).map_err(geo)?;
@@ -512,8 +527,9 @@ where
         system.constraint_forms(b.as_slice(), &mut b_rows);
         let next_rows = match rows_and_directions {
             Some((_, directions)) => {
-                let ld =
-                    DynDiscreteLagrangian::new(system, self.map()).oriented(self.orientation());
+                let ld = DynDiscreteLagrangian::new(system, self.map())
+                    .oriented(self.orientation())
+                    .starting_at(start_next);
                 Some(times_sparse(
                     &ld.parameter_rows(&b, d, h).map_err(geo)?,
                     directions,

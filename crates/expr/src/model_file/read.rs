@@ -665,7 +665,11 @@ impl Reader<'_> {
             Some(v) => {
                 let items = self.array("drawing.axes", v)?;
                 if items.len() != 2 {
-                    return Err(self.wrong_type("drawing.axes", v, "two names, [horizontal, vertical]"));
+                    return Err(self.wrong_type(
+                        "drawing.axes",
+                        v,
+                        "two names, [horizontal, vertical]",
+                    ));
                 }
                 let mut names = [String::new(), String::new()];
                 for (i, item) in items.iter().enumerate() {

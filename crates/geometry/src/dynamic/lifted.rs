@@ -92,9 +92,9 @@ impl<Sy: DynSystem> DynSystem for ParamLifted<'_, Sy> {
         self.system.constraint_count()
     }
 
-    /// The lifted system's Lagrangian is autonomous, whatever the inner one
-    /// is; a derivative of a time-dependent system is refused upstream,
-    /// which this tells.
+    /// As the inner system: a step of a time-dependent one evaluates
+    /// [`lagrangian_at`](DynSystem::lagrangian_at), the inner
+    /// [`lagrangian_with_at`](DynSystem::lagrangian_with_at).
     fn time_dependent(&self) -> bool {
         self.system.time_dependent()
     }
@@ -103,6 +103,12 @@ impl<Sy: DynSystem> DynSystem for ParamLifted<'_, Sy> {
         let n = self.n();
         let theta = self.theta(&q[n..]);
         self.system.lagrangian_with(&q[..n], &v[..n], &theta)
+    }
+
+    fn lagrangian_at<S: AdScalar>(&self, q: &[S], v: &[S], t: f64) -> S {
+        let n = self.n();
+        let theta = self.theta(&q[n..]);
+        self.system.lagrangian_with_at(&q[..n], &v[..n], &theta, t)
     }
 
     fn constraint_forms<S: AdScalar>(&self, q: &[S], a: &mut [S]) {

@@ -313,6 +313,23 @@ pub trait DynSystem {
         self.lagrangian(q, v)
     }
 
+    /// `L(q, v, t; θ)` of a time-dependent system (see
+    /// [`time_dependent`](Self::time_dependent)). By default
+    /// `L(q, v; θ) + L(q, v, t) − L(q, v)`: exact when the part of `L` that
+    /// varies in time does not depend on `θ` (a circuit's sine sources are
+    /// not among its parameters); a system whose time-dependent part does
+    /// overrides it, or refuses the sensitivities
+    /// (`NamedDynSystem::parameter_seed`). For an autonomous system,
+    /// [`lagrangian_with`](Self::lagrangian_with).
+    fn lagrangian_with_at<S: AdScalar>(&self, q: &[S], v: &[S], theta: &[S], t: f64) -> S {
+        let l = self.lagrangian_with(q, v, theta);
+        if self.time_dependent() {
+            l + (self.lagrangian_at(q, v, t) - self.lagrangian(q, v))
+        } else {
+            l
+        }
+    }
+
     /// `A(q; θ)`, row-major into `a`; by default `A(q)`.
     fn constraint_forms_with<S: AdScalar>(&self, q: &[S], theta: &[S], a: &mut [S]) {
         let _ = theta;
@@ -450,6 +467,9 @@ impl<T: DynSystem + ?Sized> DynSystem for &T {
     }
     fn lagrangian_with<S: AdScalar>(&self, q: &[S], v: &[S], theta: &[S]) -> S {
         (**self).lagrangian_with(q, v, theta)
+    }
+    fn lagrangian_with_at<S: AdScalar>(&self, q: &[S], v: &[S], theta: &[S], t: f64) -> S {
+        (**self).lagrangian_with_at(q, v, theta, t)
     }
     fn constraint_forms_with<S: AdScalar>(&self, q: &[S], theta: &[S], a: &mut [S]) {
         (**self).constraint_forms_with(q, theta, a)
