@@ -57,7 +57,7 @@ pub fn check_drawable(scenario: &Scenario) -> Result<()> {
     }
     if let Some(file) = &scenario.file {
         bail!(
-            "--animate: model file '{}' has no [drawing] table and no coordinates named x and y to show: declare a drawing, e.g. [[drawing.body]] with kind = \"point\", x = \"l*sin(theta)\", y = \"-l*cos(theta)\" (see docs/model-files.md, section Drawing)",
+            "--animate: model file '{}' has no [drawing] table, no orientation and no coordinates named x and y to show: declare a drawing, e.g. [[drawing.body]] with kind = \"point\", x = \"l*sin(theta)\", y = \"-l*cos(theta)\" (see docs/model-files.md, section Drawing)",
             file.path
         );
     }

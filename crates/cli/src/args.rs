@@ -256,8 +256,9 @@ pub struct RunArgs {
     /// them, docs/theory.md §12.8), and the Hamiltonian stepper (its step
     /// and its impact law differentiated, docs/theory.md §12.7); circuits
     /// too (a capacitor loop's hidden constraint from the circuit graph in
-    /// place of the equation it replaces), except those with sources that
-    /// vary in time; --reduce is refused.
+    /// place of the equation it replaces), and systems with forces or
+    /// sources that vary in time (each step differentiated at its own time,
+    /// docs/theory.md §8.8); --reduce is refused.
     #[arg(long, conflicts_with = "reduce")]
     pub jacobian: bool,
     /// Report the derivatives of the final state with respect to model
@@ -270,9 +271,10 @@ pub struct RunArgs {
     /// do initial data written as expressions of the parameters or solved
     /// from the constraints), and in the text summary the largest entry of
     /// each. Model files (--model-file: the catalogue's parameters are
-    /// compiled-in numbers) and circuits (the element values by their
-    /// netlist names, e.g. L1,C2; a capacitor's initial charge c·V moves
-    /// with c), with the methods --jacobian accepts, at
+    /// compiled-in numbers; not those with [forces] or drives, whose
+    /// expressions are not differentiated) and circuits (the element values
+    /// by their netlist names, e.g. L1,C2; a capacitor's initial charge c·V
+    /// moves with c), with the methods --jacobian accepts, at
     /// orders 2, 4 and 6, through impacts at every order (at --order 4 and
     /// 6 the continuous impact law differentiated in θ; measured against
     /// differences of whole runs: 2e-9 to 1.4e-7 relative).

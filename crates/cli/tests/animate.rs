@@ -593,7 +593,7 @@ fn models_without_a_drawing_and_circuits_are_refused() {
         2,
         &[
             "--animate",
-            "pendulum.toml' has no [drawing] table and no coordinates named x and y",
+            "pendulum.toml' has no [drawing] table, no orientation and no coordinates named x and y",
             "[[drawing.body]]",
             "docs/model-files.md",
         ],
@@ -1634,4 +1634,73 @@ fn a_body_in_space_is_seen_along_y() {
     let text = std::fs::read_to_string(dir.path().join("r.svg")).unwrap();
     assert!(text.contains(">X (m)</text>") && text.contains(">Z (m)</text>"));
     assert!(!text.contains(">y (m)</text>"));
+}
+
+/// A file with an orientation and no `[drawing]` (the bouncing cube with
+/// its drawing cut out) is drawn in the default oblique view: the centre at
+/// `(X + 0.35 Y, Z + 0.35 Y)` in every frame, and from it the three body
+/// axes, of one common length, whose directions are the projections of
+/// the columns of `R(q)` from the recorded quaternion (to the picture's
+/// rounding, 1e-5 relative).
+#[test]
+fn a_body_in_space_without_a_drawing_gets_the_oblique_view_of_its_axes() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../models/bouncing-cube.toml"
+    ))
+    .unwrap();
+    let (start, end) = (text.find("[drawing]").unwrap(), text.find("[run]").unwrap());
+    let cut = format!("{}{}", &text[..start], &text[end..]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cube.toml");
+    std::fs::write(&file, cut).unwrap();
+    let file = file.to_str().unwrap().to_owned();
+    let (run, _) = Run::with_args(&["run", "--model-file", &file, "--t-end", "2"]);
+    let project = |x: f64, y: f64, z: f64| [x + 0.35 * y, z + 0.35 * y];
+    run.check_body(3, &["cx", "cy"], |q| project(q[0], q[1], q[2]).to_vec());
+    let mut lengths = Vec::new();
+    for k in 0..3 {
+        let axis = &run.svg.class("body").children[k];
+        let a = axis.animation("points");
+        for (f, points) in key_times(a).iter().zip(frames(a)) {
+            let row = run.row_at(*f);
+            let q = &row[2..9];
+            let c = project(q[0], q[1], q[2]);
+            assert!((points[0] - c[0]).abs() <= TOL && (points[1] - c[1]).abs() <= TOL);
+            let (w, x, y, z) = (q[3], q[4], q[5], q[6]);
+            let e = [
+                [
+                    w * w + x * x - y * y - z * z,
+                    2.0 * (x * y + w * z),
+                    2.0 * (x * z - w * y),
+                ],
+                [
+                    2.0 * (x * y - w * z),
+                    w * w - x * x + y * y - z * z,
+                    2.0 * (y * z + w * x),
+                ],
+                [
+                    2.0 * (x * z + w * y),
+                    2.0 * (y * z - w * x),
+                    w * w - x * x - y * y + z * z,
+                ],
+            ][k];
+            let d = project(e[0], e[1], e[2]);
+            let (u, v) = (points[2] - points[0], points[3] - points[1]);
+            let length = u.hypot(v) / d[0].hypot(d[1]);
+            assert!(
+                (u * d[1] - v * d[0]).abs() <= 1e-5 * u.hypot(v).max(1e-3),
+                "parallel"
+            );
+            assert!(u * d[0] + v * d[1] > 0.0, "same sense");
+            lengths.push(length);
+        }
+    }
+    let (lo, hi) = lengths
+        .iter()
+        .fold((f64::INFINITY, 0.0_f64), |(l, h), &x| (l.min(x), h.max(x)));
+    assert!(
+        hi - lo <= 1e-4 * hi,
+        "one length for every axis: {lo} … {hi}"
+    );
 }

@@ -251,6 +251,7 @@ impl Drawing for Bowl {
     ) -> Result<Option<Scene>, String> {
         Ok(Some(Scene {
             unit: "m".into(),
+            axes: Scene::xy_axes(),
             walls: vec![self.rim()],
             plane_walls: None,
             bodies: frames

@@ -54,10 +54,19 @@ pub struct Scene {
     pub contacts: Vec<Point>,
 }
 
+impl Scene {
+    /// The names `x`, `y` of a plane's axes: what every picture but a
+    /// model file's with `drawing.axes` labels its axes.
+    pub fn xy_axes() -> [String; 2] {
+        ["x".to_owned(), "y".to_owned()]
+    }
+}
+
 impl Scenario {
     /// Whether the scenario's model has a planar picture: a catalogued model
     /// with a [`Drawing`](crate::Drawing), a model file with a `[drawing]`
-    /// table or coordinates named `x` and `y`.
+    /// table, body axes in space (an orientation: the oblique view of its
+    /// axes) or coordinates named `x` and `y`.
     ///
     /// # Errors
     /// As [`visit_catalogue`](Self::visit_catalogue) (parameters, initial
@@ -67,7 +76,11 @@ impl Scenario {
             return Ok(false);
         }
         match &self.file {
-            Some(f) => Ok(f.drawing.is_some() || plane_coordinates(&f.coordinates).is_some()),
+            Some(f) => Ok(f.drawing.is_some()
+                || BODY_AXES
+                    .iter()
+                    .all(|name| f.definitions.iter().any(|(d, _)| d == name))
+                || plane_coordinates(&f.coordinates).is_some()),
             None => {
                 struct Has;
                 impl ModelVisitor for Has {
@@ -105,7 +118,10 @@ impl Scenario {
                 let compiled = file::compile(self, f)?;
                 Ok(match compiled.drawing() {
                     Some(d) => Some(file_scene(d, &f.coordinates, frames, impacts)),
-                    None => default_scene(&f.coordinates, frames, impacts),
+                    None => match body_axes(self, f)? {
+                        Some(axes) => Some(axes_scene(&axes, &f.coordinates, frames, impacts)),
+                        None => default_scene(&f.coordinates, frames, impacts),
+                    },
                 })
             }
             None => self.visit_catalogue(CatalogueScene { frames, impacts }),
@@ -218,7 +234,7 @@ impl ModelVisitor for CatalogueScene<'_> {
             .collect();
         Some(Scene {
             unit: "m".into(),
-            axes: default_axes(),
+            axes: Scene::xy_axes(),
             walls: drawing.walls(),
             plane_walls: None,
             bodies: self.frames.iter().map(|v| drawing.body(&q(v))).collect(),
@@ -323,9 +339,97 @@ fn file_scene(
     }
 }
 
-/// The axes `x`, `y`.
-fn default_axes() -> [String; 2] {
-    ["x".to_owned(), "y".to_owned()]
+/// The names of the body axes in space a file with an orientation defines
+/// (`model.orientation = "so3"`, or written out longhand).
+const BODY_AXES: [&str; 9] = [
+    "e1x", "e1y", "e1z", "e2x", "e2y", "e2z", "e3x", "e3y", "e3z",
+];
+
+/// How far a receding `Y` moves a point right and up in the oblique
+/// (cabinet) view of a body in space, `(X, Y, Z) ↦ (X + k Y, Z + k Y)`
+/// (the heavy top's file draws the same).
+const RECEDE: f64 = 0.35;
+
+/// The body axes `e1x … e3z` of a model file that defines them, compiled
+/// over `[q.., v..]` (they read `q` only); `None` without them.
+fn body_axes(sc: &Scenario, f: &diracvi_expr::ModelFile) -> Result<Option<Vec<Expr>>, ModelError> {
+    let defined = |name: &str| f.definitions.iter().any(|(d, _)| d == name);
+    if !BODY_AXES.iter().all(|name| defined(name)) {
+        return Ok(None);
+    }
+    let sources: Vec<(String, String)> = BODY_AXES
+        .iter()
+        .map(|name| (format!("definitions.{name}"), (*name).to_owned()))
+        .collect();
+    Ok(Some(f.compile_velocity_functions(
+        &file::overrides(sc),
+        &sources,
+    )?))
+}
+
+/// The default view of a body in space (a model file with an orientation
+/// and no `[drawing]`): the oblique view `(X + 0.35 Y, Z + 0.35 Y)` of its
+/// centre (the coordinates `X, Y, Z`, or `x, y, z`; the origin without
+/// them, a body turning about a fixed point) and of its body axes `e1, e2,
+/// e3` from there, each a tenth of the larger side of the box of the
+/// centre's path long (unit length for a fixed centre); impacts are marked
+/// at the centre.
+fn axes_scene(
+    axes: &[Expr],
+    coordinates: &[String],
+    frames: &[&[f64]],
+    impacts: &[(&[f64], usize)],
+) -> Scene {
+    let at = |name: &str| coordinates.iter().position(|c| c == name);
+    let centre_of = ["X", "Y", "Z"]
+        .map(at)
+        .into_iter()
+        .collect::<Option<Vec<usize>>>()
+        .or_else(|| ["x", "y", "z"].map(at).into_iter().collect());
+    let project = |p: [f64; 3]| [p[0] + RECEDE * p[1], p[2] + RECEDE * p[1]];
+    let centre = |q: &[f64]| match &centre_of {
+        Some(i) => project([q[i[0]], q[i[1]], q[i[2]]]),
+        None => [0.0, 0.0],
+    };
+    let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+    for q in frames {
+        let c = centre(q);
+        for i in 0..2 {
+            lo[i] = lo[i].min(c[i]);
+            hi[i] = hi[i].max(c[i]);
+        }
+    }
+    let side = (hi[0] - lo[0]).max(hi[1] - lo[1]);
+    let length = if side.is_finite() && side > 0.0 {
+        0.1 * side
+    } else {
+        1.0
+    };
+    let zeros = vec![0.0; coordinates.len()];
+    let body = |q: &[f64]| -> Vec<Shape> {
+        let c = centre(q);
+        let mut shapes: Vec<Shape> = (0..3)
+            .map(|k| {
+                let e = [0, 1, 2].map(|j| axes[3 * k + j].eval_split(q, &zeros));
+                let d = project(e);
+                Shape::Polyline {
+                    points: vec![c, [c[0] + length * d[0], c[1] + length * d[1]]],
+                    closed: false,
+                }
+            })
+            .collect();
+        shapes.push(Shape::Dot(c));
+        shapes
+    };
+    Scene {
+        unit: "m".into(),
+        axes: ["X + 0.35 Y".to_owned(), "Z + 0.35 Y".to_owned()],
+        walls: Vec::new(),
+        plane_walls: None,
+        bodies: frames.iter().map(|q| body(q)).collect(),
+        headings: Vec::new(),
+        contacts: impacts.iter().map(|(q, _)| centre(q)).collect(),
+    }
 }
 
 /// The default view of a model file without a `[drawing]`: a dot at
@@ -340,7 +444,7 @@ fn default_scene(
     let at = |q: &[f64]| [q[x], q[y]];
     Some(Scene {
         unit: "m".into(),
-        axes: default_axes(),
+        axes: Scene::xy_axes(),
         walls: Vec::new(),
         plane_walls: Some(PlaneWalls { x, y, pieces: None }),
         bodies: frames.iter().map(|q| vec![Shape::Dot(at(q))]).collect(),
