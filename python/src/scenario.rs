@@ -614,10 +614,12 @@ impl PyScenario {
     /// ``jacobian``: track the tangent map of the flow and report
     /// ``RunResult.jacobian``, ∂(q_N, p_N)/∂(q_0, p_0) exact through
     /// impacts (``diracvi run --jacobian``; the lagrange stepper of orders
-    /// 2, 4 and 6, regular Lagrangians; others raise ``ModelError`` of kind
+    /// 2, 4 and 6 and the hamiltonian one, circuits and systems with forces
+    /// and sources included; what has none raises ``ModelError`` of kind
     /// ``JacobianUnsupported``);
     /// ``sensitivity``: parameter names (a sequence of str, or one str
-    /// with commas) of a model file; report ``RunResult.sensitivity``,
+    /// with commas) of a model file, or a circuit's element values by
+    /// their netlist names (``"L1"``, ``"C2"``); report ``RunResult.sensitivity``,
     /// ``{name: ∂(q_N, p_N)/∂name}`` exact through impacts
     /// (``diracvi run --sensitivity``, docs/theory.md §12.4; a catalogued
     /// model raises ``ModelError`` of kind ``SensitivityUnsupported``, an
