@@ -269,8 +269,29 @@ impl DynSystem for CircuitSystem {
             .collect()
     }
 
-    /// `L(q, v; θ)` at `t = 0` (a system with a value that varies in time
-    /// has no derivatives: [`DynSystem::time_dependent`]).
+    /// Each branch's term carries its own element value: the derivatives in
+    /// the values are taken branch by branch.
+    fn parameter_terms(&self) -> bool {
+        true
+    }
+
+    #[inline]
+    fn lagrangian_term_with<S: AdScalar>(
+        &self,
+        e: usize,
+        q: &[S],
+        v: &[S],
+        theta: &[S],
+        t: f64,
+    ) -> S {
+        match self.parameter_of[e] {
+            Some(k) => self.elements[e].lagrangian_with(q[0], v[0], t, theta[k]),
+            None => self.elements[e].lagrangian(q[0], v[0], t),
+        }
+    }
+
+    /// `L(q, v; θ)` at `t = 0` (a sine source is not a parameter:
+    /// [`DynSystem::lagrangian_with_at`] adds it at `t`).
     fn lagrangian_with<S: AdScalar>(&self, q: &[S], v: &[S], theta: &[S]) -> S {
         self.elements
             .iter()

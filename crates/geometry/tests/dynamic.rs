@@ -488,6 +488,22 @@ fn term_by_term_derivatives_equal_the_whole_lagrangians() {
             by_terms.d2_increment(&a, &d, h, &mut gt).unwrap();
             whole.d2_increment(&a, &d, h, &mut gw).unwrap();
             close("d2_increment", gt.as_slice(), gw.as_slice());
+            // The second derivatives over (a, b, h) of the tangent map.
+            for with_h in [true, false] {
+                let st = by_terms.second_over(&a, &d, h, with_h).unwrap();
+                let sw = whole.second_over(&a, &d, h, with_h).unwrap();
+                close("second value", &[st.value], &[sw.value]);
+                close(
+                    "second gradient",
+                    st.gradient.as_slice(),
+                    sw.gradient.as_slice(),
+                );
+                close(
+                    "second jacobian",
+                    st.jacobian.as_slice(),
+                    sw.jacobian.as_slice(),
+                );
+            }
         }
     }
     // The Legendre map and its Hessian, term by term and whole.

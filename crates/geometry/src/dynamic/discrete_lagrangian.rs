@@ -390,14 +390,17 @@ impl<'a, Sy: DynSystem> DynDiscreteLagrangian<'a, Sy> {
     /// `None` for the whole `L` at once: terms are used for systems of more
     /// than [`TERMWISE_ABOVE`] coordinates that declare them and have no
     /// gyroscopic force (docs/theory.md §11.4).
-    fn termwise(&self, a: &[f64], d: &[f64]) -> Option<&'a LagrangianTerms> {
+    pub(super) fn termwise(&self, a: &[f64], d: &[f64]) -> Option<&'a LagrangianTerms> {
         let terms = self.system.lagrangian_terms()?;
         (a.len() > TERMWISE_ABOVE && terms.coordinate_count() == a.len() && !self.forced(a, d))
             .then_some(terms)
     }
 
     /// Term `e`'s discrete Lagrangian (same map, orientation and unit).
-    fn term<'t>(&self, term: &'t Term<'a, Sy>) -> DynDiscreteLagrangian<'t, Term<'a, Sy>> {
+    pub(super) fn term<'t>(
+        &self,
+        term: &'t Term<'a, Sy>,
+    ) -> DynDiscreteLagrangian<'t, Term<'a, Sy>> {
         DynDiscreteLagrangian {
             system: term,
             map: self.map,

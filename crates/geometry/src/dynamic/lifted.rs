@@ -17,7 +17,7 @@
 //! `D2 L_d`, `D3 L_d`, `ω_d`) is its derivative in the parameter direction,
 //! and `∂/∂s` of `A'ᵀμ`, `g'` and `∇g'` are those of `A(q)ᵀμ`, `g` and `∇g`.
 
-use super::DynSystem;
+use super::{DynSystem, LagrangianTerms};
 use crate::AdScalar;
 use nalgebra::DMatrix;
 
@@ -28,6 +28,10 @@ pub struct ParamLifted<'a, Sy> {
     system: &'a Sy,
     theta: Vec<f64>,
     directions: DMatrix<f64>,
+    /// The inner system's terms, each over its stencil and every direction
+    /// `s`, when it gives its terms with parameters
+    /// ([`DynSystem::parameter_terms`]).
+    terms: Option<LagrangianTerms>,
 }
 
 impl<'a, Sy: DynSystem> ParamLifted<'a, Sy> {
@@ -44,10 +48,29 @@ impl<'a, Sy: DynSystem> ParamLifted<'a, Sy> {
             theta.len(),
             "the parameter directions must have one row per parameter"
         );
+        let (n, r) = (system.coordinate_count(), directions.ncols());
+        let terms = system
+            .lagrangian_terms()
+            .filter(|_| system.parameter_terms())
+            .map(|inner| {
+                LagrangianTerms::new(
+                    n + r,
+                    (0..inner.len()).map(|e| {
+                        inner
+                            .stencil(e)
+                            .iter()
+                            .copied()
+                            .chain(n..n + r)
+                            .collect::<Vec<usize>>()
+                    }),
+                )
+                .expect("an inner stencil, then the directions: increasing, in range")
+            });
         Self {
             system,
             theta,
             directions: directions.clone(),
+            terms,
         }
     }
 
@@ -109,6 +132,23 @@ impl<Sy: DynSystem> DynSystem for ParamLifted<'_, Sy> {
         let n = self.n();
         let theta = self.theta(&q[n..]);
         self.system.lagrangian_with_at(&q[..n], &v[..n], &theta, t)
+    }
+
+    fn lagrangian_terms(&self) -> Option<&LagrangianTerms> {
+        self.terms.as_ref()
+    }
+
+    /// Term `e` on its stencil: the inner term's coordinates, then the
+    /// directions `s` (see [`DynSystem::parameter_terms`]).
+    fn lagrangian_term<S: AdScalar>(&self, e: usize, q: &[S], v: &[S]) -> S {
+        self.lagrangian_term_at(e, q, v, 0.0)
+    }
+
+    fn lagrangian_term_at<S: AdScalar>(&self, e: usize, q: &[S], v: &[S], t: f64) -> S {
+        let k = q.len() - self.direction_count();
+        let theta = self.theta(&q[k..]);
+        self.system
+            .lagrangian_term_with(e, &q[..k], &v[..k], &theta, t)
     }
 
     fn constraint_forms<S: AdScalar>(&self, q: &[S], a: &mut [S]) {

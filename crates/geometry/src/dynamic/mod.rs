@@ -330,6 +330,32 @@ pub trait DynSystem {
         }
     }
 
+    /// Whether [`lagrangian_term_with`](Self::lagrangian_term_with) gives
+    /// each declared term ([`lagrangian_terms`](Self::lagrangian_terms)) of
+    /// `L(q, v, t; θ)`: the derivatives in the parameters are then taken
+    /// term by term too, so a large system's sensitivities cost about what
+    /// its tangent map does. `false` (the default): they take the whole
+    /// `L` ([`lagrangian_with_at`](Self::lagrangian_with_at)), always correct.
+    fn parameter_terms(&self) -> bool {
+        false
+    }
+
+    /// Term `e` of `L(q, v, t; θ)` on its stencil's values (see
+    /// [`parameter_terms`](Self::parameter_terms)); by default the term at
+    /// `t` without `θ`, which only a system without parameters in its terms
+    /// may keep.
+    fn lagrangian_term_with<S: AdScalar>(
+        &self,
+        e: usize,
+        q: &[S],
+        v: &[S],
+        theta: &[S],
+        t: f64,
+    ) -> S {
+        let _ = theta;
+        self.lagrangian_term_at(e, q, v, t)
+    }
+
     /// `A(q; θ)`, row-major into `a`; by default `A(q)`.
     fn constraint_forms_with<S: AdScalar>(&self, q: &[S], theta: &[S], a: &mut [S]) {
         let _ = theta;
@@ -470,6 +496,19 @@ impl<T: DynSystem + ?Sized> DynSystem for &T {
     }
     fn lagrangian_with_at<S: AdScalar>(&self, q: &[S], v: &[S], theta: &[S], t: f64) -> S {
         (**self).lagrangian_with_at(q, v, theta, t)
+    }
+    fn parameter_terms(&self) -> bool {
+        (**self).parameter_terms()
+    }
+    fn lagrangian_term_with<S: AdScalar>(
+        &self,
+        e: usize,
+        q: &[S],
+        v: &[S],
+        theta: &[S],
+        t: f64,
+    ) -> S {
+        (**self).lagrangian_term_with(e, q, v, theta, t)
     }
     fn constraint_forms_with<S: AdScalar>(&self, q: &[S], theta: &[S], a: &mut [S]) {
         (**self).constraint_forms_with(q, theta, a)

@@ -15,6 +15,7 @@ use super::DynSystem;
 use super::chunk::{Buf, Scratch, blocks, hyper_parts, read_block, with_width};
 use super::constraint::evaluate_constraint_dyn;
 use super::discrete_lagrangian::DynDiscreteLagrangian;
+use super::terms::{LagrangianTerms, Term};
 use crate::AdScalar;
 use crate::ad::DenseConstant;
 use crate::{ConstraintDiscretization, GeometryError};
@@ -100,7 +101,8 @@ fn seeded<const W: usize>(x: &[f64], offset: usize, blk: (usize, usize)) -> Buf<
 impl<Sy: DynSystem> DynDiscreteLagrangian<'_, Sy> {
     /// `L_d`, `(P1, P2, D3 L_d)` and their derivatives in `(a, b, h)` at
     /// `(a, a + d, h)` (see [`DynLdSecond`]); `⌈(2n+1)/W⌉²` hyper-dual
-    /// evaluations of the whole Lagrangian.
+    /// evaluations of the whole Lagrangian, or, for a large system that
+    /// declares its terms, each term's over its own stencil.
     ///
     /// # Errors
     /// On a dimension mismatch.
@@ -141,6 +143,22 @@ impl<Sy: DynSystem> DynDiscreteLagrangian<'_, Sy> {
                 });
             }
         }
+        if let Some(terms) = self.termwise(a.as_slice(), d.as_slice()) {
+            return Ok(self.second_terms(terms, a, d, h, with_h));
+        }
+        Ok(self.second_dense(a, d, h, with_h))
+    }
+
+    /// [`second_over`](Self::second_over) of the whole `L` at once (`a`,
+    /// `d` of the right length).
+    fn second_dense(
+        &self,
+        a: &DVector<f64>,
+        d: &DVector<f64>,
+        h: f64,
+        with_h: bool,
+    ) -> DynLdSecond {
+        let n = a.len();
         let b = a + d;
         let (a, b, d) = (a.as_slice(), b.as_slice(), d.as_slice());
         let nz = 2 * n + 1;
@@ -196,7 +214,61 @@ impl<Sy: DynSystem> DynDiscreteLagrangian<'_, Sy> {
                 }
             }
         });
-        Ok(out)
+        out
+    }
+
+    /// [`second_over`](Self::second_over) summed term by term (a system
+    /// that declares its terms, docs/theory.md §11.4): each term's own
+    /// second derivatives over its stencil's `(a_S, b_S, h)`, added into
+    /// the rows and columns of its coordinates — `O(Σ_e |S_e|²)`
+    /// evaluations' worth instead of the whole `L` over `⌈(2n+1)/W⌉²`
+    /// blocks.
+    fn second_terms(
+        &self,
+        terms: &LagrangianTerms,
+        a: &DVector<f64>,
+        d: &DVector<f64>,
+        h: f64,
+        with_h: bool,
+    ) -> DynLdSecond {
+        let n = a.len();
+        let nz = 2 * n + 1;
+        let mut out = DynLdSecond {
+            value: 0.0,
+            gradient: DVector::zeros(nz),
+            jacobian: DMatrix::zeros(nz, nz),
+        };
+        for e in 0..terms.len() {
+            let s = terms.stencil(e);
+            let k = s.len();
+            let term = Term {
+                system: self.system(),
+                e,
+                k,
+            };
+            let ae = DVector::from_fn(k, |i, _| a[s[i]]);
+            let de = DVector::from_fn(k, |i, _| d[s[i]]);
+            // A constant term (empty stencil) has its value, and its
+            // derivatives in `h` only.
+            let local = self.term(&term).second_dense(&ae, &de, h, with_h || k == 0);
+            out.value += local.value;
+            if k == 0 && !with_h {
+                continue;
+            }
+            // local (a_S, b_S, h) → global (a, b, h)
+            let at = |i: usize| match i {
+                i if i < k => s[i],
+                i if i < 2 * k => n + s[i - k],
+                _ => 2 * n,
+            };
+            for i in 0..=2 * k {
+                out.gradient[at(i)] += local.gradient[i];
+                for j in 0..=2 * k {
+                    out.jacobian[(at(i), at(j))] += local.jacobian[(i, j)];
+                }
+            }
+        }
+        out
     }
 }
 
