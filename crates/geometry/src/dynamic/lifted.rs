@@ -157,12 +157,17 @@ impl<Sy: DynSystem> DynSystem for ParamLifted<'_, Sy> {
             return;
         }
         let theta = self.theta(&q[n..]);
-        let mut inner = vec![q[0] * 0.0; m * n];
+        // The inner rows (stride n) at the front of `a`, then spread to
+        // stride w from the last row back (w ≥ n: no row overwrites one not
+        // yet moved), the directions' columns zero. No m × n scratch: over
+        // hyper-duals that is megabytes a call for a large circuit.
         self.system
-            .constraint_forms_with(&q[..n], &theta, &mut inner);
-        for r in 0..m {
-            for c in 0..w {
-                a[r * w + c] = if c < n { inner[r * n + c] } else { q[0] * 0.0 };
+            .constraint_forms_with(&q[..n], &theta, &mut a[..m * n]);
+        let zero = q[0] * 0.0;
+        for r in (0..m).rev() {
+            a.copy_within(r * n..(r + 1) * n, r * w);
+            for x in &mut a[r * w + n..(r + 1) * w] {
+                *x = zero;
             }
         }
     }
