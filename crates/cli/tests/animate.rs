@@ -1667,24 +1667,11 @@ fn a_body_in_space_without_a_drawing_gets_the_oblique_view_of_its_axes() {
             let q = &row[2..9];
             let c = project(q[0], q[1], q[2]);
             assert!((points[0] - c[0]).abs() <= TOL && (points[1] - c[1]).abs() <= TOL);
-            let (w, x, y, z) = (q[3], q[4], q[5], q[6]);
-            let e = [
-                [
-                    w * w + x * x - y * y - z * z,
-                    2.0 * (x * y + w * z),
-                    2.0 * (x * z - w * y),
-                ],
-                [
-                    2.0 * (x * y - w * z),
-                    w * w - x * x + y * y - z * z,
-                    2.0 * (y * z + w * x),
-                ],
-                [
-                    2.0 * (x * z + w * y),
-                    2.0 * (y * z - w * x),
-                    w * w - x * x - y * y + z * z,
-                ],
-            ][k];
+            // the body axis e_k: column k of R(q)
+            let r = diracvi_geometry::lie::rotation_matrix(
+                &diracvi_geometry::SVector::<f64, 4>::new(q[3], q[4], q[5], q[6]),
+            );
+            let e = [r[(0, k)], r[(1, k)], r[(2, k)]];
             let d = project(e[0], e[1], e[2]);
             let (u, v) = (points[2] - points[0], points[3] - points[1]);
             let length = u.hypot(v) / d[0].hypot(d[1]);

@@ -59,25 +59,30 @@ pub trait NamedDynSystem: DynSystem + Clone + Send + Sync {
         q0: &DVector<f64>,
         v0: &DVector<f64>,
     ) -> Result<ParameterSeed, ParameterSeedError> {
-        let names = self.parameter_names();
-        if self.parameter_count() == 0 || names.len() != self.parameter_count() {
+        if self.parameter_count() == 0 || self.parameter_names().len() != self.parameter_count() {
             return Err(ParameterSeedError::NotDifferentiable);
         }
-        let k =
-            names
-                .iter()
-                .position(|n| n == name)
-                .ok_or_else(|| ParameterSeedError::Unknown {
-                    valid: names.clone(),
-                })?;
-        let mut direction = vec![0.0; names.len()];
-        direction[k] = 1.0;
+        let (_, direction) = unit_direction(&self.parameter_names(), name)?;
         Ok(ParameterSeed {
             direction,
             q0: vec![0.0; q0.len()],
             v0: vec![0.0; v0.len()],
         })
     }
+}
+
+/// The index of parameter `name` among `names` and the unit direction
+/// along it; [`ParameterSeedError::Unknown`] listing `names` otherwise.
+fn unit_direction(names: &[String], name: &str) -> Result<(usize, Vec<f64>), ParameterSeedError> {
+    let k = names
+        .iter()
+        .position(|n| n == name)
+        .ok_or_else(|| ParameterSeedError::Unknown {
+            valid: names.to_vec(),
+        })?;
+    let mut direction = vec![0.0; names.len()];
+    direction[k] = 1.0;
+    Ok((k, direction))
 }
 
 /// A [`NamedDynSystem`] as a trait object: an [`ErasedSystem`] with the
@@ -274,14 +279,7 @@ impl NamedDynSystem for diracvi_circuit::CircuitSystem {
         q0: &DVector<f64>,
         v0: &DVector<f64>,
     ) -> Result<ParameterSeed, ParameterSeedError> {
-        let names = self.parameter_names();
-        let k =
-            names
-                .iter()
-                .position(|n| n == name)
-                .ok_or_else(|| ParameterSeedError::Unknown {
-                    valid: names.clone(),
-                })?;
+        let (k, direction) = unit_direction(&self.parameter_names(), name)?;
         let dq = self
             .initial_charges_along(k, q0.as_slice())
             .ok_or_else(|| ParameterSeedError::Undefined {
@@ -291,8 +289,6 @@ impl NamedDynSystem for diracvi_circuit::CircuitSystem {
                      voltages (IC=): {name} cannot change alone"
                 ),
             })?;
-        let mut direction = vec![0.0; names.len()];
-        direction[k] = 1.0;
         Ok(ParameterSeed {
             direction,
             q0: dq,
