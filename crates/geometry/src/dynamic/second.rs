@@ -41,6 +41,17 @@ pub struct DynLdSecond {
     pub jacobian: DMatrix<f64>,
 }
 
+impl DynLdSecond {
+    /// Zero value, gradient and Jacobian over `nz = 2n + 1` variables.
+    fn zeros(nz: usize) -> Self {
+        Self {
+            value: 0.0,
+            gradient: DVector::zeros(nz),
+            jacobian: DMatrix::zeros(nz, nz),
+        }
+    }
+}
+
 /// Numbers seeded over the variables `z`: entry `i` of `x` is variable
 /// `offset + i`; directions of `eps1` cover block `bi`, those of `eps2`
 /// block `bj`. On the stack in an array of the chunk width `W` (a
@@ -164,11 +175,7 @@ impl<Sy: DynSystem> DynDiscreteLagrangian<'_, Sy> {
         let nz = 2 * n + 1;
         // the variables differentiated in: `(a, b, h)`, or `(a, b)`
         let nv = if with_h { nz } else { 2 * n };
-        let mut out = DynLdSecond {
-            value: 0.0,
-            gradient: DVector::zeros(nz),
-            jacobian: DMatrix::zeros(nz, nz),
-        };
+        let mut out = DynLdSecond::zeros(nz);
         with_width!(nv, W => {
             let zb: Vec<(usize, usize)> = blocks::<W>(nv).collect();
             for (ii, &bi) in zb.iter().enumerate() {
@@ -233,11 +240,7 @@ impl<Sy: DynSystem> DynDiscreteLagrangian<'_, Sy> {
     ) -> DynLdSecond {
         let n = a.len();
         let nz = 2 * n + 1;
-        let mut out = DynLdSecond {
-            value: 0.0,
-            gradient: DVector::zeros(nz),
-            jacobian: DMatrix::zeros(nz, nz),
-        };
+        let mut out = DynLdSecond::zeros(nz);
         for e in 0..terms.len() {
             let s = terms.stencil(e);
             let k = s.len();

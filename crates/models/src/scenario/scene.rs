@@ -77,9 +77,7 @@ impl Scenario {
         }
         match &self.file {
             Some(f) => Ok(f.drawing.is_some()
-                || BODY_AXES
-                    .iter()
-                    .all(|name| f.definitions.iter().any(|(d, _)| d == name))
+                || defines_body_axes(f)
                 || plane_coordinates(&f.coordinates).is_some()),
             None => {
                 struct Has;
@@ -350,11 +348,17 @@ const BODY_AXES: [&str; 9] = [
 /// (the heavy top's file draws the same).
 const RECEDE: f64 = 0.35;
 
+/// Whether a model file defines every one of [`BODY_AXES`].
+fn defines_body_axes(f: &diracvi_expr::ModelFile) -> bool {
+    BODY_AXES
+        .iter()
+        .all(|name| f.definitions.iter().any(|(d, _)| d == name))
+}
+
 /// The body axes `e1x … e3z` of a model file that defines them, compiled
 /// over `[q.., v..]` (they read `q` only); `None` without them.
 fn body_axes(sc: &Scenario, f: &diracvi_expr::ModelFile) -> Result<Option<Vec<Expr>>, ModelError> {
-    let defined = |name: &str| f.definitions.iter().any(|(d, _)| d == name);
-    if !BODY_AXES.iter().all(|name| defined(name)) {
+    if !defines_body_axes(f) {
         return Ok(None);
     }
     let sources: Vec<(String, String)> = BODY_AXES
