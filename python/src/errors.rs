@@ -28,32 +28,6 @@ fn variant<E: Debug>(e: &E) -> String {
         .collect()
 }
 
-/// The step index and time a numerical failure names.
-fn step_and_time(e: &diracvi_run::ImpactError) -> (Option<usize>, Option<f64>) {
-    use diracvi_run::ImpactError as I;
-    use diracvi_run::StepError as S;
-    match e {
-        I::Step(s) => match s {
-            S::NoConvergence { step, t, .. }
-            | S::NonFinite { step, t, .. }
-            | S::Inconsistent { step, t, .. }
-            | S::Singular { step, t, .. }
-            | S::BadStep { step, t, .. }
-            | S::Geometry { step, t, .. } => (Some(*step), Some(*t)),
-            _ => (s.step(), None),
-        },
-        I::TooManyImpacts { step, t, .. }
-        | I::RestingContact { step, t, .. }
-        | I::Tunnelling { step, t, .. }
-        | I::ImpactTime { step, t, .. }
-        | I::PostImpact { step, t, .. }
-        | I::Crossing { step, t, .. }
-        | I::Inadmissible { step, t, .. }
-        | I::Geometry { step, t, .. } => (Some(*step), Some(*t)),
-        _ => (None, None),
-    }
-}
-
 /// An instance of `diracvi._errors.<class>` with `message` and keyword
 /// attributes, as a `PyErr` (or the error met while building it).
 fn raise(py: Python<'_>, class: &str, message: String, attrs: &Bound<'_, PyDict>) -> PyErr {
@@ -87,8 +61,8 @@ fn run_error_as(
     let (class, kind, step, t) = match e {
         RunError::Model(m) => ("ModelError", variant(m), None, None),
         RunError::Integration { error, .. } => {
-            let (step, t) = step_and_time(error);
-            match error {
+            let (step, t) = (Some(error.step), error.error.time());
+            match &error.error {
                 diracvi_run::ImpactError::Step(s) => ("StepError", variant(s), step, t),
                 other => ("ImpactError", variant(other), step, t),
             }

@@ -5,7 +5,7 @@ use diracvi_discrete_dirac::dynamic::{
     DynLagrangeDirac, DynTrajectory, dyn_state_from_velocity, integrate_dyn,
 };
 use diracvi_discrete_dirac::{
-    Direction, LagrangeDirac, RunOptions, Trajectory, integrate, state_from_velocity,
+    Direction, LagrangeDirac, Located, RunOptions, Trajectory, integrate, state_from_velocity,
 };
 use diracvi_impact::dynamic::{DynImpactEvent, DynImpactIntegrator};
 use diracvi_impact::{ImpactError, ImpactEvent, ImpactIntegrator};
@@ -34,7 +34,7 @@ pub fn run_model<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
     steps: usize,
     every: usize,
     direction: Direction,
-) -> Result<Trajectory<N, ImpactEvent<N>>, ImpactError> {
+) -> Result<Trajectory<N, ImpactEvent<N>>, Located<ImpactError>> {
     let stepper = LagrangeDirac::new(
         model.clone(),
         setup.discretization,
@@ -42,13 +42,8 @@ pub fn run_model<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
         direction,
     );
     let mut integ = ImpactIntegrator::new(stepper);
-    let s0 = state_from_velocity(model, 0.0, &setup.q0, &setup.v0).map_err(|source| {
-        ImpactError::Geometry {
-            step: 0,
-            t: 0.0,
-            source,
-        }
-    })?;
+    let s0 = state_from_velocity(model, 0.0, &setup.q0, &setup.v0)
+        .map_err(|source| Located::new(0, ImpactError::Geometry { t: 0.0, source }))?;
     integrate(
         &mut integ,
         s0,
@@ -71,7 +66,7 @@ pub fn run_model_dyn<Mo: NamedDynSystem>(
     steps: usize,
     every: usize,
     direction: Direction,
-) -> Result<DynTrajectory<DynImpactEvent>, ImpactError> {
+) -> Result<DynTrajectory<DynImpactEvent>, Located<ImpactError>> {
     let stepper = DynLagrangeDirac::new(
         model.clone(),
         setup.discretization,
@@ -79,13 +74,8 @@ pub fn run_model_dyn<Mo: NamedDynSystem>(
         direction,
     );
     let mut integ = DynImpactIntegrator::new(stepper);
-    let s0 = dyn_state_from_velocity(model, 0.0, &setup.q0, &setup.v0).map_err(|source| {
-        ImpactError::Geometry {
-            step: 0,
-            t: 0.0,
-            source,
-        }
-    })?;
+    let s0 = dyn_state_from_velocity(model, 0.0, &setup.q0, &setup.v0)
+        .map_err(|source| Located::new(0, ImpactError::Geometry { t: 0.0, source }))?;
     integrate_dyn(
         &mut integ,
         s0,

@@ -1,6 +1,6 @@
 //! Near-grazing contacts, two walls in one step, and chatter (docs/theory.md §4 step 6).
 
-use diracvi_discrete_dirac::{RunOptions, State, integrate, state_from_velocity};
+use diracvi_discrete_dirac::{Located, OneStep, RunOptions, State, integrate, state_from_velocity};
 use diracvi_geometry::{
     AdScalar, ConstraintDiscretization, Discretization, SMatrix, SVector, System,
 };
@@ -41,7 +41,8 @@ fn run(
         ConstraintDiscretization::Midpoint,
     );
     let s0 = state_from_velocity(&sys, 0.0, &SVector::from(q0), &SVector::from(v0)).unwrap();
-    let t = integrate(&mut integ, s0, h, RunOptions::new(steps), |_| {}, |_| {})?;
+    let t = integrate(&mut integ, s0, h, RunOptions::new(steps), |_| {}, |_| {})
+        .map_err(|e| e.error)?;
     let states = t
         .records
         .iter()
@@ -111,10 +112,9 @@ fn too_many_impacts_in_one_step_is_a_typed_error() {
     assert!(
         matches!(
             err,
-            ImpactError::TooManyImpacts {
+            Located {
                 step: 0,
-                max: 1,
-                ..
+                error: ImpactError::TooManyImpacts { max: 1, .. }
             }
         ),
         "{err:?}"
@@ -137,4 +137,51 @@ fn particle_released_on_the_floor_hops_at_order_h_squared() {
     assert!(impacts >= 1);
     assert!(min_y >= -1e-12);
     assert!(max_y <= 9.8 * h * h, "hop height {max_y:e}");
+}
+
+/// A start outside the admissible set is refused wherever it comes from:
+/// at the first step of a run (located at step 0 by the driver), and when
+/// a caller hands the one-step map a state that is not where its last step
+/// ended (the map knows no step index; it checks every start it did not
+/// reach itself).
+#[test]
+fn an_inadmissible_start_is_refused_at_any_step() {
+    let sys = Corner { gy: 9.8 };
+    let mut integ = ImpactIntegrator::forward(
+        sys,
+        Discretization::Midpoint,
+        ConstraintDiscretization::Midpoint,
+    );
+    let inside = State {
+        t: 0.0,
+        q: SVector::from([1.0, -0.25]),
+        p: SVector::zeros(),
+    };
+    let err = integrate(&mut integ, inside, 0.01, RunOptions::new(3), |_| {}, |_| {}).unwrap_err();
+    match &err.error {
+        ImpactError::Inadmissible { t, piece, g } => {
+            assert_eq!((err.step, *piece), (0, 0), "{err}");
+            assert_eq!((*t, *g), (0.0, -0.25), "{err}");
+        }
+        other => panic!("expected Inadmissible, got {other:?}"),
+    }
+    assert!(
+        err.to_string()
+            .starts_with("step 0 at t = 0: state outside"),
+        "{err}"
+    );
+
+    // Five good steps, then a state the integrator did not reach.
+    let good =
+        state_from_velocity(&sys, 0.0, &SVector::from([1.0, 1.0]), &SVector::zeros()).unwrap();
+    let t = integrate(&mut integ, good, 0.01, RunOptions::new(5), |_| {}, |_| {}).unwrap();
+    let mut last = t.summary.final_state;
+    let out = integ.advance(&last, 0.01, &mut Vec::new()).unwrap();
+    last = out.to;
+    let mut moved = last;
+    moved.q[0] = -1e-3;
+    match integ.advance(&moved, 0.01, &mut Vec::new()) {
+        Err(ImpactError::Inadmissible { piece: 1, g, .. }) => assert_eq!(g, -1e-3),
+        other => panic!("expected Inadmissible on piece 1, got {other:?}"),
+    }
 }

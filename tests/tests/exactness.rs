@@ -94,7 +94,7 @@ fn pendulum_step_matches_closed_form_to_round_off() {
                 ConstraintDiscretization::Retraction,
             )
             .with_params(params);
-            let (next, _) = stepper.step(0, &s0, h).unwrap();
+            let (next, _) = stepper.step(&s0, h).unwrap();
             let d = stepper.last_increment().unwrap();
             let ed = (d - d_exact).amax() / d_exact.amax();
             let ep = (next.p - p_exact).amax() / p_exact.amax();

@@ -228,7 +228,7 @@ fn hamiltonian_stepper_refuses_a_gyroscopic_force() {
         SymplecticEuler,
         Direction::Forward,
     );
-    match stepper.step(0, &start(&system), 1e-2).map(|(s, _)| s) {
+    match stepper.step(&start(&system), 1e-2).map(|(s, _)| s) {
         Err(StepError::Unsupported(reason)) => assert!(reason.contains("gyroscopic"), "{reason}"),
         other => panic!("expected a refusal, got {other:?}"),
     }

@@ -552,8 +552,8 @@ where
     let vertical_only = top.params.g != 0.0;
     let mut s = RigidStats::default();
     let mut events = Vec::new();
-    for k in 0..steps {
-        state = stepper.advance(k, &state, h, &mut events).unwrap().to;
+    for _ in 0..steps {
+        state = stepper.advance(&state, h, &mut events).unwrap().to;
         let (q, p) = (&state.q, &state.p);
         let dpi = spatial_momentum(q, p) - pi0;
         s.spatial = s.spatial.max(if vertical_only {
@@ -838,10 +838,10 @@ fn heavy_top_nutation_period() {
         let steps = (t_end / h).round() as usize;
         let mut stepper: Box<StepFn> = if forward {
             let mut st = plus(&top, RetractionForward(So3Cayley));
-            Box::new(move |k, s| st.step(k, s, h).unwrap().0)
+            Box::new(move |_k, s| st.step(s, h).unwrap().0)
         } else {
             let mut st = plus(&top, LieMidpoint(So3Cayley)).symmetric();
-            Box::new(move |k, s| st.step(k, s, h).unwrap().0)
+            Box::new(move |_k, s| st.step(s, h).unwrap().0)
         };
         let height = |s: &State<4>| rotate(&s.q, &SVector::from([0.0, 0.0, 1.0]))[2];
         let mut state = start;
@@ -931,8 +931,8 @@ fn heavy_top_bounces_inside_a_cone() {
     let (h, steps) = (1e-2, 5_000);
     let mut events = Vec::new();
     let (mut dv, mut da, mut de, mut lowest) = (0.0f64, 0.0f64, 0.0f64, f64::INFINITY);
-    for k in 0..steps {
-        state = stepper.advance(k, &state, h, &mut events).unwrap().to;
+    for _ in 0..steps {
+        state = stepper.advance(&state, h, &mut events).unwrap().to;
         let (q, p) = (&state.q, &state.p);
         dv = dv.max((HeavyTop::vertical_momentum(q, p) - vertical0).abs());
         da = da.max((HeavyTop::axial_momentum(q, p) - axial0).abs());
@@ -992,8 +992,8 @@ fn heavy_top_model_file_runs_and_keeps_its_momenta() {
         Direction::Forward,
     );
     let mut state = start;
-    for k in 0..steps {
-        state = stepper.step(k, &state, 1e-2).unwrap().0;
+    for _ in 0..steps {
+        state = stepper.step(&state, 1e-2).unwrap().0;
     }
     let dv = (HeavyTop::vertical_momentum(&q, &p)
         - HeavyTop::vertical_momentum(&start.q, &start.p))
@@ -1069,8 +1069,8 @@ fn thrown_rigid_body_on_se3() {
     let pi0 = spatial_momentum(&quat(&state), &pquat(&state));
     let (h, steps) = (1e-2, 1000);
     let (mut parabola, mut dpi, mut norm, mut rot) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
-    for k in 0..steps {
-        state = stepper.step(k, &state, h).unwrap().0;
+    for _ in 0..steps {
+        state = stepper.step(&state, h).unwrap().0;
         let t = state.t;
         for i in 0..3 {
             let exact = x0[i] + u0[i] * t - if i == 2 { 0.5 * 9.8 * t * t } else { 0.0 };

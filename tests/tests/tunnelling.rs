@@ -50,7 +50,7 @@ fn check_run<Mo: Model<N, M>, const N: usize, const M: usize>(
     tally.runs += 1;
     for k in 0..steps {
         let before = events.len();
-        let out = match integ.advance(k, &state, h, &mut events) {
+        let out = match integ.advance(&state, h, &mut events) {
             Ok(out) => out,
             Err(_) => {
                 tally.refused += 1;
@@ -73,7 +73,7 @@ fn check_run<Mo: Model<N, M>, const N: usize, const M: usize>(
                 let alpha = i as f64 / SAMPLES as f64;
                 // A sample whose solve fails has no path point to check.
                 let Ok(sub) =
-                    probe.trial_step(k, state.t, &state.q, &state.p, alpha * h, &(d * alpha))
+                    probe.trial_step(state.t, &state.q, &state.p, alpha * h, &(d * alpha))
                 else {
                     continue;
                 };

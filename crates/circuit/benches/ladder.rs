@@ -64,7 +64,7 @@ fn bench(c: &mut Criterion) {
         let mut k = 0;
         group.bench_function(BenchmarkId::from_parameter(cells), |b| {
             b.iter(|| {
-                state = dyn_advance(&mut stepper, k, &state, H).unwrap().to;
+                state = dyn_advance(&mut stepper, &state, H).unwrap().to;
                 k += 1;
             })
         });
@@ -88,10 +88,10 @@ fn scaling() {
             let mut stepper = circuit.stepper(Discretization::Forward, Direction::Forward);
             best_setup = best_setup.min(t0.elapsed().as_secs_f64());
             let mut state = circuit.initial_state();
-            state = dyn_advance(&mut stepper, 0, &state, H).unwrap().to;
+            state = dyn_advance(&mut stepper, &state, H).unwrap().to;
             let t1 = Instant::now();
-            for k in 1..=steps {
-                state = dyn_advance(&mut stepper, k, &state, H).unwrap().to;
+            for _ in 1..=steps {
+                state = dyn_advance(&mut stepper, &state, H).unwrap().to;
             }
             best_step = best_step.min(t1.elapsed().as_secs_f64() / steps as f64);
             black_box(&state);
@@ -149,8 +149,8 @@ fn composed() {
             let mut state = circuit.initial_state();
             let steps = 50;
             let t0 = Instant::now();
-            for k in 0..steps {
-                state = stepper.advance(k, &state, H, &mut Vec::new()).unwrap().to;
+            for _ in 0..steps {
+                state = stepper.advance(&state, H, &mut Vec::new()).unwrap().to;
             }
             best = best.min(t0.elapsed().as_secs_f64() / steps as f64);
             black_box(&state);
@@ -193,21 +193,21 @@ fn composed_steps() {
             let start = circuit.initial_state();
             let (mut q, mut p) = (start.q.clone(), start.p.clone());
             // One warm-up step (the first factorization, the units).
-            let s = stepper.sub_step(0, 0.0, &q, &p, H).unwrap();
+            let s = stepper.sub_step(0.0, &q, &p, H).unwrap();
             (q, p) = (s.b, s.pi_b);
             let t0 = Instant::now();
             for k in 1..=steps {
-                let s = stepper.sub_step(k, k as f64 * H, &q, &p, H).unwrap();
+                let s = stepper.sub_step(k as f64 * H, &q, &p, H).unwrap();
                 (q, p) = (s.b, s.pi_b);
             }
             alone = alone.min(t0.elapsed().as_secs_f64() / steps as f64);
             black_box(&q);
             let mut stepper = new();
             let mut state: DynState = start;
-            state = stepper.advance(0, &state, H, &mut Vec::new()).unwrap().to;
+            state = stepper.advance(&state, H, &mut Vec::new()).unwrap().to;
             let t0 = Instant::now();
-            for k in 1..=steps {
-                state = stepper.advance(k, &state, H, &mut Vec::new()).unwrap().to;
+            for _ in 1..=steps {
+                state = stepper.advance(&state, H, &mut Vec::new()).unwrap().to;
             }
             measured = measured.min(t0.elapsed().as_secs_f64() / steps as f64);
             black_box(&state);

@@ -5,7 +5,7 @@ use crate::element::{CircuitElement, CircuitStepper};
 use crate::error::CircuitError;
 use crate::netlist::{self, Kind, NetElement, Netlist, Value, Waveform, is_ground};
 use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, dyn_advance};
-use diracvi_discrete_dirac::{Direction, DynState};
+use diracvi_discrete_dirac::{Direction, DynState, Located};
 use diracvi_geometry::dynamic::HiddenConstraint;
 use diracvi_geometry::{ConstraintDiscretization, Discretization};
 use nalgebra::DVector;
@@ -366,7 +366,7 @@ impl Circuit {
             final_state: state.clone(),
         };
         for k in 0..steps {
-            let out = dyn_advance(&mut stepper, k, &state, h)?;
+            let out = dyn_advance(&mut stepper, &state, h).map_err(|e| Located::new(k, e))?;
             state = out.to;
             if k == 0 {
                 run.energy_initial = out.energy;

@@ -1,6 +1,6 @@
 //! What goes wrong with a netlist or a circuit run.
 
-use diracvi_discrete_dirac::StepError;
+use diracvi_discrete_dirac::{Located, StepError};
 use thiserror::Error;
 
 /// Errors of netlists and circuits.
@@ -105,7 +105,7 @@ pub enum CircuitError {
         /// The initial voltage.
         voltage: f64,
     },
-    /// A step failed.
+    /// A step failed (located at its step).
     #[error("{0}")]
-    Step(#[from] StepError),
+    Step(#[from] Located<StepError>),
 }

@@ -8,7 +8,7 @@ use diracvi_circuit::{Circuit, CircuitError, CircuitSystem};
 use diracvi_discrete_dirac::DynState;
 use diracvi_discrete_dirac::dynamic::dyn_advance;
 use diracvi_discrete_dirac::{
-    Direction, LagrangeDirac, RunOptions, StepError, Structure, integrate,
+    Direction, LagrangeDirac, Located, RunOptions, StepError, Structure, integrate,
 };
 use diracvi_geometry::dynamic::{DynSystem, HiddenConstraint};
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization};
@@ -76,7 +76,10 @@ fn inconsistent_capacitor_loop_is_reported() {
     assert!(
         matches!(
             err,
-            CircuitError::Step(StepError::Inconsistent { step: 0, .. })
+            CircuitError::Step(Located {
+                step: 0,
+                error: StepError::Inconsistent { .. }
+            })
         ),
         "{err}"
     );
@@ -92,11 +95,11 @@ fn backward_retraces_forward() {
     let mut minus = circuit.stepper(Discretization::Forward, Direction::Backward);
     let start = circuit.initial_state();
     let mut s = start.clone();
-    for k in 0..40 {
-        s = plus.step(k, &s, h).unwrap().0;
+    for _ in 0..40 {
+        s = plus.step(&s, h).unwrap().0;
     }
-    for k in 0..40 {
-        s = minus.step(k, &s, h).unwrap().0;
+    for _ in 0..40 {
+        s = minus.step(&s, h).unwrap().0;
     }
     assert!(s.t.abs() < 1e-12);
     assert!((&s.q - &start.q).amax() <= 1e-12, "{}", s.q);
@@ -139,11 +142,11 @@ fn supplied_hidden_constraints_follow_the_svd_path() {
             .unwrap();
             let mut a = circuit.initial_state();
             let mut b = a.clone();
-            for k in 0..200 {
-                let (next, stats) = supplied.step(k, &a, h).unwrap();
+            for _ in 0..200 {
+                let (next, stats) = supplied.step(&a, h).unwrap();
                 assert!(stats.degenerate);
                 a = next;
-                b = svd.step(k, &b, h).unwrap().0;
+                b = svd.step(&b, h).unwrap().0;
                 let scale = a.q.amax().max(a.p.amax()).max(1.0);
                 worst = worst.max((&a.q - &b.q).amax() / scale);
                 worst = worst.max((&a.p - &b.p).amax() / scale);
@@ -181,8 +184,8 @@ fn a_driven_capacitor_loop_keeps_its_hidden_constraint() {
         let mut s = circuit.initial_state();
         let steps = (t_end / h).round() as usize;
         let mut worst: f64 = 0.0;
-        for k in 0..steps {
-            let (next, stats) = stepper.step(k, &s, h).unwrap();
+        for _ in 0..steps {
+            let (next, stats) = stepper.step(&s, h).unwrap();
             assert_eq!(stats.degenerate, map == Discretization::Forward);
             s = next;
             if map == Discretization::Forward {
@@ -205,11 +208,11 @@ fn a_driven_capacitor_loop_keeps_its_hidden_constraint() {
     let mut minus = circuit.stepper(Discretization::Forward, Direction::Backward);
     let start = circuit.initial_state();
     let mut s = start.clone();
-    for k in 0..100 {
-        s = plus.step(k, &s, 0.05).unwrap().0;
+    for _ in 0..100 {
+        s = plus.step(&s, 0.05).unwrap().0;
     }
-    for k in 0..100 {
-        s = minus.step(k, &s, 0.05).unwrap().0;
+    for _ in 0..100 {
+        s = minus.step(&s, 0.05).unwrap().0;
     }
     assert!(s.t.abs() <= 1e-12);
     assert!((&s.q - &start.q).amax() <= 1e-12, "{}", s.q);
@@ -230,10 +233,10 @@ fn a_driven_capacitor_loop_keeps_its_hidden_constraint() {
     let off = Circuit::parse(&DRIVEN_LOOP.replace("IC=0.2", "IC=0.3")).unwrap();
     let err = off
         .stepper(Discretization::Forward, Direction::Forward)
-        .step(0, &off.initial_state(), 0.01)
+        .step(&off.initial_state(), 0.01)
         .unwrap_err();
     assert!(
-        matches!(err, StepError::Inconsistent { step: 0, .. }),
+        matches!(err, StepError::Inconsistent { t: 0.0, .. }),
         "{err}"
     );
 }
@@ -296,9 +299,9 @@ fn sparse_storage_follows_dense_storage_on_a_ladder() {
                 }
                 let mut a = circuit.initial_state();
                 let mut b = a.clone();
-                for k in 0..200 {
-                    a = sparse.step(k, &a, 0.1).unwrap().0;
-                    b = dense.step(k, &b, 0.1).unwrap().0;
+                for _ in 0..200 {
+                    a = sparse.step(&a, 0.1).unwrap().0;
+                    b = dense.step(&b, 0.1).unwrap().0;
                     let scale = b.q.amax().max(b.p.amax()).max(1.0);
                     worst = worst.max((&a.q - &b.q).amax() / scale);
                     worst = worst.max((&a.p - &b.p).amax() / scale);
@@ -340,13 +343,13 @@ fn order_four_on_a_six_hundred_unknown_ladder_retraces_itself() {
     let h = 0.1;
     let (mut q, mut pi) = (start.q.clone(), start.p.clone());
     for k in 0..3 {
-        let s = plus.sub_step(k, k as f64 * h, &q, &pi, h).unwrap();
+        let s = plus.sub_step(k as f64 * h, &q, &pi, h).unwrap();
         (q, pi) = (s.b, s.pi_b);
     }
     assert!((&q - &start.q).amax() > 1e-3, "it moves");
     pi = -pi;
     for k in 0..3 {
-        let s = minus.sub_step(k, (3 - k) as f64 * h, &q, &pi, h).unwrap();
+        let s = minus.sub_step((3 - k) as f64 * h, &q, &pi, h).unwrap();
         (q, pi) = (s.b, s.pi_b);
     }
     let p = -pi;
@@ -380,13 +383,13 @@ fn composed_run_time_steps_retrace_themselves() {
     let h = 0.1;
     let (mut q, mut pi) = (start.q.clone(), start.p.clone());
     for k in 0..40 {
-        let s = plus.sub_step(k, k as f64 * h, &q, &pi, h).unwrap();
+        let s = plus.sub_step(k as f64 * h, &q, &pi, h).unwrap();
         (q, pi) = (s.b, s.pi_b);
     }
     // (−) steps take and return oriented momenta π = −p.
     pi = -pi;
     for k in 0..40 {
-        let s = minus.sub_step(k, (40 - k) as f64 * h, &q, &pi, h).unwrap();
+        let s = minus.sub_step((40 - k) as f64 * h, &q, &pi, h).unwrap();
         (q, pi) = (s.b, s.pi_b);
     }
     let p = -pi;
@@ -737,8 +740,8 @@ fn nonlinear_capacitor_tank_period_and_energy() {
     let mut energies = Vec::new();
     let mut stepper = circuit.stepper(Discretization::Midpoint, Direction::Forward);
     let mut s = circuit.initial_state();
-    for k in 0..10_000 {
-        let out = dyn_advance(&mut stepper, k, &s, h).unwrap();
+    for _ in 0..10_000 {
+        let out = dyn_advance(&mut stepper, &s, h).unwrap();
         energies.push(out.energy);
         s = out.to;
     }
@@ -873,7 +876,7 @@ fn wrongly_supplied_hidden_constraints_are_refused() {
             ConstraintDiscretization::Midpoint,
             Direction::Forward,
         );
-        stepper.step(0, &ddm.initial_state(), h).map(|_| ())
+        stepper.step(&ddm.initial_state(), h).map(|_| ())
     };
     first_step(right.clone()).unwrap();
     for (supplied, says) in [

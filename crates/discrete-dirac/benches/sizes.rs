@@ -112,12 +112,12 @@ fn per_step<Sy: DynSystem + Clone>(
             p: p.clone(),
         };
         // warm up the stepper's extrapolation and factors
-        for k in 0..3 {
-            s = stepper.step(k, &s, 1e-2).unwrap().0;
+        for _ in 0..3 {
+            s = stepper.step(&s, 1e-2).unwrap().0;
         }
         let t0 = Instant::now();
-        for k in 0..steps {
-            s = stepper.step(k, &s, 1e-2).unwrap().0;
+        for _ in 0..steps {
+            s = stepper.step(&s, 1e-2).unwrap().0;
         }
         best = best.min(t0.elapsed().as_secs_f64() / steps as f64);
     }

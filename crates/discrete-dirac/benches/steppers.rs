@@ -65,7 +65,7 @@ fn pendulum_step(c: &mut Criterion) {
                 if k % 2000 == 0 {
                     s = pendulum_start();
                 }
-                let (next, _) = st.step(k, black_box(&s), h).unwrap();
+                let (next, _) = st.step(black_box(&s), h).unwrap();
                 s = next;
                 k += 1;
             })
@@ -87,7 +87,7 @@ fn pendulum_step(c: &mut Criterion) {
             if k % 2000 == 0 {
                 s = pendulum_start();
             }
-            let (next, _) = ham.step(k, black_box(&s), h).unwrap();
+            let (next, _) = ham.step(black_box(&s), h).unwrap();
             s = next;
             k += 1;
         })

@@ -265,14 +265,13 @@ where
     fn compose(
         &mut self,
         trial: bool,
-        k: usize,
         t: f64,
         a: &SVector<f64, N>,
         pi_a: &SVector<f64, N>,
         h: f64,
         guess: Option<&SVector<f64, N>>,
     ) -> Result<SubStep<N>, StepError> {
-        crate::validate_step(k, t, h, a, pi_a)?;
+        crate::validate_step(t, h, a, pi_a)?;
         let sign = self.forward.direction().sign();
         let mut local_carry = self.carry;
         let carry = if trial {
@@ -299,29 +298,27 @@ where
             let extrapolated = self.history.guess(mid, tau);
             let s = if g > 0.0 {
                 match (trial, extrapolated, guess) {
-                    (false, Some(e), _) => self.forward.sub_step_from(k, ti, &x, &pi, hi, &e)?,
-                    (false, None, _) => self.forward.sub_step(k, ti, &x, &pi, hi)?,
-                    (true, Some(e), _) => self.forward.trial_step(k, ti, &x, &pi, hi, &e)?,
-                    (true, None, Some(d)) => {
-                        self.forward.trial_step(k, ti, &x, &pi, hi, &(d * g))?
-                    }
+                    (false, Some(e), _) => self.forward.sub_step_from(ti, &x, &pi, hi, &e)?,
+                    (false, None, _) => self.forward.sub_step(ti, &x, &pi, hi)?,
+                    (true, Some(e), _) => self.forward.trial_step(ti, &x, &pi, hi, &e)?,
+                    (true, None, Some(d)) => self.forward.trial_step(ti, &x, &pi, hi, &(d * g))?,
                     (true, None, None) => {
                         self.forward
-                            .trial_step(k, ti, &x, &pi, hi, &SVector::zeros())?
+                            .trial_step(ti, &x, &pi, hi, &SVector::zeros())?
                     }
                 }
             } else {
                 let back = -pi;
                 let mut s = match (trial, extrapolated, guess) {
-                    (false, Some(e), _) => self.adjoint.sub_step_from(k, ti, &x, &back, hi, &e)?,
-                    (false, None, _) => self.adjoint.sub_step(k, ti, &x, &back, hi)?,
-                    (true, Some(e), _) => self.adjoint.trial_step(k, ti, &x, &back, hi, &e)?,
+                    (false, Some(e), _) => self.adjoint.sub_step_from(ti, &x, &back, hi, &e)?,
+                    (false, None, _) => self.adjoint.sub_step(ti, &x, &back, hi)?,
+                    (true, Some(e), _) => self.adjoint.trial_step(ti, &x, &back, hi, &e)?,
                     (true, None, Some(d)) => {
-                        self.adjoint.trial_step(k, ti, &x, &back, hi, &(d * g))?
+                        self.adjoint.trial_step(ti, &x, &back, hi, &(d * g))?
                     }
                     (true, None, None) => {
                         self.adjoint
-                            .trial_step(k, ti, &x, &back, hi, &SVector::zeros())?
+                            .trial_step(ti, &x, &back, hi, &SVector::zeros())?
                     }
                 };
                 s.pi_b = -s.pi_b;
@@ -454,25 +451,23 @@ where
 
     fn sub_step(
         &mut self,
-        k: usize,
         t: f64,
         a: &SVector<f64, N>,
         pi_a: &SVector<f64, N>,
         h: f64,
     ) -> Result<SubStep<N>, StepError> {
-        self.compose(false, k, t, a, pi_a, h, None)
+        self.compose(false, t, a, pi_a, h, None)
     }
 
     fn trial_step(
         &mut self,
-        k: usize,
         t: f64,
         a: &SVector<f64, N>,
         pi_a: &SVector<f64, N>,
         h: f64,
         guess: &SVector<f64, N>,
     ) -> Result<SubStep<N>, StepError> {
-        self.compose(true, k, t, a, pi_a, h, Some(guess))
+        self.compose(true, t, a, pi_a, h, Some(guess))
     }
 
     fn reset_warm_start(&mut self) {
@@ -501,12 +496,11 @@ where
 
     fn advance(
         &mut self,
-        k: usize,
         from: &State<N>,
         h: f64,
         _events: &mut Vec<()>,
     ) -> Result<StepOutput<N>, StepError> {
-        crate::substep::advance(self, k, from, h)
+        crate::substep::advance(self, from, h)
     }
 }
 
@@ -593,8 +587,8 @@ mod tests {
                 );
                 if symmetric { st.symmetric() } else { st }
             };
-            let (s1, _) = make(Direction::Forward).step(0, &s0, h).unwrap();
-            let (back, _) = make(Direction::Backward).step(1, &s1, h).unwrap();
+            let (s1, _) = make(Direction::Forward).step(&s0, h).unwrap();
+            let (back, _) = make(Direction::Backward).step(&s1, h).unwrap();
             (back.q - s0.q).amax().max((back.p - s0.p).amax())
         };
         let (sym, plain) = (round_trip(true), round_trip(false));

@@ -3,17 +3,16 @@
 use diracvi_geometry::GeometryError;
 use thiserror::Error;
 
-/// Why a step failed. Every variant names the step index and time.
+/// Why a step failed. Every variant with a time names it (`at t = …`);
+/// the driver that knows the step index wraps the error in a [`Located`].
 #[derive(Debug, Clone, PartialEq, Error)]
 #[non_exhaustive]
 pub enum StepError {
     /// Newton's method did not reach the tolerance within its iteration bound.
     #[error(
-        "step {step} at t = {t}: Newton did not converge in {iterations} iterations (scaled residual {residual:e}, tolerance {tolerance:e})"
+        "at t = {t}: Newton did not converge in {iterations} iterations (scaled residual {residual:e}, tolerance {tolerance:e})"
     )]
     NoConvergence {
-        /// Step index `k` (the step from `t_k`).
-        step: usize,
         /// Time `t_k`.
         t: f64,
         /// Iterations taken.
@@ -24,12 +23,8 @@ pub enum StepError {
         tolerance: f64,
     },
     /// An iterate or residual became NaN or infinite.
-    #[error(
-        "step {step} at t = {t}: non-finite value in {what} after {iterations} Newton iterations"
-    )]
+    #[error("at t = {t}: non-finite value in {what} after {iterations} Newton iterations")]
     NonFinite {
-        /// Step index.
-        step: usize,
         /// Time `t_k`.
         t: f64,
         /// What became non-finite.
@@ -43,21 +38,17 @@ pub enum StepError {
     /// data, or the Lagrangian or a constraint form degenerates at the
     /// current configuration (docs/theory.md §3.9).
     #[error(
-        "step {step} at t = {t}: the step equations are singular and inconsistent here (a combination of them that no unknown enters is violated by {residual:e}): the Lagrangian or a constraint form is degenerate at this point; at the start of a degenerate system (e.g. an LC circuit) the initial data violate a hidden constraint (project them onto the consistent set), later in a run the configuration is singular for the model (e.g. a pole of spherical coordinates, a vanishing constraint form)"
+        "at t = {t}: the step equations are singular and inconsistent here (a combination of them that no unknown enters is violated by {residual:e}): the Lagrangian or a constraint form is degenerate at this point; at the start of a degenerate system (e.g. an LC circuit) the initial data violate a hidden constraint (project them onto the consistent set), later in a run the configuration is singular for the model (e.g. a pole of spherical coordinates, a vanishing constraint form)"
     )]
     Inconsistent {
-        /// Step index.
-        step: usize,
         /// Time `t_k`.
         t: f64,
         /// Size of the violated combination (scaled).
         residual: f64,
     },
     /// The Jacobian is singular and no consistent solution could be found.
-    #[error("step {step} at t = {t}: singular step Jacobian (rank {rank} of {size})")]
+    #[error("at t = {t}: singular step Jacobian (rank {rank} of {size})")]
     Singular {
-        /// Step index.
-        step: usize,
         /// Time `t_k`.
         t: f64,
         /// Numerical rank.
@@ -66,10 +57,8 @@ pub enum StepError {
         size: usize,
     },
     /// The time step was not finite and positive.
-    #[error("step {step} at t = {t}: time step h must be finite and > 0, got {h}")]
+    #[error("at t = {t}: time step h must be finite and > 0, got {h}")]
     BadStep {
-        /// Step index.
-        step: usize,
         /// Time `t_k`.
         t: f64,
         /// The rejected step.
@@ -79,10 +68,8 @@ pub enum StepError {
     #[error("{0}")]
     Unsupported(String),
     /// A geometric evaluation failed (e.g. a retraction inverse outside its domain).
-    #[error("step {step} at t = {t}: {source}")]
+    #[error("at t = {t}: {source}")]
     Geometry {
-        /// Step index.
-        step: usize,
         /// Time `t_k`.
         t: f64,
         /// The underlying error.
@@ -92,45 +79,84 @@ pub enum StepError {
 }
 
 impl StepError {
-    /// A Newton failure of step `step` at time `t`, solved to `tolerance`.
-    pub fn from_newton(
-        failure: crate::newton::NewtonFailure,
-        step: usize,
-        t: f64,
-        tolerance: f64,
-    ) -> Self {
+    /// A Newton failure of the step at time `t`, solved to `tolerance`.
+    pub fn from_newton(failure: crate::newton::NewtonFailure, t: f64, tolerance: f64) -> Self {
         use crate::newton::NewtonFailure;
         match failure {
             NewtonFailure::NoConvergence {
                 iterations,
                 residual,
             } => StepError::NoConvergence {
-                step,
                 t,
                 iterations,
                 residual,
                 tolerance,
             },
             NewtonFailure::NonFinite { what, iterations } => StepError::NonFinite {
-                step,
                 t,
                 what,
                 iterations,
             },
-            NewtonFailure::Geometry(source) => StepError::Geometry { step, t, source },
+            NewtonFailure::Geometry(source) => StepError::Geometry { t, source },
         }
     }
 
-    /// The step index the error refers to, where it has one.
-    pub fn step(&self) -> Option<usize> {
+    /// The time the error names, where it has one.
+    pub fn time(&self) -> Option<f64> {
         match self {
-            StepError::NoConvergence { step, .. }
-            | StepError::NonFinite { step, .. }
-            | StepError::Inconsistent { step, .. }
-            | StepError::Singular { step, .. }
-            | StepError::BadStep { step, .. }
-            | StepError::Geometry { step, .. } => Some(*step),
+            StepError::NoConvergence { t, .. }
+            | StepError::NonFinite { t, .. }
+            | StepError::Inconsistent { t, .. }
+            | StepError::Singular { t, .. }
+            | StepError::BadStep { t, .. }
+            | StepError::Geometry { t, .. } => Some(*t),
             StepError::Unsupported(_) => None,
         }
+    }
+}
+
+/// An error of a run's step `step`: the error of a one-step map, located
+/// by the driver that took the steps (the one-step maps themselves know
+/// the time, not the step index).
+///
+/// It reads `step k at t = …: what` for an error that names its time and
+/// `step k: what` otherwise.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Located<E> {
+    /// Index `k` of the grid step that failed (the step from `t_k`).
+    pub step: usize,
+    /// What failed.
+    pub error: E,
+}
+
+impl<E> Located<E> {
+    /// `error` at step `step`.
+    pub fn new(step: usize, error: E) -> Self {
+        Located { step, error }
+    }
+
+    /// The same location with the error mapped by `f`.
+    pub fn map<F>(self, f: impl FnOnce(E) -> F) -> Located<F> {
+        Located {
+            step: self.step,
+            error: f(self.error),
+        }
+    }
+}
+
+impl<E: std::fmt::Display> std::fmt::Display for Located<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = self.error.to_string();
+        if what.starts_with("at t = ") {
+            write!(f, "step {} {what}", self.step)
+        } else {
+            write!(f, "step {}: {what}", self.step)
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for Located<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.error.source()
     }
 }

@@ -190,13 +190,8 @@ where
     /// # Errors
     /// [`StepError`] naming the step and time; `Unsupported` if the
     /// generating function is unavailable (no Hamiltonian).
-    pub fn step(
-        &mut self,
-        k: usize,
-        state: &State<N>,
-        h: f64,
-    ) -> Result<(State<N>, StepStats), StepError> {
-        crate::substep::step_state(self, k, state, h)
+    pub fn step(&mut self, state: &State<N>, h: f64) -> Result<(State<N>, StepStats), StepError> {
+        crate::substep::step_state(self, state, h)
     }
 
     /// Solve the oriented (+) equations from `(a, π_a)` with step `h`, in
@@ -209,14 +204,13 @@ where
     pub fn solve_oriented(
         &mut self,
         trial: bool,
-        k: usize,
         t: f64,
         a: &SVector<f64, N>,
         pi_a: &SVector<f64, N>,
         h: f64,
         guess: Option<(&SVector<f64, N>, &SVector<f64, N>)>,
     ) -> Result<crate::SubStep<N>, StepError> {
-        crate::validate_step(k, t, h, a, pi_a)?;
+        crate::validate_step(t, h, a, pi_a)?;
         let orientation = self.direction.orientation();
         if oriented::<Sy, Hd, f64, N, M>(&self.generating, &self.system, orientation, a, pi_a, h)
             .is_none()
@@ -283,7 +277,7 @@ where
                     j,
                 )
             })
-            .map_err(|f| StepError::from_newton(f, k, t, self.params.tolerance))?;
+            .map_err(|f| StepError::from_newton(f, t, self.params.tolerance))?;
         let d = crate::unpack::<N>(x, 0);
         let mu = crate::unpack::<M>(x, 2 * N) / unit;
         Ok(crate::SubStep {
@@ -485,12 +479,11 @@ where
     /// `E_d = −D3 L_d` of the forward discretization).
     fn advance(
         &mut self,
-        k: usize,
         from: &State<N>,
         h: f64,
         _events: &mut Vec<()>,
     ) -> Result<StepOutput<N>, StepError> {
-        crate::substep::advance(self, k, from, h)
+        crate::substep::advance(self, from, h)
     }
 }
 
@@ -514,27 +507,25 @@ where
 
     fn sub_step(
         &mut self,
-        k: usize,
         t: f64,
         a: &SVector<f64, N>,
         pi_a: &SVector<f64, N>,
         h: f64,
     ) -> Result<SubStep<N>, StepError> {
-        let mut s = self.solve_oriented(false, k, t, a, pi_a, h, None)?;
+        let mut s = self.solve_oriented(false, t, a, pi_a, h, None)?;
         s.b = self.add_with_carry(a, &s.d);
         Ok(s)
     }
 
     fn trial_step(
         &mut self,
-        k: usize,
         t: f64,
         a: &SVector<f64, N>,
         pi_a: &SVector<f64, N>,
         h: f64,
         guess: &SVector<f64, N>,
     ) -> Result<SubStep<N>, StepError> {
-        self.solve_oriented(true, k, t, a, pi_a, h, Some((guess, pi_a)))
+        self.solve_oriented(true, t, a, pi_a, h, Some((guess, pi_a)))
     }
 
     fn reset_warm_start(&mut self) {}

@@ -78,7 +78,7 @@ pub mod trajectory;
 
 pub use assembly::{JacobianStorage, StepJacobian};
 pub use composition::{Composed, Composition, constrained_velocity, continuous_measures};
-pub use error::StepError;
+pub use error::{Located, StepError};
 pub use hamiltonian::{DiscreteHamiltonian, NonholonomicHamiltonian, SymplecticEuler};
 pub use lagrange_dirac::{LagrangeDirac, OrientedStep};
 pub use linear::{DenseLu, LinearSolver};
@@ -90,4 +90,6 @@ pub use state::{
 pub(crate) use state::{PositionCarry, pack, unpack, validate_step};
 pub use structured_lu::{Structure, StructuredLu};
 pub use substep::{SubStep, SubStepper};
-pub use trajectory::{OneStep, Record, RunOptions, Summary, Trajectory, integrate, simulate};
+pub use trajectory::{
+    OneStep, Record, RunOptions, StepEvent, Summary, Trajectory, integrate, simulate,
+};

@@ -124,18 +124,16 @@ impl<const N: usize> PositionCarry<N> {
 /// The checks every stepper makes on its input: a finite `h > 0` and a
 /// finite start `(a, π_a)`.
 pub(crate) fn validate_step<const N: usize>(
-    k: usize,
     t: f64,
     h: f64,
     a: &SVector<f64, N>,
     pi_a: &SVector<f64, N>,
 ) -> Result<(), StepError> {
     if !(h.is_finite() && h > 0.0) {
-        return Err(StepError::BadStep { step: k, t, h });
+        return Err(StepError::BadStep { t, h });
     }
     if a.iter().chain(pi_a.iter()).any(|v| !v.is_finite()) {
         return Err(StepError::NonFinite {
-            step: k,
             t,
             what: "state",
             iterations: 0,

@@ -47,13 +47,12 @@ pub trait SubStepper<const N: usize, const M: usize> {
 
     /// The sub-step from `(a, π_a)` with step `h`, as a step taken:
     /// warm-started from the last one, and updating the warm start.
-    /// `k` and `t` label errors.
+    /// `t` labels errors.
     ///
     /// # Errors
     /// The stepper's error.
     fn sub_step(
         &mut self,
-        k: usize,
         t: f64,
         a: &SVector<f64, N>,
         pi_a: &SVector<f64, N>,
@@ -67,7 +66,6 @@ pub trait SubStepper<const N: usize, const M: usize> {
     /// The stepper's error.
     fn trial_step(
         &mut self,
-        k: usize,
         t: f64,
         a: &SVector<f64, N>,
         pi_a: &SVector<f64, N>,
@@ -84,7 +82,6 @@ pub trait SubStepper<const N: usize, const M: usize> {
     /// The stepper's error.
     fn sub_step_from(
         &mut self,
-        k: usize,
         t: f64,
         a: &SVector<f64, N>,
         pi_a: &SVector<f64, N>,
@@ -92,7 +89,7 @@ pub trait SubStepper<const N: usize, const M: usize> {
         guess: &SVector<f64, N>,
     ) -> Result<SubStep<N>, StepError> {
         let _ = guess;
-        self.sub_step(k, t, a, pi_a, h)
+        self.sub_step(t, a, pi_a, h)
     }
 
     /// Forget the warm start (after an impact).
@@ -115,7 +112,6 @@ pub trait SubStepper<const N: usize, const M: usize> {
 /// `t ± h` and the solver statistics. The steppers' `step` methods.
 pub(crate) fn step_state<St, const N: usize, const M: usize>(
     stepper: &mut St,
-    k: usize,
     state: &State<N>,
     h: f64,
 ) -> Result<(State<N>, StepStats), StepError>
@@ -123,7 +119,7 @@ where
     St: SubStepper<N, M>,
 {
     let sign = stepper.direction().sign();
-    let s = stepper.sub_step(k, state.t, &state.q, &(state.p * sign), h)?;
+    let s = stepper.sub_step(state.t, &state.q, &(state.p * sign), h)?;
     Ok((
         State {
             t: state.t + sign * h,
@@ -138,7 +134,6 @@ where
 /// trajectory driver (the smooth steppers' `OneStep::advance`).
 pub(crate) fn advance<St, const N: usize, const M: usize>(
     stepper: &mut St,
-    k: usize,
     from: &State<N>,
     h: f64,
 ) -> Result<StepOutput<N>, StepError>
@@ -146,15 +141,10 @@ where
     St: SubStepper<N, M>,
 {
     let sign = stepper.direction().sign();
-    let s = stepper.sub_step(k, from.t, &from.q, &(from.p * sign), h)?;
-    let (energy, constraint_residual) =
-        stepper
-            .measures(&from.q, &s, h)
-            .map_err(|source| StepError::Geometry {
-                step: k,
-                t: from.t,
-                source,
-            })?;
+    let s = stepper.sub_step(from.t, &from.q, &(from.p * sign), h)?;
+    let (energy, constraint_residual) = stepper
+        .measures(&from.q, &s, h)
+        .map_err(|source| StepError::Geometry { t: from.t, source })?;
     Ok(StepOutput {
         to: State {
             t: from.t + sign * h,

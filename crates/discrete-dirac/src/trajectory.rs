@@ -3,7 +3,7 @@
 //! summary statistics over *every* step, without storing every step unless
 //! asked.
 
-use crate::{State, StepError, StepStats};
+use crate::{Located, State, StepError, StepStats};
 use nalgebra::SVector;
 use serde::Serialize;
 
@@ -45,22 +45,32 @@ pub struct StepOutput<const N: usize> {
 /// integrator implement it.
 pub trait OneStep<const N: usize> {
     /// Events a step may produce (impacts); `()` for smooth steppers.
-    type Event: Clone;
+    type Event: StepEvent;
     /// The error a step may return.
     type Error: From<StepError>;
 
-    /// Advance from `from` by one grid step `h` (`k` = step index), pushing
-    /// any events.
+    /// Advance from `from` by one grid step `h`, pushing any events (the
+    /// driver labels them and any error with the step index).
     ///
     /// # Errors
     /// Whatever the step fails with.
     fn advance(
         &mut self,
-        k: usize,
         from: &State<N>,
         h: f64,
         events: &mut Vec<Self::Event>,
     ) -> Result<StepOutput<N>, Self::Error>;
+}
+
+/// An event of a one-step map (an impact), labelled by the driver with
+/// the index of the grid step it happened in.
+pub trait StepEvent: Clone {
+    /// Label the event with grid step `step`.
+    fn set_step(&mut self, step: usize);
+}
+
+impl StepEvent for () {
+    fn set_step(&mut self, _: usize) {}
 }
 
 /// What to record.
@@ -148,7 +158,7 @@ pub fn simulate<St, const N: usize>(
     initial: State<N>,
     h: f64,
     options: RunOptions,
-) -> Result<Trajectory<N, St::Event>, St::Error>
+) -> Result<Trajectory<N, St::Event>, Located<St::Error>>
 where
     St: OneStep<N>,
 {
@@ -160,7 +170,7 @@ where
 /// `progress(k)` is called after each step.
 ///
 /// # Errors
-/// The first step error, which names its step and time.
+/// The first step error, located at its step.
 pub fn integrate<St, const N: usize>(
     stepper: &mut St,
     initial: State<N>,
@@ -168,7 +178,7 @@ pub fn integrate<St, const N: usize>(
     options: RunOptions,
     mut observer: impl FnMut(&Record<N>),
     mut progress: impl FnMut(usize),
-) -> Result<Trajectory<N, St::Event>, St::Error>
+) -> Result<Trajectory<N, St::Event>, Located<St::Error>>
 where
     St: OneStep<N>,
 {
@@ -210,7 +220,13 @@ where
         );
     }
     for k in 0..options.steps {
-        let out = stepper.advance(k, &state, h, &mut events)?;
+        let before = events.len();
+        let out = stepper
+            .advance(&state, h, &mut events)
+            .map_err(|e| Located::new(k, e))?;
+        for event in &mut events[before..] {
+            event.set_step(k);
+        }
         if k == 0 {
             summary.initial_energy = out.energy;
             if wants(0) {

@@ -63,7 +63,7 @@ fn run(n: usize) -> (f64, usize) {
     let mut jacobians = 0;
     for k in 0..n {
         let guess = SVector::zeros();
-        let step = st.solve_oriented(k, s.t, &s.q, &s.p, h, &guess).unwrap();
+        let step = st.solve_oriented(s.t, &s.q, &s.p, h, &guess).unwrap();
         assert!(step.degenerate, "step {k}");
         jacobians += step.info.jacobian_evaluations;
         let b = step.b;
@@ -85,7 +85,7 @@ fn run(n: usize) -> (f64, usize) {
         // the same step solved afresh by full Newton, polished to round-off
         let fresh = stepper()
             .with_params(NewtonParams::default().with_polish(3))
-            .solve_oriented(k, s.t, &s.q, &s.p, h, &guess)
+            .solve_oriented(s.t, &s.q, &s.p, h, &guess)
             .unwrap();
         assert!(
             (fresh.b - b).amax() <= bound && (fresh.pi_b - step.pi_b).amax() <= 1e-12 * scale,

@@ -311,12 +311,12 @@ where
     for k in 0..steps {
         let clock = Instant::now();
         let (next, stats) = fixed
-            .step(k, &s, h)
+            .step(&s, h)
             .unwrap_or_else(|e| panic!("{name}: static step {k}: {e}"));
         out.static_time += clock.elapsed();
         let clock = Instant::now();
         let (dnext, dstats) = dynamic
-            .step(k, &ds, h)
+            .step(&ds, h)
             .unwrap_or_else(|e| panic!("{name}: dynamic step {k}: {e}"));
         out.dynamic_time += clock.elapsed();
         assert_bits(
@@ -600,8 +600,8 @@ fn inconsistent_lc_data_is_reported_alike() {
         LagrangeDirac::<Lc, Discretization, 4, 2>::new(lc, setup.map, setup.cd, setup.direction);
     let mut dynamic =
         DynLagrangeDirac::new(Fixed::<Lc, 4, 2>(lc), setup.map, setup.cd, setup.direction);
-    let e = fixed.step(0, &s0, h).unwrap_err();
-    let de = dynamic.step(0, &dyn_state(&s0), h).unwrap_err();
+    let e = fixed.step(&s0, h).unwrap_err();
+    let de = dynamic.step(&dyn_state(&s0), h).unwrap_err();
     assert!(matches!(e, StepError::Inconsistent { .. }), "{e}");
     assert_eq!(de, e);
 }
@@ -722,11 +722,11 @@ fn trial_solves_leave_the_steps_alone() {
         if k % 7 == 3 {
             // a trial of half a step from elsewhere, on one of them only
             let guess = b.last_increment().cloned().unwrap_or(DVector::zeros(2));
-            b.trial_step(k, sb.t, &(&sb.q * 1.01), &sb.p, 5e-3, &guess)
+            b.trial_step(sb.t, &(&sb.q * 1.01), &sb.p, 5e-3, &guess)
                 .unwrap();
         }
-        sa = a.step(k, &sa, 1e-2).unwrap().0;
-        sb = b.step(k, &sb, 1e-2).unwrap().0;
+        sa = a.step(&sa, 1e-2).unwrap().0;
+        sb = b.step(&sb, 1e-2).unwrap().0;
         assert_bits("q", k, sb.q.as_slice(), sa.q.as_slice());
         assert_bits("p", k, sb.p.as_slice(), sa.p.as_slice());
     }
@@ -747,14 +747,14 @@ fn bad_input_is_an_error_not_a_panic() {
         p: DVector::zeros(1),
     };
     assert!(matches!(
-        st.step(0, &short, 1e-2),
+        st.step(&short, 1e-2),
         Err(StepError::Geometry {
             source: GeometryError::DimensionMismatch { .. },
             ..
         })
     ));
     assert!(matches!(
-        st.step(0, &good, 0.0),
+        st.step(&good, 0.0),
         Err(StepError::BadStep { .. })
     ));
     let nan = DynState {
@@ -762,15 +762,15 @@ fn bad_input_is_an_error_not_a_panic() {
         ..good.clone()
     };
     assert!(matches!(
-        st.step(0, &nan, 1e-2),
+        st.step(&nan, 1e-2),
         Err(StepError::NonFinite { .. })
     ));
     assert!(matches!(
-        st.solve_oriented(0, 0.0, &good.q, &good.p, 1e-2, &DVector::zeros(3)),
+        st.solve_oriented(0.0, &good.q, &good.p, 1e-2, &DVector::zeros(3)),
         Err(StepError::Geometry { .. })
     ));
     // still usable
-    st.step(0, &good, 1e-2).unwrap();
+    st.step(&good, 1e-2).unwrap();
     // a linear solver handed in: the same steps as the default one
     let mut own = DynLagrangeDirac::with_linear_solver(
         system,
@@ -787,8 +787,8 @@ fn bad_input_is_an_error_not_a_panic() {
     );
     let (mut a, mut b) = (good.clone(), good.clone());
     for k in 0..20 {
-        a = own.step(k, &a, 1e-2).unwrap().0;
-        b = default.step(k, &b, 1e-2).unwrap().0;
+        a = own.step(&a, 1e-2).unwrap().0;
+        b = default.step(&b, 1e-2).unwrap().0;
         assert_bits("q", k, a.q.as_slice(), b.q.as_slice());
     }
     // a linear solver of the wrong size

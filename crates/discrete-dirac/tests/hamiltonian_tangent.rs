@@ -76,7 +76,7 @@ fn solve(
     guess: Option<&DynSubStep>,
 ) -> DynSubStep {
     stepper
-        .solve_oriented(true, 0, 0.0, a, pi_a, h, guess.map(|g| (&g.d, &g.pi_b)))
+        .solve_oriented(true, 0.0, a, pi_a, h, guess.map(|g| (&g.d, &g.pi_b)))
         .unwrap()
 }
 
@@ -86,7 +86,7 @@ fn solve(
 fn check(stepper: &mut Stepper, a: &DVector<f64>, pi_a: &DVector<f64>, h: f64, delta: f64) -> f64 {
     let n = a.len();
     let s = solve(stepper, a, pi_a, h, None);
-    let tangent = stepper.sub_step_tangent(0, 0.0, a, &s, h).unwrap();
+    let tangent = stepper.sub_step_tangent(0.0, a, &s, h).unwrap();
     let mut worst: f64 = 0.0;
     let mut scale: f64 = 0.0;
     for j in 0..=2 * n {
@@ -162,7 +162,7 @@ fn hamiltonian_tangent_without_constraints_matches_differences_and_is_symplectic
         assert!(e < 1e-9, "kepler {direction:?}: {e:.2e}");
         let s = solve(&mut st, &a, &p, 0.05, None);
         let t = st
-            .sub_step_tangent(0, 0.0, &a, &s, 0.05)
+            .sub_step_tangent(0.0, &a, &s, 0.05)
             .unwrap()
             .physical(direction.sign());
         let n = 2;

@@ -140,9 +140,9 @@ fn sparse_storage_follows_dense_storage_on_a_chain() {
                     dense = dense.symmetric();
                 }
                 let (mut a, mut b) = (s0.clone(), s0.clone());
-                for step in 0..200 {
-                    a = sparse.step(step, &a, 1e-2).unwrap().0;
-                    b = dense.step(step, &b, 1e-2).unwrap().0;
+                for _ in 0..200 {
+                    a = sparse.step(&a, 1e-2).unwrap().0;
+                    b = dense.step(&b, 1e-2).unwrap().0;
                     let scale = b.q.amax().max(b.p.amax()).max(1.0);
                     worst = worst.max((&a.q - &b.q).amax() / scale);
                     worst = worst.max((&a.p - &b.p).amax() / scale);
@@ -173,7 +173,7 @@ fn a_jacobian_outside_the_pattern_is_refused_or_stored_densely() {
     let mut chosen =
         DynLagrangeDirac::new(&chain, Discretization::Midpoint, cd, Direction::Forward);
     assert_eq!(chosen.jacobian_structure(), Structure::Dense);
-    let s1 = chosen.step(0, &s0, 1e-2).unwrap().0;
+    let s1 = chosen.step(&s0, 1e-2).unwrap().0;
     assert!((&s1.q - &s0.q).amax() > 1e-4);
     assert!(StructuredLu::sparse_for_step(&chain, cd).is_err());
     let pattern: Vec<(usize, usize)> = chain.terms.pattern().collect();
@@ -186,7 +186,7 @@ fn a_jacobian_outside_the_pattern_is_refused_or_stored_densely() {
         forced,
     )
     .unwrap();
-    let e = forced.step(0, &s0, 1e-2).unwrap_err();
+    let e = forced.step(&s0, 1e-2).unwrap_err();
     assert!(e.to_string().contains("gyroscopic"), "{e}");
     // A pattern that lacks entries of the step Jacobian is refused when
     // the stepper is built.
@@ -320,7 +320,7 @@ fn a_degenerate_step_on_sparse_storage_is_refused() {
     )
     .unwrap();
     assert_eq!(sparse.jacobian_structure(), Structure::Sparse);
-    let e = sparse.step(0, &s0, 0.1).unwrap_err();
+    let e = sparse.step(&s0, 0.1).unwrap_err();
     assert!(matches!(e, StepError::Unsupported(_)), "{e}");
     assert!(e.to_string().contains("degenerate"), "{e}");
     let mut dense = DynLagrangeDirac::with_linear_solver(
@@ -331,7 +331,7 @@ fn a_degenerate_step_on_sparse_storage_is_refused() {
         StructuredLu::dense(30),
     )
     .unwrap();
-    let (s1, stats) = dense.step(0, &s0, 0.1).unwrap();
+    let (s1, stats) = dense.step(&s0, 0.1).unwrap();
     assert!(stats.degenerate);
     assert!((s1.q[5] - s0.q[5]).abs() > 1e-3);
 }

@@ -36,9 +36,9 @@ fn bad_step_sizes_are_rejected() {
         for direction in [Direction::Forward, Direction::Backward] {
             for disc in Discretization::ALL {
                 let mut ld = LagrangeDirac::new(Kepler, disc, cd, direction);
-                let err = ld.step(7, &s, h).unwrap_err();
+                let err = ld.step(&s, h).unwrap_err();
                 assert!(
-                    matches!(err, StepError::BadStep { step: 7, .. }),
+                    matches!(err, StepError::BadStep { .. }),
                     "LD {direction:?} {disc} h = {h}: {err:?}"
                 );
             }
@@ -49,15 +49,17 @@ fn bad_step_sizes_are_rejected() {
                 SymplecticEuler,
                 direction,
             );
-            let err = ham.step(7, &s, h).unwrap_err();
+            let err = ham.step(&s, h).unwrap_err();
             assert!(
-                matches!(err, StepError::BadStep { step: 7, .. }),
+                matches!(err, StepError::BadStep { .. }),
                 "Hamiltonian {direction:?} h = {h}: {err:?}"
             );
-            // The driver passes it on with the step index.
+            // The driver locates it at its step.
             let mut ld = LagrangeDirac::new(Kepler, Discretization::Midpoint, cd, direction);
             let err = integrate(&mut ld, s, h, RunOptions::new(3), |_| {}, |_| {}).unwrap_err();
-            assert_eq!(err.step(), Some(0), "{err}");
+            assert_eq!(err.step, 0, "{err}");
+            assert!(matches!(err.error, StepError::BadStep { .. }), "{err}");
+            assert!(err.to_string().starts_with("step 0 at t = 0: "), "{err}");
         }
     }
 }
@@ -87,9 +89,9 @@ fn non_finite_states_are_rejected() {
     for s in &bad {
         for direction in [Direction::Forward, Direction::Backward] {
             let mut ld = LagrangeDirac::new(pend, Discretization::Forward, cd, direction);
-            let err = ld.step(3, s, 1e-3).unwrap_err();
+            let err = ld.step(s, 1e-3).unwrap_err();
             assert!(
-                matches!(err, StepError::NonFinite { step: 3, .. }),
+                matches!(err, StepError::NonFinite { .. }),
                 "LD {direction:?} {s:?}: {err:?}"
             );
             let mut ham = NonholonomicHamiltonian::new(
@@ -99,9 +101,9 @@ fn non_finite_states_are_rejected() {
                 SymplecticEuler,
                 direction,
             );
-            let err = ham.step(3, s, 1e-3).unwrap_err();
+            let err = ham.step(s, 1e-3).unwrap_err();
             assert!(
-                matches!(err, StepError::NonFinite { step: 3, .. }),
+                matches!(err, StepError::NonFinite { .. }),
                 "Hamiltonian {direction:?} {s:?}: {err:?}"
             );
         }
@@ -121,10 +123,10 @@ fn absurd_steps_fail_with_a_typed_error() {
     for h in [0.3, 1.0, 3.0, 10.0] {
         for direction in [Direction::Forward, Direction::Backward] {
             let mut ld = LagrangeDirac::new(Kepler, Discretization::Midpoint, cd, direction);
-            let e = ld.step(4, &s, h).unwrap_err();
+            let e = ld.step(&s, h).unwrap_err();
             eprintln!("LD {direction:?} midpoint h = {h}: {e}");
             assert!(is_newton_failure(&e), "{e:?}");
-            assert_eq!(e.step(), Some(4));
+            assert_eq!(e.time(), Some(0.0));
             if let StepError::NoConvergence { residual, t, .. } = e {
                 assert!(residual.is_finite() && residual > 1e-12);
                 assert!(t.abs() <= 0.0);
@@ -133,7 +135,7 @@ fn absurd_steps_fail_with_a_typed_error() {
             let (q0, v0) = common::kepler_pericenter(1.0, 0.5);
             let good = state_from_velocity(&Kepler, 0.0, &q0, &v0).unwrap();
             ld.reset_warm_start();
-            assert!(ld.step(5, &good, 0.01).is_ok());
+            assert!(ld.step(&good, 0.01).is_ok());
         }
     }
     // Huge steps: whatever Newton does (it may find a far-away root), the
@@ -142,11 +144,11 @@ fn absurd_steps_fail_with_a_typed_error() {
         for direction in [Direction::Forward, Direction::Backward] {
             for disc in Discretization::ALL {
                 let mut ld = LagrangeDirac::new(Kepler, disc, cd, direction);
-                match ld.step(0, &s, h) {
+                match ld.step(&s, h) {
                     Err(e) => {
                         eprintln!("LD {direction:?} {disc} h = {h:e}: {e}");
                         assert!(is_newton_failure(&e), "{e:?}");
-                        assert_eq!(e.step(), Some(0));
+                        assert_eq!(e.time(), Some(0.0));
                     }
                     Ok((s1, stats)) => {
                         assert!(s1.q.iter().chain(s1.p.iter()).all(|v| v.is_finite()));
@@ -169,7 +171,7 @@ fn absurd_steps_fail_with_a_typed_error() {
                 SymplecticEuler,
                 direction,
             );
-            match ham.step(0, &sp, h) {
+            match ham.step(&sp, h) {
                 Err(e) => {
                     eprintln!("Hamiltonian {direction:?} h = {h:e}: {e}");
                     assert!(is_newton_failure(&e), "{e:?}");
@@ -195,16 +197,15 @@ fn newton_iteration_bound_gives_no_convergence() {
         ConstraintDiscretization::Retraction,
     )
     .with_params(params);
-    let err = ld.step(5, &s, 0.1).unwrap_err();
+    let err = ld.step(&s, 0.1).unwrap_err();
     match err {
         StepError::NoConvergence {
-            step,
+            t,
             iterations,
             residual,
             tolerance,
-            ..
         } => {
-            assert_eq!((step, iterations), (5, 1));
+            assert_eq!((t, iterations), (0.0, 1));
             assert!(residual.is_finite() && residual > tolerance);
         }
         other => panic!("expected NoConvergence, got {other:?}"),
@@ -242,10 +243,14 @@ fn a_failure_mid_run_names_its_step() {
             integrate(&mut ld, s0, h, RunOptions::new(1000), |_| {}, |k| last = k).unwrap_err();
         eprintln!("{disc}: {err}");
         // q = 5 t² reaches 1 at t ≈ 0.447.
-        let k = err.step().unwrap();
+        let k = err.step;
         assert!((40..=50).contains(&k), "failed at step {k}");
         assert_eq!(k, last, "the error names the step after the last good one");
-        match err {
+        assert!(
+            err.to_string().starts_with(&format!("step {k} at t = ")),
+            "{err}"
+        );
+        match err.error {
             StepError::NonFinite { t, .. } | StepError::NoConvergence { t, .. } => {
                 assert!((t - k as f64 * h).abs() <= 1e-12, "t = {t}");
             }

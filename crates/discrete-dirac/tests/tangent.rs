@@ -112,7 +112,7 @@ fn step<Sy: DynSystem>(
     h: f64,
     guess: &DVector<f64>,
 ) -> DVector<f64> {
-    let s = stepper.solve_trial(0, 0.0, a, pi_a, h, guess).unwrap();
+    let s = stepper.solve_trial(0.0, a, pi_a, h, guess).unwrap();
     let n = a.len();
     let mut out = DVector::zeros(2 * n);
     out.rows_mut(0, n).copy_from(&(a + &s.d));
@@ -133,15 +133,15 @@ fn check<Sy: DynSystem>(case: &mut Case<Sy>, delta: f64) -> f64 {
     } = case;
     let n = a.len();
     let s = stepper
-        .solve_trial(0, 0.0, a, pi_a, *h, &DVector::zeros(n))
+        .solve_trial(0.0, a, pi_a, *h, &DVector::zeros(n))
         .unwrap();
     let tangent: DynStepTangent = stepper
-        .oriented_tangent(0, 0.0, a, &s.d, &s.reaction, *h)
+        .oriented_tangent(0.0, a, &s.d, &s.reaction, *h)
         .unwrap();
     // With `h` held fixed: the same `∂(b, π_b)/∂(a, π_a)`, bit for bit, from
     // second derivatives in 2n directions instead of 2n + 1; no `∂/∂h`.
     let fixed = stepper
-        .oriented_derivative(0, 0.0, a, &s.d, &s.reaction, *h, None, false)
+        .oriented_derivative(0.0, a, &s.d, &s.reaction, *h, None, false)
         .unwrap()
         .tangent;
     assert!(
@@ -298,11 +298,11 @@ fn tangent_of_an_unconstrained_variational_step_is_symplectic() {
             let n = 2;
             let s = c
                 .stepper
-                .solve_trial(0, 0.0, &c.a, &c.pi_a, c.h, &DVector::zeros(n))
+                .solve_trial(0.0, &c.a, &c.pi_a, c.h, &DVector::zeros(n))
                 .unwrap();
             let t = c
                 .stepper
-                .oriented_tangent(0, 0.0, &c.a, &s.d, &s.reaction, c.h)
+                .oriented_tangent(0.0, &c.a, &s.d, &s.reaction, c.h)
                 .unwrap()
                 .physical(direction.sign());
             let mut j = DMatrix::zeros(2 * n, 2 * n);
@@ -357,11 +357,11 @@ fn check_along(
 ) -> f64 {
     let n = a.len();
     let s = stepper
-        .solve_trial(0, 0.0, a, pi_a, h, &DVector::zeros(n))
+        .solve_trial(0.0, a, pi_a, h, &DVector::zeros(n))
         .unwrap();
     assert!(s.degenerate, "the step took the degenerate path");
     let tangent = stepper
-        .oriented_tangent(0, 0.0, a, &s.d, &s.reaction, h)
+        .oriented_tangent(0.0, a, &s.d, &s.reaction, h)
         .unwrap();
     let mut t = DMatrix::zeros(2 * n, 2 * n + 1);
     t.view_mut((0, 0), (2 * n, 2 * n)).copy_from(&tangent.start);
@@ -426,10 +426,10 @@ fn run_steps(
     let mut jac = tangent.then(|| DMatrix::identity(2 * n, 2 * n));
     for k in 0..steps {
         let t = k as f64 * h;
-        let s = stepper.solve_oriented(k, t, &a, &pi, h, &guess).unwrap();
+        let s = stepper.solve_oriented(t, &a, &pi, h, &guess).unwrap();
         if let Some(j) = &mut jac {
             let step = stepper
-                .oriented_tangent(k, t, &a, &s.d, &s.reaction, h)
+                .oriented_tangent(t, &a, &s.d, &s.reaction, h)
                 .unwrap();
             *j = &step.start * &*j;
         }

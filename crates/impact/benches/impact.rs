@@ -63,7 +63,7 @@ fn bench(c: &mut Criterion) {
     c.bench_function("impact_step_particle", |b| {
         b.iter(|| {
             events.clear();
-            let out = integ.advance(0, black_box(&s), 1e-2, &mut events).unwrap();
+            let out = integ.advance(black_box(&s), 1e-2, &mut events).unwrap();
             assert_eq!(events.len(), 1);
             out
         })

@@ -45,15 +45,10 @@ where
         stepper: &mut St,
         site: &ImpactSite<'_, N>,
     ) -> Result<Rebound<N>, ImpactError> {
-        let (k, t) = (site.step, site.t);
+        let t = site.t;
         let piece = site.frame.piece;
-        let geo = |source: GeometryError| ImpactError::Geometry { step: k, t, source };
-        let fail = |reason: String| ImpactError::PostImpact {
-            step: k,
-            t,
-            piece,
-            reason,
-        };
+        let geo = |source: GeometryError| ImpactError::Geometry { t, source };
+        let fail = |reason: String| ImpactError::PostImpact { t, piece, reason };
         let sign = stepper.direction().sign();
         let sys = stepper.system();
         let q = site.before.b;

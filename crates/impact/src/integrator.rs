@@ -10,7 +10,7 @@ use diracvi_discrete_dirac::newton::NewtonParams;
 use diracvi_discrete_dirac::trajectory::StepOutput;
 use diracvi_discrete_dirac::{
     Composed, Composition, Direction, DiscreteHamiltonian, LagrangeDirac, NonholonomicHamiltonian,
-    OneStep, State, StepError, StepStats, SubStepper, SymplecticEuler,
+    OneStep, State, StepError, StepEvent, StepStats, SubStepper, SymplecticEuler,
 };
 use diracvi_geometry::boundary::{boundary_gradient, touch_band, violated_piece};
 use diracvi_geometry::{
@@ -90,7 +90,8 @@ impl ImpactParams {
 /// One impact, as recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ImpactEvent<const N: usize> {
-    /// Index `k` of the grid step containing the impact.
+    /// Index `k` of the grid step containing the impact (the driver labels
+    /// the events of each step, [`StepEvent`]).
     pub step: usize,
     /// Impact time as a fraction of the grid step, from its start.
     pub alpha: f64,
@@ -126,7 +127,15 @@ pub struct ImpactEvent<const N: usize> {
     pub grazing: bool,
 }
 
-/// Why an impact step failed. Every variant names the step and time.
+impl<const N: usize> StepEvent for ImpactEvent<N> {
+    fn set_step(&mut self, step: usize) {
+        self.step = step;
+    }
+}
+
+/// Why an impact step failed. Every variant names its time (`at t = …`);
+/// the driver wraps it with the step index in a
+/// [`Located`](diracvi_discrete_dirac::Located).
 #[derive(Debug, Clone, PartialEq, Error)]
 #[non_exhaustive]
 pub enum ImpactError {
@@ -134,10 +143,8 @@ pub enum ImpactError {
     #[error(transparent)]
     Step(#[from] StepError),
     /// More impacts in one step than allowed (Zeno behaviour or chatter).
-    #[error("step {step} at t = {t}: more than {max} impacts in one step (Zeno/chatter); reduce h")]
+    #[error("at t = {t}: more than {max} impacts in one step (Zeno/chatter); reduce h")]
     TooManyImpacts {
-        /// Step index.
-        step: usize,
         /// Time of the step start.
         t: f64,
         /// The bound.
@@ -148,11 +155,9 @@ pub enum ImpactError {
     /// out), and no crossing could be located on it: the step is too large
     /// for the motion near the wall (docs/theory.md §4.2).
     #[error(
-        "step {step} at t = {t}: the step passes through boundary piece {piece} (its path is inside at α = {alpha}) and the crossing cannot be located; reduce h"
+        "at t = {t}: the step passes through boundary piece {piece} (its path is inside at α = {alpha}) and the crossing cannot be located; reduce h"
     )]
     Tunnelling {
-        /// Step index.
-        step: usize,
         /// Time of the sub-step start.
         t: f64,
         /// The boundary piece.
@@ -167,11 +172,9 @@ pub enum ImpactError {
     /// velocity is zero to round-off (a force pushes the path in) or an
     /// impact has just reflected it there.
     #[error(
-        "step {step} at t = {t}: resting contact on boundary piece {piece}: the path presses into it with no normal velocity to reflect; elastic impacts do not model resting contact: start off the boundary or moving away from it"
+        "at t = {t}: resting contact on boundary piece {piece}: the path presses into it with no normal velocity to reflect; elastic impacts do not model resting contact: start off the boundary or moving away from it"
     )]
     RestingContact {
-        /// Step index.
-        step: usize,
         /// Time of the sub-step start.
         t: f64,
         /// Boundary piece.
@@ -181,12 +184,8 @@ pub enum ImpactError {
         normal_speed: f64,
     },
     /// The impact-time fraction could not be located.
-    #[error(
-        "step {step} at t = {t}: could not locate the impact on boundary piece {piece}: {reason}"
-    )]
+    #[error("at t = {t}: could not locate the impact on boundary piece {piece}: {reason}")]
     ImpactTime {
-        /// Step index.
-        step: usize,
         /// Time of the step start.
         t: f64,
         /// Boundary piece.
@@ -196,10 +195,8 @@ pub enum ImpactError {
     },
     /// The post-impact equations could not be solved (or only the
     /// pass-through root was found).
-    #[error("step {step} at t = {t}: post-impact solve failed on piece {piece}: {reason}")]
+    #[error("at t = {t}: post-impact solve failed on piece {piece}: {reason}")]
     PostImpact {
-        /// Step index.
-        step: usize,
         /// Impact time.
         t: f64,
         /// Boundary piece.
@@ -209,22 +206,16 @@ pub enum ImpactError {
     },
     /// A boundary crossing with the [`RejectCrossing`](crate::RejectCrossing)
     /// law.
-    #[error(
-        "step {step} at t = {t}: the path crosses boundary piece {piece}, and this run rejects impacts"
-    )]
+    #[error("at t = {t}: the path crosses boundary piece {piece}, and this run rejects impacts")]
     Crossing {
-        /// Step index.
-        step: usize,
         /// Time of the crossing.
         t: f64,
         /// Boundary piece.
         piece: usize,
     },
     /// The state at the start of a step is outside the admissible set.
-    #[error("step {step} at t = {t}: state outside the admissible set (g_{piece} = {g:e})")]
+    #[error("at t = {t}: state outside the admissible set (g_{piece} = {g:e})")]
     Inadmissible {
-        /// Step index.
-        step: usize,
         /// Time.
         t: f64,
         /// Boundary piece.
@@ -233,16 +224,31 @@ pub enum ImpactError {
         g: f64,
     },
     /// A geometric evaluation failed.
-    #[error("step {step} at t = {t}: {source}")]
+    #[error("at t = {t}: {source}")]
     Geometry {
-        /// Step index.
-        step: usize,
         /// Time.
         t: f64,
         /// The underlying error.
         #[source]
         source: GeometryError,
     },
+}
+
+impl ImpactError {
+    /// The time the error names, where it has one.
+    pub fn time(&self) -> Option<f64> {
+        match self {
+            ImpactError::Step(s) => s.time(),
+            ImpactError::TooManyImpacts { t, .. }
+            | ImpactError::Tunnelling { t, .. }
+            | ImpactError::RestingContact { t, .. }
+            | ImpactError::ImpactTime { t, .. }
+            | ImpactError::PostImpact { t, .. }
+            | ImpactError::Crossing { t, .. }
+            | ImpactError::Inadmissible { t, .. }
+            | ImpactError::Geometry { t, .. } => Some(*t),
+        }
+    }
 }
 
 /// A one-step map with elastic impacts: a [`SubStepper`] (the (+) stepper
@@ -276,7 +282,6 @@ struct Crossing<'a, St, const N: usize> {
     h: f64,
     increment: SVector<f64, N>,
     piece: usize,
-    k: usize,
     t: f64,
     failure: &'a RefCell<Option<StepError>>,
     evaluations: &'a RefCell<usize>,
@@ -294,7 +299,7 @@ impl<St, const N: usize> Crossing<'_, St, N> {
         *self.evaluations.borrow_mut() += 1;
         let guess = self.increment * alpha;
         let q = st
-            .trial_step(self.k, self.t, &self.a, &self.pi_a, alpha * self.h, &guess)?
+            .trial_step(self.t, &self.a, &self.pi_a, alpha * self.h, &guess)?
             .b;
         Ok(st.system().boundary(self.piece, &q))
     }
@@ -437,6 +442,17 @@ where
         self.stepper.direction()
     }
 
+    /// Whether `q` is where the last sub-step ended: a start the integrator
+    /// left admissible (it resolved every crossing). Any other start (the
+    /// first step of a run) is checked against the admissible set.
+    fn continues_from(&self, q: &SVector<f64, N>) -> bool {
+        !self.grad_cache.is_empty()
+            && self
+                .grad_cache
+                .iter()
+                .all(|c| c.is_some_and(|(end, _, _)| end == *q))
+    }
+
     /// Pieces that may be crossed on the sub-step `a → b`: negative at `b`,
     /// or dipping below zero inside by the cubic Hermite estimate; and
     /// whether a wall is within [`PATH_REACH`] step lengths of either end
@@ -499,7 +515,6 @@ where
     #[allow(clippy::too_many_arguments)]
     fn path_dip(
         &mut self,
-        k: usize,
         t: f64,
         a: &SVector<f64, N>,
         pi_a: &SVector<f64, N>,
@@ -508,7 +523,7 @@ where
         stats: &mut StepStats,
     ) -> Result<Option<(usize, f64)>, ImpactError> {
         let count = self.stepper.system().boundary_count();
-        let geo = |source| ImpactError::Geometry { step: k, t, source };
+        let geo = |source| ImpactError::Geometry { t, source };
         // The path at α, or the piece it is inside.
         let at = |sys: &St::System, alpha: f64, q: &SVector<f64, N>| {
             let mut p = PathPoint {
@@ -535,7 +550,7 @@ where
             } else {
                 stats.root_iterations += 1;
                 self.stepper
-                    .trial_step(k, t, a, pi_a, alpha * h, &(d * alpha))?
+                    .trial_step(t, a, pi_a, alpha * h, &(d * alpha))?
                     .b
             };
             at(self.stepper.system(), alpha, &b)
@@ -547,7 +562,6 @@ where
     #[allow(clippy::too_many_arguments)]
     fn first_crossing(
         &mut self,
-        k: usize,
         t: f64,
         a: &SVector<f64, N>,
         pi_a: &SVector<f64, N>,
@@ -571,7 +585,6 @@ where
                 h,
                 increment: *d,
                 piece,
-                k,
                 t,
                 failure: &failure,
                 evaluations: &evaluations,
@@ -583,7 +596,7 @@ where
             // piece the sub-step starts on (just hit, or touching to
             // round-off) only counts once the path has left it (g > 0).
             let (g_a, dg_a) = boundary_gradient(cell.borrow().system(), piece, a)
-                .map_err(|source| ImpactError::Geometry { step: k, t, source })?;
+                .map_err(|source| ImpactError::Geometry { t, source })?;
             // Round-off level of g: values within it are "on the surface".
             let eps_g = touch_band(g_a, &dg_a, a);
             let starts_on = just_hit == Some(piece) || g_a <= eps_g;
@@ -621,7 +634,6 @@ where
                 }
                 if bracket.is_none() {
                     let resting = |normal_speed: f64| ImpactError::RestingContact {
-                        step: k,
                         t,
                         piece,
                         normal_speed,
@@ -658,7 +670,6 @@ where
                 self.params.max_root_iterations,
             );
             let reason = |r: String| ImpactError::ImpactTime {
-                step: k,
                 t,
                 piece,
                 reason: r,
@@ -703,29 +714,17 @@ where
 
     fn advance(
         &mut self,
-        k: usize,
         from: &State<N>,
         h: f64,
         events: &mut Vec<ImpactEvent<N>>,
     ) -> Result<StepOutput<N>, ImpactError> {
         let sign = self.stepper.direction().sign();
         let t0 = from.t;
-        if k == 0
-            && let Some((piece, g)) =
-                violated_piece(self.stepper.system(), &from.q).map_err(|source| {
-                    ImpactError::Geometry {
-                        step: k,
-                        t: t0,
-                        source,
-                    }
-                })?
+        if !self.continues_from(&from.q)
+            && let Some((piece, g)) = violated_piece(self.stepper.system(), &from.q)
+                .map_err(|source| ImpactError::Geometry { t: t0, source })?
         {
-            return Err(ImpactError::Inadmissible {
-                step: k,
-                t: t0,
-                piece,
-                g,
-            });
+            return Err(ImpactError::Inadmissible { t: t0, piece, g });
         }
         let mut a = from.q;
         let mut pi_a = from.p * sign;
@@ -736,20 +735,16 @@ where
         let mut just_hit = None;
         for impacts in 0..=self.params.max_impacts_per_step {
             let t_sub = t0 + sign * elapsed;
-            let sub = self.stepper.sub_step(k, t_sub, &a, &pi_a, hr)?;
+            let sub = self.stepper.sub_step(t_sub, &a, &pi_a, hr)?;
             stats.absorb(&sub.stats);
             let b = sub.b;
-            let geo = |source| ImpactError::Geometry {
-                step: k,
-                t: t_sub,
-                source,
-            };
+            let geo = |source| ImpactError::Geometry { t: t_sub, source };
             let (suspects, near) = self.suspects(&a, &b).map_err(geo)?;
             let mut crossing = if suspects.is_empty() {
                 None
             } else {
                 self.first_crossing(
-                    k, t_sub, &a, &pi_a, hr, &sub.d, &suspects, just_hit, None, &mut stats,
+                    t_sub, &a, &pi_a, hr, &sub.d, &suspects, just_hit, None, &mut stats,
                 )?
             };
             // No crossing found, but a wall is near or the end-point estimates
@@ -759,10 +754,9 @@ where
             if crossing.is_none()
                 && (near || !suspects.is_empty())
                 && let Some((piece, alpha)) =
-                    self.path_dip(k, t_sub, &a, &pi_a, hr, &sub.d, &mut stats)?
+                    self.path_dip(t_sub, &a, &pi_a, hr, &sub.d, &mut stats)?
             {
                 crossing = self.first_crossing(
-                    k,
                     t_sub,
                     &a,
                     &pi_a,
@@ -775,7 +769,6 @@ where
                 )?;
                 if crossing.is_none() {
                     return Err(ImpactError::Tunnelling {
-                        step: k,
                         t: t_sub,
                         piece,
                         alpha,
@@ -808,20 +801,15 @@ where
             let h2 = (1.0 - alpha) * hr;
             let before = self
                 .stepper
-                .trial_step(k, t_sub, &a, &pi_a, h1, &(sub.d * alpha))?;
+                .trial_step(t_sub, &a, &pi_a, h1, &(sub.d * alpha))?;
             stats.absorb(&before.stats);
             let q_imp = before.b;
             let t_imp = t_sub + sign * h1;
-            let geo = |source| ImpactError::Geometry {
-                step: k,
-                t: t_imp,
-                source,
-            };
+            let geo = |source| ImpactError::Geometry { t: t_imp, source };
             let frame = BoundaryFrame::new(self.stepper.system(), piece, &q_imp).map_err(geo)?;
             let (_, res1) = self.stepper.measures(&a, &before, h1).map_err(geo)?;
             residual_max = residual_max.max(res1);
             let site = ImpactSite {
-                step: k,
                 t: t_imp,
                 a,
                 pi_a,
@@ -835,7 +823,7 @@ where
             let rebound = self.law.rebound(&mut self.stepper, &site)?;
             stats.post_impact_iterations += rebound.iterations;
             events.push(ImpactEvent {
-                step: k,
+                step: 0,
                 alpha: (elapsed + h1) / h,
                 t: t_imp,
                 q: q_imp,
@@ -855,7 +843,6 @@ where
             just_hit = Some(piece);
         }
         Err(ImpactError::TooManyImpacts {
-            step: k,
             t: t0,
             max: self.params.max_impacts_per_step,
         })

@@ -15,8 +15,6 @@ use nalgebra::SVector;
 /// Where and how an impact happens (oriented quantities: `π = sign · p`).
 #[derive(Debug, Clone, Copy)]
 pub struct ImpactSite<'a, const N: usize> {
-    /// Index of the grid step.
-    pub step: usize,
     /// Impact time.
     pub t: f64,
     /// Start of the sub-step that reaches the boundary.
@@ -91,7 +89,6 @@ where
         site: &ImpactSite<'_, N>,
     ) -> Result<Rebound<N>, ImpactError> {
         Err(ImpactError::Crossing {
-            step: site.step,
             t: site.t,
             piece: site.frame.piece,
         })

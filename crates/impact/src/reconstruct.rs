@@ -89,14 +89,13 @@ where
     /// carried forward by quadrature.
     fn advance(
         &mut self,
-        k: usize,
         from: &State<N>,
         h: f64,
         events: &mut Vec<ImpactEvent<N>>,
     ) -> Result<StepOutput<N>, ImpactError> {
         self.scratch.clear();
-        let out = self.inner.advance(k, &self.state, h, &mut self.scratch)?;
-        let geometry = |t: f64| move |source| ImpactError::Geometry { step: k, t, source };
+        let out = self.inner.advance(&self.state, h, &mut self.scratch)?;
+        let geometry = |t: f64| move |source| ImpactError::Geometry { t, source };
         let ld = DiscreteLagrangian::new(self.reduced.full(), &self.map);
         // The chain of sub-step end points: impact points, then q_{k+1}.
         let (mut qa, mut ta) = (from.q, from.t);
@@ -141,11 +140,7 @@ where
         }
         // The loop returns at its last iteration (no event left).
         Err(ImpactError::Step(
-            diracvi_discrete_dirac::StepError::BadStep {
-                step: k,
-                t: from.t,
-                h,
-            },
+            diracvi_discrete_dirac::StepError::BadStep { t: from.t, h },
         ))
     }
 }

@@ -41,21 +41,18 @@ where
         stepper: &mut LagrangeDirac<Sy, Dm, N, M>,
         site: &ImpactSite<'_, N>,
     ) -> Result<Rebound<N>, ImpactError> {
-        let (k, t_impact, a, h1, h2, frame) =
-            (site.step, site.t, &site.a, site.h1, site.h2, site.frame);
+        let (t_impact, a, h1, h2, frame) = (site.t, &site.a, site.h1, site.h2, site.frame);
         let (d_imp, q_imp) = (&site.before.d, &site.before.b);
         let pass_through = &site.pass_through;
         let ws = self.ws.get_or_insert_with(|| Newton::new(N + M));
         let mut iterations = 0;
         let piece = frame.piece;
         let fail = |reason: String| ImpactError::PostImpact {
-            step: k,
             t: t_impact,
             piece,
             reason,
         };
         let geo = |source| ImpactError::Geometry {
-            step: k,
             t: t_impact,
             source,
         };
@@ -174,11 +171,7 @@ where
     Sy: System<N, M>,
     Dm: DiscretizationMap<N>,
 {
-    let geo = |source| ImpactError::Geometry {
-        step: site.step,
-        t: site.t,
-        source,
-    };
+    let geo = |source| ImpactError::Geometry { t: site.t, source };
     let (ld, q_imp, h2, unit) = (&problem.ld, problem.q_imp, problem.h2, problem.unit);
     let jet = ld.jet_increment(q_imp, &e, h2).map_err(geo)?;
     // Back from the units of the solve (exact: `unit` is a power of two).

@@ -470,7 +470,7 @@ fn impacts_of_a_time_dependent_system_are_refused() {
     .unwrap();
     let e = integrate_dyn(&mut integ, s0, 0.1, RunOptions::new(3), |_| {}, |_| {}).unwrap_err();
     assert!(
-        matches!(e, ImpactError::Step(StepError::Unsupported(ref m)) if m.contains("depends on time")),
+        matches!(e.error, ImpactError::Step(StepError::Unsupported(ref m)) if m.contains("depends on time")),
         "{e}"
     );
 }

@@ -63,7 +63,8 @@ fn run_from<I: DynOneStep<Error = ImpactError>>(
         RunOptions::new(steps).every(0),
         |_| {},
         |_| {},
-    )?;
+    )
+    .map_err(|e| e.error)?;
     let f = &t.summary.final_state;
     let mut final_state = DVector::zeros(2 * n);
     final_state.rows_mut(0, n).copy_from(&f.q);
@@ -304,6 +305,7 @@ fn a_law_without_a_derivative_is_refused_at_the_first_impact() {
                 |_| {},
             )
             .map(|_| ())
+            .map_err(|e| e.error)
         }
     }
     let scenario = Scenario::defaults("particle").unwrap();

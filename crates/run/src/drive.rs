@@ -7,7 +7,9 @@
 use crate::{ImpactRecord, InvariantRecord, Method, RecordSink, RecordView, RunOutcome};
 use diracvi_discrete_dirac::dynamic::{DynOneStep, DynStepOutput};
 use diracvi_discrete_dirac::trajectory::StepOutput;
-use diracvi_discrete_dirac::{DynState, OneStep, Record, RunOptions, State, Trajectory, integrate};
+use diracvi_discrete_dirac::{
+    DynState, Located, OneStep, Record, RunOptions, State, Trajectory, integrate,
+};
 use diracvi_impact::{ImpactError, ImpactEvent};
 use std::time::{Duration, Instant};
 
@@ -48,7 +50,7 @@ pub(crate) fn drive_impacts<St, const N: usize>(
     method: Method,
     sink: &mut dyn RecordSink,
     progress: &mut dyn FnMut(usize),
-) -> Result<(RunOutcome, Vec<ImpactRecord>), ImpactError>
+) -> Result<(RunOutcome, Vec<ImpactRecord>), Located<ImpactError>>
 where
     St: OneStep<N, Event = ImpactEvent<N>, Error = ImpactError>,
 {
@@ -68,7 +70,7 @@ pub(crate) fn drive<St: OneStep<N>, const N: usize>(
     rest_energy: Option<f64>,
     sink: &mut dyn RecordSink,
     progress: &mut dyn FnMut(usize),
-) -> Result<Trajectory<N, St::Event>, St::Error> {
+) -> Result<Trajectory<N, St::Event>, Located<St::Error>> {
     integrate(
         stepper,
         initial,
@@ -176,12 +178,11 @@ impl<St: OneStep<N>, const N: usize> OneStep<N> for Watch<'_, St> {
 
     fn advance(
         &mut self,
-        k: usize,
         from: &State<N>,
         h: f64,
         events: &mut Vec<Self::Event>,
     ) -> Result<StepOutput<N>, Self::Error> {
-        let out = self.inner.advance(k, from, h, events)?;
+        let out = self.inner.advance(from, h, events)?;
         self.observe(out.to.q.as_slice(), out.to.p.as_slice());
         Ok(out)
     }
@@ -193,12 +194,11 @@ impl<St: DynOneStep> DynOneStep for Watch<'_, St> {
 
     fn advance(
         &mut self,
-        k: usize,
         from: &DynState,
         h: f64,
         events: &mut Vec<Self::Event>,
     ) -> Result<DynStepOutput, Self::Error> {
-        let out = self.inner.advance(k, from, h, events)?;
+        let out = self.inner.advance(from, h, events)?;
         self.observe(out.to.q.as_slice(), out.to.p.as_slice());
         Ok(out)
     }

@@ -14,7 +14,7 @@ use diracvi_discrete_dirac::dynamic::{
     DynComposed, DynLagrangeDirac, DynNonholonomicHamiltonian, DynOneStep, DynRecord,
     DynTrajectory, dyn_state_from_velocity, integrate_dyn,
 };
-use diracvi_discrete_dirac::{DynState, RunOptions};
+use diracvi_discrete_dirac::{DynState, Located, RunOptions};
 use diracvi_geometry::GeometryError;
 use diracvi_geometry::dynamic::{energy_dyn, energy_scale_dyn, momentum_dyn};
 use diracvi_impact::dynamic::{
@@ -234,9 +234,10 @@ impl DynRunner<'_> {
         let start = DynStart::new(&plan, model, setup, momentum.as_ref())?;
         let method = start.method;
         let name = model.name();
+        // a failure before the first step (setting up the derivatives)
         let failed = |error: ImpactError| RunError::Integration {
             model: name.to_string(),
-            error,
+            error: Located::new(0, error),
         };
         // the parameters' directions and the initial data's derivatives
         // (refusals naming the model before the method's)
@@ -366,7 +367,7 @@ fn drive_impacts<St>(
     method: Method,
     sink: &mut dyn RecordSink,
     progress: &mut dyn FnMut(usize),
-) -> Result<(RunOutcome, Vec<ImpactRecord>), ImpactError>
+) -> Result<(RunOutcome, Vec<ImpactRecord>), Located<ImpactError>>
 where
     St: DynOneStep<Event = DynImpactEvent, Error = ImpactError>,
 {

@@ -1,5 +1,6 @@
 //! Errors of a run: bad input, or a numerical failure during the integration.
 
+use diracvi_discrete_dirac::Located;
 use diracvi_geometry::GeometryError;
 use diracvi_impact::ImpactError;
 use diracvi_models::ModelError;
@@ -186,9 +187,9 @@ pub enum RunError {
     Integration {
         /// The model's name.
         model: String,
-        /// What failed, with the step index and time
-        /// ([`ImpactError::Step`] for a failed smooth step).
-        error: ImpactError,
+        /// What failed, located at its step (the error names its time;
+        /// [`ImpactError::Step`] for a failed smooth step).
+        error: Located<ImpactError>,
     },
 }
 
@@ -218,19 +219,18 @@ pub(crate) fn composed_start(e: RunError, plan: &crate::RunPlan) -> RunError {
     use diracvi_discrete_dirac::StepError;
     use diracvi_geometry::GeometryError;
     let composed = plan.order.is_composed() && plan.stepper == crate::Stepper::Lagrange;
-    let at_start = |e: &ImpactError| {
-        matches!(
-            e,
-            ImpactError::Geometry {
-                step: 0,
-                source: GeometryError::LegendreNotInvertible { .. },
-                ..
-            } | ImpactError::Step(StepError::Geometry {
-                step: 0,
-                source: GeometryError::LegendreNotInvertible { .. },
-                ..
-            })
-        )
+    let at_start = |e: &Located<ImpactError>| {
+        e.step == 0
+            && matches!(
+                e.error,
+                ImpactError::Geometry {
+                    source: GeometryError::LegendreNotInvertible { .. },
+                    ..
+                } | ImpactError::Step(StepError::Geometry {
+                    source: GeometryError::LegendreNotInvertible { .. },
+                    ..
+                })
+            )
     };
     match e {
         RunError::Integration { model, error } if composed && at_start(&error) => {

@@ -167,7 +167,7 @@ mod tolerance;
 mod writer;
 
 pub use accounting::PartsAccounting;
-pub use diracvi_discrete_dirac::{Composition, Direction, StepError};
+pub use diracvi_discrete_dirac::{Composition, Direction, Located, StepError};
 pub use diracvi_impact::ImpactError;
 pub use ensemble::{EnsembleOptions, SystemRun, ensemble_system, run_system};
 pub use error::RunError;

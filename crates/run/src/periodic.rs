@@ -28,7 +28,7 @@
 
 use crate::RunError;
 use diracvi_discrete_dirac::dynamic::{DynLagrangeDirac, DynOneStep, DynSubStepper};
-use diracvi_discrete_dirac::{Direction, DynState};
+use diracvi_discrete_dirac::{Direction, DynState, Located};
 use diracvi_geometry::dynamic::{
     boundary_gradient_dyn, energy_dyn, legendre_jet_dyn, momentum_dyn, velocity_from_momentum_dyn,
 };
@@ -446,10 +446,11 @@ impl<Mo: NamedDynSystem> Flow<'_, Mo> {
         self.model.name().to_owned()
     }
 
-    fn failed(&self, error: ImpactError) -> PeriodicError {
+    /// `error` of step `step` of the flow.
+    fn failed(&self, step: usize, error: ImpactError) -> PeriodicError {
         PeriodicError::Run(RunError::Integration {
             model: self.name(),
-            error,
+            error: Located::new(step, error),
         })
     }
 
@@ -502,8 +503,11 @@ impl<Mo: NamedDynSystem> Flow<'_, Mo> {
         for k in 0..limit {
             let before = events.len();
             let out = integrator
-                .advance(k, &state, h, &mut events)
-                .map_err(|e| self.failed(e))?;
+                .advance(&state, h, &mut events)
+                .map_err(|e| self.failed(k, e))?;
+            for event in &mut events[before..] {
+                event.step = k;
+            }
             state = out.to;
             let x_next = stack(&state.q, &state.p);
             if keep {
@@ -584,8 +588,8 @@ impl<Mo: NamedDynSystem> Flow<'_, Mo> {
         let h2 = self.setup.h * (1.0 - e.alpha);
         let mut stepper = self.stepper();
         let sub = stepper
-            .sub_step(k, e.t, &e.q, &e.p_after_raw, h2)
-            .map_err(|s| self.failed(ImpactError::Step(s)))?;
+            .sub_step(e.t, &e.q, &e.p_after_raw, h2)
+            .map_err(|s| self.failed(k, ImpactError::Step(s)))?;
         let scale = x_next.rows(0, n).amax().max(1.0);
         if (&sub.b - x_next.rows(0, n)).amax() > 1e-8 * scale {
             return Err(PeriodicError::Unsupported {
@@ -597,15 +601,10 @@ impl<Mo: NamedDynSystem> Flow<'_, Mo> {
             });
         }
         let tangent = stepper
-            .sub_step_tangent(k, e.t, &e.q, &sub, h2)
-            .map_err(|s| self.failed(ImpactError::Step(s)))?;
-        let (_, dg) = boundary_gradient_dyn(self.model, piece, &e.q).map_err(|source| {
-            self.failed(ImpactError::Geometry {
-                step: k,
-                t: e.t,
-                source,
-            })
-        })?;
+            .sub_step_tangent(e.t, &e.q, &sub, h2)
+            .map_err(|s| self.failed(k, ImpactError::Step(s)))?;
+        let (_, dg) = boundary_gradient_dyn(self.model, piece, &e.q)
+            .map_err(|source| self.failed(k, ImpactError::Geometry { t: e.t, source }))?;
         let size = 2 * n + 1;
         let mut a = DMatrix::zeros(size, size);
         a.view_mut((0, 0), (2 * n, 2 * n)).copy_from(&tangent.start);
@@ -635,13 +634,7 @@ impl<Mo: NamedDynSystem> Flow<'_, Mo> {
     ) -> Result<(DVector<f64>, DMatrix<f64>), PeriodicError> {
         let n = self.n;
         let mut q = x.rows(0, n).into_owned();
-        let geo = |source| {
-            self.failed(ImpactError::Geometry {
-                step: 0,
-                t: 0.0,
-                source,
-            })
-        };
+        let geo = |source| self.failed(0, ImpactError::Geometry { t: 0.0, source });
         let mut dg = DVector::zeros(n);
         for _ in 0..8 {
             let (g, d) = boundary_gradient_dyn(self.model, piece, &q).map_err(geo)?;
@@ -960,13 +953,7 @@ fn search<Mo: NamedDynSystem>(
         section_normal: match piece {
             Some(j) => Some(
                 boundary_gradient_dyn(model, j, &q)
-                    .map_err(|source| {
-                        flow.failed(ImpactError::Geometry {
-                            step: 0,
-                            t: 0.0,
-                            source,
-                        })
-                    })?
+                    .map_err(|source| flow.failed(0, ImpactError::Geometry { t: 0.0, source }))?
                     .1,
             ),
             None => None,

@@ -2,6 +2,7 @@
 //! summary, the error classes, and both steppers through impacts.
 
 use diracvi_impact::ImpactError;
+use diracvi_run::Located;
 use diracvi_run::{
     Direction, Discard, Impacts, Order, RecordBuffer, RunError, RunPlan, Scenario, Stepper,
     describe, execute, execute_with_progress, step_count,
@@ -129,7 +130,10 @@ fn error_classes() {
         matches!(
             err,
             RunError::Integration {
-                error: ImpactError::Step(_),
+                error: Located {
+                    error: ImpactError::Step(_),
+                    ..
+                },
                 ..
             }
         ),
@@ -149,10 +153,9 @@ fn error_classes() {
         matches!(
             err,
             RunError::Integration {
-                error: ImpactError::Crossing {
+                error: Located {
                     step: 63,
-                    piece: 0,
-                    ..
+                    error: ImpactError::Crossing { piece: 0, .. },
                 },
                 ..
             }

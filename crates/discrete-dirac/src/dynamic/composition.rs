@@ -145,14 +145,13 @@ impl<St: DynSubStepper> DynComposed<St> {
     fn compose(
         &mut self,
         trial: bool,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         pi_a: &DVector<f64>,
         h: f64,
         guess: Option<&DVector<f64>>,
     ) -> Result<DynSubStep, StepError> {
-        super::validate_step_dyn(k, t, h, a, pi_a)?;
+        super::validate_step_dyn(t, h, a, pi_a)?;
         let sign = self.forward.direction().sign();
         let mut local_carry = self.carry.clone();
         let carry = if trial {
@@ -206,18 +205,15 @@ impl<St: DynSubStepper> DynComposed<St> {
                 &back
             };
             let mut s = match (trial, extrapolated, guess) {
-                (false, Some(e), _) => stepper.sub_step_from(k, ti, &x, start, hi, &e)?,
-                (false, None, _) => stepper.sub_step(k, ti, &x, start, hi)?,
-                (true, Some(e), _) => stepper.trial_step(k, ti, &x, start, hi, &e)?,
-                (true, None, Some(d)) => stepper.trial_step(k, ti, &x, start, hi, &(d * g))?,
-                (true, None, None) => {
-                    stepper.trial_step(k, ti, &x, start, hi, &DVector::zeros(n))?
-                }
+                (false, Some(e), _) => stepper.sub_step_from(ti, &x, start, hi, &e)?,
+                (false, None, _) => stepper.sub_step(ti, &x, start, hi)?,
+                (true, Some(e), _) => stepper.trial_step(ti, &x, start, hi, &e)?,
+                (true, None, Some(d)) => stepper.trial_step(ti, &x, start, hi, &(d * g))?,
+                (true, None, None) => stepper.trial_step(ti, &x, start, hi, &DVector::zeros(n))?,
             };
             if let Some(acc) = &mut tangent {
                 let carried = parameters.as_mut().zip(self.directions.as_ref());
                 let taken = Taken {
-                    k,
                     t: ti,
                     x: &x,
                     s: &s,
@@ -254,7 +250,6 @@ impl<St: DynSubStepper> DynComposed<St> {
 /// A stage a stepper took: from `x` at step `k`, time `t`, with step `h`,
 /// giving `s`.
 struct Taken<'a> {
-    k: usize,
     t: f64,
     x: &'a DVector<f64>,
     s: &'a DynSubStep,
@@ -275,14 +270,14 @@ fn chain_taken<St: DynSubStepper>(
     acc: &mut DynStepTangent,
     carried: Option<(&mut DMatrix<f64>, &DMatrix<f64>)>,
 ) -> Result<(), StepError> {
-    let Taken { k, t, x, s, h } = taken;
+    let Taken { t, x, s, h } = taken;
     // A time-dependent system's stages are differentiated at their times,
     // held fixed: `∂/∂h` is left zero (it would need the step's time as a
     // variable), which a run never reads (such a system has no boundary,
     // so no step has a length that moves with the state).
     let with_h = !stepper.system().time_dependent();
     let stage = stepper
-        .sub_step_derivative(k, t, x, s, h, carried.as_ref().map(|(_, d)| *d), with_h)?
+        .sub_step_derivative(t, x, s, h, carried.as_ref().map(|(_, d)| *d), with_h)?
         .physical(sign);
     if let Some((acc_s, _)) = carried {
         *acc_s = &stage.tangent.start * &*acc_s + stage.parameters;
@@ -311,25 +306,23 @@ impl<St: DynSubStepper> DynSubStepper for DynComposed<St> {
 
     fn sub_step(
         &mut self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         pi_a: &DVector<f64>,
         h: f64,
     ) -> Result<DynSubStep, StepError> {
-        self.compose(false, k, t, a, pi_a, h, None)
+        self.compose(false, t, a, pi_a, h, None)
     }
 
     fn trial_step(
         &mut self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         pi_a: &DVector<f64>,
         h: f64,
         guess: &DVector<f64>,
     ) -> Result<DynSubStep, StepError> {
-        self.compose(true, k, t, a, pi_a, h, Some(guess))
+        self.compose(true, t, a, pi_a, h, Some(guess))
     }
 
     fn reset_warm_start(&mut self) {
@@ -353,7 +346,6 @@ impl<St: DynSubStepper> DynSubStepper for DynComposed<St> {
     /// was taken ([`carry_tangents`](DynSubStepper::carry_tangents)).
     fn sub_step_tangent(
         &self,
-        k: usize,
         t: f64,
         _a: &DVector<f64>,
         sub: &DynSubStep,
@@ -361,7 +353,7 @@ impl<St: DynSubStepper> DynSubStepper for DynComposed<St> {
     ) -> Result<DynStepTangent, StepError> {
         sub.tangent.clone().ok_or_else(|| {
             StepError::Unsupported(format!(
-                "step {k} at t = {t}: the composed step's tangent map is built while stepping; \
+                "at t = {t}: the composed step's tangent map is built while stepping; \
                  call carry_tangents() before the step"
             ))
         })
@@ -372,14 +364,13 @@ impl<St: DynSubStepper> DynSubStepper for DynComposed<St> {
     /// taken ([`carry_sensitivity`](DynSubStepper::carry_sensitivity)).
     fn sub_step_sensitivity(
         &self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         sub: &DynSubStep,
         h: f64,
         directions: &DMatrix<f64>,
     ) -> Result<DynStepSensitivity, StepError> {
-        let tangent = self.sub_step_tangent(k, t, a, sub, h)?;
+        let tangent = self.sub_step_tangent(t, a, sub, h)?;
         let same = self.directions.as_ref() == Some(directions);
         match &sub.parameters {
             Some(parameters) if same => Ok(DynStepSensitivity {
@@ -387,7 +378,7 @@ impl<St: DynSubStepper> DynSubStepper for DynComposed<St> {
                 parameters: parameters.clone(),
             }),
             _ => Err(StepError::Unsupported(format!(
-                "step {k} at t = {t}: the composed step's parameter derivative is built while \
+                "at t = {t}: the composed step's parameter derivative is built while \
                  stepping, in the directions given to carry_sensitivity() before the step \
                  ({} asked here)",
                 directions.ncols()
@@ -418,11 +409,10 @@ impl<St: DynSubStepper> DynOneStep for DynComposed<St> {
 
     fn advance(
         &mut self,
-        k: usize,
         from: &DynState,
         h: f64,
         _events: &mut Vec<()>,
     ) -> Result<DynStepOutput, StepError> {
-        super::dyn_advance(self, k, from, h)
+        super::dyn_advance(self, from, h)
     }
 }

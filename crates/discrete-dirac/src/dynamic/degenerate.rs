@@ -86,7 +86,6 @@ pub(super) fn solve<Sy, LS>(
     params: &NewtonParams,
     scale0: f64,
     hidden_still_valid: bool,
-    k: usize,
     t: f64,
 ) -> Result<Result<NewtonInfo, NewtonFailure>, StepError>
 where
@@ -94,17 +93,16 @@ where
     LS: LinearSolver,
     LS::Jacobian: StepJacobian,
 {
-    let geo = |source| StepError::Geometry { step: k, t, source };
+    let geo = |source| StepError::Geometry { t, source };
     let Some(jac) = w.ws.jac.dense() else {
         return Err(StepError::Unsupported(format!(
-            "step {k} (t = {t}) is degenerate (a singular step Jacobian, docs/theory.md §3.9) \
+            "at t = {t}: the step is degenerate (a singular step Jacobian, docs/theory.md §3.9) \
              and the Jacobian is stored sparsely: the hidden constraints come from a dense SVD; \
              build the stepper with dense storage (StructuredLu::dense)"
         )));
     };
     if !hidden_still_valid {
         let split = SvdSplit::new(jac, params.singular_threshold).ok_or(StepError::NonFinite {
-            step: k,
             t,
             what: "Jacobian",
             iterations: 0,
@@ -127,7 +125,6 @@ where
     } = w;
     let Some(hc) = hidden.as_ref() else {
         return Err(StepError::NonFinite {
-            step: k,
             t,
             what: "Jacobian",
             iterations: 0,
@@ -137,7 +134,6 @@ where
     let hidden_now = max_abs_transposed_product(&hc.left_null, &ws.r) / scale0;
     if hidden_now > 1e3 * params.tolerance {
         return Err(StepError::Inconsistent {
-            step: k,
             t,
             residual: hidden_now,
         });

@@ -111,13 +111,8 @@ impl<Sy: DynSystem> DynNonholonomicHamiltonian<Sy> {
     ///
     /// # Errors
     /// [`StepError`] naming the step and time.
-    pub fn step(
-        &mut self,
-        k: usize,
-        state: &DynState,
-        h: f64,
-    ) -> Result<(DynState, StepStats), StepError> {
-        super::dyn_step_state(self, k, state, h)
+    pub fn step(&mut self, state: &DynState, h: f64) -> Result<(DynState, StepStats), StepError> {
+        super::dyn_step_state(self, state, h)
     }
 
     /// Solve the oriented (+) equations from `(a, π_a)` with step `h`, in
@@ -131,7 +126,6 @@ impl<Sy: DynSystem> DynNonholonomicHamiltonian<Sy> {
     pub fn solve_oriented(
         &mut self,
         trial: bool,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         pi_a: &DVector<f64>,
@@ -144,7 +138,6 @@ impl<Sy: DynSystem> DynNonholonomicHamiltonian<Sy> {
         );
         if a.len() != n || pi_a.len() != n {
             return Err(StepError::Geometry {
-                step: k,
                 t,
                 source: GeometryError::DimensionMismatch {
                     what: "state",
@@ -153,7 +146,7 @@ impl<Sy: DynSystem> DynNonholonomicHamiltonian<Sy> {
                 },
             });
         }
-        super::validate_step_dyn(k, t, h, a, pi_a)?;
+        super::validate_step_dyn(t, h, a, pi_a)?;
         let reversed = self.reversed();
         if hamiltonian_momentum_gradient_dyn(&self.system, reversed, a, pi_a).is_none() {
             return Err(StepError::Unsupported(
@@ -204,7 +197,7 @@ impl<Sy: DynSystem> DynNonholonomicHamiltonian<Sy> {
         };
         let info = ws
             .solve(&mut self.x, &self.params, None, |x, r, j| eq.eval(x, r, j))
-            .map_err(|f| StepError::from_newton(f, k, t, self.params.tolerance))?;
+            .map_err(|f| StepError::from_newton(f, t, self.params.tolerance))?;
         let d = self.x.rows(0, n).into_owned();
         let mu = self.x.rows(2 * n, m) / unit;
         let mut reaction = DVector::zeros(n);
@@ -358,27 +351,25 @@ impl<Sy: DynSystem> DynSubStepper for DynNonholonomicHamiltonian<Sy> {
 
     fn sub_step(
         &mut self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         pi_a: &DVector<f64>,
         h: f64,
     ) -> Result<DynSubStep, StepError> {
-        let mut s = self.solve_oriented(false, k, t, a, pi_a, h, None)?;
+        let mut s = self.solve_oriented(false, t, a, pi_a, h, None)?;
         s.b = self.add_with_carry(a, &s.d);
         Ok(s)
     }
 
     fn trial_step(
         &mut self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         pi_a: &DVector<f64>,
         h: f64,
         guess: &DVector<f64>,
     ) -> Result<DynSubStep, StepError> {
-        self.solve_oriented(true, k, t, a, pi_a, h, Some((guess, pi_a)))
+        self.solve_oriented(true, t, a, pi_a, h, Some((guess, pi_a)))
     }
 
     fn reset_warm_start(&mut self) {}
@@ -386,27 +377,25 @@ impl<Sy: DynSystem> DynSubStepper for DynNonholonomicHamiltonian<Sy> {
     /// The exact tangent map of the sub-step (docs/theory.md §12.7).
     fn sub_step_tangent(
         &self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         sub: &DynSubStep,
         h: f64,
     ) -> Result<DynStepTangent, StepError> {
-        self.oriented_tangent(k, t, a, sub, h)
+        self.oriented_tangent(t, a, sub, h)
     }
 
     /// The tangent map with the parameter columns (docs/theory.md §12.4,
     /// §12.7).
     fn sub_step_sensitivity(
         &self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         sub: &DynSubStep,
         h: f64,
         directions: &DMatrix<f64>,
     ) -> Result<DynStepSensitivity, StepError> {
-        self.oriented_sensitivity(k, t, a, sub, h, directions)
+        self.oriented_sensitivity(t, a, sub, h, directions)
     }
 
     fn measures(
@@ -427,11 +416,10 @@ impl<Sy: DynSystem> DynOneStep for DynNonholonomicHamiltonian<Sy> {
 
     fn advance(
         &mut self,
-        k: usize,
         from: &DynState,
         h: f64,
         _events: &mut Vec<()>,
     ) -> Result<DynStepOutput, StepError> {
-        super::dyn_advance(self, k, from, h)
+        super::dyn_advance(self, from, h)
     }
 }

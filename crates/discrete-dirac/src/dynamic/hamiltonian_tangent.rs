@@ -31,7 +31,7 @@ impl<Sy: DynSystem> DynNonholonomicHamiltonian<Sy> {
     /// The tangent map of the oriented step `sub` taken from `a` with step
     /// `h` (its increment `d`, end momentum `π_b` and reaction `A(a)ᵀ μ`):
     /// `∂(b, π_b)/∂(a, π_a)` and `∂(b, π_b)/∂h` (docs/theory.md §12.7).
-    /// `k`, `t` label errors.
+    /// `t` labels errors.
     ///
     /// # Errors
     /// [`StepError::Unsupported`] without a Hamiltonian, with dependent
@@ -39,13 +39,12 @@ impl<Sy: DynSystem> DynNonholonomicHamiltonian<Sy> {
     /// when a derivative cannot be evaluated.
     pub fn oriented_tangent(
         &self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         sub: &DynSubStep,
         h: f64,
     ) -> Result<DynStepTangent, StepError> {
-        self.tangent_over(self.system(), 0, k, t, a, sub, h)
+        self.tangent_over(self.system(), 0, t, a, sub, h)
             .map(|s| s.tangent)
     }
 
@@ -62,7 +61,6 @@ impl<Sy: DynSystem> DynNonholonomicHamiltonian<Sy> {
     /// per parameter of the system.
     pub fn oriented_sensitivity(
         &self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         sub: &DynSubStep,
@@ -71,7 +69,7 @@ impl<Sy: DynSystem> DynNonholonomicHamiltonian<Sy> {
     ) -> Result<DynStepSensitivity, StepError> {
         check_directions(self.system(), directions)?;
         let lifted = ParamLifted::new(self.system(), directions);
-        self.tangent_over(&lifted, directions.ncols(), k, t, a, sub, h)
+        self.tangent_over(&lifted, directions.ncols(), t, a, sub, h)
     }
 
     /// The step's derivative in `(a, π_a, h)` and in `r` parameter
@@ -83,13 +81,12 @@ impl<Sy: DynSystem> DynNonholonomicHamiltonian<Sy> {
         &self,
         lifted: &Ly,
         r: usize,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         sub: &DynSubStep,
         h: f64,
     ) -> Result<DynStepSensitivity, StepError> {
-        let geo = |source: GeometryError| StepError::Geometry { step: k, t, source };
+        let geo = |source: GeometryError| StepError::Geometry { t, source };
         let system = self.system();
         let (n, m) = (system.coordinate_count(), system.constraint_count());
         let np = n + r;
@@ -116,7 +113,7 @@ impl<Sy: DynSystem> DynNonholonomicHamiltonian<Sy> {
         let (_, w) = constraint_second_dyn(self.constraint(), &ld, &al, &dl, h).map_err(geo)?;
         let (forms, mu) = multipliers_from_reaction(system, a, &sub.reaction).ok_or_else(|| {
             StepError::Unsupported(format!(
-                "step {k} at t = {t}: the constraint rows A(q) are dependent; \
+                "at t = {t}: the constraint rows A(q) are dependent; \
                  the tangent map needs independent rows"
             ))
         })?;
@@ -164,7 +161,7 @@ impl<Sy: DynSystem> DynNonholonomicHamiltonian<Sy> {
         }
         let y = implicit_derivative(jy, &jz).map_err(|ratio| {
             StepError::Unsupported(format!(
-                "step {k} at t = {t}: the Hamiltonian step's Jacobian is singular (pivot ratio \
+                "at t = {t}: the Hamiltonian step's Jacobian is singular (pivot ratio \
                  {ratio:.1e}): its tangent map is not available"
             ))
         })?;

@@ -115,7 +115,7 @@ pub struct DynOrientedStep {
 /// let v0 = DVector::zeros(1);
 /// let mut state = dyn_state_from_velocity(&Oscillator, 0.0, &q0, &v0)?;
 /// for k in 0..1000 {
-///     state = stepper.step(k, &state, 0.01)?.0;
+///     state = stepper.step(&state, 0.01)?.0;
 /// }
 /// assert!((state.q[0] - state.t.cos()).abs() < 1e-4);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -516,13 +516,8 @@ where
     ///
     /// # Errors
     /// [`StepError`] with the step index and time.
-    pub fn step(
-        &mut self,
-        k: usize,
-        state: &DynState,
-        h: f64,
-    ) -> Result<(DynState, StepStats), StepError> {
-        dyn_step_state(self, k, state, h)
+    pub fn step(&mut self, state: &DynState, h: f64) -> Result<(DynState, StepStats), StepError> {
+        dyn_step_state(self, state, h)
     }
 
     /// The oriented step from `(a, π_a)` as a step taken: warm-started from
@@ -532,7 +527,6 @@ where
     /// As [`solve_oriented`](Self::solve_oriented).
     pub fn step_oriented(
         &mut self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         pi_a: &DVector<f64>,
@@ -557,7 +551,7 @@ where
             }
             (None, _) => guess.fill(0.0),
         }
-        let s = self.step_oriented_from(k, t, a, pi_a, h, &guess);
+        let s = self.step_oriented_from(t, a, pi_a, h, &guess);
         self.guess = guess;
         s
     }
@@ -570,14 +564,13 @@ where
     /// As [`solve_oriented`](Self::solve_oriented).
     pub fn step_oriented_from(
         &mut self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         pi_a: &DVector<f64>,
         h: f64,
         guess: &DVector<f64>,
     ) -> Result<DynOrientedStep, StepError> {
-        let s = self.solve_oriented(k, t, a, pi_a, h, guess)?;
+        let s = self.solve_oriented(t, a, pi_a, h, guess)?;
         // Rotate the two kept increments, reusing the older one's storage.
         let mut kept = match self.previous_increment.take() {
             Some((v, _)) if v.len() == s.d.len() => v,
@@ -622,14 +615,13 @@ where
     /// inconsistency or a failed geometric evaluation.
     pub fn solve_oriented(
         &mut self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         pi_a: &DVector<f64>,
         h: f64,
         guess: &DVector<f64>,
     ) -> Result<DynOrientedStep, StepError> {
-        self.solve_in(false, k, t, a, pi_a, h, guess)
+        self.solve_in(false, t, a, pi_a, h, guess)
     }
 
     /// [`solve_oriented`](Self::solve_oriented) in a separate context: the
@@ -641,21 +633,19 @@ where
     /// As [`solve_oriented`](Self::solve_oriented).
     pub fn solve_trial(
         &mut self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         pi_a: &DVector<f64>,
         h: f64,
         guess: &DVector<f64>,
     ) -> Result<DynOrientedStep, StepError> {
-        self.solve_in(true, k, t, a, pi_a, h, guess)
+        self.solve_in(true, t, a, pi_a, h, guess)
     }
 
     #[allow(clippy::too_many_arguments)]
     fn solve_in(
         &mut self,
         trial: bool,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         pi_a: &DVector<f64>,
@@ -679,8 +669,8 @@ where
         let symmetric = *symmetric && m > 0;
         let (system, map, constraint, params) = (&*system, *map, *constraint, &*params);
         let w = if trial { trial_context } else { main };
-        validate_step_dyn(k, t, h, a, pi_a)?;
-        let geo = |source| StepError::Geometry { step: k, t, source };
+        validate_step_dyn(t, h, a, pi_a)?;
+        let geo = |source| StepError::Geometry { t, source };
         for (what, len) in [("a", a.len()), ("π_a", pi_a.len()), ("guess", guess.len())] {
             if len != n {
                 return Err(geo(GeometryError::DimensionMismatch {
@@ -749,9 +739,7 @@ where
         let supplied = match supplied {
             Ok(supplied) => supplied.as_ref(),
             Err(why) => {
-                return Err(StepError::Unsupported(format!(
-                    "step {k} at t = {t}: {why}"
-                )));
+                return Err(StepError::Unsupported(format!("at t = {t}: {why}")));
             }
         };
         let (result, degenerate) = if let Some(hidden) = supplied {
@@ -778,7 +766,7 @@ where
                     &mut work.bufs,
                 )
                 .map_err(geo)?;
-                hidden.verify(&work.ws.jac, n, k, t)?;
+                hidden.verify(&work.ws.jac, n, t)?;
                 work.ws.clear_factors();
                 *kept_h = Some(h.to_bits());
             }
@@ -790,7 +778,6 @@ where
             let current = hidden.current(&work.ws.r, n) / scale0;
             if current > 1e3 * params.tolerance {
                 return Err(StepError::Inconsistent {
-                    step: k,
                     t,
                     residual: current,
                 });
@@ -861,18 +848,18 @@ where
                     // The next step's hidden constraints would need `L_d` over the
                     // next interval as well.
                     return Err(StepError::Unsupported(format!(
-                        "step {k} at t = {t}: the step Jacobian is singular (a degenerate Lagrangian) \
+                        "at t = {t}: the step Jacobian is singular (a degenerate Lagrangian) \
                          and the Lagrangian depends on time; degenerate steps of time-dependent \
                          systems are not supported yet"
                     )));
                 } else {
-                    degenerate::solve(work, &eq, params, scale0, hidden_still_valid, k, t)?
+                    degenerate::solve(work, &eq, params, scale0, hidden_still_valid, t)?
                 };
                 *kept_h = (layout.is_some() && !degenerate).then_some(h.to_bits());
                 (result, degenerate)
             }
         };
-        let info = result.map_err(|f| StepError::from_newton(f, k, t, params.tolerance))?;
+        let info = result.map_err(|f| StepError::from_newton(f, t, params.tolerance))?;
         let d: DVector<f64> = work.x.rows(0, n).into_owned();
         let b = a + &d;
         work.last_mu.copy_from(&work.x.rows(n, m));
@@ -904,7 +891,6 @@ where
         }
         if pi_b.iter().any(|v| !v.is_finite()) {
             return Err(StepError::NonFinite {
-                step: k,
                 t,
                 what: "momentum",
                 iterations: info.iterations,
@@ -990,39 +976,36 @@ where
 
     fn sub_step(
         &mut self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         pi_a: &DVector<f64>,
         h: f64,
     ) -> Result<DynSubStep, StepError> {
-        let s = self.step_oriented(k, t, a, pi_a, h)?;
+        let s = self.step_oriented(t, a, pi_a, h)?;
         Ok(taken(self, a, s))
     }
 
     fn sub_step_from(
         &mut self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         pi_a: &DVector<f64>,
         h: f64,
         guess: &DVector<f64>,
     ) -> Result<DynSubStep, StepError> {
-        let s = self.step_oriented_from(k, t, a, pi_a, h, guess)?;
+        let s = self.step_oriented_from(t, a, pi_a, h, guess)?;
         Ok(taken(self, a, s))
     }
 
     fn trial_step(
         &mut self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         pi_a: &DVector<f64>,
         h: f64,
         guess: &DVector<f64>,
     ) -> Result<DynSubStep, StepError> {
-        let s = self.solve_trial(k, t, a, pi_a, h, guess)?;
+        let s = self.solve_trial(t, a, pi_a, h, guess)?;
         Ok(DynSubStep {
             stats: StepStats::from_newton(&s.info, s.degenerate),
             tangent: None,
@@ -1040,30 +1023,27 @@ where
 
     fn sub_step_tangent(
         &self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         sub: &DynSubStep,
         h: f64,
     ) -> Result<super::DynStepTangent, StepError> {
-        self.oriented_tangent(k, t, a, &sub.d, &sub.reaction, h)
+        self.oriented_tangent(t, a, &sub.d, &sub.reaction, h)
     }
 
     fn sub_step_sensitivity(
         &self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         sub: &DynSubStep,
         h: f64,
         directions: &nalgebra::DMatrix<f64>,
     ) -> Result<super::DynStepSensitivity, StepError> {
-        self.oriented_sensitivity(k, t, a, &sub.d, &sub.reaction, h, directions)
+        self.oriented_sensitivity(t, a, &sub.d, &sub.reaction, h, directions)
     }
 
     fn sub_step_derivative(
         &self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         sub: &DynSubStep,
@@ -1071,7 +1051,7 @@ where
         directions: Option<&nalgebra::DMatrix<f64>>,
         with_h: bool,
     ) -> Result<super::DynStepSensitivity, StepError> {
-        self.oriented_derivative(k, t, a, &sub.d, &sub.reaction, h, directions, with_h)
+        self.oriented_derivative(t, a, &sub.d, &sub.reaction, h, directions, with_h)
     }
 
     fn measures(
@@ -1127,11 +1107,10 @@ where
 
     fn advance(
         &mut self,
-        k: usize,
         from: &DynState,
         h: f64,
         _events: &mut Vec<()>,
     ) -> Result<DynStepOutput, StepError> {
-        dyn_advance(self, k, from, h)
+        dyn_advance(self, from, h)
     }
 }

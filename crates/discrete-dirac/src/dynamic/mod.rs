@@ -91,13 +91,12 @@ pub trait DynSubStepper {
     fn direction(&self) -> Direction;
 
     /// The sub-step from `(a, π_a)` with step `h`, as a step taken
-    /// (warm-started, updating the warm start). `k`, `t` label errors.
+    /// (warm-started, updating the warm start). `t` labels errors.
     ///
     /// # Errors
     /// The stepper's error.
     fn sub_step(
         &mut self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         pi_a: &DVector<f64>,
@@ -111,7 +110,6 @@ pub trait DynSubStepper {
     /// The stepper's error.
     fn trial_step(
         &mut self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         pi_a: &DVector<f64>,
@@ -127,7 +125,6 @@ pub trait DynSubStepper {
     /// The stepper's error.
     fn sub_step_from(
         &mut self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         pi_a: &DVector<f64>,
@@ -135,7 +132,7 @@ pub trait DynSubStepper {
         guess: &DVector<f64>,
     ) -> Result<DynSubStep, StepError> {
         let _ = guess;
-        self.sub_step(k, t, a, pi_a, h)
+        self.sub_step(t, a, pi_a, h)
     }
 
     /// Forget the warm start (after an impact).
@@ -158,7 +155,7 @@ pub trait DynSubStepper {
 
     /// The tangent map of the sub-step `sub` taken from `a` with step `h`
     /// (docs/theory.md §12): `∂(b, π_b)/∂(a, π_a)` and `∂(b, π_b)/∂h`.
-    /// `k`, `t` label errors. By default not available.
+    /// `t` labels errors. By default not available.
     ///
     /// # Errors
     /// [`StepError::Unsupported`] where the stepper has no tangent map (the
@@ -166,13 +163,12 @@ pub trait DynSubStepper {
     /// derivative cannot be evaluated.
     fn sub_step_tangent(
         &self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         sub: &DynSubStep,
         h: f64,
     ) -> Result<DynStepTangent, StepError> {
-        let _ = (k, t, a, sub, h);
+        let _ = (t, a, sub, h);
         Err(StepError::Unsupported(
             "this stepper has no tangent map (--jacobian): it is built for the Lagrange–Dirac \
              stepper, its compositions (orders 2, 4 and 6) and the Hamiltonian stepper"
@@ -188,14 +184,13 @@ pub trait DynSubStepper {
     /// As [`sub_step_tangent`](Self::sub_step_tangent).
     fn sub_step_sensitivity(
         &self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         sub: &DynSubStep,
         h: f64,
         directions: &nalgebra::DMatrix<f64>,
     ) -> Result<DynStepSensitivity, StepError> {
-        let _ = (k, t, a, sub, h, directions);
+        let _ = (t, a, sub, h, directions);
         Err(StepError::Unsupported(
             "this stepper has no parameter sensitivities (--sensitivity): they are built for \
              the Lagrange–Dirac stepper, its compositions (orders 2, 4 and 6) and the \
@@ -218,7 +213,6 @@ pub trait DynSubStepper {
     #[allow(clippy::too_many_arguments)]
     fn sub_step_derivative(
         &self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         sub: &DynSubStep,
@@ -228,9 +222,9 @@ pub trait DynSubStepper {
     ) -> Result<DynStepSensitivity, StepError> {
         let _ = with_h;
         match directions {
-            Some(directions) => self.sub_step_sensitivity(k, t, a, sub, h, directions),
+            Some(directions) => self.sub_step_sensitivity(t, a, sub, h, directions),
             None => Ok(DynStepSensitivity {
-                tangent: self.sub_step_tangent(k, t, a, sub, h)?,
+                tangent: self.sub_step_tangent(t, a, sub, h)?,
                 parameters: nalgebra::DMatrix::zeros(2 * a.len(), 0),
             }),
         }
@@ -301,18 +295,16 @@ impl DynPositionCarry {
 /// # Errors
 /// [`StepError::BadStep`], [`StepError::NonFinite`].
 pub fn validate_step_dyn(
-    k: usize,
     t: f64,
     h: f64,
     a: &DVector<f64>,
     pi_a: &DVector<f64>,
 ) -> Result<(), StepError> {
     if !(h.is_finite() && h > 0.0) {
-        return Err(StepError::BadStep { step: k, t, h });
+        return Err(StepError::BadStep { t, h });
     }
     if a.iter().chain(pi_a.iter()).any(|v| !v.is_finite()) {
         return Err(StepError::NonFinite {
-            step: k,
             t,
             what: "state",
             iterations: 0,
@@ -351,12 +343,11 @@ pub fn dyn_state_from_velocity<Sy: DynSystem>(
 /// The stepper's error.
 pub fn dyn_step_state<St: DynSubStepper + ?Sized>(
     stepper: &mut St,
-    k: usize,
     state: &DynState,
     h: f64,
 ) -> Result<(DynState, StepStats), StepError> {
     let sign = stepper.direction().sign();
-    let s = stepper.sub_step(k, state.t, &state.q, &(&state.p * sign), h)?;
+    let s = stepper.sub_step(state.t, &state.q, &(&state.p * sign), h)?;
     Ok((
         DynState {
             t: state.t + sign * h,
@@ -374,7 +365,6 @@ pub fn dyn_step_state<St: DynSubStepper + ?Sized>(
 /// The stepper's error; a failed measure as [`StepError::Geometry`].
 pub fn dyn_advance<St: DynSubStepper + ?Sized>(
     stepper: &mut St,
-    k: usize,
     from: &DynState,
     h: f64,
 ) -> Result<DynStepOutput, StepError> {
@@ -386,15 +376,10 @@ pub fn dyn_advance<St: DynSubStepper + ?Sized>(
         flipped = &from.p * sign;
         &flipped
     };
-    let s = stepper.sub_step(k, from.t, &from.q, pi_a, h)?;
-    let (energy, constraint_residual) =
-        stepper
-            .measures(from.t, &from.q, &s, h)
-            .map_err(|source| StepError::Geometry {
-                step: k,
-                t: from.t,
-                source,
-            })?;
+    let s = stepper.sub_step(from.t, &from.q, pi_a, h)?;
+    let (energy, constraint_residual) = stepper
+        .measures(from.t, &from.q, &s, h)
+        .map_err(|source| StepError::Geometry { t: from.t, source })?;
     Ok(DynStepOutput {
         to: DynState {
             t: from.t + sign * h,
@@ -440,18 +425,17 @@ pub struct DynStepOutput {
 /// A one-step map the driver can iterate (see [`OneStep`](crate::OneStep)).
 pub trait DynOneStep {
     /// Events a step may produce (impacts); `()` for smooth steppers.
-    type Event: Clone;
+    type Event: crate::StepEvent;
     /// The error a step may return.
     type Error: From<StepError>;
 
-    /// Advance from `from` by one grid step `h` (`k` = step index), pushing
-    /// any events.
+    /// Advance from `from` by one grid step `h`, pushing any events (the
+    /// driver labels them and any error with the step index).
     ///
     /// # Errors
     /// Whatever the step fails with.
     fn advance(
         &mut self,
-        k: usize,
         from: &DynState,
         h: f64,
         events: &mut Vec<Self::Event>,
@@ -502,7 +486,7 @@ pub struct DynTrajectory<E> {
 /// `progress(k)` is called after each step.
 ///
 /// # Errors
-/// The first step error, which names its step and time.
+/// The first step error, located at its step.
 pub fn integrate_dyn<St: DynOneStep + ?Sized>(
     stepper: &mut St,
     initial: DynState,
@@ -510,7 +494,7 @@ pub fn integrate_dyn<St: DynOneStep + ?Sized>(
     options: crate::RunOptions,
     mut observer: impl FnMut(&DynRecord),
     mut progress: impl FnMut(usize),
-) -> Result<DynTrajectory<St::Event>, St::Error> {
+) -> Result<DynTrajectory<St::Event>, crate::Located<St::Error>> {
     let mut events = Vec::new();
     let mut records = Vec::new();
     let mut emit = |r: DynRecord, records: &mut Vec<DynRecord>| {
@@ -550,7 +534,13 @@ pub fn integrate_dyn<St: DynOneStep + ?Sized>(
         );
     }
     for k in 0..options.steps {
-        let out = stepper.advance(k, &state, h, &mut events)?;
+        let before = events.len();
+        let out = stepper
+            .advance(&state, h, &mut events)
+            .map_err(|e| crate::Located::new(k, e))?;
+        for event in &mut events[before..] {
+            crate::StepEvent::set_step(event, k);
+        }
         if k == 0 {
             summary.initial_energy = out.energy;
             if wants(0) {

@@ -309,7 +309,6 @@ impl SuppliedHidden {
         &self,
         jac: &J,
         n: usize,
-        k: usize,
         t: f64,
     ) -> Result<(), StepError> {
         let size = jac.size();
@@ -357,7 +356,7 @@ impl SuppliedHidden {
             }
             if nan || worst > 1e-10 * jmax * ynorm {
                 return Err(StepError::Unsupported(format!(
-                    "step {k} at t = {t}: supplied hidden constraint {p} is not a left null \
+                    "at t = {t}: supplied hidden constraint {p} is not a left null \
                      vector of the step Jacobian (|yᵀJ| = {worst:e} against |J| = {jmax:e}); \
                      with this discretization the step may be regular: supply none for it"
                 )));

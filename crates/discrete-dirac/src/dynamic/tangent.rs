@@ -155,14 +155,13 @@ where
     /// derivative cannot be evaluated.
     pub fn oriented_tangent(
         &self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         d: &DVector<f64>,
         reaction: &DVector<f64>,
         h: f64,
     ) -> Result<DynStepTangent, StepError> {
-        self.oriented_derivative(k, t, a, d, reaction, h, None, true)
+        self.oriented_derivative(t, a, d, reaction, h, None, true)
             .map(|s| s.tangent)
     }
 
@@ -180,7 +179,6 @@ where
     #[allow(clippy::too_many_arguments)]
     pub fn oriented_sensitivity(
         &self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         d: &DVector<f64>,
@@ -188,7 +186,7 @@ where
         h: f64,
         directions: &DMatrix<f64>,
     ) -> Result<DynStepSensitivity, StepError> {
-        self.oriented_derivative(k, t, a, d, reaction, h, Some(directions), true)
+        self.oriented_derivative(t, a, d, reaction, h, Some(directions), true)
     }
 
     /// [`oriented_sensitivity`](Self::oriented_sensitivity) (with
@@ -205,7 +203,6 @@ where
     #[allow(clippy::too_many_arguments)]
     pub fn oriented_derivative(
         &self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         d: &DVector<f64>,
@@ -216,27 +213,27 @@ where
     ) -> Result<DynStepSensitivity, StepError> {
         if self.system().time_dependent() && with_h {
             return Err(StepError::Unsupported(format!(
-                "step {k} at t = {t}: the derivative of a step of a time-dependent system in \
+                "at t = {t}: the derivative of a step of a time-dependent system in \
                  its length (after an impact, or asked for) is not supported (the step's time \
                  would have to be a variable); in its start and the parameters it is"
             )));
         }
         let Some(directions) = directions else {
-            return self.tangent_over(self.system(), 0, None, k, t, a, d, reaction, h, with_h);
+            return self.tangent_over(self.system(), 0, None, t, a, d, reaction, h, with_h);
         };
         check_directions(self.system(), directions)?;
         let (system, r) = (self.system(), directions.ncols());
         if self.parameter_rows_apply(a, d) {
-            let geo = |source: GeometryError| StepError::Geometry { step: k, t, source };
+            let geo = |source: GeometryError| StepError::Geometry { t, source };
             let ld = DynDiscreteLagrangian::new(system, self.map())
                 .oriented(self.orientation())
                 .starting_at(self.orientation().interval_start(t, h));
             let rows = times_sparse(&ld.parameter_rows(a, d, h).map_err(geo)?, directions);
             let given = Some((&rows, directions));
-            return self.tangent_over(system, 0, given, k, t, a, d, reaction, h, with_h);
+            return self.tangent_over(system, 0, given, t, a, d, reaction, h, with_h);
         }
         let lifted = ParamLifted::new(system, directions);
-        self.tangent_over(&lifted, r, None, k, t, a, d, reaction, h, with_h)
+        self.tangent_over(&lifted, r, None, t, a, d, reaction, h, with_h)
     }
 
     /// Whether the parameter columns of a step from `a` (increment `d`)
@@ -271,7 +268,6 @@ where
         lifted: &Ly,
         r: usize,
         rows_and_directions: Option<(&DMatrix<f64>, &DMatrix<f64>)>,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         d: &DVector<f64>,
@@ -279,7 +275,7 @@ where
         h: f64,
         with_h: bool,
     ) -> Result<DynStepSensitivity, StepError> {
-        let geo = |source: GeometryError| StepError::Geometry { step: k, t, source };
+        let geo = |source: GeometryError| StepError::Geometry { t, source };
         let rows = rows_and_directions.map(|(rows, _)| rows);
         let system = self.system();
         let (n, m) = (system.coordinate_count(), system.constraint_count());
@@ -305,7 +301,7 @@ where
         // μ from the reaction `A(a)ᵀ μ` (A has full row rank on a step).
         let (a_forms, mu) = multipliers_from_reaction(system, a, reaction).ok_or_else(|| {
             StepError::Unsupported(format!(
-                "step {k} at t = {t}: the constraint rows A(q) are dependent; \
+                "at t = {t}: the constraint rows A(q) are dependent; \
                  the tangent map needs independent rows"
             ))
         })?;
@@ -374,13 +370,12 @@ where
                     mu: &mu,
                     h,
                     with_h,
-                    k,
                     t,
                 };
                 let (gy, gz) = self.degenerate_equations(&next, &jy, &jz, p)?;
                 implicit_derivative(gy, &gz).map_err(|ratio| {
                     StepError::Unsupported(format!(
-                        "step {k} at t = {t}: the step Jacobian is singular and so are the \
+                        "at t = {t}: the step Jacobian is singular and so are the \
                          degenerate step's equations (the independent rows and the next step's \
                          hidden constraints; pivot ratio {ratio:.1e}): the step has no tangent map"
                     ))
@@ -475,7 +470,6 @@ struct NextStep<'x, Ly> {
     mu: &'x DVector<f64>,
     h: f64,
     with_h: bool,
-    k: usize,
     t: f64,
 }
 
@@ -513,10 +507,9 @@ where
             mu,
             h,
             with_h,
-            k,
             t,
         } = *next;
-        let geo = |source: GeometryError| StepError::Geometry { step: k, t, source };
+        let geo = |source: GeometryError| StepError::Geometry { t, source };
         let system = self.system();
         let (n, m) = (system.coordinate_count(), system.constraint_count());
         let (size, nz) = (n + m, jz.ncols());
@@ -624,7 +617,6 @@ where
         }
         let split =
             SvdSplit::new(jy, self.params().singular_threshold).ok_or(StepError::NonFinite {
-                step: k,
                 t,
                 what: "Jacobian",
                 iterations: 0,

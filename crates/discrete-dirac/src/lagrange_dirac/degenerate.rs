@@ -59,19 +59,17 @@ pub(super) fn solve<Sy, Dm, const N: usize, const M: usize>(
     params: &NewtonParams,
     scale0: f64,
     hidden_still_valid: bool,
-    k: usize,
     t: f64,
 ) -> Result<Result<NewtonInfo, NewtonFailure>, StepError>
 where
     Sy: System<N, M>,
     Dm: DiscretizationMap<N>,
 {
-    let geo = |source| StepError::Geometry { step: k, t, source };
+    let geo = |source| StepError::Geometry { t, source };
     let cache = &mut w.cache;
     if !hidden_still_valid {
         let split =
             SvdSplit::new(&w.ws.jac, params.singular_threshold).ok_or(StepError::NonFinite {
-                step: k,
                 t,
                 what: "Jacobian",
                 iterations: 0,
@@ -88,7 +86,6 @@ where
     let hidden_now = max_abs_transposed_product(&hc.left_null, &w.ws.r) / scale0;
     if hidden_now > 1e3 * params.tolerance {
         return Err(StepError::Inconsistent {
-            step: k,
             t,
             residual: hidden_now,
         });

@@ -265,20 +265,14 @@ where
     ///
     /// # Errors
     /// [`StepError`] with the step index and time.
-    pub fn step(
-        &mut self,
-        k: usize,
-        state: &State<N>,
-        h: f64,
-    ) -> Result<(State<N>, StepStats), StepError> {
-        crate::substep::step_state(self, k, state, h)
+    pub fn step(&mut self, state: &State<N>, h: f64) -> Result<(State<N>, StepStats), StepError> {
+        crate::substep::step_state(self, state, h)
     }
 
     /// The oriented step from `(a, π_a)` as a step taken: warm-started from
     /// the last increments, and recording this one.
     pub(crate) fn step_oriented(
         &mut self,
-        k: usize,
         t: f64,
         a: &SVector<f64, N>,
         pi_a: &SVector<f64, N>,
@@ -295,7 +289,7 @@ where
             (Some((last, h1)), _) => last * (h / h1),
             (None, _) => SVector::zeros(),
         };
-        self.step_oriented_from(k, t, a, pi_a, h, &guess)
+        self.step_oriented_from(t, a, pi_a, h, &guess)
     }
 
     /// [`step_oriented`](Self::step_oriented) from the increment guess
@@ -303,14 +297,13 @@ where
     /// last increments; records this increment all the same.
     pub(crate) fn step_oriented_from(
         &mut self,
-        k: usize,
         t: f64,
         a: &SVector<f64, N>,
         pi_a: &SVector<f64, N>,
         h: f64,
         guess: &SVector<f64, N>,
     ) -> Result<OrientedStep<N, M>, StepError> {
-        let s = self.solve_oriented(k, t, a, pi_a, h, guess)?;
+        let s = self.solve_oriented(t, a, pi_a, h, guess)?;
         self.previous_increment = self.last_increment;
         self.last_increment = Some((s.d, h));
         Ok(s)
@@ -339,14 +332,13 @@ where
     /// geometric evaluation.
     pub fn solve_oriented(
         &mut self,
-        k: usize,
         t: f64,
         a: &SVector<f64, N>,
         pi_a: &SVector<f64, N>,
         h: f64,
         guess: &SVector<f64, N>,
     ) -> Result<OrientedStep<N, M>, StepError> {
-        self.solve_in(false, k, t, a, pi_a, h, guess)
+        self.solve_in(false, t, a, pi_a, h, guess)
     }
 
     /// [`solve_oriented`](Self::solve_oriented) in a separate context: the
@@ -358,21 +350,19 @@ where
     /// As [`solve_oriented`](Self::solve_oriented).
     pub fn solve_trial(
         &mut self,
-        k: usize,
         t: f64,
         a: &SVector<f64, N>,
         pi_a: &SVector<f64, N>,
         h: f64,
         guess: &SVector<f64, N>,
     ) -> Result<OrientedStep<N, M>, StepError> {
-        self.solve_in(true, k, t, a, pi_a, h, guess)
+        self.solve_in(true, t, a, pi_a, h, guess)
     }
 
     #[allow(clippy::too_many_arguments)]
     fn solve_in(
         &mut self,
         trial: bool,
-        k: usize,
         t: f64,
         a: &SVector<f64, N>,
         pi_a: &SVector<f64, N>,
@@ -394,8 +384,8 @@ where
         let symmetric = *symmetric && M > 0;
         let (system, map, constraint, params) = (&*system, &*map, *constraint, &*params);
         let w = if trial { trial_context } else { main };
-        crate::validate_step(k, t, h, a, pi_a)?;
-        let geo = |source| StepError::Geometry { step: k, t, source };
+        crate::validate_step(t, h, a, pi_a)?;
+        let geo = |source| StepError::Geometry { t, source };
         let ld = DiscreteLagrangian::new(system, map).oriented(orientation);
         // The step equations are solved for `u L_d` (momenta and
         // multipliers times `u`, a power of two): `u = 1` unless the momenta
@@ -432,9 +422,9 @@ where
                 eq.full(x, r, j, cache)
             })
         } else {
-            degenerate::solve(w, &eq, params, scale0, hidden_still_valid, k, t)?
+            degenerate::solve(w, &eq, params, scale0, hidden_still_valid, t)?
         };
-        let info = result.map_err(|f| StepError::from_newton(f, k, t, params.tolerance))?;
+        let info = result.map_err(|f| StepError::from_newton(f, t, params.tolerance))?;
         let d = crate::unpack::<N>(&w.x, 0);
         let b = a + d;
         w.last_mu = crate::unpack::<M>(&w.x, N);
@@ -461,7 +451,6 @@ where
         }
         if pi_b.iter().any(|v| !v.is_finite()) {
             return Err(StepError::NonFinite {
-                step: k,
                 t,
                 what: "momentum",
                 iterations: info.iterations,
@@ -615,12 +604,11 @@ where
 
     fn advance(
         &mut self,
-        k: usize,
         from: &State<N>,
         h: f64,
         _events: &mut Vec<()>,
     ) -> Result<crate::trajectory::StepOutput<N>, StepError> {
-        crate::substep::advance(self, k, from, h)
+        crate::substep::advance(self, from, h)
     }
 }
 
@@ -662,39 +650,36 @@ where
 
     fn sub_step(
         &mut self,
-        k: usize,
         t: f64,
         a: &SVector<f64, N>,
         pi_a: &SVector<f64, N>,
         h: f64,
     ) -> Result<SubStep<N>, StepError> {
-        let s = self.step_oriented(k, t, a, pi_a, h)?;
+        let s = self.step_oriented(t, a, pi_a, h)?;
         Ok(taken(self, a, s))
     }
 
     fn sub_step_from(
         &mut self,
-        k: usize,
         t: f64,
         a: &SVector<f64, N>,
         pi_a: &SVector<f64, N>,
         h: f64,
         guess: &SVector<f64, N>,
     ) -> Result<SubStep<N>, StepError> {
-        let s = self.step_oriented_from(k, t, a, pi_a, h, guess)?;
+        let s = self.step_oriented_from(t, a, pi_a, h, guess)?;
         Ok(taken(self, a, s))
     }
 
     fn trial_step(
         &mut self,
-        k: usize,
         t: f64,
         a: &SVector<f64, N>,
         pi_a: &SVector<f64, N>,
         h: f64,
         guess: &SVector<f64, N>,
     ) -> Result<SubStep<N>, StepError> {
-        let s = self.solve_trial(k, t, a, pi_a, h, guess)?;
+        let s = self.solve_trial(t, a, pi_a, h, guess)?;
         Ok(SubStep {
             b: s.b,
             d: s.d,

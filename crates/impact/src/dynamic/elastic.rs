@@ -66,15 +66,10 @@ impl<St: DynSubStepper> DynImpactLaw<St> for DynContinuousElasticLaw {
         stepper: &mut St,
         site: &DynImpactSite<'_>,
     ) -> Result<DynRebound, ImpactError> {
-        let (k, t) = (site.step, site.t);
+        let t = site.t;
         let piece = site.frame.piece;
-        let geo = |source: GeometryError| ImpactError::Geometry { step: k, t, source };
-        let fail = |reason: String| ImpactError::PostImpact {
-            step: k,
-            t,
-            piece,
-            reason,
-        };
+        let geo = |source: GeometryError| ImpactError::Geometry { t, source };
+        let fail = |reason: String| ImpactError::PostImpact { t, piece, reason };
         let sign = stepper.direction().sign();
         let sys = stepper.system();
         let (nn, mm) = (sys.coordinate_count(), sys.constraint_count());

@@ -43,7 +43,6 @@ impl<Sy: DynSystem> Jump<'_, DynNonholonomicHamiltonian<Sy>> {
         // From the explicit guess (no increment): for a given momentum the
         // sub-step is an ordinary smooth step.
         let after = st.trial_step(
-            site.step,
             site.t,
             q,
             &self.pi_after(nu),
@@ -52,11 +51,7 @@ impl<Sy: DynSystem> Jump<'_, DynNonholonomicHamiltonian<Sy>> {
         )?;
         let (energy, _) = st
             .discrete_energy(q, &after.pi_b, site.h2)
-            .map_err(|source| StepError::Geometry {
-                step: site.step,
-                t: site.t,
-                source,
-            })?;
+            .map_err(|source| StepError::Geometry { t: site.t, source })?;
         Ok((after, energy - self.energy_before))
     }
 
@@ -75,16 +70,11 @@ impl<Sy: DynSystem> DynImpactLaw<DynNonholonomicHamiltonian<Sy>> for DynHamilton
         stepper: &mut DynNonholonomicHamiltonian<Sy>,
         site: &DynImpactSite<'_>,
     ) -> Result<DynRebound, ImpactError> {
-        let (k, t, piece) = (site.step, site.t, site.frame.piece);
-        let fail = |reason: String| ImpactError::PostImpact {
-            step: k,
-            t,
-            piece,
-            reason,
-        };
+        let (t, piece) = (site.t, site.frame.piece);
+        let fail = |reason: String| ImpactError::PostImpact { t, piece, reason };
         let (energy_before, _) = stepper
             .discrete_energy(&site.a, &site.before.pi_b, site.h1)
-            .map_err(|source| ImpactError::Geometry { step: k, t, source })?;
+            .map_err(|source| ImpactError::Geometry { t, source })?;
         let failure = RefCell::new(None);
         let evaluations = RefCell::new(0);
         let cell = RefCell::new(stepper);

@@ -27,7 +27,7 @@ use diracvi_discrete_dirac::dynamic::{
     DynLagrangeDirac, DynOneStep, DynStepOutput, DynSubStep, DynSubStepper,
 };
 use diracvi_discrete_dirac::newton::NewtonParams;
-use diracvi_discrete_dirac::{Direction, DynState, StepError, StepStats};
+use diracvi_discrete_dirac::{Direction, DynState, StepError, StepEvent, StepStats};
 use diracvi_geometry::dynamic::{
     DynBoundaryFrame, DynSystem, boundary_gradient_dyn, boundary_gradient_into, touch_band_slice,
     violated_piece_dyn,
@@ -41,7 +41,8 @@ use std::cell::RefCell;
 /// One impact, as recorded (see [`ImpactEvent`](crate::ImpactEvent)).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DynImpactEvent {
-    /// Index `k` of the grid step containing the impact.
+    /// Index `k` of the grid step containing the impact (the driver labels
+    /// the events of each step, [`StepEvent`]).
     pub step: usize,
     /// Impact time as a fraction of the grid step, from its start.
     pub alpha: f64,
@@ -68,12 +69,16 @@ pub struct DynImpactEvent {
     pub grazing: bool,
 }
 
+impl StepEvent for DynImpactEvent {
+    fn set_step(&mut self, step: usize) {
+        self.step = step;
+    }
+}
+
 /// Where and how an impact happens (see [`ImpactSite`](crate::ImpactSite);
 /// oriented quantities, `π = sign · p`).
 #[derive(Debug, Clone)]
 pub struct DynImpactSite<'a> {
-    /// Index of the grid step.
-    pub step: usize,
     /// Impact time.
     pub t: f64,
     /// Start of the sub-step that reaches the boundary.
@@ -141,10 +146,10 @@ pub trait DynImpactLaw<St: DynSubStepper> {
     ) -> Result<DynLawTangent, ImpactError> {
         let _ = (stepper, rebound);
         Err(ImpactError::Step(StepError::Unsupported(format!(
-            "step {} at t = {}: the tangent map through an impact is available for the \
+            "at t = {}: the tangent map through an impact is available for the \
              laws of [VCI] Theorem 3.1, the continuous law of the composed orders and the \
              Hamiltonian law only",
-            site.step, site.t
+            site.t
         ))))
     }
 
@@ -164,10 +169,10 @@ pub trait DynImpactLaw<St: DynSubStepper> {
     ) -> Result<DynLawTangent, ImpactError> {
         let _ = (stepper, rebound, directions);
         Err(ImpactError::Step(StepError::Unsupported(format!(
-            "step {} at t = {}: parameter sensitivities through an impact are available for \
+            "at t = {}: parameter sensitivities through an impact are available for \
              the laws of [VCI] Theorem 3.1, the continuous law of the composed orders and the \
              Hamiltonian law only",
-            site.step, site.t
+            site.t
         ))))
     }
 }
@@ -207,7 +212,6 @@ impl<St: DynSubStepper> DynImpactLaw<St> for DynRejectCrossing {
         site: &DynImpactSite<'_>,
     ) -> Result<DynRebound, ImpactError> {
         Err(ImpactError::Crossing {
-            step: site.step,
             t: site.t,
             piece: site.frame.piece,
         })
@@ -292,7 +296,6 @@ struct Crossing<'a, St> {
     h: f64,
     increment: DVector<f64>,
     piece: usize,
-    k: usize,
     t: f64,
     failure: &'a RefCell<Option<StepError>>,
     evaluations: &'a RefCell<usize>,
@@ -307,7 +310,7 @@ impl<St: DynSubStepper> Crossing<'_, St> {
         *self.evaluations.borrow_mut() += 1;
         let guess = &self.increment * alpha;
         let q = st
-            .trial_step(self.k, self.t, &self.a, &self.pi_a, alpha * self.h, &guess)?
+            .trial_step(self.t, &self.a, &self.pi_a, alpha * self.h, &guess)?
             .b;
         Ok(st.system().boundary(self.piece, q.as_slice()))
     }
@@ -477,6 +480,13 @@ where
         self.stepper.direction()
     }
 
+    /// Whether `q` is where the last sub-step ended (see the static
+    /// integrator's `continues_from`): any other start is checked against
+    /// the admissible set.
+    fn continues_from(&self, q: &DVector<f64>) -> bool {
+        !self.grad_cache.is_empty() && self.grad_cache.iter().all(|c| c.valid && c.q == *q)
+    }
+
     /// Pieces that may be crossed on the sub-step `a → b`: negative at `b`,
     /// or dipping below zero inside by the cubic Hermite estimate; and
     /// whether a wall is within [`PATH_REACH`] step lengths of either end
@@ -558,7 +568,6 @@ where
     #[allow(clippy::too_many_arguments)]
     fn path_dip(
         &mut self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         pi_a: &DVector<f64>,
@@ -568,7 +577,7 @@ where
     ) -> Result<Option<(usize, f64)>, ImpactError> {
         let count = self.stepper.system().boundary_count();
         let n = a.len();
-        let geo = |source| ImpactError::Geometry { step: k, t, source };
+        let geo = |source| ImpactError::Geometry { t, source };
         // The path at α, or the piece it is inside.
         let at = |sys: &St::System, alpha: f64, q: &DVector<f64>| {
             let mut p = PathPoint {
@@ -595,7 +604,7 @@ where
             } else {
                 stats.root_iterations += 1;
                 self.stepper
-                    .trial_step(k, t, a, pi_a, alpha * h, &(d * alpha))?
+                    .trial_step(t, a, pi_a, alpha * h, &(d * alpha))?
                     .b
             };
             at(self.stepper.system(), alpha, &b)
@@ -607,7 +616,6 @@ where
     #[allow(clippy::too_many_arguments)]
     fn first_crossing(
         &mut self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         pi_a: &DVector<f64>,
@@ -631,7 +639,6 @@ where
                 h,
                 increment: d.clone(),
                 piece,
-                k,
                 t,
                 failure: &failure,
                 evaluations: &evaluations,
@@ -643,7 +650,7 @@ where
             // piece the sub-step starts on (just hit, or touching to
             // round-off) only counts once the path has left it (g > 0).
             let (g_a, dg_a) = boundary_gradient_dyn(cell.borrow().system(), piece, a)
-                .map_err(|source| ImpactError::Geometry { step: k, t, source })?;
+                .map_err(|source| ImpactError::Geometry { t, source })?;
             // Round-off level of g: values within it are "on the surface".
             let eps_g = touch_band_slice(g_a, dg_a.as_slice(), a.as_slice());
             let starts_on = just_hit == Some(piece) || g_a <= eps_g;
@@ -681,7 +688,6 @@ where
                 }
                 if bracket.is_none() {
                     let resting = |normal_speed: f64| ImpactError::RestingContact {
-                        step: k,
                         t,
                         piece,
                         normal_speed,
@@ -718,7 +724,6 @@ where
                 self.params.max_root_iterations,
             );
             let reason = |r: String| ImpactError::ImpactTime {
-                step: k,
                 t,
                 piece,
                 reason: r,
@@ -763,7 +768,6 @@ where
 
     fn advance(
         &mut self,
-        k: usize,
         from: &DynState,
         h: f64,
         events: &mut Vec<DynImpactEvent>,
@@ -780,22 +784,11 @@ where
                     .to_owned(),
             )));
         }
-        if k == 0
-            && let Some((piece, g)) =
-                violated_piece_dyn(self.stepper.system(), &from.q).map_err(|source| {
-                    ImpactError::Geometry {
-                        step: k,
-                        t: t0,
-                        source,
-                    }
-                })?
+        if !self.continues_from(&from.q)
+            && let Some((piece, g)) = violated_piece_dyn(self.stepper.system(), &from.q)
+                .map_err(|source| ImpactError::Geometry { t: t0, source })?
         {
-            return Err(ImpactError::Inadmissible {
-                step: k,
-                t: t0,
-                piece,
-                g,
-            });
+            return Err(ImpactError::Inadmissible { t: t0, piece, g });
         }
         // Borrowed until an impact replaces them (no copy per smooth step).
         let mut a = Cow::Borrowed(&from.q);
@@ -815,19 +808,15 @@ where
         let mut carry = self.jacobian.as_ref().map(|_| self.start_carry(n));
         for impacts in 0..=self.params.max_impacts_per_step {
             let t_sub = t0 + sign * elapsed;
-            let sub = self.stepper.sub_step(k, t_sub, &a, &pi_a, hr)?;
+            let sub = self.stepper.sub_step(t_sub, &a, &pi_a, hr)?;
             stats.absorb(&sub.stats);
-            let geo = |source| ImpactError::Geometry {
-                step: k,
-                t: t_sub,
-                source,
-            };
+            let geo = |source| ImpactError::Geometry { t: t_sub, source };
             let (suspects, near) = self.suspects(&a, &sub.b).map_err(geo)?;
             let mut crossing = if suspects.is_empty() {
                 None
             } else {
                 self.first_crossing(
-                    k, t_sub, &a, &pi_a, hr, &sub.d, &suspects, just_hit, None, &mut stats,
+                    t_sub, &a, &pi_a, hr, &sub.d, &suspects, just_hit, None, &mut stats,
                 )?
             };
             // No crossing found, but a wall is near or the end-point estimates
@@ -837,10 +826,9 @@ where
             if crossing.is_none()
                 && (near || !suspects.is_empty())
                 && let Some((piece, alpha)) =
-                    self.path_dip(k, t_sub, &a, &pi_a, hr, &sub.d, &mut stats)?
+                    self.path_dip(t_sub, &a, &pi_a, hr, &sub.d, &mut stats)?
             {
                 crossing = self.first_crossing(
-                    k,
                     t_sub,
                     &a,
                     &pi_a,
@@ -853,7 +841,6 @@ where
                 )?;
                 if crossing.is_none() {
                     return Err(ImpactError::Tunnelling {
-                        step: k,
                         t: t_sub,
                         piece,
                         alpha,
@@ -864,7 +851,7 @@ where
                 let (energy, res) = self.stepper.measures(t_sub, &a, &sub, hr).map_err(geo)?;
                 residual_max = residual_max.max(res);
                 if let Some(c) = &carry {
-                    self.absorb_smooth(k, t_sub, &a, &sub, hr, c, sign)?;
+                    self.absorb_smooth(t_sub, &a, &sub, hr, c, sign)?;
                 }
                 return Ok(DynStepOutput {
                     to: DynState {
@@ -890,20 +877,15 @@ where
             let h2 = (1.0 - alpha) * hr;
             let before = self
                 .stepper
-                .trial_step(k, t_sub, &a, &pi_a, h1, &(&sub.d * alpha))?;
+                .trial_step(t_sub, &a, &pi_a, h1, &(&sub.d * alpha))?;
             stats.absorb(&before.stats);
             let q_imp = before.b.clone();
             let t_imp = t_sub + sign * h1;
-            let geo = |source| ImpactError::Geometry {
-                step: k,
-                t: t_imp,
-                source,
-            };
+            let geo = |source| ImpactError::Geometry { t: t_imp, source };
             let frame = DynBoundaryFrame::new(self.stepper.system(), piece, &q_imp).map_err(geo)?;
             let (_, res1) = self.stepper.measures(t_sub, &a, &before, h1).map_err(geo)?;
             residual_max = residual_max.max(res1);
             let site = DynImpactSite {
-                step: k,
                 t: t_imp,
                 a: a.clone().into_owned(),
                 pi_a: pi_a.clone().into_owned(),
@@ -917,10 +899,10 @@ where
             let rebound = self.law.rebound(&mut self.stepper, &site)?;
             stats.post_impact_iterations += rebound.iterations;
             if let Some(c) = &mut carry {
-                *c = self.impact_carry(k, t_sub, &site, &rebound, c, clamped.then_some(alpha))?;
+                *c = self.impact_carry(t_sub, &site, &rebound, c, clamped.then_some(alpha))?;
             }
             events.push(DynImpactEvent {
-                step: k,
+                step: 0,
                 alpha: (elapsed + h1) / h,
                 t: t_imp,
                 q: q_imp.clone(),
@@ -940,7 +922,6 @@ where
             just_hit = Some(piece);
         }
         Err(ImpactError::TooManyImpacts {
-            step: k,
             t: t0,
             max: self.params.max_impacts_per_step,
         })

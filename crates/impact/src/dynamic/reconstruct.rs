@@ -79,14 +79,13 @@ where
     /// carried forward by quadrature.
     fn advance(
         &mut self,
-        k: usize,
         from: &DynState,
         h: f64,
         events: &mut Vec<DynImpactEvent>,
     ) -> Result<DynStepOutput, ImpactError> {
         self.scratch.clear();
-        let out = self.inner.advance(k, &self.state, h, &mut self.scratch)?;
-        let geometry = |t: f64| move |source| ImpactError::Geometry { step: k, t, source };
+        let out = self.inner.advance(&self.state, h, &mut self.scratch)?;
+        let geometry = |t: f64| move |source| ImpactError::Geometry { t, source };
         let ld = DynDiscreteLagrangian::new(self.reduced.full(), self.map);
         let n = from.q.len();
         // The chain of sub-step end points: impact points, then q_{k+1}.
@@ -139,10 +138,6 @@ where
             }
         }
         // The loop returns at its last iteration (no event left).
-        Err(ImpactError::Step(StepError::BadStep {
-            step: k,
-            t: from.t,
-            h,
-        }))
+        Err(ImpactError::Step(StepError::BadStep { t: from.t, h }))
     }
 }

@@ -28,10 +28,7 @@ use nalgebra::{DMatrix, DVector};
 /// A law's derivative that does not exist at `site`: [`StepError::Unsupported`]
 /// naming the step and time.
 fn unsupported_at(site: &DynImpactSite<'_>, what: String) -> ImpactError {
-    ImpactError::Step(StepError::Unsupported(format!(
-        "step {} at t = {}: {what}",
-        site.step, site.t
-    )))
+    ImpactError::Step(StepError::Unsupported(format!("at t = {}: {what}", site.t)))
 }
 
 /// A grazing impact has no reflected root: the post-impact state is not a
@@ -87,10 +84,10 @@ fn vci_rebound_over<Sy: DynSystem, Ly: DynSystem>(
     site: &DynImpactSite<'_>,
     rebound: &DynRebound,
 ) -> Result<DMatrix<f64>, ImpactError> {
-    let (k, t) = (site.step, site.t);
+    let t = site.t;
     let unsupported = |what: String| unsupported_at(site, what);
     differentiable(site, rebound)?;
-    let geo = |source: GeometryError| ImpactError::Geometry { step: k, t, source };
+    let geo = |source: GeometryError| ImpactError::Geometry { t, source };
     let system = stepper.system();
     let (n, m) = (system.coordinate_count(), system.constraint_count());
     let np = n + r;
@@ -244,10 +241,10 @@ fn continuous_rebound_over<Sy: DynSystem, Ly: DynSystem>(
     site: &DynImpactSite<'_>,
     rebound: &DynRebound,
 ) -> Result<DynLawTangent, ImpactError> {
-    let (k, t) = (site.step, site.t);
+    let t = site.t;
     let unsupported = |what: String| unsupported_at(site, what);
     differentiable(site, rebound)?;
-    let geo = |source: GeometryError| ImpactError::Geometry { step: k, t, source };
+    let geo = |source: GeometryError| ImpactError::Geometry { t, source };
     let (n, m) = (system.coordinate_count(), system.constraint_count());
     let np = n + r;
     let q = &site.before.b;
@@ -430,7 +427,6 @@ where
     #[allow(clippy::too_many_arguments)]
     pub(super) fn absorb_smooth(
         &mut self,
-        k: usize,
         t: f64,
         a: &DVector<f64>,
         sub: &DynSubStep,
@@ -446,7 +442,7 @@ where
         let dirs = self.directions.as_ref();
         let s = self
             .stepper
-            .sub_step_derivative(k, t, a, sub, hr, dirs, with_h)?;
+            .sub_step_derivative(t, a, sub, hr, dirs, with_h)?;
         let (tangent, parameters) = (s.tangent, dirs.map(|_| s.parameters));
         let mut step = DMatrix::zeros(2 * n, 2 * n + 1);
         step.view_mut((0, 0), (2 * n, 2 * n))
@@ -479,7 +475,6 @@ where
     #[allow(clippy::too_many_arguments)]
     pub(super) fn impact_carry(
         &self,
-        k: usize,
         t: f64,
         site: &DynImpactSite<'_>,
         rebound: &DynRebound,
@@ -490,23 +485,17 @@ where
         let dg = &site.frame.dg;
         Ok(match &self.directions {
             None => {
-                let before_tangent = self.stepper.sub_step_tangent(k, t, a, before, h1)?;
+                let before_tangent = self.stepper.sub_step_tangent(t, a, before, h1)?;
                 let law = self.law.rebound_tangent(&self.stepper, site, rebound)?;
                 saltation(c, &before_tangent, None, &law, dg, None, clamped)
             }
             Some(dirs) => {
-                let b = self
-                    .stepper
-                    .sub_step_sensitivity(k, t, a, before, h1, dirs)?;
+                let b = self.stepper.sub_step_sensitivity(t, a, before, h1, dirs)?;
                 let law = self
                     .law
                     .rebound_sensitivity(&self.stepper, site, rebound, dirs)?;
                 let gs = wall_sensitivity(self.stepper.system(), site.frame.piece, &before.b, dirs)
-                    .map_err(|source| ImpactError::Geometry {
-                        step: k,
-                        t: site.t,
-                        source,
-                    })?;
+                    .map_err(|source| ImpactError::Geometry { t: site.t, source })?;
                 saltation(
                     c,
                     &b.tangent,
@@ -624,7 +613,7 @@ pub(crate) fn hamiltonian_rebound_tangent<Sy: DynSystem>(
     match directions {
         None => {
             let after = stepper
-                .oriented_tangent(site.step, site.t, &site.before.b, &rebound.after, site.h2)
+                .oriented_tangent(site.t, &site.before.b, &rebound.after, site.h2)
                 .map_err(ImpactError::Step)?;
             let parameters = DMatrix::zeros(after.start.nrows(), 0);
             hamiltonian_rebound_over(
@@ -639,14 +628,7 @@ pub(crate) fn hamiltonian_rebound_tangent<Sy: DynSystem>(
         Some(dirs) => {
             check_directions(stepper.system(), dirs).map_err(ImpactError::Step)?;
             let after = stepper
-                .oriented_sensitivity(
-                    site.step,
-                    site.t,
-                    &site.before.b,
-                    &rebound.after,
-                    site.h2,
-                    dirs,
-                )
+                .oriented_sensitivity(site.t, &site.before.b, &rebound.after, site.h2, dirs)
                 .map_err(ImpactError::Step)?;
             let lifted = ParamLifted::new(stepper.system(), dirs);
             hamiltonian_rebound_over(
@@ -673,8 +655,8 @@ fn hamiltonian_rebound_over<Sy: DynSystem, Ly: DynSystem>(
     after: &DynStepTangent,
     parameters: &DMatrix<f64>,
 ) -> Result<DynLawTangent, ImpactError> {
-    let (k, t) = (site.step, site.t);
-    let geo = |source: GeometryError| ImpactError::Geometry { step: k, t, source };
+    let t = site.t;
+    let geo = |source: GeometryError| ImpactError::Geometry { t, source };
     let n = stepper.system().coordinate_count();
     let r = parameters.ncols();
     let reversed = stepper.direction().orientation() == diracvi_geometry::Orientation::Reversed;

@@ -58,8 +58,7 @@ impl<Sy: DynSystem> DynImpactLaw<DynLagrangeDirac<Sy>> for DynVciLaw {
         stepper: &mut DynLagrangeDirac<Sy>,
         site: &DynImpactSite<'_>,
     ) -> Result<DynRebound, ImpactError> {
-        let (k, t_impact, a, h1, h2, frame) =
-            (site.step, site.t, &site.a, site.h1, site.h2, site.frame);
+        let (t_impact, a, h1, h2, frame) = (site.t, &site.a, site.h1, site.h2, site.frame);
         let (d_imp, q_imp) = (&site.before.d, &site.before.b);
         let pass_through = &site.pass_through;
         let sys = stepper.system();
@@ -71,13 +70,11 @@ impl<Sy: DynSystem> DynImpactLaw<DynLagrangeDirac<Sy>> for DynVciLaw {
         let mut iterations = 0;
         let piece = frame.piece;
         let fail = |reason: String| ImpactError::PostImpact {
-            step: k,
             t: t_impact,
             piece,
             reason,
         };
         let geo = |source| ImpactError::Geometry {
-            step: k,
             t: t_impact,
             source,
         };
@@ -187,11 +184,7 @@ fn finish<Sy: DynSystem>(
     grazing: bool,
     iterations: usize,
 ) -> Result<DynRebound, ImpactError> {
-    let geo = |source| ImpactError::Geometry {
-        step: site.step,
-        t: site.t,
-        source,
-    };
+    let geo = |source| ImpactError::Geometry { t: site.t, source };
     let (ld, q_imp, h2, unit) = (&problem.ld, problem.q_imp, problem.h2, problem.unit);
     let mut jet = DynLdJet::zeros(problem.n);
     ld.jet_increment(q_imp, &e, h2, &mut jet).map_err(geo)?;
