@@ -5,7 +5,7 @@
 //! and the reduced runner (it depends on none of them).
 
 use crate::{ImpactRecord, InvariantRecord, Method, RecordSink, RecordView, RunOutcome};
-use diracvi_discrete_dirac::dynamic::{DynOneStep, DynStepOutput};
+use diracvi_discrete_dirac::dynamic::{DynOneStep, DynStage, DynStepOutput};
 use diracvi_discrete_dirac::trajectory::StepOutput;
 use diracvi_discrete_dirac::{
     DynState, Located, OneStep, Record, RunOptions, State, Trajectory, integrate,
@@ -201,6 +201,10 @@ impl<St: DynOneStep> DynOneStep for Watch<'_, St> {
         let out = self.inner.advance(from, h, events)?;
         self.observe(out.to.q.as_slice(), out.to.p.as_slice());
         Ok(out)
+    }
+
+    fn drain_stages(&mut self, out: &mut Vec<DynStage>) {
+        self.inner.drain_stages(out);
     }
 }
 

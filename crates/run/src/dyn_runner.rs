@@ -8,11 +8,11 @@
 use crate::drive::{Watch, finish};
 use crate::{
     Core, ImpactRecord, Impacts, Method, ModelSummary, RecordSink, RecordView, RunError,
-    RunOutcome, RunPlan, Stepper,
+    RunOutcome, RunPlan, StageView, Stepper,
 };
 use diracvi_discrete_dirac::dynamic::{
-    DynComposed, DynLagrangeDirac, DynNonholonomicHamiltonian, DynOneStep, DynRecord,
-    DynTrajectory, dyn_state_from_velocity, integrate_dyn,
+    DynComposed, DynLagrangeDirac, DynNonholonomicHamiltonian, DynOneStep, DynRecord, DynStage,
+    DynStepOutput, DynTrajectory, dyn_state_from_velocity, integrate_dyn,
 };
 use diracvi_discrete_dirac::{DynState, Located, RunOptions};
 use diracvi_geometry::GeometryError;
@@ -23,6 +23,7 @@ use diracvi_impact::dynamic::{
 use diracvi_impact::{ImpactError, OrReject};
 use diracvi_models::{DynModelVisitor, DynRunSetup, NamedDynSystem};
 use nalgebra::{DMatrix, DVector};
+use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 /// Describe a model of any size (see [`describe`](crate::describe)).
@@ -297,7 +298,8 @@ impl DynRunner<'_> {
                     method.constraint,
                     method.direction,
                     method.composition,
-                ),
+                )
+                .log_stages(plan.stages),
                 DynContinuousElasticLaw
             ),
             Stepper::Lagrange => run_with!(
@@ -371,12 +373,33 @@ fn drive_impacts<St>(
 where
     St: DynOneStep<Event = DynImpactEvent, Error = ImpactError>,
 {
+    // The stages of composed steps, for a sink that reads them (the
+    // accounting of a system's parts): passed on before the record of the
+    // step they make up; a step with an impact passes none.
+    let stages = RefCell::new(Vec::new());
+    let mut staged = Staged {
+        inner: stepper,
+        out: &stages,
+        scratch: Vec::new(),
+    };
     let t = integrate_dyn(
-        stepper,
+        &mut staged,
         initial,
         h,
         options,
         |r: &DynRecord| {
+            // (the record of the start comes after the first step: its
+            // stages wait for the next record)
+            if r.k > 0 {
+                for s in stages.borrow_mut().drain(..) {
+                    sink.stage(&StageView {
+                        tau: s.tau,
+                        t: s.t,
+                        q: s.q.as_slice(),
+                        p: s.p.as_slice(),
+                    });
+                }
+            }
             sink.record(&RecordView {
                 k: r.k,
                 t: r.t,
@@ -390,6 +413,34 @@ where
     )?;
     let impacts = t.events.iter().map(impact_record).collect();
     Ok((erase(t, method), impacts))
+}
+
+/// A one-step map whose smooth steps' stages go to `out`.
+struct Staged<'a, St> {
+    inner: &'a mut St,
+    out: &'a RefCell<Vec<DynStage>>,
+    scratch: Vec<DynStage>,
+}
+
+impl<St: DynOneStep> DynOneStep for Staged<'_, St> {
+    type Event = St::Event;
+    type Error = St::Error;
+
+    fn advance(
+        &mut self,
+        from: &DynState,
+        h: f64,
+        events: &mut Vec<Self::Event>,
+    ) -> Result<DynStepOutput, Self::Error> {
+        let before = events.len();
+        let out = self.inner.advance(from, h, events)?;
+        self.scratch.clear();
+        self.inner.drain_stages(&mut self.scratch);
+        if events.len() == before {
+            self.out.borrow_mut().append(&mut self.scratch);
+        }
+        Ok(out)
+    }
 }
 
 /// The summary of a trajectory of `method`, without the events.

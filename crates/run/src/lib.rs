@@ -187,7 +187,7 @@ pub use plan::{
 };
 pub use runner::{ModelSummary, describe};
 pub use sensitivity::{MODEL_FILE_TWINS, momentum_direction};
-pub use sink::{Discard, RecordBuffer, RecordSink, RecordView};
+pub use sink::{Discard, RecordBuffer, RecordSink, RecordView, StageView};
 pub use start::{StartFromMomentum, start_from_momentum};
 pub use summary::{
     DEFAULT_ENERGY_TOLERANCE, EnergyJson, FinalStateJson, InvariantsJson, JacobianJson, MethodJson,

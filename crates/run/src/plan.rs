@@ -230,6 +230,10 @@ pub struct RunPlan {
     /// (a scenario of a system file; [`RunOutcome::accounting`](crate::RunOutcome::accounting)).
     /// `true` by default; the pilot runs of `--tol` leave it out.
     pub account: bool,
+    /// Pass the stages of a composed step to the sink
+    /// ([`RecordSink::stage`](crate::RecordSink::stage)): set by the energy
+    /// accounting of a system's composed runs.
+    pub(crate) stages: bool,
 }
 
 impl RunPlan {
@@ -248,6 +252,7 @@ impl RunPlan {
             sensitivity: Vec::new(),
             tangents: false,
             account: true,
+            stages: false,
         }
     }
 

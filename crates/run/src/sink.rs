@@ -19,10 +19,33 @@ pub struct RecordView<'a> {
     pub constraint_residual: f64,
 }
 
+/// The end of one stage of a composed step (orders 4 and 6), for a sink
+/// that asked for them ([`RecordSink::stage`]).
+#[derive(Debug, Clone, Copy)]
+pub struct StageView<'a> {
+    /// Signed duration in time of the stage (negative for a stage that goes
+    /// back in time).
+    pub tau: f64,
+    /// Time at its end.
+    pub t: f64,
+    /// Configuration at its end.
+    pub q: &'a [f64],
+    /// Momentum at its end.
+    pub p: &'a [f64],
+}
+
 /// Something that consumes the recorded steps of a run as they come.
 pub trait RecordSink {
     /// One recorded step.
     fn record(&mut self, r: &RecordView<'_>);
+
+    /// The stages of the composed step that ends at the next record, in
+    /// the order taken, for a run that logs them (the energy accounting of
+    /// a system's parts); a step with an impact passes none. Ignored by
+    /// default.
+    fn stage(&mut self, s: &StageView<'_>) {
+        let _ = s;
+    }
 }
 
 /// Fan-out to several sinks, in order.
@@ -30,6 +53,12 @@ impl RecordSink for Vec<&mut dyn RecordSink> {
     fn record(&mut self, r: &RecordView<'_>) {
         for sink in self.iter_mut() {
             sink.record(r);
+        }
+    }
+
+    fn stage(&mut self, s: &StageView<'_>) {
+        for sink in self.iter_mut() {
+            sink.stage(s);
         }
     }
 }

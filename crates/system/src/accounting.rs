@@ -37,6 +37,13 @@
 //! counted, so a part's `unaccounted` energy includes what moved across
 //! those steps.
 //!
+//! **Composed runs** (orders 4 and 6) are read stage by stage: each stage is
+//! a symmetric midpoint step of signed duration `τ_i = γ_i h`, sharing its
+//! reaction between its ends, so between stages
+//! `D2 L_d(·, τ_{i−1}) + D1 L_d(·, τ_i) = A(q_i)ᵀ μ` and the formulas above
+//! hold with `h → τ`, `v̄ = (q_{i+1} − q_{i−1})/(τ_{i−1} + τ_i)` and the
+//! multipliers from that node equation (docs/theory.md §15.1).
+//!
 //! **Backward runs** (the (−) stepper) are read in the order they ran: the
 //! (−) step from `(q_k, p_k)` to the earlier `q_{k+1}` is the (+) step of
 //! the reversed `L_d^*(a, b) = L_d(b, a)` with the momentum negated,
@@ -67,6 +74,15 @@ struct StepValues {
     d2: Vec<Vec<f64>>,
     /// `D1 L_d = Σ_c D1 L_d^c` on every coordinate.
     d1_total: Vec<f64>,
+    /// `D2 L_d = Σ_c D2 L_d^c` on every coordinate.
+    d2_total: Vec<f64>,
+    /// The step's duration: `h` of a grid step (read forward through
+    /// `L_d^*` in a backward run), the signed `τ` of a composed step's
+    /// stage.
+    tau: f64,
+    /// A stage of a composed step (the node's reactions then come from
+    /// the node equation, not from the recorded momentum).
+    stage: bool,
     /// `E_c` per component.
     energy: Vec<f64>,
     /// `D1 L_d^F`, `D2 L_d^F` of the forces' term `L^F = Σ_i F_i(t) q_i`
@@ -78,6 +94,10 @@ struct StepValues {
     /// Whether `p_{k+1} = D2 L_d` (no impact in the step).
     regular: bool,
 }
+
+/// A record `(k, t, q, p)` the accounting keeps (`k` is `None` for the
+/// end of a composed step's stage).
+type Recorded = (Option<usize>, f64, Vec<f64>, Vec<f64>);
 
 /// Constraint rows whose multipliers the accounting needs, with the
 /// coordinates they read: rows of components that share parts, closed
@@ -148,12 +168,16 @@ pub struct AccountingReport {
     /// the records).
     pub nodes_skipped: usize,
     /// `max_k |Σ_c E_c − E_d|`: the parts' and ports' energies against the
-    /// runner's discrete energy of each step (steps without an impact).
-    pub energy_sum_deviation_max: f64,
+    /// runner's discrete energy of each step (steps without an impact);
+    /// `None` for a composed run (the runner's energy is the composed
+    /// step's, the parts' are the stages') or a run of no regular step.
+    pub energy_sum_deviation_max: Option<f64>,
 }
 
 /// Feed it every recorded step of a run of the assembled system (the
-/// Lagrange–Dirac stepper of order 2, forward or backward in time), then
+/// Lagrange–Dirac stepper of order 2, forward or backward in time,
+/// [`record`](Self::record)), or every stage of a composed run
+/// ([`start`](Self::start), [`stage`](Self::stage)), then
 /// [`report`](Self::report).
 #[derive(Debug, Clone)]
 pub struct Accounting {
@@ -175,8 +199,9 @@ pub struct Accounting {
     /// Whether the records come from a backward run (read through
     /// `L_d^*` and `π = −p`, see the module documentation).
     reversed: bool,
-    /// The last two records `(k, t, q, p)`.
-    window: Vec<(usize, f64, Vec<f64>, Vec<f64>)>,
+    /// The last two records `(k, t, q, p)` (`k` is `None` for the ends of
+    /// a composed step's stages).
+    window: Vec<Recorded>,
     /// Whether the model has forces `F_i(t)`.
     forced: bool,
     /// The driven rows, each with the part it belongs to.
@@ -194,7 +219,7 @@ pub struct Accounting {
     work_scale: Vec<f64>,
     nodes: usize,
     skipped: usize,
-    sum_deviation: f64,
+    sum_deviation: Option<f64>,
 }
 
 impl Accounting {
@@ -268,7 +293,7 @@ impl Accounting {
             last_energy: None,
             nodes: 0,
             skipped: 0,
-            sum_deviation: 0.0,
+            sum_deviation: None,
         })
     }
 
@@ -278,11 +303,23 @@ impl Accounting {
     /// differentiated by forward-mode passes over its own coordinates
     /// only, seeding one dual direction in place, so a step costs the sum
     /// of the components' sizes, not `n` passes over every component.
-    fn step(&self, (t0, q0): (f64, &[f64]), (t1, q1): (f64, &[f64]), p1: &[f64]) -> StepValues {
+    ///
+    /// A composed step's stage (`stage`) is a step of signed duration
+    /// `tau` read in the order it was taken (`L_d(q0, q1, τ) = τ L(Ψ)`,
+    /// never reversed), and regular: the stages of a step with an impact
+    /// never reach the accounting.
+    fn step(
+        &self,
+        (t0, q0): (f64, &[f64]),
+        (t1, q1): (f64, &[f64]),
+        p1: &[f64],
+        stage: Option<f64>,
+    ) -> StepValues {
+        let reversed = self.reversed && stage.is_none();
         // `Ψ` in the order of time: a backward run's step ends earlier
-        let (q0, q1) = if self.reversed { (q1, q0) } else { (q0, q1) };
+        let (q0, q1) = if reversed { (q1, q0) } else { (q0, q1) };
         let n = q0.len();
-        let h = self.h;
+        let h = stage.unwrap_or(self.h);
         let q: Vec<f64> = (0..n).map(|i| q0[i] + self.w * (q1[i] - q0[i])).collect();
         let v: Vec<f64> = (0..n).map(|i| (q1[i] - q0[i]) / h).collect();
         let mut qd: Vec<Dual64> = q.iter().map(|&x| Dual64::from(x)).collect();
@@ -291,13 +328,15 @@ impl Accounting {
             d1: Vec::with_capacity(self.components.len()),
             d2: Vec::with_capacity(self.components.len()),
             d1_total: vec![0.0; n],
+            d2_total: vec![0.0; n],
+            tau: h,
+            stage: stage.is_some(),
             energy: Vec::with_capacity(self.components.len()),
             force_d1: Vec::new(),
             force_d2: Vec::new(),
             force_energy: 0.0,
             regular: true,
         };
-        let mut d2_total = vec![0.0; n];
         // The forces' term `h Σ_i F_i(t_s) Ψ_q,i`, sampled at the step's
         // discretization point in time (as the stepper samples it): in the
         // step equations like a Lagrangian term, its `−F·q` in the
@@ -305,18 +344,19 @@ impl Accounting {
         let mut force_energy = 0.0;
         if self.forced {
             let mut f = vec![0.0; n];
-            self.full.force_values(t0.min(t1) + self.w * h, &mut f);
+            self.full
+                .force_values(t0.min(t1) + self.w * h.abs(), &mut f);
             out.force_d1 = vec![0.0; n];
             out.force_d2 = vec![0.0; n];
             for i in 0..n {
                 let (mut a, mut b) = (h * (1.0 - self.w) * f[i], h * self.w * f[i]);
-                if self.reversed {
+                if reversed {
                     (a, b) = (b, a);
                 }
                 out.force_d1[i] = a;
                 out.force_d2[i] = b;
                 out.d1_total[i] += a;
-                d2_total[i] += b;
+                out.d2_total[i] += b;
                 force_energy -= f[i] * q[i];
             }
         }
@@ -346,13 +386,13 @@ impl Accounting {
                 vd[i] = Dual64::from(v[i]);
                 kinetic += lv * v[i];
                 let (mut a, mut b) = (h * (1.0 - self.w) * lq - lv, h * self.w * lq + lv);
-                if self.reversed {
+                if reversed {
                     (a, b) = (b, a);
                 }
                 d1.push(a);
                 d2.push(b);
                 out.d1_total[i] += a;
-                d2_total[i] += b;
+                out.d2_total[i] += b;
             }
             out.d1.push(d1);
             out.d2.push(d2);
@@ -360,14 +400,14 @@ impl Accounting {
         }
         let scale = p1
             .iter()
-            .chain(&d2_total)
+            .chain(&out.d2_total)
             .fold(f64::MIN_POSITIVE, |m, x| m.max(x.abs()));
         let sign = self.sign();
         let mismatch = p1
             .iter()
-            .zip(&d2_total)
+            .zip(&out.d2_total)
             .fold(0.0f64, |m, (a, b)| m.max((sign * a - b).abs()));
-        out.regular = mismatch <= IRREGULAR * scale;
+        out.regular = stage.is_some() || mismatch <= IRREGULAR * scale;
         out.force_energy = force_energy;
         out
     }
@@ -378,21 +418,56 @@ impl Accounting {
     /// accounting afresh (the nodes missed are counted as skipped).
     pub fn record(&mut self, k: usize, t: f64, q: &[f64], p: &[f64], energy: f64) {
         if let Some((k_last, ..)) = self.window.last()
-            && *k_last + 1 != k
+            && k_last.is_none_or(|k_last| k_last + 1 != k)
         {
-            self.skipped += k.saturating_sub(*k_last + 1) + usize::from(self.last.is_some());
+            let missed = k_last.map_or(0, |k_last| k.saturating_sub(k_last + 1));
+            self.skipped += missed + usize::from(self.last.is_some());
             self.window.clear();
             self.last = None;
         }
         let Some((_, t_prev, q_prev, _)) = self.window.last() else {
-            self.window.push((k, t, q.to_vec(), p.to_vec()));
+            self.window.push((Some(k), t, q.to_vec(), p.to_vec()));
             return;
         };
-        let step = self.step((*t_prev, q_prev), (t, q), p);
+        let step = self.step((*t_prev, q_prev), (t, q), p, None);
         if step.regular {
             let total: f64 = step.energy.iter().sum::<f64>() + step.force_energy;
-            self.sum_deviation = self.sum_deviation.max((total - energy).abs());
+            let deviation = (total - energy).abs();
+            self.sum_deviation = Some(self.sum_deviation.map_or(deviation, |d| d.max(deviation)));
         }
+        self.take(step, Some(k), t, q, p);
+    }
+
+    /// Start a chain of a composed run's stages at the state `(t, q, p)`
+    /// (the start of the run, or the end of a step with an impact, whose
+    /// stages the accounting does not see): the last chain's end and
+    /// this start are not interior nodes of either chain, so a restart
+    /// counts them as skipped.
+    pub fn start(&mut self, t: f64, q: &[f64], p: &[f64]) {
+        if self.last.take().is_some() {
+            self.skipped += 2;
+        }
+        self.window.clear();
+        self.window.push((None, t, q.to_vec(), p.to_vec()));
+    }
+
+    /// The end `(t, q, p)` of the next stage of a composed step (orders 4
+    /// and 6), of signed duration `tau`: the stages form a variational
+    /// trajectory with steps of varying length and sign, accounted node by
+    /// node like a run of order 2 (docs/theory.md §15.1). The runner's
+    /// energy is that of the composed step, not of its stages: it is not
+    /// compared with the parts' (`energy_sum_deviation_max`).
+    pub fn stage(&mut self, tau: f64, t: f64, q: &[f64], p: &[f64]) {
+        let Some((_, t_prev, q_prev, _)) = self.window.last() else {
+            self.start(t, q, p);
+            return;
+        };
+        let step = self.step((*t_prev, q_prev), (t, q), p, Some(tau));
+        self.take(step, None, t, q, p);
+    }
+
+    /// Account the step `step` that ends at the record `(k, t, q, p)`.
+    fn take(&mut self, step: StepValues, k: Option<usize>, t: f64, q: &[f64], p: &[f64]) {
         if self.first_energy.is_none() {
             self.first_energy = Some(step.energy.clone());
         }
@@ -416,11 +491,14 @@ impl Accounting {
     fn node(&mut self, before: &StepValues, after: &StepValues, q_next: &[f64]) {
         let (q_back, (q_k, p_k)) = (&self.window[0].2, (&self.window[1].2, &self.window[1].3));
         let n = q_k.len();
-        let vbar: Vec<f64> = (0..n)
-            .map(|i| (q_next[i] - q_back[i]) / (2.0 * self.h))
-            .collect();
+        // the node's share of time: `h` (`(τ_− + τ_+)/2` between stages)
+        let span = before.tau + after.tau;
+        let vbar: Vec<f64> = (0..n).map(|i| (q_next[i] - q_back[i]) / span).collect();
         // the multipliers of the ports' row groups:
-        // `A(q_k)ᵀ μ = π_k + D1 L_d(q_k, q_{k+1})`, group by group
+        // `A(q_k)ᵀ μ = π_k + D1 L_d(q_k, q_{k+1})`, group by group; between
+        // stages, whose symmetric steps share their reactions between
+        // both ends, the node's whole reaction
+        // `A(q_k)ᵀ μ = D2 L_d(q_{k−1}, q_k) + D1 L_d(q_k, q_{k+1})`
         let mut mu = vec![0.0; self.full.m()];
         for group in &self.groups {
             let a = DMatrix::from_fn(group.coordinates.len(), group.rows.len(), |i, r| {
@@ -429,10 +507,13 @@ impl Accounting {
             });
             let rhs = DVector::from_iterator(
                 group.coordinates.len(),
-                group
-                    .coordinates
-                    .iter()
-                    .map(|&i| self.sign() * p_k[i] + after.d1_total[i]),
+                group.coordinates.iter().map(|&i| {
+                    if after.stage {
+                        before.d2_total[i] + after.d1_total[i]
+                    } else {
+                        self.sign() * p_k[i] + after.d1_total[i]
+                    }
+                }),
             );
             if let Ok(solved) = a.svd(true, true).solve(&rhs, 1e-13) {
                 for (&r, x) in group.rows.iter().zip(solved.iter()) {
@@ -475,7 +556,7 @@ impl Accounting {
                 sum += w;
                 abs += w.abs();
                 if j == 0 {
-                    self.power_max[ci] = self.power_max[ci].max(w.abs() / self.h);
+                    self.power_max[ci] = self.power_max[ci].max(w.abs() / (0.5 * span.abs()));
                 }
             }
             self.balance_max[ci] = self.balance_max[ci].max(sum.abs());

@@ -35,6 +35,27 @@ pub struct DynComposed<St> {
     /// is measured (dense or sparse KKT solves, as the system's structure
     /// calls for; docs/theory.md §8.7).
     legendre: DynConstrainedLegendre,
+    /// The ends of the stages taken since they were last drained, when
+    /// logged ([`log_stages`](Self::log_stages)).
+    stages: Option<Vec<DynStage>>,
+}
+
+/// The end of one stage of a composed step, as taken: each stage is a
+/// step of the symmetric Lagrange–Dirac map of signed duration `tau`
+/// (`γ_i h` in the direction of the run; negative for a stage that goes
+/// back in time), so the stages of a run form a variational trajectory
+/// with steps of varying length and sign (docs/theory.md §15.1, the
+/// energy accounting of composed runs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DynStage {
+    /// Signed duration in time of the stage.
+    pub tau: f64,
+    /// Time at its end.
+    pub t: f64,
+    /// Configuration at its end.
+    pub q: DVector<f64>,
+    /// Physical momentum at its end (`p`, not the oriented `π`).
+    pub p: DVector<f64>,
 }
 
 /// The mean velocities `d/τ` of the last two stages taken, with the times
@@ -126,7 +147,16 @@ impl<St: DynSubStepper> DynComposed<St> {
             tangents: false,
             directions: None,
             legendre,
+            stages: None,
         }
+    }
+
+    /// Log the end of every stage taken (not the trial solves) for
+    /// [`DynSubStepper::drain_stages`] when `on`: what the energy
+    /// accounting of a system's parts reads of a composed run.
+    pub fn log_stages(mut self, on: bool) -> Self {
+        self.stages = on.then(Vec::new);
+        self
     }
 
     /// The scheme.
@@ -234,6 +264,14 @@ impl<St: DynSubStepper> DynComposed<St> {
             x = carry.add(&x, &s.d);
             reaction.get_or_insert(s.reaction);
             pi = s.pi_b;
+            if !trial && let Some(log) = &mut self.stages {
+                log.push(DynStage {
+                    tau,
+                    t: ti + tau,
+                    q: x.clone(),
+                    p: &pi * sign,
+                });
+            }
         }
         Ok(DynSubStep {
             b: x,
@@ -325,6 +363,12 @@ impl<St: DynSubStepper> DynSubStepper for DynComposed<St> {
         self.compose(true, t, a, pi_a, h, Some(guess))
     }
 
+    fn drain_stages(&mut self, out: &mut Vec<DynStage>) {
+        if let Some(log) = &mut self.stages {
+            out.append(log);
+        }
+    }
+
     fn reset_warm_start(&mut self) {
         self.forward.reset_warm_start();
         self.adjoint.reset_warm_start();
@@ -414,5 +458,9 @@ impl<St: DynSubStepper> DynOneStep for DynComposed<St> {
         _events: &mut Vec<()>,
     ) -> Result<DynStepOutput, StepError> {
         super::dyn_advance(self, from, h)
+    }
+
+    fn drain_stages(&mut self, out: &mut Vec<DynStage>) {
+        DynSubStepper::drain_stages(self, out);
     }
 }

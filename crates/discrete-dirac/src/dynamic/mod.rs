@@ -25,7 +25,7 @@ mod sparse_step;
 mod supplied;
 mod tangent;
 
-pub use composition::DynComposed;
+pub use composition::{DynComposed, DynStage};
 pub use constrained_legendre::{
     DynConstrainedLegendre, dyn_constrained_velocity, dyn_continuous_measures,
 };
@@ -137,6 +137,14 @@ pub trait DynSubStepper {
 
     /// Forget the warm start (after an impact).
     fn reset_warm_start(&mut self);
+
+    /// Move the stages logged since the last call into `out`, in the
+    /// order taken: the ends of the inner steps of a composed step, when
+    /// the composition logs them ([`DynComposed::log_stages`]). A stepper
+    /// with no inner steps logs none (the default).
+    fn drain_stages(&mut self, out: &mut Vec<DynStage>) {
+        let _ = out;
+    }
 
     /// Build the tangent map of every sub-step from now on, as it is taken
     /// ([`DynSubStep::tangent`]), for a stepper that cannot build it
@@ -440,6 +448,12 @@ pub trait DynOneStep {
         h: f64,
         events: &mut Vec<Self::Event>,
     ) -> Result<DynStepOutput, Self::Error>;
+
+    /// Move the stages the last steps logged into `out`
+    /// ([`DynSubStepper::drain_stages`]); none by default.
+    fn drain_stages(&mut self, out: &mut Vec<DynStage>) {
+        let _ = out;
+    }
 }
 
 /// Statistics over every step of a run (see [`Summary`](crate::Summary)).

@@ -24,7 +24,7 @@ use crate::path::{PathPoint, Sample};
 use crate::{ImpactError, ImpactParams, OrReject};
 use argmin::core::{CostFunction, State as _, TerminationReason};
 use diracvi_discrete_dirac::dynamic::{
-    DynLagrangeDirac, DynOneStep, DynStepOutput, DynSubStep, DynSubStepper,
+    DynLagrangeDirac, DynOneStep, DynStage, DynStepOutput, DynSubStep, DynSubStepper,
 };
 use diracvi_discrete_dirac::newton::NewtonParams;
 use diracvi_discrete_dirac::{Direction, DynState, StepError, StepEvent, StepStats};
@@ -925,5 +925,12 @@ where
             t: t0,
             max: self.params.max_impacts_per_step,
         })
+    }
+
+    /// The stepper's stages: of a step with an impact they include the
+    /// sub-steps the impact cut short, so a reader of stages skips those
+    /// steps (their events say which).
+    fn drain_stages(&mut self, out: &mut Vec<DynStage>) {
+        self.stepper.drain_stages(out);
     }
 }
