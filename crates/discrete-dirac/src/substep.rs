@@ -47,7 +47,7 @@ pub trait SubStepper<const N: usize, const M: usize> {
 
     /// The sub-step from `(a, π_a)` with step `h`, as a step taken:
     /// warm-started from the last one, and updating the warm start.
-    /// `t` labels errors.
+    /// `t` is the time of `a` (errors name it).
     ///
     /// # Errors
     /// The stepper's error.

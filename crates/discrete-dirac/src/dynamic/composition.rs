@@ -285,7 +285,7 @@ impl<St: DynSubStepper> DynComposed<St> {
     }
 }
 
-/// A stage a stepper took: from `x` at step `k`, time `t`, with step `h`,
+/// A stage a stepper took: from `x` at time `t`, with step `h`,
 /// giving `s`.
 struct Taken<'a> {
     t: f64,

@@ -31,7 +31,7 @@ impl<Sy: DynSystem> DynNonholonomicHamiltonian<Sy> {
     /// The tangent map of the oriented step `sub` taken from `a` with step
     /// `h` (its increment `d`, end momentum `π_b` and reaction `A(a)ᵀ μ`):
     /// `∂(b, π_b)/∂(a, π_a)` and `∂(b, π_b)/∂h` (docs/theory.md §12.7).
-    /// `t` labels errors.
+    /// `t` is the time of `a` (errors name it).
     ///
     /// # Errors
     /// [`StepError::Unsupported`] without a Hamiltonian, with dependent

@@ -606,7 +606,7 @@ where
 
     /// Solve the oriented step equations for `b = a + d` given `(a, π_a)`,
     /// step `h` (possibly a fraction of the grid step), from the initial
-    /// guess `guess` of the increment `d`. `k` and `t` only label errors.
+    /// guess `guess` of the increment `d`; `t` is the time of `a` (errors name it).
     /// Newton's unknowns are the increment `d` and the multipliers (see
     /// [`LagrangeDirac::solve_oriented`](crate::LagrangeDirac::solve_oriented)).
     ///

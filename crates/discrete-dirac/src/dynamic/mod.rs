@@ -91,7 +91,8 @@ pub trait DynSubStepper {
     fn direction(&self) -> Direction;
 
     /// The sub-step from `(a, π_a)` with step `h`, as a step taken
-    /// (warm-started, updating the warm start). `t` labels errors.
+    /// (warm-started, updating the warm start). `t` is the time of `a`
+    /// (a time-dependent system reads it; errors name it).
     ///
     /// # Errors
     /// The stepper's error.
@@ -163,7 +164,7 @@ pub trait DynSubStepper {
 
     /// The tangent map of the sub-step `sub` taken from `a` with step `h`
     /// (docs/theory.md §12): `∂(b, π_b)/∂(a, π_a)` and `∂(b, π_b)/∂h`.
-    /// `t` labels errors. By default not available.
+    /// `t` is the time of `a`. By default not available.
     ///
     /// # Errors
     /// [`StepError::Unsupported`] where the stepper has no tangent map (the
