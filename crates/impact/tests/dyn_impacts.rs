@@ -473,4 +473,11 @@ fn impacts_of_a_time_dependent_system_are_refused() {
         matches!(e.error, ImpactError::Step(StepError::Unsupported(ref m)) if m.contains("depends on time")),
         "{e}"
     );
+    // located at its step; an error without a time reads `step k: what`
+    assert_eq!(e.step, 0);
+    assert_eq!(e.error.time(), None);
+    assert!(
+        e.to_string().starts_with("step 0: impacts of a system"),
+        "{e}"
+    );
 }
