@@ -116,6 +116,17 @@ pub(crate) fn rotate(center: Point, angle: f64, body: Point) -> Point {
     ]
 }
 
+/// How far a receding `Y` moves a point right and up in the oblique
+/// (cabinet) view of space, [`cabinet`].
+pub(crate) const RECEDE: f64 = 0.35;
+
+/// The oblique (cabinet) projection of space onto the picture:
+/// `(X, Y, Z) ↦ (X + 0.35 Y, Z + 0.35 Y)`, gravity down the page (the heavy
+/// top's drawing, and the default view of a body in space).
+pub(crate) fn cabinet([x, y, z]: [f64; 3]) -> [f64; 2] {
+    [x + RECEDE * y, z + RECEDE * y]
+}
+
 /// The floor `y = 0`.
 pub(crate) const FLOOR: Shape = Shape::Line {
     point: [0.0, 0.0],

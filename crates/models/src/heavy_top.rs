@@ -305,10 +305,9 @@ impl Model<4, 1> for HeavyTop {
     }
 }
 
-/// The oblique (cabinet) projection of space onto the picture:
-/// `(X, Y, Z) ↦ (X + 0.35 Y, Z + 0.35 Y)`, gravity down the page.
+/// [`cabinet`](crate::drawing::cabinet) of a vector in space.
 fn cabinet(x: &SVector<f64, 3>) -> [f64; 2] {
-    [x[0] + 0.35 * x[1], x[2] + 0.35 * x[1]]
+    crate::drawing::cabinet([x[0], x[1], x[2]])
 }
 
 /// The top in space, as `models/heavy-top.toml` draws it: the symmetry

@@ -4,7 +4,7 @@
 //! view of its coordinates `x` and `y`.
 
 use super::{Scenario, file};
-use crate::drawing::ellipse_outline;
+use crate::drawing::{RECEDE, cabinet, ellipse_outline};
 use crate::{
     DynModelVisitor, DynRunSetup, Heading, ModelError, ModelVisitor, NamedDynSystem, NamedSystem,
     Point, RunSetup, Shape,
@@ -343,11 +343,6 @@ const BODY_AXES: [&str; 9] = [
     "e1x", "e1y", "e1z", "e2x", "e2y", "e2z", "e3x", "e3y", "e3z",
 ];
 
-/// How far a receding `Y` moves a point right and up in the oblique
-/// (cabinet) view of a body in space, `(X, Y, Z) ↦ (X + k Y, Z + k Y)`
-/// (the heavy top's file draws the same).
-const RECEDE: f64 = 0.35;
-
 /// Whether a model file defines every one of [`BODY_AXES`].
 fn defines_body_axes(f: &diracvi_expr::ModelFile) -> bool {
     BODY_AXES
@@ -390,9 +385,8 @@ fn axes_scene(
         .into_iter()
         .collect::<Option<Vec<usize>>>()
         .or_else(|| ["x", "y", "z"].map(at).into_iter().collect());
-    let project = |p: [f64; 3]| [p[0] + RECEDE * p[1], p[2] + RECEDE * p[1]];
     let centre = |q: &[f64]| match &centre_of {
-        Some(i) => project([q[i[0]], q[i[1]], q[i[2]]]),
+        Some(i) => cabinet([q[i[0]], q[i[1]], q[i[2]]]),
         None => [0.0, 0.0],
     };
     let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
@@ -415,7 +409,7 @@ fn axes_scene(
         let mut shapes: Vec<Shape> = (0..3)
             .map(|k| {
                 let e = [0, 1, 2].map(|j| axes[3 * k + j].eval_split(q, &zeros));
-                let d = project(e);
+                let d = cabinet(e);
                 Shape::Polyline {
                     points: vec![c, [c[0] + length * d[0], c[1] + length * d[1]]],
                     closed: false,
@@ -427,7 +421,7 @@ fn axes_scene(
     };
     Scene {
         unit: "m".into(),
-        axes: ["X + 0.35 Y".to_owned(), "Z + 0.35 Y".to_owned()],
+        axes: [format!("X + {RECEDE} Y"), format!("Z + {RECEDE} Y")],
         walls: Vec::new(),
         plane_walls: None,
         bodies: frames.iter().map(|q| body(q)).collect(),
