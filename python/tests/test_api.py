@@ -21,6 +21,7 @@ NAMES = [
     "lc",
     "heavy-top",
     "chaplygin-sphere",
+    "bouncing-body",
 ]
 
 

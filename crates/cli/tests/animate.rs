@@ -1576,21 +1576,29 @@ fn chromium_renders_the_animation() {
     );
 }
 
-/// A body in space drawn by its file (`models/bouncing-ellipsoid.toml`):
-/// seen along `Y`, the axes named `X` and `Z` (`drawing.axes`), the plane
-/// `Z = 0` edge-on. The outline is the projected ellipsoid, whose lowest
-/// point lies `√S_zz` below the centre (`S = R diag(a², b², c²) Rᵀ`, from
-/// the recorded quaternion; the 48-point outline within 1 % of it, the
-/// picture's rounding aside), and
-/// every impact is marked on the plane, at the lowest point.
+/// A body in space drawn by its file (`models/bouncing-ellipsoid.toml`),
+/// and by the compiled `bouncing-body` (its default is that ellipsoid):
+/// seen along `Y`, the axes named `X` and `Z` (the file's `drawing.axes`,
+/// the model's `Drawing::axes`), the plane `Z = 0` edge-on. The outline is
+/// the projected ellipsoid, whose lowest point lies `√S_zz` below the centre
+/// (`S = R diag(a², b², c²) Rᵀ`, from the recorded quaternion; the 48-point
+/// outline within 1 % of it, the picture's rounding aside), and every impact
+/// is marked on the plane, at the lowest point.
 #[test]
 fn a_body_in_space_is_seen_along_y() {
     let file = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../models/bouncing-ellipsoid.toml"
     );
+    seen_along_y(&["--model-file", file]);
+    seen_along_y(&["bouncing-body"]);
+}
+
+fn seen_along_y(model: &[&str]) {
     let (a, b, c) = (0.3_f64, 0.2_f64, 0.1_f64);
-    let (run, _) = Run::with_args(&["run", "--model-file", file, "--t-end", "3"]);
+    let mut args = vec!["run"];
+    args.extend(model);
+    let (run, _) = Run::with_args(&[&args[..], &["--t-end", "3"]].concat());
     assert_horizontal_line(run.walls()[0], 0.0);
     let markers = &run.svg.class("impacts").children;
     assert!(markers.len() >= 5, "{} impacts", markers.len());
@@ -1615,20 +1623,11 @@ fn a_body_in_space_is_seen_along_y() {
             "lowest outline point {lowest}, centre {z}, reach {reach}"
         );
     }
-    // The axes are named by the file.
+    // The axes are named by the file or the model.
     let dir = tempfile::tempdir().unwrap();
     let out = run_in(
         dir.path(),
-        &[
-            "run",
-            "--model-file",
-            file,
-            "--t-end",
-            "0.1",
-            "--animate",
-            "r.svg",
-            "-q",
-        ],
+        &[&args[..], &["--t-end", "0.1", "--animate", "r.svg", "-q"]].concat(),
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     let text = std::fs::read_to_string(dir.path().join("r.svg")).unwrap();

@@ -88,6 +88,11 @@ pub trait Drawing<const N: usize> {
     fn heading(&self, _q: &SVector<f64, N>) -> Option<Heading> {
         None
     }
+    /// The names of the picture's horizontal and vertical axes (`x`, `y` by
+    /// default; a view of space names what it shows, e.g. `X`, `Z`).
+    fn axes(&self) -> [String; 2] {
+        crate::Scene::xy_axes()
+    }
 }
 
 /// `count` points of the ellipse with semi-axes `a` (along the body's first
@@ -270,7 +275,8 @@ mod tests {
                 "pendulum",
                 "disk-wall",
                 "disk-table",
-                "chaplygin-sphere"
+                "chaplygin-sphere",
+                "bouncing-body"
             ]
         );
     }

@@ -13,16 +13,18 @@
 //! | [`disk-wall`](DiskWall) | rolling disk hitting a wall, \[INC\] §6 | 4 `(x, y, θ, φ)` | 2 | 1: `y + R sinφ ≤ wall` |
 //! | [`disk-table`](DiskTable) | rolling disk in a circular table, \[NIC\] §5 | 4 `(x, y, θ, φ)` | 2 | 2: `(x ± R cosφ)² + (y ± R sinφ)² ≤ a²` |
 //! | [`lc`](Lc) | LC circuit (degenerate `L`), \[DDM\] §2.1, §6 | 4 `(q^ℓ, q^{c1}, q^{c2}, q^{c3})` | 2 | none |
-//!
 //! | [`heavy-top`](HeavyTop) | heavy top about a fixed point (free rigid body at `g = 0`), docs/theory.md §16 | 4 `(w, x, y, z)`, a unit quaternion | 1 (`q·v = 0`) | none (optional `cone`: axis height `≥ u`) |
 //! | [`chaplygin-sphere`](ChaplyginSphere) | Chaplygin sphere rolling between two walls, docs/theory.md §16.7 | 6 `(x, y, q_w, q_x, q_y, q_z)` | 3 (`q·q̇ = 0`, rolling) | 2: `wall − r ∓ x ≥ 0` |
+//! | [`bouncing-body`](BouncingBody) | convex body (ellipsoid, rounded box) bouncing on a tilted plane, docs/theory.md §16.8 | 7 `(X, Y, Z, q_w, q_x, q_y, q_z)` | 1 (`q·q̇ = 0`) | 1: `n·X − h(n) ≥ 0` |
 //!
-//! The heavy top and the Chaplygin sphere hold their orientation in the
-//! unit-quaternion chart of SO(3); their known first integrals (the top's
-//! momenta about the vertical and the symmetry axis, at `g = 0` all of the
-//! spatial angular momentum; the sphere's angular momentum about the contact
-//! point) are declared to the runner, which reports them in the run summary. The
-//! group discretizations of `diracvi_geometry::lie` step it from Rust.
+//! The heavy top, the Chaplygin sphere and the bouncing body hold their
+//! orientation in the unit-quaternion chart of SO(3); their known first
+//! integrals (the top's momenta about the vertical and the symmetry axis, at
+//! `g = 0` all of the spatial angular momentum; the sphere's angular momentum
+//! about the contact point; the body's momenta along the plane and its
+//! angular momentum about the plane's normal) are declared to the runner, which reports them in
+//! the run summary. The group discretizations of `diracvi_geometry::lie` step
+//! them from Rust.
 //!
 //! A model is a struct implementing [`System`] (the physics, from
 //! `diracvi-geometry`) and [`Model`] (name, parameters, defaults). The
@@ -99,6 +101,7 @@
 //!
 #![doc = include_str!("../../../docs/dependent-profile.md")]
 
+mod bouncing_body;
 mod chaplygin_sphere;
 mod disk_table;
 mod disk_wall;
@@ -119,6 +122,7 @@ mod sized_file_model;
 mod star;
 mod symmetric;
 
+pub use bouncing_body::{BodyShape, BouncingBody, BouncingBodyParams};
 pub use chaplygin_sphere::{ChaplyginSphere, ChaplyginSphereParams};
 pub use disk_table::{DiskTable, DiskTableParams};
 pub use disk_wall::{DiskWall, DiskWallParams};

@@ -19,7 +19,7 @@ pub trait Model<const N: usize, const M: usize>: System<N, M> + Clone + Send + S
 
     /// Registry name (`"particle"`, `"ellipse"`, `"star"`, `"pendulum"`,
     /// `"disk-wall"`, `"disk-table"`, `"lc"`, `"heavy-top"`,
-    /// `"chaplygin-sphere"`).
+    /// `"chaplygin-sphere"`, `"bouncing-body"`).
     const NAME: &'static str;
 
     /// One line describing the system and its source.

@@ -1,8 +1,8 @@
 //! The catalogue: the one place that maps model names to model types.
 
 use crate::{
-    ChaplyginSphere, DiskTable, DiskWall, Ellipse, HeavyTop, Lc, Model, ModelError, ModelInfo,
-    ParameterInfo, Particle, Pendulum, Star,
+    BouncingBody, ChaplyginSphere, DiskTable, DiskWall, Ellipse, HeavyTop, Lc, Model, ModelError,
+    ModelInfo, ParameterInfo, Particle, Pendulum, Star,
 };
 
 /// An operation on a model *type* (before any instance exists); the one
@@ -50,6 +50,7 @@ registry! {
     Lc => (4, 2),
     HeavyTop => (4, 1),
     ChaplyginSphere => (6, 3),
+    BouncingBody => (7, 1),
 }
 
 /// The [`ModelInfo`] of the model registered under `name`.

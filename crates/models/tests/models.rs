@@ -60,6 +60,7 @@ fn visitor_dispatch_reaches_the_right_model_and_dimensions() {
         ("lc", 4, 2, 0, false),
         ("heavy-top", 4, 1, 0, false),
         ("chaplygin-sphere", 6, 3, 2, false),
+        ("bouncing-body", 7, 1, 1, false),
     ];
     for e in expected {
         let got = Scenario::defaults(e.0)
@@ -206,6 +207,52 @@ fn defaults_are_the_papers() {
     );
 }
 
+/// The bouncing body's defaults are the data of
+/// `models/bouncing-ellipsoid.toml` (its printed initial velocity,
+/// `½ q ⊗ (0, ω)` with `ω = (1, 0.5, 3)`); `shape = "box"` takes the box's
+/// step; the tilt must keep gravity pressing on the plane, the rounding fit
+/// the box, and an unknown shape is refused by name.
+#[test]
+fn bouncing_body_defaults_shapes_and_parameters() {
+    let (s, c) = 0.3f64.sin_cos();
+    let q = [0.0, 0.0, 0.5, c, 0.6 * s, 0.8 * s, 0.0];
+    let v = [
+        0.3,
+        0.2,
+        0.0,
+        -0.14776010333066977,
+        0.8322924925564105,
+        -0.027134063713804057,
+        1.3591246820230742,
+    ];
+    let sc = Scenario::defaults("bouncing-body").unwrap();
+    for (a, b) in sc
+        .initial
+        .q
+        .iter()
+        .zip(&q)
+        .chain(sc.initial.v.iter().zip(&v))
+    {
+        assert!(close(*a, *b, 1e-15), "{a} vs {b}");
+    }
+    assert!(close(sc.h, 5e-3, 1e-15) && close(sc.t_end, 10.0, 1e-15));
+    let mut boxed = sc.clone();
+    boxed.set("shape", "box").unwrap();
+    assert!(close(boxed.h, 2e-3, 1e-15));
+    boxed.visit_catalogue(Shape).unwrap();
+    for (key, value) in [("beta", "1.6"), ("beta", "-1.5708"), ("eps", "-0.01")] {
+        expect_invalid("bouncing-body", key, value);
+    }
+    // Rounding wider than the smallest half side c = 0.1: the box only.
+    expect_invalid("bouncing-body", "eps", "nan");
+    let mut wide = boxed.clone();
+    assert!(wide.set("eps", "0.2").is_err());
+    let mut e = sc.clone();
+    e.set("eps", "0.2").unwrap();
+    let err = e.set("shape", "sphere").unwrap_err().to_string();
+    assert!(err.contains("sphere") && err.contains("shape"), "{err}");
+}
+
 /// The Chaplygin sphere's parameters: principal moments obeying the
 /// triangle inequalities, walls farther than the radius; its two wall
 /// pieces bound the centre to `|x| ≤ wall − r`; the rolling velocities
@@ -332,11 +379,11 @@ fn hamiltonian_is_the_legendre_transform_of_every_regular_lagrangian() {
             .unwrap()
             .visit_catalogue(Legendre(7))
             .unwrap();
-        // The lc circuit, the heavy top and the Chaplygin sphere
-        // (degenerate along the quaternion) have no Hamiltonian.
+        // The lc circuit, the heavy top, the Chaplygin sphere and the
+        // bouncing body (degenerate along the quaternion) have no Hamiltonian.
         assert_eq!(
             r.is_none(),
-            ["lc", "heavy-top", "chaplygin-sphere"].contains(&name),
+            ["lc", "heavy-top", "chaplygin-sphere", "bouncing-body"].contains(&name),
             "{name}"
         );
     }
@@ -379,7 +426,7 @@ fn printed_lc_currents_violate_kirchhoff() {
 }
 
 /// Parameters that must be strictly positive, per model.
-const POSITIVE: [(&str, &[&str]); 9] = [
+const POSITIVE: [(&str, &[&str]); 10] = [
     ("particle", &["m"]),
     ("ellipse", &["m", "a", "b", "inertia"]),
     ("star", &["m", "l", "inertia"]),
@@ -389,6 +436,7 @@ const POSITIVE: [(&str, &[&str]); 9] = [
     ("lc", &["l", "c1", "c2", "c3"]),
     ("heavy-top", &["i1", "i2", "i3", "m"]),
     ("chaplygin-sphere", &["r", "m", "i1", "i2", "i3"]),
+    ("bouncing-body", &["m", "a", "b", "c"]),
 ];
 
 fn expect_invalid(name: &str, key: &str, value: &str) {
@@ -418,7 +466,14 @@ fn non_positive_parameters_are_rejected_by_name() {
 
 #[test]
 fn negative_gravity_and_non_finite_parameters_are_rejected() {
-    for name in ["particle", "ellipse", "star", "pendulum", "heavy-top"] {
+    for name in [
+        "particle",
+        "ellipse",
+        "star",
+        "pendulum",
+        "heavy-top",
+        "bouncing-body",
+    ] {
         expect_invalid(name, "g", "-9.8");
         let mut s = Scenario::defaults(name).unwrap();
         s.set("g", "0").unwrap();

@@ -789,19 +789,27 @@ fn set_key<const N: usize, const M: usize, Mo: Model<N, M>>(
         }
         let params = params_from_table::<N, M, Mo>(&table)?;
         let new_model = Mo::new(params.clone())?;
-        // Initial data still at the old parameters' defaults follow the new ones.
+        // Initial data, step and end time still at the old parameters'
+        // defaults follow the new ones.
         let old_defaults = params_from_table::<N, M, Mo>(&sc.parameters)
             .and_then(Mo::new)
             .map(|m| m.run_defaults());
-        if let Ok(old) = old_defaults
-            && sc.initial.q.as_slice() == old.q0.as_slice()
-            && sc.initial.v.as_slice() == old.v0.as_slice()
-        {
+        if let Ok(old) = old_defaults {
             let new = new_model.run_defaults();
-            out.initial = InitialData {
-                q: new.q0.as_slice().to_vec(),
-                v: new.v0.as_slice().to_vec(),
-            };
+            if sc.initial.q.as_slice() == old.q0.as_slice()
+                && sc.initial.v.as_slice() == old.v0.as_slice()
+            {
+                out.initial = InitialData {
+                    q: new.q0.as_slice().to_vec(),
+                    v: new.v0.as_slice().to_vec(),
+                };
+            }
+            if sc.h.total_cmp(&old.h).is_eq() {
+                out.h = new.h;
+            }
+            if sc.t_end.total_cmp(&old.t_end).is_eq() {
+                out.t_end = new.t_end;
+            }
         }
         out.parameters = params_to_table(&params)?;
         return Ok(out);

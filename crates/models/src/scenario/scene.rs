@@ -232,7 +232,7 @@ impl ModelVisitor for CatalogueScene<'_> {
             .collect();
         Some(Scene {
             unit: "m".into(),
-            axes: Scene::xy_axes(),
+            axes: drawing.axes(),
             walls: drawing.walls(),
             plane_walls: None,
             bodies: self.frames.iter().map(|v| drawing.body(&q(v))).collect(),
