@@ -79,8 +79,15 @@ fn max_rel_diff(a: &[f64], b: &[f64]) -> f64 {
 /// 1e-10 there.
 const HORIZON: f64 = 5.0;
 
+/// Shorter horizons of models whose impacts amplify round-off faster: the
+/// body in space (`bouncing-body`) turns at each impact by an amount that
+/// depends on its orientation, so tape and Rust code, 1.7e-14 apart after
+/// 1 s (4 impacts), are 6.5e-12 apart after 2 s (9 impacts) and 1.1e-10
+/// after 2.5 s (measured with the debug CLI, `--t-end`).
+const SHORT_HORIZONS: [(&str, f64); 1] = [("bouncing-body", 2.0)];
+
 /// Every catalogued model and its file twin agree on the default run (up to
-/// [`HORIZON`]): same impacts (pieces; times to 1e-10), same final state
+/// [`HORIZON`], or the model's [`SHORT_HORIZONS`]): same impacts (pieces; times to 1e-10), same final state
 /// (1e-10).
 #[test]
 fn every_catalogue_model_is_reproduced_by_its_model_file() {
@@ -101,7 +108,11 @@ fn every_catalogue_model_is_reproduced_by_its_model_file() {
             "{}",
             info.name
         );
-        let horizon = Some(compiled.t_end.min(HORIZON));
+        let limit = SHORT_HORIZONS
+            .iter()
+            .find(|(name, _)| *name == info.name)
+            .map_or(HORIZON, |(_, t)| *t);
+        let horizon = Some(compiled.t_end.min(limit));
         let a = compiled.visit_dyn(RunDefaults { t_end: horizon }).unwrap();
         let b = file.visit_dyn(RunDefaults { t_end: horizon }).unwrap();
         assert_eq!(a.name, b.name);

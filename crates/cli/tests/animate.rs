@@ -1576,7 +1576,7 @@ fn chromium_renders_the_animation() {
     );
 }
 
-/// A body in space drawn by its file (`models/bouncing-ellipsoid.toml`),
+/// A body in space drawn by its file (`models/bouncing-body.toml`),
 /// and by the compiled `bouncing-body` (its default is that ellipsoid):
 /// seen along `Y`, the axes named `X` and `Z` (the file's `drawing.axes`,
 /// the model's `Drawing::axes`), the plane `Z = 0` edge-on. The outline is
@@ -1588,7 +1588,7 @@ fn chromium_renders_the_animation() {
 fn a_body_in_space_is_seen_along_y() {
     let file = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../models/bouncing-ellipsoid.toml"
+        "/../../models/bouncing-body.toml"
     );
     seen_along_y(&["--model-file", file]);
     seen_along_y(&["bouncing-body"]);

@@ -1865,7 +1865,7 @@ fn chaplygin_sphere_reports_its_contact_momentum() {
 
 /// The compiled convex body bouncing on a plane (docs/theory.md §16.8) is
 /// the system of its model files: by default the ellipsoid of
-/// `models/bouncing-ellipsoid.toml`, with `shape=box` and equal half sides
+/// `models/bouncing-body.toml`, with `shape=box` and equal half sides
 /// the cube of `models/bouncing-cube.toml`. Over 2 s (8 impacts of the
 /// ellipsoid, 8 of the cube) the two runs meet the same impacts and end in
 /// the same state to 1e-8 (they differ by round-off, which the impacts
@@ -1890,10 +1890,7 @@ fn bouncing_body_is_the_system_of_its_model_files() {
         "--set",
         "c=0.1",
     ];
-    for (file, extra) in [
-        ("bouncing-ellipsoid", &[][..]),
-        ("bouncing-cube", &cube[..]),
-    ] {
+    for (file, extra) in [("bouncing-body", &[][..]), ("bouncing-cube", &cube[..])] {
         let mut args = vec!["run", "bouncing-body", "--t-end", "2"];
         args.extend(extra);
         let compiled = json(&args);
@@ -1932,7 +1929,7 @@ fn bouncing_body_is_the_system_of_its_model_files() {
     fails(
         2,
         &["run", "bouncing-body", "--sensitivity", "g"],
-        &["--sensitivity", "models/bouncing-ellipsoid.toml"],
+        &["--sensitivity", "models/bouncing-body.toml"],
     );
 }
 

@@ -48,8 +48,8 @@
 //! `0.5 m` above the plane, tilted by 0.6 rad about the axis `(0.6, 0.8, 0)`,
 //! moving at `(0.3, 0.2, 0)` m/s and spinning at body `ω = (1, 0.5, 3)`
 //! rad/s, `h = 5e-3` (`2e-3` for the box), `T = 10`, the midpoint map of the
-//! ambient `R⁷` with the midpoint discrete constraint — the data of
-//! `models/bouncing-ellipsoid.toml`; `--set shape=box --set a=0.1 --set b=0.1
+//! ambient `R⁷` with the midpoint discrete constraint — the model-file twin
+//! is `models/bouncing-body.toml`; `--set shape=box --set a=0.1 --set b=0.1
 //! --set c=0.1` is `models/bouncing-cube.toml`. No Hamiltonian on `R⁷` (the
 //! Lagrangian is degenerate along the quaternion): the Lagrange–Dirac stepper
 //! runs it.

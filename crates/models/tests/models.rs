@@ -208,7 +208,7 @@ fn defaults_are_the_papers() {
 }
 
 /// The bouncing body's defaults are the data of
-/// `models/bouncing-ellipsoid.toml` (its printed initial velocity,
+/// `models/bouncing-body.toml` (its printed initial velocity,
 /// `½ q ⊗ (0, ω)` with `ω = (1, 0.5, 3)`); `shape = "box"` takes the box's
 /// step; the tilt must keep gravity pressing on the plane, the rounding fit
 /// the box, and an unknown shape is refused by name.

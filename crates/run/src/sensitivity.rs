@@ -9,22 +9,20 @@ use diracvi_models::{DynRunSetup, NamedDynSystem, ParameterSeedError};
 use nalgebra::DMatrix;
 use num_dual::{Dual64, HyperDual64};
 
-/// The catalogued models the repository ships a model file of, with the
-/// file's stem (`models/<stem>.toml`, checked by the tests of the run
-/// crate): the file to run instead when a catalogued model is asked for
-/// sensitivities. Most files carry the model's name; `bouncing-body`'s
-/// default (the ellipsoid) is `models/bouncing-ellipsoid.toml`.
-pub const MODEL_FILE_TWINS: &[(&str, &str)] = &[
-    ("particle", "particle"),
-    ("ellipse", "ellipse"),
-    ("star", "star"),
-    ("pendulum", "pendulum"),
-    ("disk-wall", "disk-wall"),
-    ("disk-table", "disk-table"),
-    ("lc", "lc"),
-    ("heavy-top", "heavy-top"),
-    ("chaplygin-sphere", "chaplygin-sphere"),
-    ("bouncing-body", "bouncing-ellipsoid"),
+/// The catalogued models the repository ships a model file of, as
+/// `models/<name>.toml` (checked by the tests of the run crate): the file
+/// to run instead when a catalogued model is asked for sensitivities.
+pub const MODEL_FILE_TWINS: &[&str] = &[
+    "particle",
+    "ellipse",
+    "star",
+    "pendulum",
+    "disk-wall",
+    "disk-table",
+    "lc",
+    "heavy-top",
+    "chaplygin-sphere",
+    "bouncing-body",
 ];
 
 /// What the integrator needs to track the sensitivities: the parameter
@@ -37,9 +35,9 @@ pub(crate) struct Seeds {
 /// The refusal for a system that cannot be differentiated in its
 /// parameters.
 fn not_differentiable(model: &str) -> RunError {
-    let hint = if let Some((_, stem)) = MODEL_FILE_TWINS.iter().find(|(m, _)| *m == model) {
+    let hint = if MODEL_FILE_TWINS.contains(&model) {
         format!(
-            "; run its model file instead, e.g. `diracvi run --model-file models/{stem}.toml \
+            "; run its model file instead, e.g. `diracvi run --model-file models/{model}.toml \
              --sensitivity NAME`"
         )
     } else {

@@ -1,4 +1,4 @@
-//! A convex rigid body bouncing on a plane (models/bouncing-ellipsoid.toml,
+//! A convex rigid body bouncing on a plane (models/bouncing-body.toml,
 //! models/bouncing-cube.toml; docs/theory.md §16.6): the momenta along the
 //! plane's symmetries are kept to round-off through every impact, the body
 //! never enters the plane, |q| = 1, the energy stays bounded. The invariants
@@ -148,7 +148,7 @@ fn flat(name: &str, steps: usize) -> Checks {
 
 #[test]
 fn ellipsoid_keeps_momenta_through_impacts() {
-    let c = flat("bouncing-ellipsoid.toml", 1500);
+    let c = flat("bouncing-body.toml", 1500);
     assert!(c.energy < 1e-2, "energy {:e}", c.energy);
 }
 
@@ -160,7 +160,7 @@ fn cube_keeps_momenta_through_impacts() {
 
 #[test]
 fn tilted_plane_keeps_p_y_and_slides_downhill() {
-    let c = check("bouncing-ellipsoid.toml", 0.3, 800, Order::Two);
+    let c = check("bouncing-body.toml", 0.3, 800, Order::Two);
     eprintln!(
         "tilted: {} impacts, p_Y {:.1e}, pi_n {:.1e}, X drift {:.3}",
         c.impacts, c.py, c.pi, c.x_drift
@@ -175,8 +175,8 @@ fn tilted_plane_keeps_p_y_and_slides_downhill() {
 
 #[test]
 fn order_four_runs_through_impacts_with_smaller_energy_error() {
-    let two = check("bouncing-ellipsoid.toml", 0.0, 600, Order::Two);
-    let four = check("bouncing-ellipsoid.toml", 0.0, 600, Order::Four);
+    let two = check("bouncing-body.toml", 0.0, 600, Order::Two);
+    let four = check("bouncing-body.toml", 0.0, 600, Order::Four);
     eprintln!(
         "energy: order 2 {:.2e}, order 4 {:.2e} ({} / {} impacts)",
         two.energy, four.energy, two.impacts, four.impacts
@@ -302,7 +302,7 @@ fn check_round_trip(name: &str, order: Order, steps: usize, tol: f64) {
 
 #[test]
 fn ellipsoid_round_trip_order_two() {
-    check_round_trip("bouncing-ellipsoid.toml", Order::Two, 600, 1e-8);
+    check_round_trip("bouncing-body.toml", Order::Two, 600, 1e-8);
 }
 
 #[test]
@@ -312,7 +312,7 @@ fn cube_round_trip_order_two() {
 
 #[test]
 fn ellipsoid_round_trip_order_four() {
-    check_round_trip("bouncing-ellipsoid.toml", Order::Four, 600, 1e-8);
+    check_round_trip("bouncing-body.toml", Order::Four, 600, 1e-8);
 }
 
 #[test]
@@ -370,7 +370,7 @@ impl DynModelVisitor for Differences {
 
 #[test]
 fn contact_normal_and_legendre_map_match_differences() {
-    for name in ["bouncing-ellipsoid.toml", "bouncing-cube.toml"] {
+    for name in ["bouncing-body.toml", "bouncing-cube.toml"] {
         for beta in [0.0, 0.3] {
             let sc = model(name, beta);
             let (out, buf) = run(&sc, 400, Order::Two);
