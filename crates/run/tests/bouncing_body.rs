@@ -1,4 +1,4 @@
-//! A convex rigid body bouncing on a plane (models/bouncing-body.toml,
+//! A convex rigid body bouncing on a plane (models/bouncing-body.toml, the ellipsoid,
 //! models/bouncing-cube.toml; docs/theory.md §16.6): the momenta along the
 //! plane's symmetries are kept to round-off through every impact, the body
 //! never enters the plane, |q| = 1, the energy stays bounded. The invariants
@@ -72,10 +72,10 @@ fn gap(name: &str, q: &[f64], n: [f64; 3]) -> f64 {
         .iter()
         .map(|ei| ei[0] * n[0] + ei[1] * n[1] + ei[2] * n[2])
         .collect();
-    let h = if name.contains("ellipsoid") {
-        (0.09 * en[0] * en[0] + 0.04 * en[1] * en[1] + 0.01 * en[2] * en[2]).sqrt()
-    } else {
+    let h = if name.contains("cube") {
         0.09 * (en[0].abs() + en[1].abs() + en[2].abs()) + 0.01
+    } else {
+        (0.09 * en[0] * en[0] + 0.04 * en[1] * en[1] + 0.01 * en[2] * en[2]).sqrt()
     };
     n[0] * q[0] + n[2] * q[2] - h
 }
