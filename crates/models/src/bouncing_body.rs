@@ -169,6 +169,11 @@ impl BouncingBody {
         self.normal
     }
 
+    /// Whether the plane is horizontal (`β = 0`), where `p_X` is kept too.
+    fn flat(&self) -> bool {
+        self.params.beta.total_cmp(&0.0).is_eq()
+    }
+
     /// The body axes in space at a configuration.
     fn axes_at(q: &SVector<f64, 7>) -> [[f64; 3]; 3] {
         axes(q[3], q[4], q[5], q[6])
@@ -384,7 +389,7 @@ impl Model<7, 1> for BouncingBody {
     /// about the centre of mass along the plane's normal.
     fn invariant_names(&self) -> Vec<String> {
         let mut names = Vec::with_capacity(3);
-        if self.params.beta.total_cmp(&0.0).is_eq() {
+        if self.flat() {
             names.push("p_X");
         }
         names.extend(["p_Y", "pi_n"]);
@@ -400,7 +405,7 @@ impl Model<7, 1> for BouncingBody {
         let n = self.normal;
         let pi_n = pi[0] * n[0] + pi[1] * n[1] + pi[2] * n[2];
         let mut values = Vec::with_capacity(3);
-        if self.params.beta.total_cmp(&0.0).is_eq() {
+        if self.flat() {
             values.push(p[0]);
         }
         values.extend([p[1], pi_n]);

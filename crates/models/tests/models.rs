@@ -240,11 +240,15 @@ fn bouncing_body_defaults_shapes_and_parameters() {
     boxed.set("shape", "box").unwrap();
     assert!(close(boxed.h, 2e-3, 1e-15));
     boxed.visit_catalogue(Shape).unwrap();
-    for (key, value) in [("beta", "1.6"), ("beta", "-1.5708"), ("eps", "-0.01")] {
+    for (key, value) in [
+        ("beta", "1.6"),
+        ("beta", "-1.5708"),
+        ("eps", "-0.01"),
+        ("eps", "nan"),
+    ] {
         expect_invalid("bouncing-body", key, value);
     }
     // Rounding wider than the smallest half side c = 0.1: the box only.
-    expect_invalid("bouncing-body", "eps", "nan");
     let mut wide = boxed.clone();
     assert!(wide.set("eps", "0.2").is_err());
     let mut e = sc.clone();
