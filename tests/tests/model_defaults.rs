@@ -53,8 +53,9 @@ impl ModelVisitor for Runner {
 fn check(name: &str, energy_bound: f64) {
     let out = Scenario::defaults(name)
         .unwrap()
-        .visit_catalogue(Runner)
-        .unwrap();
+        .visit_compiled(Runner)
+        .unwrap()
+        .expect("a model of the compile-time core");
     eprintln!("{name}: {out:?}");
     if out.boundary {
         assert!(out.impacts > 0, "{name}: no impact");

@@ -111,8 +111,9 @@ impl ModelVisitor for Snapshot {
 fn snapshot(name: &str, t_end: Option<f64>, digits: usize, energy_bound: f64) {
     let taken = Scenario::defaults(name)
         .unwrap()
-        .visit_catalogue(Snapshot { t_end, digits })
-        .unwrap();
+        .visit_compiled(Snapshot { t_end, digits })
+        .unwrap()
+        .expect("a model of the compile-time core");
     assert!(
         taken.residual <= 1e-12,
         "{name}: constraint residual {:e}",

@@ -448,8 +448,9 @@ fn run_constrained_model_agrees_with_the_library() {
     }
     let (q, impacts, residual) = Scenario::defaults("pendulum")
         .unwrap()
-        .visit_catalogue(Lib)
-        .unwrap();
+        .visit_compiled(Lib)
+        .unwrap()
+        .expect("the pendulum runs on the compile-time core");
     let s = json(&["run", "pendulum", "--steps", "1500"]);
     for (a, b) in nums(&s["final_state"]["q"]).into_iter().zip(q) {
         assert_close(a, b, 1e-12, "q");
@@ -1897,6 +1898,8 @@ fn bouncing_body_is_the_system_of_its_model_files() {
         let path = model_file(file);
         let twin = json(&["run", "--model-file", &path, "--t-end", "2"]);
         assert_eq!(compiled["h"], twin["h"], "{file}");
+        // Registered on the run-time-sized core only (README "Build time").
+        assert_eq!(compiled["method"]["core"], "run-time", "{file}");
         let impacts = num(&compiled["impacts"]);
         assert!(impacts >= 8.0, "{file}: {impacts}");
         assert_eq!(compiled["impacts"], twin["impacts"], "{file}");

@@ -125,12 +125,13 @@ fn bench(c: &mut Criterion) {
         let steps = (t_end / compiled.h).round();
         let label = |how: &str| format!("{name}_{how}");
         let (a, na) = compiled
-            .visit(Static {
+            .visit_compiled(Static {
                 c: &mut *c,
                 label: label("compiled"),
                 t_end,
             })
-            .unwrap();
+            .unwrap()
+            .expect("the pendulum and the ellipse run on the compile-time core");
         let (b, nb) = compiled
             .visit_dyn(Dynamic {
                 c: &mut *c,

@@ -73,7 +73,11 @@
 //!    [`Drawing`]: walls, body outline and contact points in a plane) so
 //!    `diracvi run --animate` can draw it.
 //! 4. Add `mod my_model; pub use my_model::*;` and one line
-//!    `MyModel => (N, M),` to the `registry!` invocation in `registry.rs`.
+//!    `MyModel => (N, M),` to the `registry!` invocation in `registry.rs`:
+//!    in its `compiled` list (every method on the compile-time-sized core,
+//!    the fastest steps) or, for a large model whose compile-time copies
+//!    would cost minutes of build for little speed, in `run_time` (every
+//!    method on the run-time-sized core only; docs/theory.md §11.5).
 //! 5. Write its twin as a model file `models/<name>.toml` at the repository
 //!    root (docs/model-files.md): the catalogue ships both ways.
 //!
@@ -153,4 +157,4 @@ pub use model::{
 };
 pub(crate) use model::{initial_error, validate};
 pub(crate) use registry::{ModelTypeVisitor, dispatch_type};
-pub use registry::{catalogue, model_info, parameters};
+pub use registry::{catalogue, model_info, parameters, runs_on_compile_time_core};

@@ -13,13 +13,22 @@ pub(crate) trait ModelTypeVisitor {
 }
 
 macro_rules! registry {
-    ($($ty:ty => ($n:literal, $m:literal)),* $(,)?) => {
+    (
+        compiled { $($ty:ty => ($n:literal, $m:literal)),* $(,)? }
+        run_time { $($rty:ty => ($rn:literal, $rm:literal)),* $(,)? }
+    ) => {
         /// Every catalogued model, in registry order.
         pub fn catalogue() -> Vec<ModelInfo> {
-            vec![$(ModelInfo {
-                name: <$ty as Model<$n, $m>>::NAME,
-                description: <$ty as Model<$n, $m>>::DESCRIPTION,
-            }),*]
+            vec![
+                $(ModelInfo {
+                    name: <$ty as Model<$n, $m>>::NAME,
+                    description: <$ty as Model<$n, $m>>::DESCRIPTION,
+                },)*
+                $(ModelInfo {
+                    name: <$rty as Model<$rn, $rm>>::NAME,
+                    description: <$rty as Model<$rn, $rm>>::DESCRIPTION,
+                },)*
+            ]
         }
 
         /// Call `visitor` with the model type registered under `name`.
@@ -32,25 +41,73 @@ macro_rules! registry {
                     return Ok(visitor.visit::<$n, $m, $ty>());
                 }
             )*
-            Err(ModelError::UnknownModel {
-                name: name.to_string(),
-                valid: catalogue().iter().map(|i| i.name.to_string()).collect(),
-            })
+            $(
+                if name == <$rty as Model<$rn, $rm>>::NAME {
+                    return Ok(visitor.visit::<$rn, $rm, $rty>());
+                }
+            )*
+            Err(unknown(name))
+        }
+
+        /// [`dispatch_type`] for the models the compile-time-sized runners
+        /// take ([`runs_on_compile_time_core`]): `Ok(None)` for a model that
+        /// runs on the run-time-sized core only, so that `visitor` is never
+        /// instantiated for it.
+        pub(crate) fn dispatch_compiled_type<V: ModelTypeVisitor>(
+            name: &str,
+            visitor: V,
+        ) -> Result<Option<V::Output>, ModelError> {
+            $(
+                if name == <$ty as Model<$n, $m>>::NAME {
+                    return Ok(Some(visitor.visit::<$n, $m, $ty>()));
+                }
+            )*
+            $(
+                if name == <$rty as Model<$rn, $rm>>::NAME {
+                    return Ok(None);
+                }
+            )*
+            Err(unknown(name))
+        }
+
+        /// Whether the catalogued model `name` runs on the compile-time-sized
+        /// core (every stepper and law instantiated for its sizes) rather
+        /// than on the run-time-sized core only (docs/theory.md §11.5).
+        /// `false` for names not in the catalogue.
+        pub fn runs_on_compile_time_core(name: &str) -> bool {
+            false $(|| name == <$ty as Model<$n, $m>>::NAME)*
         }
     };
 }
 
+/// The error for a name not in the catalogue.
+fn unknown(name: &str) -> ModelError {
+    ModelError::UnknownModel {
+        name: name.to_string(),
+        valid: catalogue().iter().map(|i| i.name.to_string()).collect(),
+    }
+}
+
+// `compiled`: the models every stepper and impact law of the compile-time
+// core is instantiated for (the fastest steps; each costs build time, about
+// 4 CPU minutes for a model of 7 coordinates). `run_time`: models that run
+// on the run-time-sized core only, through `Fixed` (every method there too;
+// README "Build time", docs/theory.md §11.5).
 registry! {
-    Particle => (2, 0),
-    Ellipse => (3, 0),
-    Star => (3, 0),
-    Pendulum => (2, 1),
-    DiskWall => (4, 2),
-    DiskTable => (4, 2),
-    Lc => (4, 2),
-    HeavyTop => (4, 1),
-    ChaplyginSphere => (6, 3),
-    BouncingBody => (7, 1),
+    compiled {
+        Particle => (2, 0),
+        Ellipse => (3, 0),
+        Star => (3, 0),
+        Pendulum => (2, 1),
+        DiskWall => (4, 2),
+        DiskTable => (4, 2),
+        Lc => (4, 2),
+        HeavyTop => (4, 1),
+        ChaplyginSphere => (6, 3),
+    }
+    run_time {
+        BouncingBody => (7, 1),
+    }
 }
 
 /// The [`ModelInfo`] of the model registered under `name`.

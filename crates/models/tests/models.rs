@@ -28,6 +28,42 @@ fn catalogue_lists_every_model_once() {
     }
 }
 
+/// Every catalogued model is visited by `visit_catalogue`; `visit_compiled`
+/// skips exactly those registered on the run-time-sized core only
+/// (`bouncing-body`), which runs there (and in `visit_dyn`) all the same.
+#[test]
+fn compiled_visits_skip_the_run_time_only_models() {
+    for name in names() {
+        let sc = Scenario::defaults(name).unwrap();
+        let all = sc.visit_catalogue(Shape).unwrap();
+        let compiled = sc.visit_compiled(Shape).unwrap();
+        assert_eq!(sc.fits_compile_time_core(), compiled.is_some(), "{name}");
+        assert_eq!(
+            runs_on_compile_time_core(name),
+            compiled.is_some(),
+            "{name}"
+        );
+        if let Some(c) = compiled {
+            assert_eq!(c, all, "{name}");
+        }
+    }
+    assert!(runs_on_compile_time_core("pendulum"));
+    assert!(!runs_on_compile_time_core("bouncing-body"));
+    assert!(!runs_on_compile_time_core("no-such-model"));
+    let bouncing = Scenario::defaults("bouncing-body").unwrap();
+    assert!(bouncing.visit_compiled(Shape).unwrap().is_none());
+    assert_eq!(bouncing.visit_catalogue(Shape).unwrap().1, 7);
+    let file = Scenario::from_model_file(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../models/pendulum.toml"
+    ))
+    .unwrap();
+    assert!(matches!(
+        file.visit_compiled(Shape),
+        Err(ModelError::Scenario(_))
+    ));
+}
+
 /// What the dispatch reached: name, dimensions, boundary pieces, Hamiltonian.
 struct Shape;
 impl ModelVisitor for Shape {

@@ -85,7 +85,9 @@ pub fn execute_with_progress(
             progress,
         }))?;
     }
-    // The catalogue runs on the compile-time-sized core with every method;
+    // The catalogue (but for the models registered on the run-time-sized
+    // core only, `runs_on_compile_time_core`) runs on the compile-time-sized
+    // core with every method;
     // model files of the sizes of `FAST_FILE_SIZES` with the default method
     // only (`LeanRunner`); everything else — larger files, the other
     // methods of small files, runs that track derivatives (a catalogued
@@ -98,9 +100,10 @@ pub fn execute_with_progress(
             progress,
         };
         if !scenario.is_model_file() {
-            return scenario.visit_catalogue(runner)?;
-        }
-        if let Ok(lean) = LeanRunner::new(runner)
+            if let Some(outcome) = scenario.visit_compiled(runner)? {
+                return outcome;
+            }
+        } else if let Ok(lean) = LeanRunner::new(runner)
             && let Some(outcome) = scenario.visit_file(lean)?
         {
             return outcome;

@@ -410,15 +410,17 @@ impl Scenario {
     }
 
     /// Whether [`visit`](Self::visit) can run this scenario on the
-    /// compile-time-sized core: a catalogued model, or a model file of one
-    /// of the sizes of [`FAST_FILE_SIZES`](crate::FAST_FILE_SIZES) without
-    /// forces or drives.
+    /// compile-time-sized core: a catalogued model registered there
+    /// ([`runs_on_compile_time_core`](crate::runs_on_compile_time_core)),
+    /// or a model file of one of the sizes of
+    /// [`FAST_FILE_SIZES`](crate::FAST_FILE_SIZES) without forces or
+    /// drives.
     pub fn fits_compile_time_core(&self) -> bool {
         if self.circuit.is_some() {
             return false;
         }
         match &self.file {
-            None => true,
+            None => crate::runs_on_compile_time_core(&self.model),
             Some(file) => {
                 // The compile-time core is autonomous (docs/theory.md §8.8).
                 file.forces.is_empty()
@@ -461,12 +463,39 @@ impl Scenario {
     /// [`visit`](Self::visit) for a catalogued model only: a visitor that
     /// runs an integrator is then instantiated for the catalogue alone, not
     /// for every size of [`FAST_FILE_SIZES`](crate::FAST_FILE_SIZES) too
-    /// (minutes of compile time per program).
+    /// (minutes of compile time per program). Every catalogued model is
+    /// visited, those that run on the run-time-sized core only included:
+    /// runners take [`visit_compiled`](Self::visit_compiled).
     ///
     /// # Errors
     /// As [`visit`](Self::visit); [`ModelError::Scenario`] for a scenario
     /// read from a model file.
     pub fn visit_catalogue<V: ModelVisitor>(&self, visitor: V) -> Result<V::Output, ModelError> {
+        dispatch_type(&self.model, self.catalogue_run(visitor)?)?
+    }
+
+    /// [`visit_catalogue`](Self::visit_catalogue) for the catalogued models
+    /// registered on the compile-time-sized core only
+    /// ([`runs_on_compile_time_core`](crate::runs_on_compile_time_core)):
+    /// `Ok(None)` for a model that runs on the run-time-sized core only, so
+    /// that a visitor that runs an integrator is not instantiated for it.
+    ///
+    /// # Errors
+    /// As [`visit_catalogue`](Self::visit_catalogue).
+    pub fn visit_compiled<V: ModelVisitor>(
+        &self,
+        visitor: V,
+    ) -> Result<Option<V::Output>, ModelError> {
+        crate::registry::dispatch_compiled_type(&self.model, self.catalogue_run(visitor)?)?
+            .transpose()
+    }
+
+    /// `visitor` as a visit of the catalogued model's type (built from
+    /// this scenario), checking that the scenario is one of the catalogue.
+    fn catalogue_run<V: ModelVisitor>(
+        &self,
+        visitor: V,
+    ) -> Result<CatalogueRun<'_, V>, ModelError> {
         self.not_a_circuit()?;
         if self.file.is_some() {
             return Err(ModelError::Scenario(format!(
@@ -474,24 +503,10 @@ impl Scenario {
                 self.model
             )));
         }
-        struct Run<'a, V> {
-            scenario: &'a Scenario,
-            visitor: V,
-        }
-        impl<V: ModelVisitor> ModelTypeVisitor for Run<'_, V> {
-            type Output = Result<V::Output, ModelError>;
-            fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(self) -> Self::Output {
-                let (model, setup) = build::<N, M, Mo>(self.scenario)?;
-                Ok(self.visitor.visit(&model, &setup))
-            }
-        }
-        dispatch_type(
-            &self.model,
-            Run {
-                scenario: self,
-                visitor,
-            },
-        )?
+        Ok(CatalogueRun {
+            scenario: self,
+            visitor,
+        })
     }
 
     /// Build the model — a [`FileModel`](crate::FileModel) of any size for a
@@ -648,6 +663,21 @@ impl Scenario {
             }
         }
         dispatch_type(model, FromDoc(doc))?
+    }
+}
+
+/// A [`ModelVisitor`] called with the catalogued model built from
+/// `scenario` ([`Scenario::visit_catalogue`], [`Scenario::visit_compiled`]).
+struct CatalogueRun<'a, V> {
+    scenario: &'a Scenario,
+    visitor: V,
+}
+
+impl<V: ModelVisitor> ModelTypeVisitor for CatalogueRun<'_, V> {
+    type Output = Result<V::Output, ModelError>;
+    fn visit<const N: usize, const M: usize, Mo: Model<N, M>>(self) -> Self::Output {
+        let (model, setup) = build::<N, M, Mo>(self.scenario)?;
+        Ok(self.visitor.visit(&model, &setup))
     }
 }
 
