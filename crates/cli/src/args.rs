@@ -271,8 +271,8 @@ pub struct RunArgs {
     /// do initial data written as expressions of the parameters or solved
     /// from the constraints), and in the text summary the largest entry of
     /// each. Model files (--model-file: the catalogue's parameters are
-    /// compiled-in numbers; not those with `[forces]` or drives, whose
-    /// expressions are not differentiated) and circuits (the element values
+    /// compiled-in numbers; `[forces]` are differentiated too, not a drive
+    /// that depends on a parameter) and circuits (the element values
     /// by their netlist names, e.g. L1,C2; a capacitor's initial charge c·V
     /// moves with c), with the methods --jacobian accepts, at
     /// orders 2, 4 and 6, through impacts at every order (at --order 4 and

@@ -261,6 +261,21 @@ fn the_text_summary_names_each_sensitivity() {
     assert!(plain["sensitivity"].is_null());
 }
 
+/// A file with `[forces]` (the driven pendulum: a torque `tau0 cos(w t)`):
+/// the forces are differentiated in their parameters at each step's time,
+/// against central differences of whole CLI runs.
+#[test]
+fn forced_files_have_sensitivities() {
+    let args = [
+        "run",
+        "--model-file",
+        "models/driven-pendulum.toml",
+        "--set",
+        "t_end=1.5",
+    ];
+    check(&args, &[("tau0", 11.0), ("w", 2.0), ("g", 9.81)]);
+}
+
 /// Refusals are usage errors (exit 2) that say what to do: a catalogued
 /// model names its model file; an unknown name lists the parameters;
 /// methods without a tangent map are named.

@@ -203,17 +203,29 @@ impl DynSystem for FileModel {
             .map_or_else(Vec::new, |p| p.values().to_vec())
     }
 
+    /// `L(q, v; θ)`, with the forces at `t = 0` as
+    /// [`lagrangian`](DynSystem::lagrangian) has them.
     fn lagrangian_with<S: AdScalar>(&self, q: &[S], v: &[S], theta: &[S]) -> S {
         match self.parametric() {
-            Some(p) => p.lagrangian(q, v, theta),
+            Some(p) => p.lagrangian_at(q, v, theta, 0.0),
             None => self.lagrangian(q, v),
+        }
+    }
+
+    /// `L(q, v; θ) + Σ F_i(t; θ) q_i`: the forces' expressions are
+    /// differentiated in the parameters too.
+    fn lagrangian_with_at<S: AdScalar>(&self, q: &[S], v: &[S], theta: &[S], t: f64) -> S {
+        match self.parametric() {
+            Some(p) => p.lagrangian_at(q, v, theta, t),
+            None => self.lagrangian_at(q, v, t),
         }
     }
 
     fn lagrangian_parameter_second(&self, q: &[f64], v: &[f64]) -> LagrangianParamSecond {
         match self.parametric() {
-            Some(p) => p.lagrangian_parameter_second(q, v),
-            None => diracvi_geometry::dynamic::lagrangian_parameter_second_forward(self, q, v),
+            // the reverse sweeps cover `L` alone, not the forces
+            Some(p) if !self.compiled.time_dependent() => p.lagrangian_parameter_second(q, v),
+            _ => diracvi_geometry::dynamic::lagrangian_parameter_second_forward(self, q, v),
         }
     }
 
@@ -273,10 +285,10 @@ impl NamedDynSystem for FileModel {
         let (Some(source), Some(model)) = (self.parametric.as_ref(), self.parametric()) else {
             return Err(ParameterSeedError::NotDifferentiable);
         };
-        if self.compiled.time_dependent() {
+        if model.drives_follow_parameters() {
             return Err(ParameterSeedError::Undefined {
-                reason: "a file with [forces] or drives: their expressions of time are not \
-                         differentiated in the parameters (--jacobian is available)"
+                reason: "a drive of model.drives depends on a parameter: the drives are not \
+                         differentiated in the parameters (--jacobian is available; [forces] are)"
                     .to_owned(),
             });
         }

@@ -240,12 +240,14 @@ where
     /// come from [`DynDiscreteLagrangian::parameter_rows`] (the derivatives
     /// of `L` in `θ` alone): without constraint rows and without a
     /// gyroscopic force, the step equations `π_a + D1 L_d = 0`,
-    /// `π_b = D2 L_d` depend on `θ` through `L` only. Otherwise the lifted
-    /// system ([`ParamLifted`]) differentiates the constraint, reaction and
-    /// force terms too.
+    /// `π_b = D2 L_d` depend on `θ` through `L` only; and an autonomous
+    /// system (the rows take `L` at no particular time). Otherwise the
+    /// lifted system ([`ParamLifted`]) differentiates the constraint,
+    /// reaction and force terms too, and a time-dependent `L` at the step's
+    /// time ([`DynSystem::lagrangian_with_at`]).
     fn parameter_rows_apply(&self, a: &DVector<f64>, d: &DVector<f64>) -> bool {
         let system = self.system();
-        if system.constraint_count() > 0 {
+        if system.constraint_count() > 0 || system.time_dependent() {
             return false;
         }
         let mut f = vec![0.0; a.len()];

@@ -375,6 +375,28 @@ impl Expr {
         self.constant
     }
 
+    /// Whether evaluation reads variable slot `slot`: whether the
+    /// expression, after folding its parameters and definitions, depends on
+    /// that variable at all (a structural test, exact).
+    pub fn reads_variable(&self, slot: usize) -> bool {
+        self.ops.iter().any(|op| match *op {
+            Op::LoadVar(i)
+            | Op::PushVar(i)
+            | Op::LoadSquareVar(i)
+            | Op::PushSquareVar(i)
+            | Op::LoadSinVar(i)
+            | Op::PushSinVar(i)
+            | Op::LoadCosVar(i)
+            | Op::PushCosVar(i)
+            | Op::SinCosVar { var: i, .. }
+            | Op::AddVar(i)
+            | Op::SubVar(i)
+            | Op::MulVar(i)
+            | Op::DivVar(i) => i as usize == slot,
+            _ => false,
+        })
+    }
+
     /// Number of tape instructions (0 for a constant).
     pub fn tape_len(&self) -> usize {
         self.ops.len()
@@ -486,6 +508,31 @@ mod tests {
 
     fn ops(src: &str) -> Vec<Op> {
         Expr::compile(src, &scope()).unwrap().ops.to_vec()
+    }
+
+    /// `reads_variable` sees every instruction that reads a variable (loads,
+    /// pushes, squares, sines and cosines, in-place arithmetic), and a
+    /// parameter (folded into a constant) is not a variable.
+    #[test]
+    fn reads_variable_sees_each_way_of_reading() {
+        let reads = |src: &str| {
+            let e = Expr::compile(src, &scope()).unwrap();
+            (e.reads_variable(0), e.reads_variable(1))
+        };
+        for (src, expected) in [
+            ("x", (true, false)),
+            ("a + y", (false, true)),
+            ("x^2 * a", (true, false)),
+            ("sin(y) + cos(y)", (false, true)),
+            ("cos(x) * 3", (true, false)),
+            ("a * 2 + y", (false, true)),
+            ("a - x * y", (true, true)),
+            ("a / x", (true, false)),
+            ("a", (false, false)),
+            ("3 * a + 1", (false, false)),
+        ] {
+            assert_eq!(reads(src), expected, "{src}");
+        }
     }
 
     /// The reverse sweep over dual values against forward hyper-duals: the

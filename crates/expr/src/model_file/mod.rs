@@ -555,17 +555,30 @@ impl ModelFile {
 
 /// `[forces]` as (coordinate, `F(t)`) and `model.drives` as `g_r(t)`,
 /// compiled over the slot `[t]`.
-type Forcing = (Vec<(usize, Expr)>, Vec<Expr>);
+pub(crate) type Forcing = (Vec<(usize, Expr)>, Vec<Expr>);
 
 impl ModelFile {
     /// `[forces]` and `model.drives` compiled over the one variable `t`
     /// (the parameters with their values, the definitions).
     fn compile_forcing(&self, parameters: &[(String, f64)]) -> Result<Forcing, ModelFileError> {
+        self.compile_forcing_over(&[], parameters)
+    }
+
+    /// `[forces]` and `model.drives` compiled over the variables `t` and
+    /// then `theta` (parameters as variables: the parametric compilation),
+    /// with `parameters` as values and the definitions.
+    pub(crate) fn compile_forcing_over(
+        &self,
+        theta: &[String],
+        parameters: &[(String, f64)],
+    ) -> Result<Forcing, ModelFileError> {
         if self.forces.is_empty() && self.drives.is_empty() {
             return Ok((Vec::new(), Vec::new()));
         }
         let scope_error = |e: ScopeError| self.error("forces".into(), ModelFileErrorKind::Scope(e));
-        let mut scope = Scope::with_variables(["t"]).map_err(scope_error)?;
+        let mut scope =
+            Scope::with_variables(std::iter::once("t").chain(theta.iter().map(String::as_str)))
+                .map_err(scope_error)?;
         for (name, value) in parameters {
             scope.add_parameter(name, *value).map_err(scope_error)?;
         }

@@ -45,6 +45,10 @@ pub struct ParametricModel {
     derived: Vec<(usize, Expr)>,
     initial_q: Vec<Entry>,
     initial_v: Vec<Entry>,
+    /// `[forces]` as (coordinate, `F_i(t; θ)` over `[t, θ..]`).
+    forces: Vec<(usize, Expr)>,
+    /// Whether a drive `g_r(t)` of `model.drives` depends on a parameter.
+    drives_follow_parameters: bool,
 }
 
 /// `first`, `second` and `theta` in one buffer.
@@ -120,7 +124,13 @@ impl ModelFile {
                 initial_v.push(entry(format!("initial.v[{i}]"), e)?);
             }
         }
+        let (forces, drives) = self.compile_forcing_over(&names, &[])?;
+        let drives_follow_parameters = drives
+            .iter()
+            .any(|g| (1..=names.len()).any(|slot| g.reads_variable(slot)));
         Ok(ParametricModel {
+            forces,
+            drives_follow_parameters,
             n: self.n(),
             names,
             values: values.iter().map(|&(_, v)| v).collect(),
@@ -146,9 +156,35 @@ impl ParametricModel {
         &self.values
     }
 
-    /// `L(q, v; θ)`.
+    /// `L(q, v; θ)` (without the forces: see
+    /// [`lagrangian_at`](Self::lagrangian_at)).
     pub fn lagrangian<S: AdScalar>(&self, q: &[S], v: &[S], theta: &[S]) -> S {
         self.lagrangian.eval(&joined(q, v, theta))
+    }
+
+    /// `L(q, v; θ) + Σ_i F_i(t; θ) q_i`, the file's `[forces]` with their
+    /// parameters as variables ([`CompiledModel::lagrangian_at`](super::CompiledModel::lagrangian_at)
+    /// at `θ`).
+    pub fn lagrangian_at<S: AdScalar>(&self, q: &[S], v: &[S], theta: &[S], t: f64) -> S {
+        let l = self.lagrangian(q, v, theta);
+        if self.forces.is_empty() {
+            return l;
+        }
+        // `t` as a scalar whose derivative parts are present (`θ₀ · 0 + t`).
+        let time = theta.first().map_or(S::from(t), |&x| x * 0.0 + t);
+        let mut vars = Vec::with_capacity(1 + theta.len());
+        vars.push(time);
+        vars.extend_from_slice(theta);
+        self.forces
+            .iter()
+            .fold(l, |acc, (i, f)| acc + q[*i] * f.eval(&vars))
+    }
+
+    /// Whether a drive of `model.drives` depends on a parameter: the
+    /// derivatives of a run in the parameters then need the drive's, which
+    /// are not taken.
+    pub fn drives_follow_parameters(&self) -> bool {
+        self.drives_follow_parameters
     }
 
     /// `∂L/∂θ`, `∂²L/∂θ∂q` and `∂²L/∂θ∂v` at `(q, v)` and the parameter

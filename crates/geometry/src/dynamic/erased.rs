@@ -45,6 +45,8 @@ pub trait ScalarHooks<S> {
     fn erased_constraint_row(&self, r: usize, q: &[S], a: &mut [S]);
     /// [`DynSystem::lagrangian_with`].
     fn erased_lagrangian_with(&self, q: &[S], v: &[S], theta: &[S]) -> S;
+    /// [`DynSystem::lagrangian_with_at`].
+    fn erased_lagrangian_with_at(&self, q: &[S], v: &[S], theta: &[S], t: f64) -> S;
     /// [`DynSystem::constraint_forms_with`].
     fn erased_constraint_forms_with(&self, q: &[S], theta: &[S], a: &mut [S]);
     /// [`DynSystem::boundary_with`].
@@ -91,6 +93,9 @@ impl<T: DynSystem, S: AdScalar> ScalarHooks<S> for T {
     }
     fn erased_lagrangian_with(&self, q: &[S], v: &[S], theta: &[S]) -> S {
         self.lagrangian_with(q, v, theta)
+    }
+    fn erased_lagrangian_with_at(&self, q: &[S], v: &[S], theta: &[S], t: f64) -> S {
+        self.lagrangian_with_at(q, v, theta, t)
     }
     fn erased_constraint_forms_with(&self, q: &[S], theta: &[S], a: &mut [S]) {
         self.constraint_forms_with(q, theta, a)
@@ -443,6 +448,17 @@ impl<O: ErasedSystem + ?Sized> DynSystem for Erased<'_, O> {
             ScalarHooks::<T>::erased_lagrangian_with(self.0, cast(q), cast(v), cast(theta))
         )))
     }
+    fn lagrangian_with_at<S: AdScalar>(&self, q: &[S], v: &[S], theta: &[S], t: f64) -> S {
+        core_scalars!(dispatch!(S, T => back::<T, S>(
+            ScalarHooks::<T>::erased_lagrangian_with_at(
+                self.0,
+                cast(q),
+                cast(v),
+                cast(theta),
+                t
+            )
+        )))
+    }
     fn constraint_forms_with<S: AdScalar>(&self, q: &[S], theta: &[S], a: &mut [S]) {
         core_scalars!(
             dispatch!(S, T => ScalarHooks::<T>::erased_constraint_forms_with(
@@ -556,6 +572,9 @@ mod tests {
         fn lagrangian_with<S: AdScalar>(&self, q: &[S], v: &[S], theta: &[S]) -> S {
             self.lagrangian(q, v) * theta[0]
         }
+        fn lagrangian_with_at<S: AdScalar>(&self, q: &[S], v: &[S], theta: &[S], t: f64) -> S {
+            self.lagrangian_with(q, v, theta) + q[0] * theta[0] * t
+        }
         fn boundary_with<S: AdScalar>(&self, j: usize, q: &[S], theta: &[S]) -> S {
             self.boundary(j, q) - theta[0]
         }
@@ -580,6 +599,10 @@ mod tests {
         assert_eq!(
             erased.lagrangian_with(&q, &v, &th),
             direct.lagrangian_with(&q, &v, &th)
+        );
+        assert_eq!(
+            erased.lagrangian_with_at(&q, &v, &th, 0.4),
+            direct.lagrangian_with_at(&q, &v, &th, 0.4)
         );
         assert_eq!(
             erased.boundary_with(0, &q, &th),
