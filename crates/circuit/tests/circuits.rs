@@ -460,8 +460,10 @@ fn ladder_normal_modes_at_second_order() {
 /// A 1000-cell ladder: the discrete energy stays bounded with no drift
 /// (and the scheme's exactly conserved quadratic form, `Σ p_L²/(2ℓ) +
 /// Σ q_C,k q_C,k+1/(2c)` for this linear circuit, is conserved to
-/// round-off), Kirchhoff residuals ≤ 1e-12, over 10⁵ steps (about 15 s in
-/// the dev profile: about 150 µs per step, docs/theory.md §8.6).
+/// round-off), Kirchhoff residuals ≤ 1e-12, over 10⁵ steps (about 90 s in
+/// the dev profile on the slower 2-core machine, 0.9 ms per step, where a
+/// release step takes about 0.16 ms: the longest test of the workspace;
+/// docs/theory.md §8.6).
 #[test]
 fn long_ladder_energy_bounded_and_kirchhoff_exact() {
     let cells = 1000;
