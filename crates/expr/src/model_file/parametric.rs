@@ -171,13 +171,10 @@ impl ParametricModel {
             return l;
         }
         // `t` as a scalar whose derivative parts are present (`θ₀ · 0 + t`).
-        let time = theta.first().map_or(S::from(t), |&x| x * 0.0 + t);
-        let mut vars = Vec::with_capacity(1 + theta.len());
-        vars.push(time);
-        vars.extend_from_slice(theta);
+        let time = [theta.first().map_or(S::from(t), |&x| x * 0.0 + t)];
         self.forces
             .iter()
-            .fold(l, |acc, (i, f)| acc + q[*i] * f.eval(&vars))
+            .fold(l, |acc, (i, f)| acc + q[*i] * f.eval_split(&time, theta))
     }
 
     /// Whether a drive of `model.drives` depends on a parameter: the
