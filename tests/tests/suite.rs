@@ -13,8 +13,6 @@ mod gyroscopic;
 mod hamiltonian_impacts;
 mod impacts;
 mod large_models;
-mod long_horizons;
-mod long_run_energy;
 mod model_defaults;
 mod model_file_functions;
 mod model_files;
@@ -31,7 +29,7 @@ fn every_test_file_is_a_module() {
     use std::fs;
     use std::path::Path;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut dirs = vec![root.join("tests/tests")];
+    let mut dirs = vec![root.join("tests/tests"), root.join("tests/long/tests")];
     for entry in fs::read_dir(root.join("crates")).unwrap() {
         let tests = entry.unwrap().path().join("tests");
         if tests.join("suite.rs").is_file() {

@@ -7,7 +7,7 @@
 //! (−) stepper backward in time and a coupled system of 12 coordinates with
 //! 3 nonholonomic rows (two chunks of derivative directions). (A native
 //! `DynSystem` chain of 50 bodies keeping its energy and its constraint is
-//! in tests/tests/long_horizons.rs, at opt-level 1.)
+//! in tests/long/tests/long_horizons.rs, at opt-level 2.)
 //!
 //! `cargo test -p diracvi-discrete-dirac-tests --test suite dyn_lagrange_dirac:: -- --nocapture`
 //! prints the time per step of both cores.

@@ -1,7 +1,7 @@
 //! The midpoint discretization on a smooth unconstrained system: the Kepler
 //! problem against its exact solution (Kepler's equation). Second order in
-//! `q` and `p` (the energy over 10^6 steps: tests/tests/long_horizons.rs,
-//! at opt-level 1).
+//! `q` and `p` (the energy over 10^6 steps: tests/long/tests/long_horizons.rs,
+//! at opt-level 2).
 
 use crate::common;
 use common::{KEPLER_A as A, KEPLER_E as E, Kepler, fitted_order, kepler_exact, kepler_pericenter};

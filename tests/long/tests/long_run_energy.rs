@@ -47,15 +47,15 @@
 //!    order 2 and the triple jump of order 4; the Lagrange top's nutation
 //!    period converges like `h²`; the heavy top bouncing inside a cone
 //!    about the vertical keeps both momenta through its impacts. The two
-//!    runs of 10⁵ steps take about 7 s each in the debug test profile
-//!    (10⁶ steps would take ~70 s each, so 10⁵); with the shorter ones,
-//!    section 5 adds about 25 s of test time.
+//!    runs of 10⁵ steps take about 6 s each in the test profile (this
+//!    package compiles at opt-level 2; 10⁶ steps would take a minute each,
+//!    so 10⁵); with the shorter ones, section 5 adds about 15 s of test time.
 //!
-//! The full-size runs (5.3 million steps in all, plus 10⁶ composed ones) take about 6 s in the test
-//! profile and run with the suite; print their figures with
+//! The full-size runs (5.3 million steps in all, plus 10⁶ composed ones) take about 30 s
+//! in the test profile and run with the suite; print their figures with
 //!
 //! ```text
-//! cargo test --release -p diracvi-tests --test long_run_energy -- --nocapture
+//! cargo test --release -p diracvi-long-tests --test suite long_run_energy:: -- --nocapture
 //! ```
 //!
 //! The `_short` tests are the same checks on shorter horizons and larger
@@ -471,7 +471,7 @@ fn kepler_composed_run(h: f64, steps: usize) -> EnergyStats {
 /// 2·10⁴ steps at h = 1e-1 and 5e-2 for the order: the energy error stays
 /// within `2e-4` (measured 9.2e-5), shrinks like `h⁴` (fitted order of
 /// `max |ΔE|` ≥ 3.7, measured 4.06) and does not drift: `|drift| · T ≤
-/// 1e-2 max |ΔE|` (measured 5e-6). About 6 s in the test profile.
+/// 1e-2 max |ΔE|` (measured 5e-6). About 7 s in the test profile.
 #[test]
 fn kepler_composed_energy_bounded_no_drift() {
     let (a, b) = (
@@ -975,7 +975,7 @@ fn plus_system<Sy: System<4, 1> + Clone, Dm: DiscretizationMap<4>>(
 #[test]
 fn heavy_top_model_file_runs_and_keeps_its_momenta() {
     use diracvi_run::{Discard, RunPlan, Scenario, execute, step_count};
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../models/heavy-top.toml");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/heavy-top.toml");
     let scenario = Scenario::from_model_file(std::path::Path::new(path)).unwrap();
     let steps = step_count(&scenario, None).unwrap();
     let outcome = execute(&scenario, RunPlan::new(steps), &mut Discard).unwrap();

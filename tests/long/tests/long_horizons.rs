@@ -1,12 +1,12 @@
 //! The long horizons of the discrete-dirac tests (10^6 steps of the Kepler
 //! problem and of the nonholonomic pendulum without its wall, a chain of 50
-//! bodies), here in the workspace test package at opt-level 1: the
+//! bodies), here in the long-horizon test package at opt-level 2: the
 //! discrete-dirac suite (`crates/discrete-dirac/tests`) compiles at
 //! opt-level 0, where these would take minutes (workspace Cargo.toml, "Test
 //! suites at opt-level 0"). The systems are that suite's
 //! (`crates/discrete-dirac/tests/common`).
 
-#[path = "../../crates/discrete-dirac/tests/common/mod.rs"]
+#[path = "../../../crates/discrete-dirac/tests/common/mod.rs"]
 mod common;
 
 use common::{
@@ -23,7 +23,7 @@ use std::time::Instant;
 /// 10^6 midpoint steps of the eccentric Kepler orbit (h = 0.01, ≈ 1590
 /// periods): the energy error oscillates, bounded, with no fitted drift.
 /// Figures:
-/// `cargo test --release -p diracvi-tests --test suite long_horizons:: -- --nocapture`.
+/// `cargo test --release -p diracvi-long-tests --test suite long_horizons:: -- --nocapture`.
 #[test]
 fn kepler_midpoint_energy_over_a_million_steps() {
     let (q0, v0) = kepler_pericenter(A, E);
@@ -89,7 +89,7 @@ fn kepler_midpoint_energy_over_a_million_steps() {
 /// (upwards, as \[VCI\] Fig. 4 shows "a slight increase"); the midpoint scheme
 /// (midpoint constraint) is shown for comparison. About 5 s in the test
 /// profile; figures:
-/// `cargo test --release -p diracvi-tests --test suite long_horizons:: -- --nocapture`.
+/// `cargo test --release -p diracvi-long-tests --test suite long_horizons:: -- --nocapture`.
 #[test]
 fn pendulum_without_wall_energy_over_a_million_steps() {
     let pend = Pendulum::default();
