@@ -1,14 +1,12 @@
 //! The 1000-cell LC ladder over 10⁵ steps (moved here from
 //! crates/circuit/tests/circuits.rs, where it took 80–90 s at the circuit
-//! package's opt-level 1; here its stepper compiles at opt-level 2).
+//! package's opt-level 1). `Circuit::simulate` is generic over its observer,
+//! so its step loop is compiled in the calling package: here, at opt-level 2.
 
 use diracvi_circuit::Circuit;
 use diracvi_circuit::netlist::Netlist;
-use diracvi_discrete_dirac::Direction;
-use diracvi_discrete_dirac::dynamic::dyn_advance;
 use diracvi_geometry::Discretization;
 use std::f64::consts::PI;
-use std::time::Instant;
 
 /// A 1000-cell ladder: the discrete energy stays bounded with no drift
 /// (and the scheme's exactly conserved quadratic form, `Σ p_L²/(2ℓ) +
@@ -35,39 +33,31 @@ fn long_ladder_energy_bounded_and_kirchhoff_exact() {
     let inds: Vec<usize> = (0..circuit.coordinates())
         .filter(|&i| circuit.element_of(i).name.starts_with('L'))
         .collect();
-    // The step loop of `Circuit::simulate`, written out so that the stepper
-    // is instantiated (and optimised) in this package rather than run as
-    // compiled in the circuit library at opt-level 1.
-    let mut stepper = circuit.stepper(Discretization::Forward, Direction::Forward);
-    let mut state = circuit.initial_state();
     // Capacitor charges of the previous state.
-    let mut previous: Vec<f64> = caps.iter().map(|&i| state.q[i]).collect();
+    let mut previous: Option<Vec<f64>> = None;
     let mut modified = Vec::with_capacity(steps);
-    let (mut e0, mut e_min, mut e_max, mut e_last) =
-        (f64::NAN, f64::INFINITY, f64::NEG_INFINITY, f64::NAN);
-    let mut kirchhoff: f64 = 0.0;
-    let start = Instant::now();
-    for k in 0..steps {
-        let out = dyn_advance(&mut stepper, &state, h).unwrap();
-        state = out.to;
-        if k == 0 {
-            e0 = out.energy;
-        }
-        (e_min, e_max, e_last) = (e_min.min(out.energy), e_max.max(out.energy), out.energy);
-        kirchhoff = kirchhoff.max(out.constraint_residual);
-        let s = &state;
-        let kinetic: f64 = inds.iter().map(|&i| s.p[i] * s.p[i] / (2.0 * l)).sum();
-        let mut potential = 0.0;
-        for (&i, qp) in caps.iter().zip(previous.iter_mut()) {
-            potential += *qp * s.q[i] / (2.0 * c);
-            *qp = s.q[i];
-        }
-        modified.push(kinetic + potential);
-    }
-    let solve_time = start.elapsed();
-    let spread = (e_max - e_min) / e0;
+    let run = circuit
+        .simulate(Discretization::Forward, h, steps, 1, |s| {
+            let prev = previous.get_or_insert_with(|| caps.iter().map(|&i| s.q[i]).collect());
+            let kinetic: f64 = inds.iter().map(|&i| s.p[i] * s.p[i] / (2.0 * l)).sum();
+            let mut potential = 0.0;
+            for (&i, qp) in caps.iter().zip(prev.iter_mut()) {
+                potential += *qp * s.q[i] / (2.0 * c);
+                *qp = s.q[i];
+            }
+            if s.t > 0.0 {
+                modified.push(kinetic + potential);
+            }
+        })
+        .unwrap();
+    let e0 = run.energy_initial;
+    let spread = (run.energy_max - run.energy_min) / e0;
     assert!(spread < 0.1, "energy spread {spread}");
-    assert!(kirchhoff <= 1e-12, "{kirchhoff}");
+    assert!(
+        run.max_kirchhoff_residual <= 1e-12,
+        "{}",
+        run.max_kirchhoff_residual
+    );
     // Least-squares drift of the conserved form over the run.
     let m = modified.len() as f64;
     let tm = (m - 1.0) / 2.0;
@@ -84,8 +74,8 @@ fn long_ladder_energy_bounded_and_kirchhoff_exact() {
         / mean;
     println!(
         "{cells} cells, {steps} steps: E_d spread {spread:.3e}, conserved form: fitted drift {drift:.3e}, spread {spread_modified:.3e}; Kirchhoff {:.3e}; solve {:.2} s",
-        kirchhoff,
-        solve_time.as_secs_f64()
+        run.max_kirchhoff_residual,
+        run.solve_time.as_secs_f64()
     );
     assert!(drift.abs() < 1e-11, "fitted relative drift {drift:e}");
     assert!(
@@ -93,6 +83,6 @@ fn long_ladder_energy_bounded_and_kirchhoff_exact() {
         "modified energy spread {spread_modified:e}"
     );
     // The discrete energy itself: no drift beyond its bounded oscillation.
-    let half = e_last - e0;
+    let half = run.energy_final - e0;
     assert!(half.abs() / e0 < spread.max(1e-12), "{half}");
 }
