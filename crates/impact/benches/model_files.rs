@@ -176,5 +176,67 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+/// The fast path by size: each model file shipped in `models/` whose size
+/// `(n, m)` is in [`FAST_FILE_SIZES`](diracvi_models::FAST_FILE_SIZES), on
+/// the compile-time-sized core (what the runner takes) and on the
+/// run-time-sized core, over at most 20 000 steps of its default run: what
+/// the compile-time instantiation of that size buys (docs/theory.md §11.5).
+fn by_size(c: &mut Criterion) {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models");
+    for name in [
+        "driven-pendulum",
+        "double-pendulum",
+        "sleigh",
+        "heavy-top",
+        "disk-wall",
+        "chaplygin-sphere",
+    ] {
+        let file = Scenario::from_model_file(format!("{dir}/{name}.toml")).unwrap();
+        let t_end = file.t_end.min(file.h * 20_000.0);
+        let steps = (t_end / file.h).round();
+        let size = describe_size(&file);
+        let label = |how: &str| format!("{name}_{how}");
+        let Some((s, ns)) = file
+            .visit_file(Static {
+                c: &mut *c,
+                label: label("file_sized"),
+                t_end,
+            })
+            .unwrap()
+        else {
+            eprintln!("{name} {size:?}: no compile-time instantiation");
+            continue;
+        };
+        let (f, nf) = file
+            .visit_dyn(Dynamic {
+                c: &mut *c,
+                label: label("file"),
+                t_end,
+            })
+            .unwrap();
+        assert_eq!(ns, nf, "{name}: the two cores find the same impacts");
+        let us = |x: f64| x / steps * 1e6;
+        eprintln!(
+            "{name} (n, m) = {size:?}, {steps} steps, {ns} impacts: compile-time core {:.3} µs/step, \
+             run-time core {:.3} µs/step ({:.2}×)",
+            us(s),
+            us(f),
+            f / s
+        );
+    }
+}
+
+/// `(n, m)` of a model file's scenario.
+fn describe_size(file: &Scenario) -> (usize, usize) {
+    struct Size;
+    impl DynModelVisitor for Size {
+        type Output = (usize, usize);
+        fn visit<Mo: NamedDynSystem>(self, model: &Mo, _setup: &DynRunSetup) -> (usize, usize) {
+            (model.coordinate_count(), model.constraint_count())
+        }
+    }
+    file.visit_dyn(Size).unwrap()
+}
+
+criterion_group!(benches, bench, by_size);
 criterion_main!(benches);
