@@ -690,7 +690,15 @@ fn twelve_coordinates_three_rows_over_two_chunks_are_bit_equal() {
         (Discretization::Midpoint, ConstraintDiscretization::Midpoint),
     ] {
         let setup = Setup::new(map, cd);
-        let out = compare::<_, 12, 3>(&format!("coupled 12×3 ({map})"), C {}, setup, s0, 5e-3, 500);
+        // 2.5 s in 200 steps (the test crate runs unoptimised)
+        let out = compare::<_, 12, 3>(
+            &format!("coupled 12×3 ({map})"),
+            C {},
+            setup,
+            s0,
+            1.25e-2,
+            200,
+        );
         assert!(
             state_diff(&s0, out.states.last().unwrap()) > 0.05,
             "it moves"
@@ -702,8 +710,8 @@ fn twelve_coordinates_three_rows_over_two_chunks_are_bit_equal() {
         C {},
         setup.symmetric(),
         s0,
-        5e-3,
-        500,
+        1.25e-2,
+        200,
     );
 }
 
