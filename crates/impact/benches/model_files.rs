@@ -139,21 +139,8 @@ fn bench(c: &mut Criterion) {
                 t_end,
             })
             .unwrap();
-        let (s, ns) = file
-            .visit_file(Static {
-                c: &mut *c,
-                label: label("file_sized"),
-                t_end,
-            })
-            .unwrap()
+        let ((s, ns), (f, nf)) = file_on_both_cores(c, name, &file, t_end)
             .expect("the pendulum and the ellipse files have a compile-time instantiation");
-        let (f, nf) = file
-            .visit_dyn(Dynamic {
-                c: &mut *c,
-                label: label("file"),
-                t_end,
-            })
-            .unwrap();
         assert_eq!(
             (na, na, na),
             (nb, ns, nf),
@@ -176,6 +163,35 @@ fn bench(c: &mut Criterion) {
     }
 }
 
+/// Best wall time (s) and impact count of a timed run.
+type Timed = (f64, usize);
+
+/// A model file's run to `t_end` timed on the compile-time-sized core (`None`
+/// when its size has no instantiation there) and on the run-time-sized core.
+fn file_on_both_cores(
+    c: &mut Criterion,
+    name: &str,
+    file: &Scenario,
+    t_end: f64,
+) -> Option<(Timed, Timed)> {
+    let label = |how: &str| format!("{name}_{how}");
+    let sized = file
+        .visit_file(Static {
+            c: &mut *c,
+            label: label("file_sized"),
+            t_end,
+        })
+        .unwrap()?;
+    let dynamic = file
+        .visit_dyn(Dynamic {
+            c,
+            label: label("file"),
+            t_end,
+        })
+        .unwrap();
+    Some((sized, dynamic))
+}
+
 /// The fast path by size: each model file shipped in `models/` whose size
 /// `(n, m)` is in [`FAST_FILE_SIZES`](diracvi_models::FAST_FILE_SIZES), on
 /// the compile-time-sized core (what the runner takes) and on the
@@ -195,25 +211,10 @@ fn by_size(c: &mut Criterion) {
         let t_end = file.t_end.min(file.h * 20_000.0);
         let steps = (t_end / file.h).round();
         let size = describe_size(&file);
-        let label = |how: &str| format!("{name}_{how}");
-        let Some((s, ns)) = file
-            .visit_file(Static {
-                c: &mut *c,
-                label: label("file_sized"),
-                t_end,
-            })
-            .unwrap()
-        else {
+        let Some(((s, ns), (f, nf))) = file_on_both_cores(c, name, &file, t_end) else {
             eprintln!("{name} {size:?}: no compile-time instantiation");
             continue;
         };
-        let (f, nf) = file
-            .visit_dyn(Dynamic {
-                c: &mut *c,
-                label: label("file"),
-                t_end,
-            })
-            .unwrap();
         assert_eq!(ns, nf, "{name}: the two cores find the same impacts");
         let us = |x: f64| x / steps * 1e6;
         eprintln!(
