@@ -61,7 +61,7 @@ for method in trap gear; do
 done
 
 cd "$here"
-cargo build --release -q -p diracvi-circuit --example ladder_energy
+cargo build --release -q -p diracvi-circuit-tests --example ladder_energy
 for disc in forward midpoint; do
   "${CARGO_TARGET_DIR:-$here/target}/release/examples/ladder_energy" "$cells" "$mode" "$periods" "$per_period" "$disc"
 done

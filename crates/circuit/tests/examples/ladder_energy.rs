@@ -1,7 +1,7 @@
 //! Energy error and wall time of an LC ladder run, for the ngspice
 //! comparison (`scripts/ngspice_ladder.sh`).
 //!
-//! `cargo run --release -p diracvi-circuit --example ladder_energy -- CELLS MODE PERIODS STEPS_PER_PERIOD [forward|midpoint]`
+//! `cargo run --release -p diracvi-circuit-tests --example ladder_energy -- CELLS MODE PERIODS STEPS_PER_PERIOD [forward|midpoint]`
 //!
 //! Prints one line: discretization, steps, h, the largest relative
 //! deviation of the discrete energy from its first value over the run, the
