@@ -3,7 +3,10 @@
 //! four ways — compiled and from its file on the compile-time-sized core
 //! (what the runner takes for these sizes), and both on the run-time-sized
 //! core (docs/theory.md §11) — and the ratios of their wall times (issue #27
-//! bar: file ≤ 1.3 × compiled).
+//! bar: file ≤ 1.3 × compiled). After criterion's figures, the ways run in
+//! interleaved rounds (order rotated each round); the bench prints each
+//! way's median and the ratio of medians with the quartiles of the
+//! per-round ratios, so that the machine's drift falls on every way alike.
 //!
 //! `cargo bench -p diracvi-impact --bench model_files`
 
@@ -70,50 +73,106 @@ fn dyn_run<Mo: NamedDynSystem>(model: &Mo, setup: &DynRunSetup, t_end: f64) -> u
     .len()
 }
 
-/// Criterion's figure plus the best of five timed runs (s).
-fn time(c: &mut Criterion, label: &str, mut run: impl FnMut() -> usize) -> (f64, usize) {
-    let mut g = c.benchmark_group("model_files");
-    g.sample_size(10);
-    g.bench_function(label, |b| b.iter(&mut run));
-    g.finish();
-    let impacts = run();
-    let best = (0..5)
-        .map(|_| {
-            let t0 = Instant::now();
-            run();
-            t0.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min);
-    (best, impacts)
+/// A run to `t_end` that returns its impact count.
+type Run<'a> = &'a mut dyn FnMut() -> usize;
+
+/// Interleaved rounds after criterion's runs: each round times every way
+/// once, in an order rotated from round to round, so that the machine's
+/// drift falls on all ways alike.
+const ROUNDS: usize = 21;
+
+/// One way of running, behind a call that is never inlined, so that
+/// `valgrind --tool=callgrind` over `--bench model_files --list` counts each
+/// way's instructions apart (inclusive cost of `way`).
+#[inline(never)]
+fn way(run: Run<'_>) -> usize {
+    run()
 }
 
-struct Static<'a> {
-    c: &'a mut Criterion,
-    label: String,
+/// Criterion's figure for each way, then [`ROUNDS`] interleaved timed
+/// rounds; returns each way's wall times (s, one per round) and its impact
+/// count.
+fn interleaved(
+    c: &mut Criterion,
+    labels: &[String],
+    runs: &mut [Run<'_>],
+) -> Vec<(Vec<f64>, usize)> {
+    let mut g = c.benchmark_group("model_files");
+    g.sample_size(10);
+    for (label, run) in labels.iter().zip(runs.iter_mut()) {
+        g.bench_function(label, |b| b.iter(|| way(&mut **run)));
+    }
+    g.finish();
+    let mut out: Vec<(Vec<f64>, usize)> = runs
+        .iter_mut()
+        .map(|r| (Vec::new(), way(&mut **r)))
+        .collect();
+    for round in 0..ROUNDS {
+        for i in 0..runs.len() {
+            let w = (i + round) % runs.len();
+            let t0 = Instant::now();
+            way(&mut *runs[w]);
+            out[w].0.push(t0.elapsed().as_secs_f64());
+        }
+    }
+    out
+}
+
+/// The median of `x`.
+fn median(x: &[f64]) -> f64 {
+    let mut v = x.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+/// `a ÷ b` as the ratio of medians with the spread of the per-round ratios
+/// (their quartiles): `"1.23× [1.18–1.27]"`.
+fn ratio(a: &[f64], b: &[f64]) -> String {
+    let mut r: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
+    r.sort_by(f64::total_cmp);
+    let q = |f: f64| r[((r.len() - 1) as f64 * f).round() as usize];
+    format!(
+        "{:.2}× [{:.2}–{:.2}]",
+        median(a) / median(b),
+        q(0.25),
+        q(0.75)
+    )
+}
+
+/// Hands the run of a model on the compile-time-sized core to `k`.
+struct Static<'k> {
     t_end: f64,
+    k: &'k mut dyn FnMut(Run<'_>),
 }
 
 impl ModelVisitor for Static<'_> {
-    type Output = (f64, usize);
+    type Output = ();
     fn visit<const N: usize, const M: usize, Mo: NamedSystem<N, M>>(
         self,
         model: &Mo,
         setup: &RunSetup<N>,
-    ) -> (f64, usize) {
-        time(self.c, &self.label, || static_run(model, setup, self.t_end))
+    ) {
+        let t_end = self.t_end;
+        (self.k)(&mut || static_run(model, setup, t_end))
     }
 }
 
-struct Dynamic<'a> {
-    c: &'a mut Criterion,
-    label: String,
+/// Hands the run of a model on the run-time-sized core to `k`.
+struct Dynamic<'k> {
     t_end: f64,
+    k: &'k mut dyn FnMut(Run<'_>),
 }
 
 impl DynModelVisitor for Dynamic<'_> {
-    type Output = (f64, usize);
-    fn visit<Mo: NamedDynSystem>(self, model: &Mo, setup: &DynRunSetup) -> (f64, usize) {
-        time(self.c, &self.label, || dyn_run(model, setup, self.t_end))
+    type Output = ();
+    fn visit<Mo: NamedDynSystem>(self, model: &Mo, setup: &DynRunSetup) {
+        let t_end = self.t_end;
+        (self.k)(&mut || dyn_run(model, setup, t_end))
     }
 }
 
@@ -123,80 +182,76 @@ fn bench(c: &mut Criterion) {
         let compiled = Scenario::defaults(name).unwrap();
         let file = Scenario::from_model_file(format!("{dir}/{name}.toml")).unwrap();
         let steps = (t_end / compiled.h).round();
-        let label = |how: &str| format!("{name}_{how}");
-        let (a, na) = compiled
+        let labels: Vec<String> = ["compiled", "compiled_dyn", "file_sized", "file"]
+            .iter()
+            .map(|how| format!("{name}_{how}"))
+            .collect();
+        let mut result = None;
+        compiled
             .visit_compiled(Static {
-                c: &mut *c,
-                label: label("compiled"),
                 t_end,
+                k: &mut |a| {
+                    compiled
+                        .visit_dyn(Dynamic {
+                            t_end,
+                            k: &mut |b| {
+                                file.visit_file(Static {
+                                    t_end,
+                                    k: &mut |s| {
+                                        file.visit_dyn(Dynamic {
+                                            t_end,
+                                            k: &mut |f| {
+                                                result = Some(interleaved(
+                                                    c,
+                                                    &labels,
+                                                    &mut [&mut *a, &mut *b, &mut *s, f],
+                                                ));
+                                            },
+                                        })
+                                        .unwrap();
+                                    },
+                                })
+                                .unwrap()
+                                .expect("the pendulum and the ellipse files have a compile-time instantiation");
+                            },
+                        })
+                        .unwrap();
+                },
             })
             .unwrap()
             .expect("the pendulum and the ellipse run on the compile-time core");
-        let (b, nb) = compiled
-            .visit_dyn(Dynamic {
-                c: &mut *c,
-                label: label("compiled_dyn"),
-                t_end,
-            })
-            .unwrap();
-        let ((s, ns), (f, nf)) = file_on_both_cores(c, name, &file, t_end)
-            .expect("the pendulum and the ellipse files have a compile-time instantiation");
-        assert_eq!(
-            (na, na, na),
-            (nb, ns, nf),
-            "{name}: the four runs find the same impacts"
+        let w = result.unwrap();
+        let impacts: Vec<usize> = w.iter().map(|x| x.1).collect();
+        assert!(
+            impacts.iter().all(|&n| n == impacts[0]),
+            "{name}: the four runs find the same impacts: {impacts:?}"
         );
-        let us = |x: f64| x / steps * 1e6;
+        let us = |x: &[f64]| median(x) / steps * 1e6;
+        let [a, b, s, f] = [&w[0].0, &w[1].0, &w[2].0, &w[3].0];
         eprintln!(
-            "{name} {t_end} s ({steps} steps, {na} impacts): compiled {:.3} µs/step; \
-             file on the compile-time core (what the runner takes) {:.3} µs/step ({:.2}×); \
-             on the run-time core: compiled {:.3} µs/step ({:.2}×), file {:.3} µs/step \
-             ({:.2}× compiled; issue #27 target ≤ 1.3)",
+            "{name} {t_end} s ({steps} steps, {} impacts; medians of {ROUNDS} interleaved \
+             rounds, [quartiles] of the per-round ratios): compiled {:.3} µs/step; file on \
+             the compile-time core (what the runner takes) {:.3} µs/step, {} (issue #27 \
+             target ≤ 1.3); on the run-time core: compiled {:.3} µs/step, {}, file {:.3} \
+             µs/step, {} compiled",
+            impacts[0],
             us(a),
             us(s),
-            s / a,
+            ratio(s, a),
             us(b),
-            b / a,
+            ratio(b, a),
             us(f),
-            f / a
+            ratio(f, a)
         );
     }
-}
-
-/// Best wall time (s) and impact count of a timed run.
-type Timed = (f64, usize);
-
-/// A model file's run to `t_end` timed on the compile-time-sized core (`None`
-/// when its size has no instantiation there) and on the run-time-sized core.
-fn file_on_both_cores(
-    c: &mut Criterion,
-    name: &str,
-    file: &Scenario,
-    t_end: f64,
-) -> Option<(Timed, Timed)> {
-    let label = |how: &str| format!("{name}_{how}");
-    let sized = file
-        .visit_file(Static {
-            c: &mut *c,
-            label: label("file_sized"),
-            t_end,
-        })
-        .unwrap()?;
-    let dynamic = file
-        .visit_dyn(Dynamic {
-            c,
-            label: label("file"),
-            t_end,
-        })
-        .unwrap();
-    Some((sized, dynamic))
 }
 
 /// The fast path by size: each model file shipped in `models/` whose size
 /// `(n, m)` is in [`FAST_FILE_SIZES`](diracvi_models::FAST_FILE_SIZES), on
 /// the compile-time-sized core (what the runner takes) and on the
-/// run-time-sized core, over at most 20 000 steps of its default run: what
-/// the compile-time instantiation of that size buys (docs/theory.md §11.5).
+/// run-time-sized core, over at most 20 000 steps of its default run,
+/// interleaved: what the compile-time instantiation of that size buys
+/// (docs/theory.md §11.5).
 fn by_size(c: &mut Criterion) {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models");
     for name in [
@@ -211,18 +266,37 @@ fn by_size(c: &mut Criterion) {
         let t_end = file.t_end.min(file.h * 20_000.0);
         let steps = (t_end / file.h).round();
         let size = describe_size(&file);
-        let Some(((s, ns), (f, nf))) = file_on_both_cores(c, name, &file, t_end) else {
+        let labels = [format!("{name}_file_sized"), format!("{name}_file")];
+        let mut result = None;
+        let sized = file
+            .visit_file(Static {
+                t_end,
+                k: &mut |s| {
+                    file.visit_dyn(Dynamic {
+                        t_end,
+                        k: &mut |f| result = Some(interleaved(c, &labels, &mut [&mut *s, f])),
+                    })
+                    .unwrap();
+                },
+            })
+            .unwrap();
+        let (Some(()), Some(w)) = (sized, result) else {
             eprintln!("{name} {size:?}: no compile-time instantiation");
             continue;
         };
-        assert_eq!(ns, nf, "{name}: the two cores find the same impacts");
-        let us = |x: f64| x / steps * 1e6;
+        assert_eq!(
+            w[0].1, w[1].1,
+            "{name}: the two cores find the same impacts"
+        );
+        let us = |x: &[f64]| median(x) / steps * 1e6;
         eprintln!(
-            "{name} (n, m) = {size:?}, {steps} steps, {ns} impacts: compile-time core {:.3} µs/step, \
-             run-time core {:.3} µs/step ({:.2}×)",
-            us(s),
-            us(f),
-            f / s
+            "{name} (n, m) = {size:?}, {steps} steps, {} impacts: compile-time core \
+             {:.3} µs/step, run-time core {:.3} µs/step ({} the compile-time core; \
+             medians of {ROUNDS} interleaved rounds)",
+            w[0].1,
+            us(&w[0].0),
+            us(&w[1].0),
+            ratio(&w[1].0, &w[0].0)
         );
     }
 }
