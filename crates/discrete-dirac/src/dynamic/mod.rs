@@ -389,11 +389,16 @@ pub fn dyn_advance<St: DynSubStepper + ?Sized>(
     let (energy, constraint_residual) = stepper
         .measures(from.t, &from.q, &s, h)
         .map_err(|source| StepError::Geometry { t: from.t, source })?;
+    // The momentum in place: no new vector, and forward no pass over it.
+    let mut p = s.pi_b;
+    if stepper.direction() == Direction::Backward {
+        p *= sign;
+    }
     Ok(DynStepOutput {
         to: DynState {
             t: from.t + sign * h,
             q: s.b,
-            p: s.pi_b * sign,
+            p,
         },
         energy,
         constraint_residual,
