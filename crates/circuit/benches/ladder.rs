@@ -11,7 +11,9 @@
 //!
 //! Afterwards a plain timing of 200 steps per size prints steps/s, the
 //! fitted scaling exponent `t_step ∝ cells^α` and the ratio of the time per
-//! step at 10 000 and 1 000 cells (required ≤ 15), and the time per step
+//! step at 10 000 and 1 000 cells (required ≤ 15), the same ratio from
+//! interleaved rounds of the two sizes (median and quartiles; issue #27:
+//! ≤ 11), and the time per step
 //! of the order-4 composition on the run-time core (`Circuit::dyn_system`,
 //! docs/theory.md §8.7), with its energy measure, from 10 to 10 000 cells.
 //!
@@ -123,7 +125,59 @@ fn scaling() {
         "scaling exponent (100..10000 cells): {slope:.3}; t_step(10000)/t_step(1000) = {:.2} (required <= 15)",
         per_step[3] / per_step[2]
     );
+    interleaved_ratio();
     composed();
+}
+
+/// The ratio of the time per step at 10 000 and 1 000 cells from
+/// interleaved rounds (issue #27 bar: ≤ 11): each round times 100 steps of
+/// the 1 000-cell ladder and 10 of the 10 000-cell one, in an order that
+/// alternates from round to round, so that the machine's drift falls on
+/// both sizes alike. Prints the median times and the median and quartiles
+/// of the per-round ratios.
+fn interleaved_ratio() {
+    const ROUNDS: usize = 21;
+    let sizes = [(1_000, 100), (10_000, 10)];
+    let mut runs: Vec<_> = sizes
+        .iter()
+        .map(|&(cells, _)| {
+            let circuit = Circuit::new(ladder(cells)).unwrap();
+            let mut stepper = circuit.stepper(Discretization::Forward, Direction::Forward);
+            let state = circuit.initial_state();
+            let state = dyn_advance(&mut stepper, &state, H).unwrap().to;
+            (stepper, state, Vec::with_capacity(ROUNDS))
+        })
+        .collect();
+    for round in 0..ROUNDS {
+        for i in 0..sizes.len() {
+            let w = (i + round) % sizes.len();
+            let steps = sizes[w].1;
+            let (stepper, state, times) = &mut runs[w];
+            let t0 = Instant::now();
+            for _ in 0..steps {
+                *state = dyn_advance(stepper, state, H).unwrap().to;
+            }
+            times.push(t0.elapsed().as_secs_f64() / steps as f64);
+            black_box(&*state);
+        }
+    }
+    let median = |x: &[f64]| {
+        let mut v = x.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (small, large) = (&runs[0].2, &runs[1].2);
+    let mut ratios: Vec<f64> = large.iter().zip(small).map(|(l, s)| l / s).collect();
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "interleaved ({ROUNDS} rounds): {:.1} µs/step at 1 000 cells, {:.1} µs/step at 10 000; \
+         per-round ratio: median {:.2} [quartiles {:.2}–{:.2}] (issue #27: <= 11)",
+        median(small) * 1e6,
+        median(large) * 1e6,
+        ratios[ROUNDS / 2],
+        ratios[ROUNDS / 4],
+        ratios[3 * ROUNDS / 4]
+    );
 }
 
 /// The order-4 composition (triple jump of the symmetric midpoint step) on
