@@ -7,9 +7,24 @@ use diracvi_discrete_dirac::dynamic::{
 use diracvi_discrete_dirac::{
     Direction, LagrangeDirac, Located, RunOptions, Trajectory, integrate, state_from_velocity,
 };
+use diracvi_geometry::lie::quat_from_axis_angle;
 use diracvi_impact::dynamic::{DynImpactEvent, DynImpactIntegrator};
 use diracvi_impact::{ImpactError, ImpactEvent, ImpactIntegrator};
-use diracvi_models::{DynRunSetup, NamedDynSystem, NamedSystem, RunSetup};
+use diracvi_models::{
+    DynRunSetup, HeavyTop, HeavyTopParams, NamedDynSystem, NamedSystem, RunSetup,
+};
+use nalgebra::SVector;
+
+/// The symmetric heavy (Lagrange) top: `I₁ = I₂ = 1`, `I₃ = 0.5`,
+/// `m g ℓ = 0.98` (the catalogue's defaults), released at a tilt of 0.5 rad
+/// about `x` with spin `ω₃ = spin` about its symmetry axis and no tilt rate
+/// (`models/heavy-top.toml` starts there with spin 4): the model, the unit
+/// quaternion `q₀` and the body angular velocity.
+pub fn lagrange_top_setup(spin: f64) -> (HeavyTop, SVector<f64, 4>, SVector<f64, 3>) {
+    let top = HeavyTop::new(HeavyTopParams::default());
+    let q0 = quat_from_axis_angle(&SVector::from([1.0, 0.0, 0.0]), 0.5);
+    (top, q0, SVector::from([0.0, 0.0, spin]))
+}
 
 /// Least-squares slope of `ln(err)` against `ln(h)`.
 pub fn fitted_order(hs: &[f64], errs: &[f64]) -> f64 {

@@ -318,9 +318,9 @@ fn bad_overrides_of_a_file_scenario_are_typed_errors() {
 #[test]
 fn heavy_top_model_file_runs_and_keeps_its_momenta() {
     use diracvi_discrete_dirac::{LagrangeDirac, State, state_from_velocity};
-    use diracvi_geometry::lie::{quat_from_axis_angle, velocity_from_body};
+    use diracvi_geometry::lie::velocity_from_body;
     use diracvi_geometry::{ConstraintDiscretization, Discretization};
-    use diracvi_models::{HeavyTop, HeavyTopParams};
+    use diracvi_models::HeavyTop;
     use diracvi_run::{Discard, RunPlan, Scenario, execute, step_count};
     use nalgebra::SVector;
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../models/heavy-top.toml");
@@ -331,9 +331,7 @@ fn heavy_top_model_file_runs_and_keeps_its_momenta() {
     let p = SVector::<f64, 4>::from_column_slice(&outcome.final_p);
     // the compiled twin from the same initial data (the file's: tilted by
     // 0.5 about x, spinning at 4 about the symmetry axis)
-    let top = HeavyTop::new(HeavyTopParams::default());
-    let q0 = quat_from_axis_angle(&SVector::from([1.0, 0.0, 0.0]), 0.5);
-    let omega0 = SVector::from([0.0, 0.0, 4.0]);
+    let (top, q0, omega0) = diracvi_tests::lagrange_top_setup(4.0);
     let v0 = velocity_from_body(&q0, &omega0);
     let start: State<4> = state_from_velocity(&top, 0.0, &q0, &v0).unwrap();
     let mut stepper = LagrangeDirac::new(

@@ -67,7 +67,7 @@ use diracvi_discrete_dirac::{
 use diracvi_geometry::{AdScalar, ConstraintDiscretization, Discretization, System};
 use diracvi_impact::ImpactIntegrator;
 use diracvi_models::{Ellipse, Model, Pendulum, RunSetup};
-use diracvi_tests::fitted_order;
+use diracvi_tests::{fitted_order, lagrange_top_setup};
 use nalgebra::{SMatrix, SVector};
 use std::fmt::Debug;
 
@@ -498,8 +498,8 @@ fn kepler_composed_energy_bounded_no_drift() {
 use diracvi_discrete_dirac::{Composed, Composition, NewtonParams, State};
 use diracvi_geometry::lie::{quat_from_axis_angle, rotate, spatial_momentum, velocity_from_body};
 use diracvi_geometry::{DiscretizationMap, LieMidpoint, RetractionForward, Se3, So3Cayley, So3Exp};
+use diracvi_models::HeavyTop;
 use diracvi_models::reference::{EulerTop, lagrange_top_nutation};
-use diracvi_models::{HeavyTop, HeavyTopParams};
 
 /// What a rigid-body run measured: the largest deviations from the initial
 /// values over every step.
@@ -756,15 +756,6 @@ fn free_rigid_body_against_the_euler_top() {
 
 /// One step `(k, state) ↦ next state` of some stepper.
 type StepFn = dyn FnMut(usize, &State<4>) -> State<4>;
-
-/// The symmetric heavy (Lagrange) top: `I₁ = I₂ = 1`, `I₃ = 0.5`,
-/// `m g ℓ = 0.98`, released at a tilt of 0.5 rad with spin `ω₃` and no
-/// tilt rate.
-fn lagrange_top_setup(spin: f64) -> (HeavyTop, SVector<f64, 4>, SVector<f64, 3>) {
-    let top = HeavyTop::new(HeavyTopParams::default());
-    let q0 = quat_from_axis_angle(&SVector::from([1.0, 0.0, 0.0]), 0.5);
-    (top, q0, SVector::from([0.0, 0.0, spin]))
-}
 
 /// Heavy top over 10⁵ steps of the Cayley midpoint (order 2) and 2.5·10⁴
 /// of the forward Cayley map (energy error of order 1): both Noether
