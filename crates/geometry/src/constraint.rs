@@ -59,6 +59,32 @@ impl FromStr for ConstraintDiscretization {
     }
 }
 
+/// The retraction-based discrete constraint of a step with the forms
+/// `A(a)` given: `ω_{d+}(a, b) = A(a) · Δ(a, b) / h` forward (`Δ` the map's
+/// displacement `R_a^{-1}(b)`; \[DDM\] eq. 4.2, docs/theory.md §2.4), its
+/// negative reversed.
+#[inline(always)]
+fn retraction_step<Dm, S, const N: usize, const M: usize>(
+    forms: SMatrix<S, M, N>,
+    map: &Dm,
+    orientation: Orientation,
+    a: &SVector<S, N>,
+    b: &SVector<S, N>,
+    d: &SVector<S, N>,
+    h: S,
+) -> Result<SVector<S, M>, GeometryError>
+where
+    Dm: DiscretizationMap<N>,
+    S: AdScalar,
+{
+    let inv_h = h.recip();
+    let c = forms * map.displacement_step(a, b, d)? * inv_h;
+    Ok(match orientation {
+        Orientation::Forward => c,
+        Orientation::Reversed => -c,
+    })
+}
+
 impl ConstraintDiscretization {
     /// The discrete constraint on the step between `a` (known) and `b`
     /// (unknown), oriented like the discrete Lagrangian: `Forward` evaluates
@@ -114,11 +140,8 @@ impl ConstraintDiscretization {
         }
         let inv_h = h.recip();
         Ok(match (self, orientation) {
-            (Self::Retraction, Orientation::Forward) => {
-                system.constraint_forms(a) * map.displacement_step(a, b, d)? * inv_h
-            }
-            (Self::Retraction, Orientation::Reversed) => {
-                -(system.constraint_forms(a) * map.displacement_step(a, b, d)? * inv_h)
+            (Self::Retraction, o) => {
+                retraction_step(system.constraint_forms(a), map, o, a, b, d, h)?
             }
             (Self::Midpoint, o) => {
                 let mid = SVector::from_fn(|i, _| a[i] + d[i] * 0.5);
@@ -136,6 +159,83 @@ impl ConstraintDiscretization {
                     .ok_or(GeometryError::NoModelConstraint)?
             }
         })
+    }
+
+    /// [`evaluate_step`](Self::evaluate_step) at `f64` given `A(a)`
+    /// (`a_forms`, the system's forms at the known end `a`). The
+    /// retraction-based constraint reads the forms at `a` alone, so a solve,
+    /// which keeps `a` fixed, evaluates them once per step instead of once
+    /// per evaluation of its equations; the result is the same, bit for bit.
+    /// The other discretizations read the forms elsewhere and evaluate as
+    /// [`evaluate_step`](Self::evaluate_step).
+    ///
+    /// # Errors
+    /// As [`evaluate`](Self::evaluate).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn evaluate_step_given_forms<Sy, Dm, const N: usize, const M: usize>(
+        &self,
+        system: &Sy,
+        map: &Dm,
+        orientation: Orientation,
+        a_forms: &SMatrix<f64, M, N>,
+        a: &SVector<f64, N>,
+        b: &SVector<f64, N>,
+        d: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<SVector<f64, M>, GeometryError>
+    where
+        Sy: System<N, M>,
+        Dm: DiscretizationMap<N>,
+    {
+        match self {
+            Self::Retraction if M > 0 => retraction_step(*a_forms, map, orientation, a, b, d, h),
+            _ => self.evaluate_step(system, map, orientation, a, b, d, h),
+        }
+    }
+
+    /// [`jacobian_increment`](Self::jacobian_increment) given `A(a)`
+    /// (`a_forms`): for the retraction-based constraint the forms enter as
+    /// constants and only the displacement is differentiated (see
+    /// [`evaluate_step_given_forms`](Self::evaluate_step_given_forms)).
+    ///
+    /// # Errors
+    /// As [`evaluate`](Self::evaluate).
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
+    pub fn jacobian_increment_given_forms<Sy, Dm, const N: usize, const M: usize>(
+        &self,
+        system: &Sy,
+        map: &Dm,
+        orientation: Orientation,
+        a_forms: &SMatrix<f64, M, N>,
+        a: &SVector<f64, N>,
+        d: &SVector<f64, N>,
+        h: f64,
+    ) -> Result<(SVector<f64, M>, SMatrix<f64, M, N>), GeometryError>
+    where
+        Sy: System<N, M>,
+        Dm: DiscretizationMap<N>,
+    {
+        if *self != Self::Retraction || M == 0 {
+            return self.jacobian_increment(system, map, orientation, a, d, h);
+        }
+        let ad: SVector<DualSVec<f64, N>, N> = crate::ad::constants(a);
+        let bd = seed_gradient(&(a + d));
+        let dd = crate::ad::increment(&ad, &bd, d);
+        let forms: SMatrix<DualSVec<f64, N>, M, N> =
+            a_forms.map(crate::ad::DenseConstant::constant);
+        let c = retraction_step(
+            forms,
+            map,
+            orientation,
+            &ad,
+            &bd,
+            &dd,
+            crate::ad::DenseConstant::constant(h),
+        )?;
+        let value = c.map(|x| x.re);
+        let jac = SMatrix::from_fn(|i, j| gradient_of(c[i])[j]);
+        Ok((value, jac))
     }
 
     /// The discrete constraint and its Jacobian with respect to the unknown

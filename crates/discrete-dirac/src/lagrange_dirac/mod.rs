@@ -521,9 +521,15 @@ where
                     }
                 }
                 if M > 0 {
-                    let (c, dc) =
-                        self.cd
-                            .jacobian_increment(system, map, ld.orientation(), a, &d, h)?;
+                    let (c, dc) = self.cd.jacobian_increment_given_forms(
+                        system,
+                        map,
+                        ld.orientation(),
+                        &self.a_forms,
+                        a,
+                        &d,
+                        h,
+                    )?;
                     for i in 0..M {
                         r[N + i] = c[i];
                         for j in 0..N {
@@ -540,9 +546,16 @@ where
                 // The same values without second derivatives (the real and
                 // first-order parts of num-dual numbers are computed alike).
                 if M > 0 {
-                    let c: SVector<f64, M> =
-                        self.cd
-                            .evaluate_step(system, map, ld.orientation(), a, &(a + d), &d, h)?;
+                    let c: SVector<f64, M> = self.cd.evaluate_step_given_forms(
+                        system,
+                        map,
+                        ld.orientation(),
+                        &self.a_forms,
+                        a,
+                        &(a + d),
+                        &d,
+                        h,
+                    )?;
                     for i in 0..M {
                         r[N + i] = c[i];
                     }
