@@ -95,6 +95,10 @@ pub struct LagrangeDirac<Sy, Dm, const N: usize, const M: usize> {
     /// The units of the step equations ([`crate::momentum_unit`]), fixed at
     /// the first solve.
     unit: Option<f64>,
+    /// `(a, A(a))` of the last solve: the retraction-based constraint
+    /// residual of the step's measures reads the forms from here when the
+    /// step starts at that `a` (bit for bit the same forms).
+    forms_at: Option<(SVector<f64, N>, SMatrix<f64, M, N>)>,
 }
 
 /// Newton buffers and the state a solve leaves for the next one: the kept
@@ -168,6 +172,7 @@ where
             previous_increment: None,
             carry: crate::PositionCarry::new(),
             unit: None,
+            forms_at: None,
         }
     }
 
@@ -379,6 +384,7 @@ where
             trial: trial_context,
             unit,
             symmetric,
+            forms_at,
             ..
         } = self;
         let symmetric = *symmetric && M > 0;
@@ -407,6 +413,9 @@ where
             a_forms: system.constraint_forms(a),
             h,
         };
+        if M > 0 {
+            *forms_at = Some((*a, eq.a_forms));
+        }
         // First evaluation decides regular vs degenerate.
         let scale0 = eq
             .full(&w.x, &mut w.ws.r, Some(&mut w.ws.jac), &mut w.cache)
@@ -595,13 +604,33 @@ where
     Sy: System<N, M>,
     Dm: DiscretizationMap<N>,
 {
+    measures_given_forms(ld, cd, None, a, d, h)
+}
+
+/// [`step_measures`] with `A(a)` at hand when `a_forms` is given (see
+/// [`ConstraintDiscretization::evaluate_step_given_forms`]).
+fn measures_given_forms<Sy, Dm, const N: usize, const M: usize>(
+    ld: &DiscreteLagrangian<'_, Sy, Dm, N, M>,
+    cd: ConstraintDiscretization,
+    a_forms: Option<&SMatrix<f64, M, N>>,
+    a: &SVector<f64, N>,
+    d: &SVector<f64, N>,
+    h: f64,
+) -> Result<(f64, f64), GeometryError>
+where
+    Sy: System<N, M>,
+    Dm: DiscretizationMap<N>,
+{
     let energy = ld.energy_increment(a, d, h)?;
     let b = a + d;
     let residual = if M == 0 {
         0.0
     } else {
-        let c: SVector<f64, M> =
-            cd.evaluate_step(ld.system(), ld.map(), ld.orientation(), a, &b, d, h)?;
+        let (system, map, o) = (ld.system(), ld.map(), ld.orientation());
+        let c: SVector<f64, M> = match a_forms {
+            Some(forms) => cd.evaluate_step_given_forms(system, map, o, forms, a, &b, d, h)?,
+            None => cd.evaluate_step(system, map, o, a, &b, d, h)?,
+        };
         c.amax() * h / b.norm().max(1.0)
     };
     Ok((energy, residual))
@@ -712,6 +741,23 @@ where
         sub: &SubStep<N>,
         h: f64,
     ) -> Result<(f64, f64), GeometryError> {
-        step_measures(&self.discrete_lagrangian(), self.constraint(), a, &sub.d, h)
+        // `A(a)` of the solve that started at `a`, if it was the last.
+        let forms = self
+            .forms_at
+            .as_ref()
+            .filter(|(at, _)| {
+                at.iter()
+                    .zip(a.iter())
+                    .all(|(x, y)| x.to_bits() == y.to_bits())
+            })
+            .map(|(_, forms)| forms);
+        measures_given_forms(
+            &self.discrete_lagrangian(),
+            self.constraint(),
+            forms,
+            a,
+            &sub.d,
+            h,
+        )
     }
 }
