@@ -85,6 +85,32 @@ where
     })
 }
 
+/// A discrete constraint `eval(a, b, d, h)` of the step `b = a + d` and its
+/// Jacobian in `b` (`M × N`), by forward-mode differentiation: `a`, `h`
+/// constant, `b` seeded, the increment `d` carried exactly.
+#[allow(clippy::type_complexity)]
+#[inline(always)]
+fn jacobian_in_b<const N: usize, const M: usize>(
+    a: &SVector<f64, N>,
+    b: &SVector<f64, N>,
+    d: &SVector<f64, N>,
+    h: f64,
+    eval: impl FnOnce(
+        &SVector<DualSVec<f64, N>, N>,
+        &SVector<DualSVec<f64, N>, N>,
+        &SVector<DualSVec<f64, N>, N>,
+        DualSVec<f64, N>,
+    ) -> Result<SVector<DualSVec<f64, N>, M>, GeometryError>,
+) -> Result<(SVector<f64, M>, SMatrix<f64, M, N>), GeometryError> {
+    let ad: SVector<DualSVec<f64, N>, N> = crate::ad::constants(a);
+    let bd = seed_gradient(b);
+    let dd = crate::ad::increment(&ad, &bd, d);
+    let c = eval(&ad, &bd, &dd, crate::ad::DenseConstant::constant(h))?;
+    let value = c.map(|x| x.re);
+    let jac = SMatrix::from_fn(|i, j| gradient_of(c[i])[j]);
+    Ok((value, jac))
+}
+
 impl ConstraintDiscretization {
     /// The discrete constraint on the step between `a` (known) and `b`
     /// (unknown), oriented like the discrete Lagrangian: `Forward` evaluates
@@ -219,23 +245,11 @@ impl ConstraintDiscretization {
         if *self != Self::Retraction || M == 0 {
             return self.jacobian_increment(system, map, orientation, a, d, h);
         }
-        let ad: SVector<DualSVec<f64, N>, N> = crate::ad::constants(a);
-        let bd = seed_gradient(&(a + d));
-        let dd = crate::ad::increment(&ad, &bd, d);
         let forms: SMatrix<DualSVec<f64, N>, M, N> =
             a_forms.map(crate::ad::DenseConstant::constant);
-        let c = retraction_step(
-            forms,
-            map,
-            orientation,
-            &ad,
-            &bd,
-            &dd,
-            crate::ad::DenseConstant::constant(h),
-        )?;
-        let value = c.map(|x| x.re);
-        let jac = SMatrix::from_fn(|i, j| gradient_of(c[i])[j]);
-        Ok((value, jac))
+        jacobian_in_b(a, &(a + d), d, h, |ad, bd, dd, hd| {
+            retraction_step(forms, map, orientation, ad, bd, dd, hd)
+        })
     }
 
     /// The discrete constraint and its Jacobian with respect to the unknown
@@ -297,21 +311,9 @@ impl ConstraintDiscretization {
         Sy: System<N, M>,
         Dm: DiscretizationMap<N>,
     {
-        let ad: SVector<DualSVec<f64, N>, N> = crate::ad::constants(a);
-        let bd = seed_gradient(b);
-        let dd = crate::ad::increment(&ad, &bd, d);
-        let c = self.evaluate_step(
-            system,
-            map,
-            orientation,
-            &ad,
-            &bd,
-            &dd,
-            crate::ad::DenseConstant::constant(h),
-        )?;
-        let value = c.map(|x| x.re);
-        let jac = SMatrix::from_fn(|i, j| gradient_of(c[i])[j]);
-        Ok((value, jac))
+        jacobian_in_b(a, b, d, h, |ad, bd, dd, hd| {
+            self.evaluate_step(system, map, orientation, ad, bd, dd, hd)
+        })
     }
 
     /// The per-step constraint residual of docs/theory.md §6:
