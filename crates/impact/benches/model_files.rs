@@ -81,14 +81,6 @@ type Run<'a> = &'a mut dyn FnMut() -> usize;
 /// drift falls on all ways alike.
 const ROUNDS: usize = 21;
 
-/// One way of running, behind a call that is never inlined, so that
-/// `valgrind --tool=callgrind` over `--bench model_files --list` counts each
-/// way's instructions apart (inclusive cost of `way`).
-#[inline(never)]
-fn way(run: Run<'_>) -> usize {
-    run()
-}
-
 /// Criterion's figure for each way, then [`ROUNDS`] interleaved timed
 /// rounds; returns each way's wall times (s, one per round) and its impact
 /// count.
@@ -100,18 +92,15 @@ fn interleaved(
     let mut g = c.benchmark_group("model_files");
     g.sample_size(10);
     for (label, run) in labels.iter().zip(runs.iter_mut()) {
-        g.bench_function(label, |b| b.iter(|| way(&mut **run)));
+        g.bench_function(label, |b| b.iter(&mut **run));
     }
     g.finish();
-    let mut out: Vec<(Vec<f64>, usize)> = runs
-        .iter_mut()
-        .map(|r| (Vec::new(), way(&mut **r)))
-        .collect();
+    let mut out: Vec<(Vec<f64>, usize)> = runs.iter_mut().map(|r| (Vec::new(), r())).collect();
     for round in 0..ROUNDS {
         for i in 0..runs.len() {
             let w = (i + round) % runs.len();
             let t0 = Instant::now();
-            way(&mut *runs[w]);
+            runs[w]();
             out[w].0.push(t0.elapsed().as_secs_f64());
         }
     }
