@@ -117,6 +117,18 @@ pub const SIMPLIFIED_MARGIN: f64 = 1e-2;
 /// Jacobian and continues with full Newton steps.
 pub const SIMPLIFIED_CONTRACTION: f64 = 0.1;
 
+/// Largest residual ratio `‖r_{k+1}‖ / ‖r_k‖` after a full Newton step for
+/// which the next step reuses that step's Jacobian factors instead of
+/// evaluating the Jacobian again (they then stay in use while they contract
+/// by [`SIMPLIFIED_CONTRACTION`]). A ratio this small means the iteration is
+/// in Newton's quadratic regime, where the Jacobian at the new iterate
+/// differs from the factored one by `O(‖r_k‖)`: a step with the old factors
+/// contracts almost as much as a fresh one, for a residual evaluation
+/// instead of a Jacobian evaluation and a factorization. (A warm-started
+/// step typically lands its first Newton step just at the tolerance: the
+/// second step needs no new Jacobian.)
+pub const REUSE_CONTRACTION: f64 = 1e-3;
+
 /// A full Newton step that fails to halve the residual has met the
 /// round-off floor of the residual's evaluation; the solve then accepts a
 /// residual up to `STALL_BAND · tolerance` (and fails above it).
@@ -462,6 +474,14 @@ impl<LS: LinearSolver> Newton<LS> {
                 // The kept factors no longer contract fast enough: Newton.
                 factors = Factors::None;
             }
+            if last_step_exact
+                && factors == Factors::None
+                && res <= REUSE_CONTRACTION * previous_residual
+                && solver.factors().is_some()
+            {
+                // Quadratic regime: the last step's factors serve the next.
+                factors = Factors::Kept;
+            }
             previous_residual = res;
             if factors == Factors::None && !have_jacobian {
                 eval(x, r, Some(&mut *jac)).map_err(NewtonFailure::Geometry)?;
@@ -675,11 +695,13 @@ mod tests {
         let zero = DVector::zeros(3);
         let mut newton = Newton::new(3);
         assert!(!newton.has_factors());
-        // Without kept factors: Newton, one Jacobian per iteration; the
-        // factors are kept.
+        // Without kept factors: Newton, one Jacobian per iteration until
+        // the quadratic regime, whose factors serve the last iterations;
+        // the factors are kept.
         let (x1, info) = simplified(&mut newton, &a, &c, &zero);
         assert!(info.iterations >= 2);
-        assert_eq!(info.jacobian_evaluations, info.iterations);
+        assert!(info.jacobian_evaluations >= 1);
+        assert!(info.jacobian_evaluations < info.iterations);
         assert!(newton.has_factors());
         // A nearby problem from there: the kept factors contract, and no
         // Jacobian is evaluated.
@@ -753,8 +775,9 @@ mod tests {
             .unwrap();
         assert_relative_eq!(x[0], 1.0, epsilon = 1e-15);
         assert_relative_eq!(x[1], 2.0, epsilon = 1e-15);
-        // the first step used the factors handed in: one Jacobian fewer
-        assert_eq!(info.jacobian_evaluations, info.iterations - 1);
+        // the first step used the factors handed in, and the quadratic
+        // regime reuses factors: at least one Jacobian fewer than steps
+        assert!(info.jacobian_evaluations < info.iterations);
         // polishing returns an iterate at least as good as the converged one
         let mut y = DVector::from_vec(vec![1.2, 1.8]);
         let info = newton
@@ -764,6 +787,82 @@ mod tests {
         assert!(info.residual <= params.tolerance);
         assert_relative_eq!(y[0], 1.0, epsilon = 1e-14);
         assert_relative_eq!(y[1], 2.0, epsilon = 1e-14);
+    }
+
+    #[test]
+    fn factors_are_reused_only_in_the_quadratic_regime() {
+        // r(x) = x³ − 8 (root 2), scale 1, each iterate recorded with
+        // whether its Jacobian was evaluated.
+        let solve = |x0: f64| {
+            let mut log: Vec<(f64, bool)> = Vec::new();
+            let mut newton = Newton::new(1);
+            let mut x = DVector::from_vec(vec![x0]);
+            let info = newton
+                .solve_lazy(&mut x, &NewtonParams::default(), None, false, |x, r, j| {
+                    r[0] = x[0] * x[0] * x[0] - 8.0;
+                    log.push((r[0].abs(), j.is_some()));
+                    if let Some(j) = j {
+                        j[(0, 0)] = 3.0 * x[0] * x[0];
+                    }
+                    Ok(1.0)
+                })
+                .unwrap();
+            assert!((x[0] - 2.0).abs() <= 4.0 * f64::EPSILON, "{x0}: {}", x[0]);
+            (info, log)
+        };
+        for x0 in [2.5, 6.0, 40.0] {
+            let (info, log) = solve(x0);
+            // Lazy: a residual, then the Jacobian at the same iterate when
+            // the factors at hand cannot serve. The Jacobian is evaluated
+            // again exactly while the last full step reduced the residual
+            // less than `REUSE_CONTRACTION`-fold.
+            let residuals: Vec<f64> = log.iter().filter(|e| !e.1).map(|e| e.0).collect();
+            let fresh: Vec<bool> = log
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| !e.1)
+                .map(|(i, _)| log.get(i + 1).is_some_and(|e| e.1))
+                .collect();
+            let mut exact = true;
+            for k in 1..residuals.len() {
+                if !fresh[k] && residuals[k] > NewtonParams::default().tolerance {
+                    // a step with reused factors: the step before was exact
+                    // and contracted by at least REUSE_CONTRACTION, or
+                    // reused ones contracted tenfold
+                    let ratio = residuals[k] / residuals[k - 1];
+                    assert!(
+                        ratio
+                            <= if exact {
+                                REUSE_CONTRACTION
+                            } else {
+                                SIMPLIFIED_CONTRACTION
+                            },
+                        "{x0}: {residuals:?}"
+                    );
+                }
+                if fresh[k] && k + 1 < residuals.len() && exact {
+                    assert!(residuals[k] / residuals[k - 1] > REUSE_CONTRACTION);
+                }
+                exact = fresh[k];
+            }
+            assert!(info.jacobian_evaluations >= 1, "{x0}");
+        }
+        // From 2.5 (error 0.5) Newton's first steps contract less than a
+        // thousandfold, the last ones more: the solve ends on reused factors.
+        let (info, _) = solve(2.5);
+        assert!(info.jacobian_evaluations < info.iterations, "{info:?}");
+        // Far away (40: x³ ≈ 6.4e4) the early steps contract about 1.5-fold
+        // (Newton on x³ divides the error by about 3/2): each evaluates
+        // the Jacobian.
+        let (info, log) = solve(40.0);
+        let first: Vec<bool> = log.iter().map(|e| e.1).take(12).collect();
+        assert_eq!(
+            first,
+            [
+                false, true, false, true, false, true, false, true, false, true, false, true
+            ],
+            "{info:?}"
+        );
     }
 
     /// A toy linear solver for diagonal Jacobians, stored as the vector of
