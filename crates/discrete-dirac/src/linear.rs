@@ -162,8 +162,11 @@ impl DenseFactors {
     /// bits): Newton factors a 3 × 3 Jacobian per step for the pendulum.
     fn factor_from(&mut self, a: &DMatrix<f64>, threshold: f64) -> Result<(), Singular> {
         let n = a.nrows();
-        self.lu.copy_from(a);
-        let amax = a.amax();
+        assert_eq!(a.shape(), self.lu.shape(), "factor_from: Jacobian size");
+        // Contiguous column-major slices: a plain copy and a plain fold
+        // (nalgebra's `copy_from` and `amax` walk the generic storage).
+        self.lu.as_mut_slice().copy_from_slice(a.as_slice());
+        let amax = amax_in_order(a.as_slice());
         if amax.is_nan() || amax <= 0.0 {
             return Err(Singular {
                 step: 0,
@@ -183,6 +186,20 @@ impl DenseFactors {
             _ => lu_in_place(data, swaps, n, limit, amax),
         }
     }
+}
+
+/// `max_i |v_i|` folded in storage order exactly as nalgebra's `amax` does
+/// (`acc = if acc >= |v| { acc } else { |v| }` from `|v_0|`, `0` when
+/// empty), so that a NaN is reported the same way.
+#[inline(always)]
+fn amax_in_order(v: &[f64]) -> f64 {
+    let mut it = v.iter();
+    let mut acc = it.next().map_or(0.0, |x| x.abs());
+    for x in it {
+        let b = x.abs();
+        acc = if acc >= b { acc } else { b };
+    }
+    acc
 }
 
 /// The LU kernel of [`DenseFactors::factor_from`] on the `n × n`
@@ -483,6 +500,24 @@ mod tests {
                     "n = {n}: {x} vs {reference}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn amax_in_order_is_nalgebras_amax() {
+        let cases: [&[f64]; 7] = [
+            &[],
+            &[-3.0],
+            &[1.0, -4.0, 2.0],
+            &[f64::NAN, 2.0, -1.0],
+            &[1.0, f64::NAN, -0.5],
+            &[1.0, -0.5, f64::NAN],
+            &[-0.0, 0.0, -0.0],
+        ];
+        for v in cases {
+            let m = DMatrix::from_column_slice(v.len(), 1, v);
+            let (ours, theirs) = (amax_in_order(v), m.amax());
+            assert_eq!(ours.to_bits(), theirs.to_bits(), "{v:?}: {ours} {theirs}");
         }
     }
 
