@@ -133,7 +133,11 @@ def run_python(steps):
         r, scale, d2, jac = residual(q, p, d, mu, True)
         solve, _ = solve3(jac, r)
         fresh = True  # the factors are of the Jacobian at the current iterate
+        kept = False  # older factors in use (Newton's quadratic regime)
+        exact = False  # the last step used the Jacobian at its iterate
+        previous_res = math.inf
         for _ in range(41):
+            res = max(abs(x) for x in r) / scale
             if max(abs(x) for x in r) <= 1e-12 * scale:
                 # the last correction with the factors at hand
                 dx = solve(r)
@@ -141,9 +145,19 @@ def run_python(steps):
                 mu -= dx[2]
                 d2 = residual(q, p, d, mu, False)[2]
                 break
-            if not fresh:
+            # as diracvi's Newton (newton::REUSE_CONTRACTION): a full step
+            # that reduced the residual a thousandfold hands its factors to
+            # the next steps, used while they reduce it tenfold
+            if kept and res > 0.1 * previous_res:
+                kept = False
+            if exact and not fresh and not kept and res <= 1e-3 * previous_res:
+                kept = True
+            if not fresh and not kept:
                 r, scale, d2, jac = residual(q, p, d, mu, True)
                 solve, _ = solve3(jac, r)
+                fresh = True
+            exact = not kept
+            previous_res = res
             dx = solve(r)
             d = [d[0] - dx[0], d[1] - dx[1]]
             mu -= dx[2]
