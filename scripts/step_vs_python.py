@@ -137,8 +137,9 @@ def run_python(steps):
         exact = False  # the last step used the Jacobian at its iterate
         previous_res = math.inf
         for _ in range(41):
-            res = max(abs(x) for x in r) / scale
-            if max(abs(x) for x in r) <= 1e-12 * scale:
+            largest = max(abs(x) for x in r)
+            res = largest / scale
+            if largest <= 1e-12 * scale:
                 # the last correction with the factors at hand
                 dx = solve(r)
                 d = [d[0] - dx[0], d[1] - dx[1]]
