@@ -5,7 +5,10 @@
 //! `L = ½ m (ẋ² + ẏ²) + ½ (I + m a²) θ̇² + m a θ̇ (cos θ ẏ − sin θ ẋ)`, at one
 //! state, over `f64` (the value) and over `HyperDualSVec64<3, 3>` with `q`
 //! seeded in the first and `v` in the second block (value, `∂L/∂q`,
-//! `∂L/∂v`, `∂²L/∂q∂v` — what a Newton step of the steppers needs). Each
+//! `∂L/∂v`, `∂²L/∂q∂v` — what a Newton step of the steppers needs), and
+//! over `DualSVec64<3>` and `DualSVec64<4>` with `q` seeded (a gradient
+//! pass, `D₁L_d` or `D₂L_d`, in the compile-time core's width and in the
+//! run-time core's chunk of four; tape and Rust agree bit for bit). Each
 //! benchmark records its per-sample times; the medians and their ratio are
 //! printed at the end, with the median of the ratios measured in pairs
 //! (tape and Rust timed back to back in every sample), which is the robust
@@ -13,7 +16,7 @@
 
 use criterion::{BenchmarkGroup, Criterion, measurement::WallTime};
 use diracvi_expr::ModelFile;
-use diracvi_geometry::num_dual::HyperDualSVec64;
+use diracvi_geometry::num_dual::{DualSVec64, HyperDualSVec64};
 use diracvi_geometry::{AdScalar, SVector, ad};
 use std::cell::RefCell;
 use std::hint::black_box;
@@ -144,6 +147,59 @@ fn main() {
     let ratio = paired_ratio(&mut group, "tape_paired_with_rust", tape_h, rust_h);
     group.finish();
     rows.push(("HyperDualSVec64<3,3>", tape, rust, ratio));
+
+    // a first-order pass as the steppers run it (`D_1 L_d`, `D_2 L_d`):
+    // q seeded for the gradient, v dense constants
+    let qg = ad::seed_gradient::<3>(&q);
+    let vg: SVector<DualSVec64<3>, 3> = ad::constants(&v);
+    let mut group = c.benchmark_group("sleigh_lagrangian_dualvec3");
+    let tape_g =
+        || model.lagrangian::<DualSVec64<3>>(black_box(qg.as_slice()), black_box(vg.as_slice()));
+    let rust_g = || {
+        sleigh_rust(
+            m,
+            inertia,
+            a,
+            black_box(qg.as_slice()),
+            black_box(vg.as_slice()),
+        )
+    };
+    let tape = median_of(&mut group, "tape", tape_g);
+    let rust = median_of(&mut group, "rust", rust_g);
+    let ratio = paired_ratio(&mut group, "tape_paired_with_rust", tape_g, rust_g);
+    group.finish();
+    rows.push(("DualSVec64<3>", tape, rust, ratio));
+    let (from_tape, by_hand) = (tape_g(), rust_g());
+    assert_eq!(from_tape.re.to_bits(), by_hand.re.to_bits());
+    assert_eq!(
+        from_tape.eps, by_hand.eps,
+        "the gradient pass over the tape and Rust"
+    );
+
+    // the same in a chunk of four directions (the run-time core's width)
+    let q4: SVector<DualSVec64<4>, 3> = SVector::from_fn(|i, _| {
+        let mut x = <DualSVec64<4> as ad::DenseConstant>::constant(q[i]);
+        x.eps.0.as_mut().expect("dense")[i] = 1.0;
+        x
+    });
+    let v4: SVector<DualSVec64<4>, 3> = ad::constants(&v);
+    let mut group = c.benchmark_group("sleigh_lagrangian_dualvec4");
+    let tape_4 =
+        || model.lagrangian::<DualSVec64<4>>(black_box(q4.as_slice()), black_box(v4.as_slice()));
+    let rust_4 = || {
+        sleigh_rust(
+            m,
+            inertia,
+            a,
+            black_box(q4.as_slice()),
+            black_box(v4.as_slice()),
+        )
+    };
+    let tape = median_of(&mut group, "tape", tape_4);
+    let rust = median_of(&mut group, "rust", rust_4);
+    let ratio = paired_ratio(&mut group, "tape_paired_with_rust", tape_4, rust_4);
+    group.finish();
+    rows.push(("DualSVec64<4>", tape, rust, ratio));
 
     // the two agree
     let from_tape = model.lagrangian(qs.as_slice(), vs.as_slice());

@@ -5,6 +5,7 @@
 //! the compiler computed, from a few size classes, so evaluation never
 //! allocates and never initialises more stack than needed.
 
+use super::scalar::TapeScalar;
 use diracvi_geometry::AdScalar;
 use std::f64::consts::{FRAC_PI_2, PI};
 
@@ -162,14 +163,14 @@ impl PowPlan {
     }
 
     #[inline(always)]
-    pub(crate) fn apply<S: AdScalar>(self, x: S) -> S {
+    pub(crate) fn apply<S: TapeScalar>(self, x: S) -> S {
         match self {
             Self::One => x * 0.0 + 1.0,
             Self::Identity => x,
             Self::Square => x * x,
-            Self::Sqrt => x.sqrt(),
-            Self::Int(n) => x.powi(n),
-            Self::Real(e) => x.powf(e),
+            Self::Sqrt => x.root(),
+            Self::Int(n) => x.pow_i(n),
+            Self::Real(e) => x.pow_f(e),
         }
     }
 }
@@ -177,26 +178,26 @@ impl PowPlan {
 /// The constant `c` as a scalar whose derivative parts are present and zero
 /// when `template`'s are: `template * 0 + c`.
 #[inline(always)]
-pub(crate) fn dense_constant<S: AdScalar>(template: S, c: f64) -> S {
+pub(crate) fn dense_constant<S: TapeScalar>(template: S, c: f64) -> S {
     template * 0.0 + c
 }
 
 /// `|x|`, choosing the branch by the real part (`abs'(0) = +1`).
 #[inline(always)]
-pub(crate) fn abs<S: AdScalar>(x: S) -> S {
-    if x.re() < 0.0 { -x } else { x }
+pub(crate) fn abs<S: TapeScalar>(x: S) -> S {
+    if x.real() < 0.0 { -x } else { x }
 }
 
 /// `min(a, b)` by real part; ties return `a`.
 #[inline(always)]
-pub(crate) fn min<S: AdScalar>(a: S, b: S) -> S {
-    if b.re() < a.re() { b } else { a }
+pub(crate) fn min<S: TapeScalar>(a: S, b: S) -> S {
+    if b.real() < a.real() { b } else { a }
 }
 
 /// `max(a, b)` by real part; ties return `a`.
 #[inline(always)]
-pub(crate) fn max<S: AdScalar>(a: S, b: S) -> S {
-    if b.re() > a.re() { b } else { a }
+pub(crate) fn max<S: TapeScalar>(a: S, b: S) -> S {
+    if b.real() > a.real() { b } else { a }
 }
 
 /// `atan2(y, x)` with derivatives `(x dy − y dx)/(x² + y²)` in every quadrant.
@@ -206,13 +207,13 @@ pub(crate) fn max<S: AdScalar>(a: S, b: S) -> S {
 /// offset. At `(0, 0)` the derivative does not exist; the value of
 /// `f64::atan2` is returned with zero derivative parts.
 #[inline]
-pub(crate) fn atan2<S: AdScalar>(y: S, x: S) -> S {
-    let (yr, xr) = (y.re(), x.re());
+pub(crate) fn atan2<S: TapeScalar>(y: S, x: S) -> S {
+    let (yr, xr) = (y.real(), x.real());
     if xr == 0.0 && yr == 0.0 {
         return dense_constant(x, yr.atan2(xr));
     }
     if xr.abs() >= yr.abs() {
-        let t = (y / x).atan();
+        let t = (y / x).arctangent();
         if xr > 0.0 {
             t
         } else if yr.is_sign_negative() {
@@ -221,7 +222,7 @@ pub(crate) fn atan2<S: AdScalar>(y: S, x: S) -> S {
             t + PI
         }
     } else {
-        let t = (x / y).atan();
+        let t = (x / y).arctangent();
         if yr > 0.0 {
             -t + FRAC_PI_2
         } else {
@@ -232,28 +233,28 @@ pub(crate) fn atan2<S: AdScalar>(y: S, x: S) -> S {
 
 /// Where the interpreter reads variable slots from.
 pub(crate) trait Slots<S> {
-    fn get(&self, i: usize) -> &S;
+    fn get(&self, i: usize) -> S;
 }
 
 /// Slots from one slice.
 pub(crate) struct One<'a, S>(pub &'a [S]);
 
-impl<S> Slots<S> for One<'_, S> {
+impl<S: Copy> Slots<S> for One<'_, S> {
     #[inline(always)]
-    fn get(&self, i: usize) -> &S {
-        &self.0[i]
+    fn get(&self, i: usize) -> S {
+        self.0[i]
     }
 }
 
 /// Slots `0..a.len()` from `a`, the rest from `b`.
 pub(crate) struct Two<'a, S>(pub &'a [S], pub &'a [S]);
 
-impl<S> Slots<S> for Two<'_, S> {
+impl<S: Copy> Slots<S> for Two<'_, S> {
     #[inline(always)]
-    fn get(&self, i: usize) -> &S {
+    fn get(&self, i: usize) -> S {
         match self.0.get(i) {
-            Some(x) => x,
-            None => &self.1[i - self.0.len()],
+            Some(&x) => x,
+            None => self.1[i - self.0.len()],
         }
     }
 }
@@ -261,7 +262,7 @@ impl<S> Slots<S> for Two<'_, S> {
 /// Run the tape `ops` needing `slots` array slots, the first `registers` of
 /// them registers.
 #[inline]
-pub(crate) fn run<S: AdScalar, V: Slots<S>>(
+pub(crate) fn run<S: TapeScalar, V: Slots<S>>(
     ops: &[Op],
     slots: usize,
     registers: usize,
@@ -274,14 +275,14 @@ pub(crate) fn run<S: AdScalar, V: Slots<S>>(
     }
 }
 
-fn exec<S: AdScalar, V: Slots<S>, const K: usize>(ops: &[Op], registers: usize, vars: &V) -> S {
+fn exec<S: TapeScalar, V: Slots<S>, const K: usize>(ops: &[Op], registers: usize, vars: &V) -> S {
     // Every slot is written before it is read (the compiler guarantees
     // it), so the initial values never enter the arithmetic: the cheapest
     // ones will do (num-dual's zero stores only the real part and the
     // absent-derivative tags, see `diracvi_geometry::ad`).
-    let mut acc = S::zero();
+    let mut acc = S::filler();
     // registers at the bottom, then the stack
-    let mut stack = [S::zero(); K];
+    let mut stack = [S::filler(); K];
     let mut sp = registers;
     macro_rules! push {
         ($value:expr) => {{
@@ -298,22 +299,22 @@ fn exec<S: AdScalar, V: Slots<S>, const K: usize>(ops: &[Op], registers: usize, 
     }
     for &op in ops {
         match op {
-            Op::LoadVar(i) => acc = *vars.get(i as usize),
-            Op::LoadConst(c) => acc = dense_constant(*vars.get(0), c),
-            Op::PushVar(i) => push!(*vars.get(i as usize)),
-            Op::PushConst(c) => push!(dense_constant(*vars.get(0), c)),
+            Op::LoadVar(i) => acc = vars.get(i as usize),
+            Op::LoadConst(c) => acc = dense_constant(vars.get(0), c),
+            Op::PushVar(i) => push!(vars.get(i as usize)),
+            Op::PushConst(c) => push!(dense_constant(vars.get(0), c)),
             Op::LoadSquareVar(i) => {
                 let x = vars.get(i as usize);
-                acc = *x * x;
+                acc = x * x;
             }
             Op::PushSquareVar(i) => {
                 let x = vars.get(i as usize);
-                push!(*x * x)
+                push!(x * x)
             }
-            Op::LoadSinVar(i) => acc = vars.get(i as usize).sin(),
-            Op::PushSinVar(i) => push!(vars.get(i as usize).sin()),
-            Op::LoadCosVar(i) => acc = vars.get(i as usize).cos(),
-            Op::PushCosVar(i) => push!(vars.get(i as usize).cos()),
+            Op::LoadSinVar(i) => acc = vars.get(i as usize).sine(),
+            Op::PushSinVar(i) => push!(vars.get(i as usize).sine()),
+            Op::LoadCosVar(i) => acc = vars.get(i as usize).cosine(),
+            Op::PushCosVar(i) => push!(vars.get(i as usize).cosine()),
             Op::SinCosVar {
                 var,
                 registers,
@@ -323,7 +324,7 @@ fn exec<S: AdScalar, V: Slots<S>, const K: usize>(ops: &[Op], registers: usize, 
                     stack[sp] = acc;
                     sp += 1;
                 }
-                let (s, c) = vars.get(var as usize).sin_cos();
+                let (s, c) = vars.get(var as usize).sine_cosine();
                 let r = registers as usize;
                 if flags.keep_sin {
                     stack[r] = s;
@@ -342,11 +343,11 @@ fn exec<S: AdScalar, V: Slots<S>, const K: usize>(ops: &[Op], registers: usize, 
             Op::Sub => acc = pop!() - acc,
             Op::Mul => acc = pop!() * acc,
             Op::Div => acc = pop!() / acc,
-            Op::Pow => acc = pop!().powd(acc),
+            Op::Pow => acc = pop!().pow_d(acc),
             Op::Min => acc = min(pop!(), acc),
             Op::Max => acc = max(pop!(), acc),
             Op::Atan2 => acc = atan2(pop!(), acc),
-            Op::AddVar(i) => acc += *vars.get(i as usize),
+            Op::AddVar(i) => acc += vars.get(i as usize),
             Op::SubVar(i) => acc = acc - vars.get(i as usize),
             Op::MulVar(i) => acc = acc * vars.get(i as usize),
             Op::DivVar(i) => acc = acc / vars.get(i as usize),
@@ -354,28 +355,28 @@ fn exec<S: AdScalar, V: Slots<S>, const K: usize>(ops: &[Op], registers: usize, 
             Op::MulC(c) => acc *= c,
             Op::DivC(c) => acc /= c,
             Op::RSubC(c) => acc = -acc + c,
-            Op::RDivC(c) => acc = acc.recip() * c,
-            Op::PowI(n) => acc = acc.powi(n),
-            Op::PowF(e) => acc = acc.powf(e),
-            Op::ExpMulC(k) => acc = (acc * k).exp(),
+            Op::RDivC(c) => acc = acc.inv() * c,
+            Op::PowI(n) => acc = acc.pow_i(n),
+            Op::PowF(e) => acc = acc.pow_f(e),
+            Op::ExpMulC(k) => acc = (acc * k).exponential(),
             Op::MinC(c) => {
-                if acc.re() > c {
+                if acc.real() > c {
                     acc = dense_constant(acc, c);
                 }
             }
             Op::MaxC(c) => {
-                if acc.re() < c {
+                if acc.real() < c {
                     acc = dense_constant(acc, c);
                 }
             }
             Op::Neg => acc = -acc,
             Op::Square => acc = acc * acc,
-            Op::Sqrt => acc = acc.sqrt(),
-            Op::Sin => acc = acc.sin(),
-            Op::Cos => acc = acc.cos(),
-            Op::Tan => acc = acc.tan(),
-            Op::Exp => acc = acc.exp(),
-            Op::Ln => acc = acc.ln(),
+            Op::Sqrt => acc = acc.root(),
+            Op::Sin => acc = acc.sine(),
+            Op::Cos => acc = acc.cosine(),
+            Op::Tan => acc = acc.tangent(),
+            Op::Exp => acc = acc.exponential(),
+            Op::Ln => acc = acc.logarithm(),
             Op::Abs => acc = abs(acc),
         }
     }

@@ -428,12 +428,12 @@ impl Lowerer {
                 // c op t1: evaluate t1, then apply c as an immediate
                 (Kind::Num(c), _) => {
                     self.node(t1)?;
-                    self.ops.push(match op1 {
-                        ChainOp::Add => Op::AddC(*c),
-                        ChainOp::Sub => Op::RSubC(*c),
-                        ChainOp::Mul => Op::MulC(*c),
-                        ChainOp::Div => Op::RDivC(*c),
-                    });
+                    match op1 {
+                        ChainOp::Add => self.ops.push(Op::AddC(*c)),
+                        ChainOp::Sub => self.ops.push(Op::RSubC(*c)),
+                        ChainOp::Mul => self.mul_const(*c),
+                        ChainOp::Div => self.ops.push(Op::RDivC(*c)),
+                    }
                     rest.nth(1);
                 }
                 // x + t1, x * t1 with t1 compound: t1 first, then fuse x (commutative)
@@ -457,10 +457,12 @@ impl Lowerer {
                 Kind::Num(c) => match op {
                     ChainOp::Add => self.add_const(c),
                     ChainOp::Sub => self.add_const(-c),
-                    ChainOp::Mul => self.ops.push(Op::MulC(c)),
+                    ChainOp::Mul => self.mul_const(c),
                     ChainOp::Div if c == 0.0 => {
                         return Err(ExprError::new(ExprErrorKind::DivisionByZero, t.col));
                     }
+                    // `x / 1` is `x`, exactly
+                    ChainOp::Div if c == 1.0 => {}
                     ChainOp::Div => self.ops.push(Op::DivC(c)),
                 },
                 Kind::Var(i) => self.ops.push(match op {
@@ -481,6 +483,13 @@ impl Lowerer {
             }
         }
         Ok(())
+    }
+
+    fn mul_const(&mut self, c: f64) {
+        // `x * 1` is `x`, exactly (a parameter set to 1: `f1*cos(q)^2`)
+        if c != 1.0 {
+            self.ops.push(Op::MulC(c));
+        }
     }
 
     fn add_const(&mut self, c: f64) {

@@ -21,6 +21,7 @@ mod error;
 mod eval;
 mod lower;
 mod parse;
+mod scalar;
 mod terms;
 
 pub use diff::derivative;
@@ -584,6 +585,11 @@ mod tests {
         assert_eq!(ops("x - 1"), vec![Op::LoadVar(0), Op::AddC(-1.0)]);
         assert_eq!(ops("a / x"), vec![Op::LoadVar(0), Op::RDivC(2.0)]);
         assert_eq!(ops("x / a"), vec![Op::LoadVar(0), Op::DivC(2.0)]);
+        // multiplying or dividing by one is exact: no instruction
+        assert_eq!(ops("1 * x^2"), vec![Op::LoadSquareVar(0)]);
+        assert_eq!(ops("(a - 1) * x"), vec![Op::LoadVar(0)]);
+        assert_eq!(ops("x / 1"), vec![Op::LoadVar(0)]);
+        assert_eq!(ops("1 / x"), vec![Op::LoadVar(0), Op::RDivC(1.0)]);
         assert_eq!(ops("x^2"), vec![Op::LoadSquareVar(0)]);
         assert_eq!(
             ops("(x+1)^2"),
