@@ -462,7 +462,7 @@ impl Lowerer {
                         return Err(ExprError::new(ExprErrorKind::DivisionByZero, t.col));
                     }
                     // `x / 1` is `x`, exactly
-                    ChainOp::Div if c == 1.0 => {}
+                    ChainOp::Div if c.to_bits() == 1f64.to_bits() => {}
                     ChainOp::Div => self.ops.push(Op::DivC(c)),
                 },
                 Kind::Var(i) => self.ops.push(match op {
@@ -487,7 +487,7 @@ impl Lowerer {
 
     fn mul_const(&mut self, c: f64) {
         // `x * 1` is `x`, exactly (a parameter set to 1: `f1*cos(q)^2`)
-        if c != 1.0 {
+        if c.to_bits() != 1f64.to_bits() {
             self.ops.push(Op::MulC(c));
         }
     }
