@@ -15,8 +15,8 @@
 //! number on a busy machine.
 
 use criterion::{BenchmarkGroup, Criterion, measurement::WallTime};
-use diracvi_expr::ModelFile;
-use diracvi_geometry::num_dual::{DualSVec64, HyperDualSVec64};
+use diracvi_expr::{CompiledModel, ModelFile};
+use diracvi_geometry::num_dual::DualSVec64;
 use diracvi_geometry::{AdScalar, SVector, ad};
 use std::cell::RefCell;
 use std::hint::black_box;
@@ -94,6 +94,28 @@ fn paired_ratio<A, B>(
     r.get(r.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
+/// Time the tape and the Rust Lagrangian over `S` at `(q, v)`: criterion's
+/// figures in `group_name`, and the summary's row (scalar, tape, Rust,
+/// paired ratio).
+fn time_scalar<S: AdScalar>(
+    c: &mut Criterion,
+    scalar: &'static str,
+    group_name: &str,
+    model: &CompiledModel,
+    (m, inertia, a): (f64, f64, f64),
+    q: &[S],
+    v: &[S],
+) -> (&'static str, f64, f64, f64) {
+    let mut group = c.benchmark_group(group_name);
+    let tape_f = || model.lagrangian::<S>(black_box(q), black_box(v));
+    let rust_f = || sleigh_rust(m, inertia, a, black_box(q), black_box(v));
+    let tape = median_of(&mut group, "tape", tape_f);
+    let rust = median_of(&mut group, "rust", rust_f);
+    let ratio = paired_ratio(&mut group, "tape_paired_with_rust", tape_f, rust_f);
+    group.finish();
+    (scalar, tape, rust, ratio)
+}
+
 fn main() {
     let mut c = Criterion::default()
         .sample_size(100)
@@ -107,69 +129,45 @@ fn main() {
 
     let q = SVector::from([0.3, -0.2, 0.7]);
     let v = SVector::from([1.0, 0.4, 0.5]);
-    let mut rows = Vec::new();
 
-    let mut group = c.benchmark_group("sleigh_lagrangian_f64");
-    let tape_f = || model.lagrangian(black_box(q.as_slice()), black_box(v.as_slice()));
-    let rust_f = || {
-        sleigh_rust(
-            m,
-            inertia,
-            a,
-            black_box(q.as_slice()),
-            black_box(v.as_slice()),
-        )
-    };
-    let tape = median_of(&mut group, "tape", tape_f);
-    let rust = median_of(&mut group, "rust", rust_f);
-    let ratio = paired_ratio(&mut group, "tape_paired_with_rust", tape_f, rust_f);
-    group.finish();
-    rows.push(("f64", tape, rust, ratio));
+    let params = (m, inertia, a);
+    let mut rows = vec![time_scalar(
+        &mut c,
+        "f64",
+        "sleigh_lagrangian_f64",
+        &model,
+        params,
+        q.as_slice(),
+        v.as_slice(),
+    )];
 
     let qs = ad::seed_first::<3, 3>(&q);
     let vs = ad::seed_second::<3, 3>(&v);
-    let mut group = c.benchmark_group("sleigh_lagrangian_hyperdual33");
-    let tape_h = || {
-        model
-            .lagrangian::<HyperDualSVec64<3, 3>>(black_box(qs.as_slice()), black_box(vs.as_slice()))
-    };
-    let rust_h = || {
-        sleigh_rust(
-            m,
-            inertia,
-            a,
-            black_box(qs.as_slice()),
-            black_box(vs.as_slice()),
-        )
-    };
-    let tape = median_of(&mut group, "tape", tape_h);
-    let rust = median_of(&mut group, "rust", rust_h);
-    let ratio = paired_ratio(&mut group, "tape_paired_with_rust", tape_h, rust_h);
-    group.finish();
-    rows.push(("HyperDualSVec64<3,3>", tape, rust, ratio));
+    rows.push(time_scalar(
+        &mut c,
+        "HyperDualSVec64<3,3>",
+        "sleigh_lagrangian_hyperdual33",
+        &model,
+        params,
+        qs.as_slice(),
+        vs.as_slice(),
+    ));
 
     // a first-order pass as the steppers run it (`D_1 L_d`, `D_2 L_d`):
     // q seeded for the gradient, v dense constants
     let qg = ad::seed_gradient::<3>(&q);
     let vg: SVector<DualSVec64<3>, 3> = ad::constants(&v);
-    let mut group = c.benchmark_group("sleigh_lagrangian_dualvec3");
-    let tape_g =
-        || model.lagrangian::<DualSVec64<3>>(black_box(qg.as_slice()), black_box(vg.as_slice()));
-    let rust_g = || {
-        sleigh_rust(
-            m,
-            inertia,
-            a,
-            black_box(qg.as_slice()),
-            black_box(vg.as_slice()),
-        )
-    };
-    let tape = median_of(&mut group, "tape", tape_g);
-    let rust = median_of(&mut group, "rust", rust_g);
-    let ratio = paired_ratio(&mut group, "tape_paired_with_rust", tape_g, rust_g);
-    group.finish();
-    rows.push(("DualSVec64<3>", tape, rust, ratio));
-    let (from_tape, by_hand) = (tape_g(), rust_g());
+    rows.push(time_scalar(
+        &mut c,
+        "DualSVec64<3>",
+        "sleigh_lagrangian_dualvec3",
+        &model,
+        params,
+        qg.as_slice(),
+        vg.as_slice(),
+    ));
+    let from_tape = model.lagrangian(qg.as_slice(), vg.as_slice());
+    let by_hand = sleigh_rust(m, inertia, a, qg.as_slice(), vg.as_slice());
     assert_eq!(from_tape.re.to_bits(), by_hand.re.to_bits());
     assert_eq!(
         from_tape.eps, by_hand.eps,
@@ -183,23 +181,15 @@ fn main() {
         x
     });
     let v4: SVector<DualSVec64<4>, 3> = ad::constants(&v);
-    let mut group = c.benchmark_group("sleigh_lagrangian_dualvec4");
-    let tape_4 =
-        || model.lagrangian::<DualSVec64<4>>(black_box(q4.as_slice()), black_box(v4.as_slice()));
-    let rust_4 = || {
-        sleigh_rust(
-            m,
-            inertia,
-            a,
-            black_box(q4.as_slice()),
-            black_box(v4.as_slice()),
-        )
-    };
-    let tape = median_of(&mut group, "tape", tape_4);
-    let rust = median_of(&mut group, "rust", rust_4);
-    let ratio = paired_ratio(&mut group, "tape_paired_with_rust", tape_4, rust_4);
-    group.finish();
-    rows.push(("DualSVec64<4>", tape, rust, ratio));
+    rows.push(time_scalar(
+        &mut c,
+        "DualSVec64<4>",
+        "sleigh_lagrangian_dualvec4",
+        &model,
+        params,
+        q4.as_slice(),
+        v4.as_slice(),
+    ));
 
     // the two agree
     let from_tape = model.lagrangian(qs.as_slice(), vs.as_slice());
