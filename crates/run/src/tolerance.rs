@@ -69,7 +69,10 @@
 //! value `d`, grow again at finer steps has met a floor (round-off
 //! amplified by the dynamics, as in a chaotic run): a confirmed order's
 //! estimate below `d` is raised to `d`, with a warning when the tolerance
-//! itself is below it.
+//! itself is below it. No step count, predicted or modelled, exceeds the
+//! one at which the truncation error `C h^p` meets the round-off level
+//! `32 ε √N` (`round_off_steps`): below that floor a finer step only adds
+//! round-off and work, so a tolerance under it costs what the floor costs.
 //!
 //! **Accounting.** [`ToleranceChoice::pilot_runs`] and
 //! [`ToleranceChoice::pilot_wall_time`] count every pilot; when the caller
@@ -110,6 +113,16 @@ const AGREEMENT: f64 = 1e-2;
 /// Round-off level of a pilot difference after `n` steps: `32 ε √n`.
 fn round_off(n: usize) -> f64 {
     32.0 * f64::EPSILON * (n.max(1) as f64).sqrt()
+}
+
+/// The steps `n` over `[0, t_end]` at which a truncation error
+/// `c (t_end/n)^p` meets the round-off level [`round_off`]`(n) = 32 ε √n`:
+/// `n = (c t_end^p / 32 ε)^{1/(p + 1/2)}` (rounded up). More steps than that
+/// cannot lower the error (docs/theory.md §13).
+fn round_off_steps(c: f64, t_end: f64, p: f64) -> f64 {
+    (c * t_end.powf(p) / (32.0 * f64::EPSILON))
+        .powf(1.0 / (p + 0.5))
+        .ceil()
 }
 
 /// Midpoint stages per step of an order (1, 3, 9).
@@ -553,18 +566,25 @@ impl Ladder {
     }
 
     /// The steps for which `c h^p = tol / SAFETY` (rounded up to whole
-    /// steps; `usize::MAX` when out of range).
+    /// steps; `usize::MAX` when out of range), but never more than
+    /// [`round_off_steps`](Self::round_off_steps): below the round-off
+    /// floor a finer step only adds round-off and work.
     fn target(&self, c: f64, tol: f64) -> usize {
         if c <= 0.0 {
             return 1;
         }
         let h = (tol / (SAFETY * c)).powf(1.0 / self.p());
-        let n = (self.t_end / h).ceil();
+        let n = (self.t_end / h).ceil().min(self.round_off_steps(c));
         if n.is_finite() && n < 1e15 {
             (n as usize).max(1)
         } else {
             usize::MAX
         }
+    }
+
+    /// [`round_off_steps`] of this order over its interval.
+    fn round_off_steps(&self, c: f64) -> f64 {
+        round_off_steps(c, self.t_end, self.p())
     }
 
     /// The observed order of the three finest pilots.
@@ -684,12 +704,14 @@ impl Ladder {
                     return Next::Settled(i, estimate);
                 }
             }
-            if self.chases >= MAX_CHASES {
+            let aim = self.target(conf.c, tol);
+            if self.chases >= MAX_CHASES || aim <= finest {
+                // (`aim <= finest` with no pilot settled: the tolerance is
+                // below the round-off floor, which the finest pilot has
+                // already reached.)
                 return Next::Done;
             }
-            let target = self
-                .target(conf.c, tol)
-                .max(finest.saturating_add(finest.div_ceil(4)));
+            let target = aim.max(finest.saturating_add(finest.div_ceil(4)));
             return Next::Chase(target);
         }
         if self.chases > 0 {
@@ -911,7 +933,12 @@ fn modelled_orders(ladders: &[Ladder], tol: f64, first: usize) -> Option<Vec<(us
             let q = l.p();
             let steps = if e_a > 0.0 {
                 let h = h_a * (tol / SAFETY).powf(1.0 / q) / e_a.sqrt();
-                (probe.t_end / h).ceil().max(first as f64)
+                // e_q(h) = c_q h^q with c_q = (√e_a / h_a)^q
+                let c_q = (e_a.sqrt() / h_a).powf(q);
+                (probe.t_end / h)
+                    .ceil()
+                    .min(round_off_steps(c_q, probe.t_end, q))
+                    .max(first as f64)
             } else {
                 first as f64
             };

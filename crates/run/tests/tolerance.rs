@@ -352,6 +352,63 @@ fn a_measured_floor_raises_a_confirmed_estimate() {
     assert!(apart > chosen.error_estimate, "{apart:e} vs {chosen:?}");
 }
 
+/// A tolerance far below round-off costs what the round-off floor costs:
+/// the step stops shrinking where the truncation error meets the
+/// round-off level (`--tol 1e-30` once chased order 2 over five million
+/// steps of the pendulum, and `1e-100` ran for minutes), the run says the
+/// tolerance is below the floor, and its error is that of the floor.
+#[test]
+fn a_tolerance_below_round_off_costs_what_the_floor_costs() {
+    let pendulum = Scenario::defaults("pendulum").unwrap();
+    // the pendulum's Kahan–Li reference (as in the ladder above)
+    let mut reference = pendulum.clone();
+    reference.h = reference.t_end / 4000.0;
+    let r = execute(
+        &reference,
+        RunPlan::new(4000).order(Order::Six),
+        &mut Discard,
+    )
+    .unwrap();
+    let times: Vec<f64> = r.impacts.iter().map(|i| i.t).collect();
+    let particle = Scenario::defaults("particle").unwrap();
+    for (name, scenario) in [("pendulum", &pendulum), ("particle", &particle)] {
+        let floor = choose_step(scenario, &RunPlan::new(0), 1e-16).unwrap();
+        for tol in [1e-30, 1e-100] {
+            let choice = choose_step(scenario, &RunPlan::new(0), tol).unwrap();
+            println!(
+                "{name} tol {tol:e}: order {}, {} steps, {} pilots, estimate {:.2e} \
+                 (tol 1e-16: order {}, {} steps)",
+                choice.order,
+                choice.steps,
+                choice.pilot_runs,
+                choice.error_estimate,
+                floor.order,
+                floor.steps
+            );
+            assert_eq!(
+                (choice.order, choice.steps),
+                (floor.order, floor.steps),
+                "{name}"
+            );
+            assert!(choice.steps <= 5_000, "{name}: {} steps", choice.steps);
+            assert!(choice.error_estimate < 1e-12, "{name}: {choice:?}");
+            assert!(
+                choice
+                    .warnings
+                    .iter()
+                    .any(|w| w.contains("below the round-off floor")),
+                "{name}: {:?}",
+                choice.warnings
+            );
+        }
+    }
+    let (outcome, _, _) =
+        execute_with_tolerance(&pendulum, RunPlan::new(0), 1e-30, &mut Discard, &mut |_| {})
+            .unwrap();
+    let achieved = error(&outcome, &r.final_q, &[], &times);
+    assert!(achieved < 1e-11, "pendulum at --tol 1e-30: {achieved:e}");
+}
+
 #[test]
 fn the_choice_is_recorded_and_checked() {
     let mut scenario = Scenario::defaults("pendulum").unwrap();
