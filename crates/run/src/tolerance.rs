@@ -98,6 +98,11 @@ const COARSEST_FRACTION: usize = 16;
 /// the tolerance (the order's estimate is then taken as it stands).
 const MAX_CHASES: usize = 2;
 
+/// A run more than this many times finer than every other pilot of its
+/// order stands on a long extrapolation of the pilots' error constant, and
+/// the choice says so.
+const EXTRAPOLATION_WARNED_ABOVE: usize = 16;
+
 /// Fewest steps of a pilot.
 const MIN_PILOT_STEPS: usize = 4;
 
@@ -509,6 +514,11 @@ struct Ladder {
     settled: Option<(usize, f64)>,
     /// Pilots run at a confirmed prediction.
     chases: usize,
+    /// The fewest steps of a pilot that failed although finer than every
+    /// pilot that ran, with its error: the step equations cannot be solved
+    /// that finely (e.g. Newton's round-off floor of a degenerate step at a
+    /// tiny `h`), so no step from half that count on is predicted.
+    ceiling: Option<(usize, String)>,
 }
 
 impl Ladder {
@@ -525,6 +535,7 @@ impl Ladder {
             closed: false,
             settled: None,
             chases: 0,
+            ceiling: None,
         }
     }
 
@@ -574,7 +585,10 @@ impl Ladder {
             return 1;
         }
         let h = (tol / (SAFETY * c)).powf(1.0 / self.p());
-        let n = (self.t_end / h).ceil().min(self.round_off_steps(c));
+        let mut n = (self.t_end / h).ceil().min(self.round_off_steps(c));
+        if let Some((failed, _)) = &self.ceiling {
+            n = n.min((failed / 2).max(1) as f64);
+        }
         if n.is_finite() && n < 1e15 {
             (n as usize).max(1)
         } else {
@@ -666,7 +680,11 @@ impl Ladder {
 
     /// The next step count, or what the ladder settled on.
     fn next(&self, tol: f64) -> Next {
-        let fresh = |n: usize| !self.tried.contains(&n);
+        // Not tried, and coarser than a step that failed finer than every
+        // pilot.
+        let fresh = |n: usize| {
+            !self.tried.contains(&n) && self.ceiling.as_ref().is_none_or(|(c, _)| n < *c)
+        };
         let n = self.runs.len();
         if n == 0 {
             return if fresh(self.start) {
@@ -705,13 +723,16 @@ impl Ladder {
                 }
             }
             let aim = self.target(conf.c, tol);
-            if self.chases >= MAX_CHASES || aim <= finest {
+            let target = aim.max(finest.saturating_add(finest.div_ceil(4)));
+            if self.chases >= MAX_CHASES
+                || aim <= finest
+                || self.ceiling.as_ref().is_some_and(|(c, _)| target >= *c)
+            {
                 // (`aim <= finest` with no pilot settled: the tolerance is
                 // below the round-off floor, which the finest pilot has
-                // already reached.)
+                // already reached, or finer steps failed.)
                 return Next::Done;
             }
-            let target = aim.max(finest.saturating_add(finest.div_ceil(4)));
             return Next::Chase(target);
         }
         if self.chases > 0 {
@@ -735,22 +756,32 @@ impl Ladder {
         or_doubled(doubled)
     }
 
-    /// Record a pilot of `steps` and its result.
-    fn record(&mut self, steps: usize, result: Option<RunOutcome>) {
+    /// Record a pilot of `steps` and its result (`Err`: the error of a pilot
+    /// whose step failed).
+    fn record(&mut self, steps: usize, result: Result<RunOutcome, String>) {
         self.tried.push(steps);
         match result {
-            Some(outcome) => {
+            Ok(outcome) => {
                 let at = self.runs.partition_point(|r| r.0 < steps);
                 self.runs.insert(at, (steps, outcome));
             }
-            None => {
-                // Too coarse a step for the Newton solves or the impact
-                // location (or a non-finite end): start again finer.
-                self.runs.retain(|r| r.0 > steps);
-                if self.runs.is_empty() {
-                    self.start = steps.saturating_mul(2);
+            Err(error) => match self.runs.last() {
+                Some(&(finest, _)) if steps > finest => {
+                    // Finer than every pilot that ran: the pilots stay, and
+                    // no step this fine is predicted again.
+                    if self.ceiling.as_ref().is_none_or(|(c, _)| steps < *c) {
+                        self.ceiling = Some((steps, error));
+                    }
                 }
-            }
+                _ => {
+                    // Too coarse a step for the Newton solves or the impact
+                    // location (or a non-finite end): start again finer.
+                    self.runs.retain(|r| r.0 > steps);
+                    if self.runs.is_empty() {
+                        self.start = steps.saturating_mul(2);
+                    }
+                }
+            },
         }
     }
 
@@ -862,9 +893,16 @@ impl<P: Rerun> Pilots<'_, P> {
                     .iter()
                     .chain(&outcome.final_p)
                     .all(|x| x.is_finite());
-                ladder.record(steps, finite.then_some(outcome));
+                ladder.record(
+                    steps,
+                    if finite {
+                        Ok(outcome)
+                    } else {
+                        Err("a non-finite final state".to_owned())
+                    },
+                );
             }
-            Err(e) if e.is_numerical() => ladder.record(steps, None),
+            Err(e) if e.is_numerical() => ladder.record(steps, Err(e.to_string())),
             Err(e) => {
                 self.first_error.get_or_insert(e);
                 ladder.unusable = true;
@@ -1160,8 +1198,38 @@ pub fn choose_step_with_progress<P: Rerun>(
         }
         chosen.error_estimate = measured;
     }
+    let ceiling = ladders
+        .iter()
+        .find(|l| l.order.get() == chosen.order)
+        .and_then(|l| l.ceiling.as_ref());
+    let finer_failed = chosen.confirmed && chosen.error_estimate > tol && ceiling.is_some();
+    if finer_failed && let Some((failed, error)) = ceiling {
+        warnings.push(format!(
+            "--tol {tol:e}: an order-{} pilot of {failed} steps failed ({error}): the run takes {} steps, whose estimated error {:.2e} is above the tolerance",
+            chosen.order, chosen.steps, chosen.error_estimate
+        ));
+    }
+    let others = ladders
+        .iter()
+        .find(|l| l.order.get() == chosen.order)
+        .and_then(|l| {
+            l.runs
+                .iter()
+                .map(|r| r.0)
+                .filter(|&n| n < chosen.steps)
+                .max()
+        });
+    if chosen.confirmed
+        && let Some(finest) = others
+        && chosen.steps > EXTRAPOLATION_WARNED_ABOVE * finest
+    {
+        warnings.push(format!(
+            "--tol {tol:e}: the estimate {:.2e} for {} steps extrapolates the order-{} error constant of pilots of at most {finest} steps: unchecked at that step (an error that stops falling as h^{} there, e.g. a drift of the method, would go unseen)",
+            chosen.error_estimate, chosen.steps, chosen.order, chosen.order
+        ));
+    }
     let round = round_off(chosen.steps);
-    if chosen.confirmed && tol < round {
+    if chosen.confirmed && tol < round && !finer_failed {
         warnings.push(format!(
             "--tol {tol:e} is below the round-off floor of about {round:.1e} for {} steps: the run's error is round-off, not the tolerance",
             chosen.steps

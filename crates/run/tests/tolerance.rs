@@ -146,6 +146,42 @@ fn lc_error_follows_the_tolerance() {
     ladder_over(&[1e-3, 1e-4, 1e-5], "lc", &scenario, &q, &[], &[]);
 }
 
+/// A pilot that fails although finer than every pilot that ran keeps them,
+/// and a run far beyond its pilots says its estimate is unchecked there.
+/// The LC circuit's degenerate midpoint step stalls near a Newton residual
+/// of 1e-10 below `h ≈ 1.4e-6`: at `--tol 1e-10` the chooser used to double
+/// the failing step count twice more, drop every pilot and end with the
+/// order-6 pilots' error ("order 6 is not available"). It also drifts at
+/// tiny steps (its error stops falling as `h²` near `h = 1e-4`), which the
+/// pilots, of at most 312 steps, cannot see: the warning says the estimate
+/// is extrapolated (docs/theory.md §13).
+#[test]
+fn a_pilot_failing_finer_than_the_others_keeps_them() {
+    let scenario = Scenario::defaults("lc").unwrap();
+    let tol = 1e-10;
+    let choice = choose_step(&scenario, &RunPlan::new(0), tol).unwrap();
+    println!(
+        "lc --tol {tol:e}: order {}, {} steps, {} pilots, estimate {:.2e}, {:?}",
+        choice.order, choice.steps, choice.pilot_runs, choice.error_estimate, choice.warnings
+    );
+    assert_eq!(choice.order, Order::Two);
+    let failed = choice
+        .warnings
+        .iter()
+        .find(|w| w.contains("pilot of") && w.contains("failed"))
+        .unwrap_or_else(|| panic!("{:?}", choice.warnings));
+    assert!(failed.contains("above the tolerance"), "{failed}");
+    assert!(choice.error_estimate > tol, "{choice:?}");
+    assert!(
+        choice
+            .warnings
+            .iter()
+            .any(|w| w.contains("unchecked at that step")),
+        "{:?}",
+        choice.warnings
+    );
+}
+
 #[test]
 fn ellipse_error_follows_the_tolerance_on_its_early_window() {
     let mut scenario = Scenario::defaults("ellipse").unwrap();
