@@ -724,13 +724,11 @@ impl Ladder {
             }
             let aim = self.target(conf.c, tol);
             let target = aim.max(finest.saturating_add(finest.div_ceil(4)));
-            if self.chases >= MAX_CHASES
-                || aim <= finest
-                || self.ceiling.as_ref().is_some_and(|(c, _)| target >= *c)
-            {
+            if self.chases >= MAX_CHASES || aim <= finest || !fresh(target) {
                 // (`aim <= finest` with no pilot settled: the tolerance is
                 // below the round-off floor, which the finest pilot has
-                // already reached, or finer steps failed.)
+                // already reached, or finer steps failed; a target already
+                // tried or at a failed step count is not run again.)
                 return Next::Done;
             }
             return Next::Chase(target);
@@ -1198,27 +1196,25 @@ pub fn choose_step_with_progress<P: Rerun>(
         }
         chosen.error_estimate = measured;
     }
-    let ceiling = ladders
-        .iter()
-        .find(|l| l.order.get() == chosen.order)
-        .and_then(|l| l.ceiling.as_ref());
-    let finer_failed = chosen.confirmed && chosen.error_estimate > tol && ceiling.is_some();
-    if finer_failed && let Some((failed, error)) = ceiling {
+    let chosen_ladder = ladders.iter().find(|l| l.order.get() == chosen.order);
+    // A pilot of the chosen order failed finer than the others, and the
+    // estimate misses the tolerance.
+    let finer_failed = chosen_ladder
+        .and_then(|l| l.ceiling.as_ref())
+        .filter(|_| chosen.confirmed && chosen.error_estimate > tol);
+    if let Some((failed, error)) = finer_failed {
         warnings.push(format!(
             "--tol {tol:e}: an order-{} pilot of {failed} steps failed ({error}): the run takes {} steps, whose estimated error {:.2e} is above the tolerance",
             chosen.order, chosen.steps, chosen.error_estimate
         ));
     }
-    let others = ladders
-        .iter()
-        .find(|l| l.order.get() == chosen.order)
-        .and_then(|l| {
-            l.runs
-                .iter()
-                .map(|r| r.0)
-                .filter(|&n| n < chosen.steps)
-                .max()
-        });
+    let others = chosen_ladder.and_then(|l| {
+        l.runs
+            .iter()
+            .map(|r| r.0)
+            .filter(|&n| n < chosen.steps)
+            .max()
+    });
     if chosen.confirmed
         && let Some(finest) = others
         && chosen.steps > EXTRAPOLATION_WARNED_ABOVE * finest
@@ -1229,7 +1225,7 @@ pub fn choose_step_with_progress<P: Rerun>(
         ));
     }
     let round = round_off(chosen.steps);
-    if chosen.confirmed && tol < round && !finer_failed {
+    if chosen.confirmed && tol < round && finer_failed.is_none() {
         warnings.push(format!(
             "--tol {tol:e} is below the round-off floor of about {round:.1e} for {} steps: the run's error is round-off, not the tolerance",
             chosen.steps
