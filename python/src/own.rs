@@ -321,6 +321,12 @@ impl Rerun for Rerunnable {
             ..self.0.clone()
         })
     }
+    fn algebraic_variables(&self) -> bool {
+        let s = &self.0;
+        s.model
+            .describe(&s.setup)
+            .is_ok_and(|d| d.algebraic_variables)
+    }
     fn execute(
         &self,
         plan: RunPlan,

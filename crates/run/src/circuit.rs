@@ -29,7 +29,8 @@ use diracvi_models::{DynModelVisitor, DynRunSetup};
 use nalgebra::DVector;
 
 /// Describe a circuit: its branch-charge coordinates, no boundary, its
-/// Kirchhoff rows; no Hamiltonian (the Lagrangian is degenerate).
+/// Kirchhoff rows; no Hamiltonian (the Lagrangian is degenerate); algebraic
+/// variables where it has loops of capacitors and voltage sources.
 pub(crate) fn describe(circuit: &Circuit) -> ModelSummary {
     ModelSummary {
         coordinates: circuit.coordinate_names(),
@@ -37,6 +38,7 @@ pub(crate) fn describe(circuit: &Circuit) -> ModelSummary {
         constraints: circuit.node_count(),
         has_hamiltonian: false,
         regular_lagrangian: false,
+        algebraic_variables: circuit.loop_count() > 0,
     }
 }
 

@@ -33,6 +33,7 @@ impl DynModelVisitor for DescribeDyn {
     type Output = ModelSummary;
     fn visit<Mo: NamedDynSystem>(self, model: &Mo, setup: &DynRunSetup) -> ModelSummary {
         let p0 = momentum_dyn(model, &setup.q0, &setup.v0);
+        let (regular, regular_on_constraints) = regular_at_dyn(model, setup);
         ModelSummary {
             coordinates: model.coordinates(),
             boundary_names: (0..model.boundary_count())
@@ -42,15 +43,24 @@ impl DynModelVisitor for DescribeDyn {
             has_hamiltonian: model
                 .hamiltonian(setup.q0.as_slice(), p0.as_slice())
                 .is_some(),
-            regular_lagrangian: regular_at_dyn(model, setup),
+            regular_lagrangian: regular,
+            algebraic_variables: !regular_on_constraints,
         }
     }
 }
 
-/// Whether `∂²L/∂v²` is invertible at the setup's initial data.
-fn regular_at_dyn<Mo: NamedDynSystem>(model: &Mo, setup: &DynRunSetup) -> bool {
+/// Whether `∂²L/∂v²` is invertible at the setup's initial data, on the
+/// whole tangent space and on the constraint distribution `ker A(q0)`.
+fn regular_at_dyn<Mo: NamedDynSystem>(model: &Mo, setup: &DynRunSetup) -> (bool, bool) {
     let (_, hessian) = diracvi_geometry::dynamic::legendre_jet_dyn(model, &setup.q0, &setup.v0);
-    crate::error::is_regular(hessian)
+    let (n, m) = (model.coordinate_count(), model.constraint_count());
+    let mut forms = vec![0.0; m * n];
+    model.constraint_forms(setup.q0.as_slice(), &mut forms);
+    let forms = nalgebra::DMatrix::from_row_slice(m, n, &forms);
+    (
+        crate::error::is_regular(hessian.clone()),
+        crate::error::is_regular_on(hessian, &forms),
+    )
 }
 
 /// What a run on the run-time-sized core starts from (the plain runner
@@ -316,7 +326,7 @@ impl DynRunner<'_> {
                     .hamiltonian(start.initial.q.as_slice(), start.initial.p.as_slice())
                     .is_none()
                 {
-                    let regular = regular_at_dyn(model, setup);
+                    let (regular, _) = regular_at_dyn(model, setup);
                     return Err(crate::error::no_hamiltonian(name, regular));
                 }
                 run_with!(

@@ -211,6 +211,33 @@ pub(crate) fn is_regular(hessian: nalgebra::DMatrix<f64>) -> bool {
     }
 }
 
+/// Whether `∂²L/∂v²` is invertible on the constraint distribution
+/// `ker A(q)`: `Zᵀ H Z` regular (as [`is_regular`]) for an orthonormal basis
+/// `Z` of the null space of `forms` (`A(q)`, `m × n`). When it is not, some
+/// admissible velocity carries no kinetic energy and the coordinate along it
+/// is an algebraic variable (the charges' split around a loop of
+/// capacitors, docs/theory.md §3.9).
+pub(crate) fn is_regular_on(
+    hessian: nalgebra::DMatrix<f64>,
+    forms: &nalgebra::DMatrix<f64>,
+) -> bool {
+    if forms.nrows() == 0 || !forms.iter().all(|x| x.is_finite()) {
+        return is_regular(hessian);
+    }
+    let eigen = (forms.transpose() * forms).symmetric_eigen();
+    let largest = eigen.eigenvalues.amax();
+    let free: Vec<_> = (0..forms.ncols())
+        .filter(|&i| eigen.eigenvalues[i] <= 1e-12 * largest)
+        .map(|i| eigen.eigenvectors.column(i).into_owned())
+        .collect();
+    if free.is_empty() {
+        // No admissible velocity: nothing moves, nothing is algebraic.
+        return true;
+    }
+    let z = nalgebra::DMatrix::from_columns(&free);
+    is_regular(z.transpose() * hessian * z)
+}
+
 /// `e` of a run of `plan`, with the start of a composed method that found
 /// no velocity for the initial momentum (the constrained Legendre map not
 /// invertible at the first step: a Lagrangian degenerate on `ker A(q0)`)

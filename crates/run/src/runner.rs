@@ -30,6 +30,12 @@ pub struct ModelSummary {
     /// invertible); a regular Lagrangian may still come without a
     /// Hamiltonian (a model file without `model.hamiltonian`).
     pub regular_lagrangian: bool,
+    /// Whether the system has algebraic variables at the initial state:
+    /// `∂²L/∂v²` singular on the constraint distribution `ker A(q)` (a loop
+    /// of capacitors). Its midpoint step then carries a parasitic mode that
+    /// round-off feeds, growing as `N^{3/2}` over `N` steps (docs/theory.md
+    /// §3.9), which the tolerance chooser's round-off floor follows.
+    pub algebraic_variables: bool,
 }
 
 impl ModelSummary {
@@ -43,13 +49,20 @@ impl ModelSummary {
     }
 }
 
-/// Whether `∂²L/∂v²` is invertible at the setup's initial data.
+/// Whether `∂²L/∂v²` is invertible at the setup's initial data, on the
+/// whole tangent space and on the constraint distribution `ker A(q0)`.
 fn regular_at<Mo: NamedSystem<N, M>, const N: usize, const M: usize>(
     model: &Mo,
     setup: &RunSetup<N>,
-) -> bool {
+) -> (bool, bool) {
     let (_, hessian) = diracvi_geometry::legendre_jet::<Mo, N, M>(model, &setup.q0, &setup.v0);
-    crate::error::is_regular(nalgebra::DMatrix::from_fn(N, N, |i, j| hessian[(i, j)]))
+    let hessian = nalgebra::DMatrix::from_fn(N, N, |i, j| hessian[(i, j)]);
+    let forms: nalgebra::SMatrix<f64, M, N> = model.constraint_forms(&setup.q0);
+    let forms = nalgebra::DMatrix::from_fn(M, N, |i, j| forms[(i, j)]);
+    (
+        crate::error::is_regular(hessian.clone()),
+        crate::error::is_regular_on(hessian, &forms),
+    )
 }
 
 /// Build the scenario's model (validating parameters and initial data) and
@@ -73,6 +86,7 @@ pub fn describe(scenario: &Scenario) -> Result<ModelSummary, ModelError> {
             setup: &RunSetup<N>,
         ) -> ModelSummary {
             let p0 = model.momentum(&setup.q0, &setup.v0);
+            let (regular, regular_on_constraints) = regular_at::<Mo, N, M>(model, setup);
             ModelSummary {
                 coordinates: model.coordinates(),
                 boundary_names: (0..model.boundary_count())
@@ -80,7 +94,8 @@ pub fn describe(scenario: &Scenario) -> Result<ModelSummary, ModelError> {
                     .collect(),
                 constraints: M,
                 has_hamiltonian: model.hamiltonian(&setup.q0, &p0).is_some(),
-                regular_lagrangian: regular_at::<Mo, N, M>(model, setup),
+                regular_lagrangian: regular,
+                algebraic_variables: !regular_on_constraints,
             }
         }
     }
@@ -301,7 +316,7 @@ impl Runner<'_> {
             }
             Stepper::Hamiltonian => {
                 if model.hamiltonian(&st.initial.q, &st.initial.p).is_none() {
-                    let regular = regular_at::<Mo, N, M>(model, setup);
+                    let (regular, _) = regular_at::<Mo, N, M>(model, setup);
                     return Err(crate::error::no_hamiltonian(model.name(), regular));
                 }
                 let stepper = NonholonomicHamiltonian::new(

@@ -428,3 +428,33 @@ fn a_driven_circuit_differentiates_in_its_element_values() {
         }
     }
 }
+
+/// Which systems have algebraic variables (`∂²L/∂v²` singular on
+/// `ker A(q0)`, docs/theory.md §3.9): a loop of capacitors, whether the
+/// circuit is the catalogue's `lc`, its model file, or its netlist; not
+/// `lc-ladder` or the two-mesh netlist, whose Lagrangians are degenerate
+/// but whose capacitor currents Kirchhoff's law fixes; not a mechanical
+/// model.
+#[test]
+fn algebraic_variables_are_found_on_every_core() {
+    let file =
+        Scenario::from_model_file(concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/lc.toml"))
+            .unwrap();
+    let ddm = Scenario::from_netlist("ddm-lc", DDM_LC, 0.1, 1.0).unwrap();
+    let two_mesh = Scenario::from_netlist("two-mesh", TWO_MESH, 0.1, 1.0).unwrap();
+    let ladder = Scenario::defaults("lc-ladder").unwrap();
+    let pendulum = Scenario::defaults("pendulum").unwrap();
+    let lc = Scenario::defaults("lc").unwrap();
+    for (name, scenario, algebraic, regular) in [
+        ("lc", &lc, true, false),
+        ("models/lc.toml", &file, true, false),
+        ("ddm-lc.cir", &ddm, true, false),
+        ("two-mesh", &two_mesh, false, false),
+        ("lc-ladder", &ladder, false, false),
+        ("pendulum", &pendulum, false, true),
+    ] {
+        let info = describe(scenario).unwrap();
+        assert_eq!(info.algebraic_variables, algebraic, "{name}");
+        assert_eq!(info.regular_lagrangian, regular, "{name}");
+    }
+}

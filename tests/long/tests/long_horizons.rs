@@ -201,3 +201,73 @@ fn a_fifty_body_chain_keeps_its_energy_and_constraint() {
         sum.max_constraint_residual
     );
 }
+
+/// The LC circuit's midpoint step at small `h` (docs/theory.md §3.9, "The
+/// midpoint map and algebraic variables"): the capacitors' voltage law
+/// around the loop c1–c3, `e = q^{c1}/c1 − q^{c3}/c3 = 0`, enters the
+/// midpoint step only through its values at midpoints,
+/// `E_{k+1/2} = (e_k + e_{k+1})/2`, as the two-step recurrence
+/// `E_{k−1/2} + E_{k+1/2} = 0`. Its characteristic root −1 is double, so the
+/// round-off `δ` of each step grows at the nodes as `(−1)^k (a + b k)`,
+/// about `δ N^{3/2}` after `N` steps, while the midpoint values stay at
+/// round-off. The forward map imposes `e = 0` at the nodes and keeps it.
+/// Figures:
+/// `cargo test --release -p diracvi-long-tests --test suite long_horizons::lc -- --nocapture`.
+#[test]
+fn lc_midpoint_loop_voltage_alternates_at_the_nodes_and_holds_at_midpoints() {
+    let lc = common::Lc::default();
+    let [c1, _, c3] = lc.c;
+    let steps = 200_000;
+    let h = 10.0 * std::f64::consts::PI / steps as f64;
+    let mut runs = vec![];
+    for (disc, cd) in [
+        (Discretization::Midpoint, ConstraintDiscretization::Midpoint),
+        (
+            Discretization::Forward,
+            ConstraintDiscretization::Retraction,
+        ),
+    ] {
+        let mut st = LagrangeDirac::plus(lc, disc, cd);
+        let mut e = vec![];
+        integrate(
+            &mut st,
+            lc.start(),
+            h,
+            RunOptions::new(steps).discard_records(),
+            |r| e.push(r.q[1] / c1 - r.q[3] / c3),
+            |_| {},
+        )
+        .unwrap();
+        runs.push(e);
+    }
+    let largest = |x: &mut dyn Iterator<Item = f64>| x.fold(0.0f64, |m, v| m.max(v.abs()));
+    let e = &runs[0];
+    let nodes = largest(&mut e.iter().copied());
+    let mids = largest(&mut e.windows(2).map(|w| 0.5 * (w[0] + w[1])));
+    // Per step: the recurrence's residual, the round-off injected.
+    let injected = largest(&mut e.windows(3).map(|w| 0.25 * (w[0] + 2.0 * w[1] + w[2])));
+    let forward = largest(&mut runs[1].iter().copied());
+    let n = steps as f64;
+    eprintln!(
+        "LC midpoint, {steps} steps of h = {h:.3e}: max |e_k| at the nodes {nodes:.2e} ({:.2} eps N^1.5), at midpoints {mids:.2e}, per-step recurrence residual {injected:.2e}; forward map: max |e_k| {forward:.2e}",
+        nodes / (f64::EPSILON * n.powf(1.5))
+    );
+    // The midpoints hold the voltage law to round-off; each step's
+    // recurrence holds to a few ulps of the charges (|q| ≤ 10).
+    assert!(mids <= 1e-12, "midpoint values {mids:e}");
+    assert!(injected <= 1e-14, "recurrence residual {injected:e}");
+    // The nodes carry the parasitic mode: far above the midpoints,
+    // alternating in sign over the last thousand steps, and within the
+    // growth law of a double root fed by round-off.
+    assert!(nodes >= 100.0 * mids, "nodes {nodes:e}, midpoints {mids:e}");
+    assert!(
+        e[e.len() - 1000..].windows(2).all(|w| w[0] * w[1] < 0.0),
+        "the nodal voltage difference does not alternate"
+    );
+    assert!(
+        nodes <= 8.0 * f64::EPSILON * n.powf(1.5),
+        "nodes {nodes:e} beyond the double root's growth"
+    );
+    // The forward map: the law at the nodes, to a few ulps of the charges.
+    assert!(forward <= 1e-14, "forward map {forward:e}");
+}
