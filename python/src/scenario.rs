@@ -348,7 +348,8 @@ impl PyScenario {
     /// README "Circuits"), named after the file's stem, run on the sparse
     /// Lagrange–Dirac stepper through the same ``run``/``ensemble`` as every
     /// model. A general circuit has no default step: ``h`` and ``t_end`` are
-    /// required. Initial conditions are the netlist's ``IC=`` values. Raises
+    /// required (with ``run(tol=...)``, ``h`` is the step the pilot runs
+    /// start from). Initial conditions are the netlist's ``IC=`` values. Raises
     /// ``ModelError`` (kind ``Circuit``, with the netlist's line number) for
     /// a file that cannot be read, a malformed or unsolvable netlist, or an
     /// invalid ``h``/``t_end``.

@@ -126,3 +126,15 @@ def test_netlist_derivatives_equal_the_cli(cli):
     for name in ("L1", "C2"):
         assert r.sensitivity[name].tolist() == c["sensitivity"][name]
     assert np.abs(r.sensitivity["L1"]).max() > 1e-3
+
+
+def test_a_netlist_takes_tol_from_its_h():
+    """A netlist's ``h`` is the step the pilot runs of ``tol=`` start from
+    (as with ``diracvi run --netlist ... --h H --tol T``): the [DDM] netlist
+    chooses as the built-in ``lc`` does."""
+    lc = diracvi.scenario("lc")
+    net = diracvi.Scenario.from_netlist(DDM, h=lc.h, t_end=lc.t_end)
+    a = lc.run(tol=1e-4, every=0).summary["tolerance"]
+    b = net.run(tol=1e-4, every=0).summary["tolerance"]
+    assert (a["chosen_order"], a["chosen_steps"]) == (2, 22620)
+    assert (b["chosen_order"], b["chosen_steps"]) == (2, 22620)

@@ -203,13 +203,15 @@ pub struct RunArgs {
     /// docs/theory.md §13), then runs with that step. The summary reports
     /// the choice ("tolerance" in --summary json), and a warning when the
     /// estimate did not decrease at the method's order (round-off floor,
-    /// chaos). Exclusive with --h, --steps, --order, --discretization and
-    /// --constraint. A scenario file may give `tol` instead of `h`.
+    /// chaos). Exclusive with --h (except with --netlist, which has no
+    /// default step: there --h is the step the pilot runs start from),
+    /// --steps, --order, --discretization and --constraint. A scenario file
+    /// may give `tol` instead of `h`.
     #[arg(
         long,
         value_name = "TOL",
         allow_negative_numbers = true,
-        conflicts_with_all = ["h", "steps", "order", "discretization", "constraint"]
+        conflicts_with_all = ["steps", "order", "discretization", "constraint"]
     )]
     pub tol: Option<f64>,
     /// End time (s): take round(T/h) steps.

@@ -8,7 +8,9 @@ use anyhow::{Result, anyhow, bail};
 use diracvi_models::Scenario;
 
 /// The scenario of `--netlist`: a general circuit has no default step, so
-/// `--h` is required, with `--t-end` or `--steps` (then `t_end = steps·h`).
+/// `--h` is required, with `--t-end` or `--steps` (then `t_end = steps·h`);
+/// with `--tol`, `--h` is the step the pilot runs start from (as a
+/// scenario file's `h` beside its `tol`).
 ///
 /// # Errors
 /// A usage error for a missing `--h`/`--t-end`, a model or `--set`
@@ -19,7 +21,8 @@ pub fn netlist_scenario(args: &RunArgs) -> Result<Option<Scenario>> {
     };
     let h = args.h.ok_or_else(|| {
         anyhow!(
-            "--netlist needs --h (and --t-end or --steps): a general circuit has no default step"
+            "--netlist needs --h (and --t-end or --steps): a general circuit has no default step \
+             (with --tol, --h is the step the pilot runs start from)"
         )
     })?;
     let t_end = match (args.t_end, args.steps) {

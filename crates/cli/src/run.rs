@@ -382,6 +382,12 @@ fn check_finite(o: &RunOutcome) -> Result<()> {
 
 /// `diracvi run`.
 pub fn run(args: &RunArgs) -> Result<()> {
+    if args.tol.is_some() && args.h.is_some() && args.netlist.is_none() {
+        bail!(
+            "the argument '--tol <TOL>' cannot be used with '--h <H>': the tolerance chooses the step \
+             (only a netlist, which has no default step, takes --h with --tol, as the step its pilot runs start from)"
+        );
+    }
     if args.every == 0 {
         bail!("--every must be at least 1");
     }

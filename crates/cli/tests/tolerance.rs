@@ -68,6 +68,32 @@ fn tol_excludes_a_step_steps_and_an_order() {
     }
 }
 
+/// A netlist has no default step: with `--tol` its `--h` is the step the
+/// pilot runs start from, as a scenario file's `h` beside its `tol`. The
+/// [DDM] circuit chooses as the catalogue's `lc` does (order 2, 22 620
+/// steps at 1e-4) and ends within the tolerance of the closed form
+/// (`q^ℓ(10π) = 0`); without `--h` it is a usage error that says so.
+#[test]
+fn a_netlist_takes_tol_with_its_h_as_the_pilots_start() {
+    let net = [
+        "run",
+        "--netlist",
+        "circuits/ddm-lc.cir",
+        "--t-end",
+        "31.41592653589793",
+        "--tol",
+        "1e-4",
+    ];
+    let s = summary(&[&net[..], &["--h", "0.15707963267948966"]].concat());
+    let t = &s["tolerance"];
+    assert_eq!(t["chosen_order"].as_u64(), Some(2), "{t}");
+    assert_eq!(t["chosen_steps"].as_u64(), Some(22_620), "{t}");
+    let q = common::numbers(&s["final_state"]["q"]);
+    assert!(q[0].abs() <= 1e-4, "q_l(10π) = {}", q[0]);
+    let out = run_in(root(), &net);
+    check_failure(&out, 2, &["--netlist needs --h", "--tol"]);
+}
+
 #[test]
 fn a_scenario_file_gives_tol() {
     let dir = std::env::temp_dir().join(format!("diracvi-tol-{}", std::process::id()));
