@@ -909,6 +909,8 @@ struct Pilots<'a, P> {
     tol: f64,
     progress: &'a mut dyn FnMut(usize),
     first_error: Option<RunError>,
+    /// The last pilot whose step failed: `(order, steps, error)`.
+    last_failure: Option<(Order, usize, String)>,
     pilot_runs: usize,
 }
 
@@ -925,6 +927,16 @@ impl<P: Rerun> Pilots<'_, P> {
         match sc.execute(plan.account(false), &mut Discard, self.progress) {
             Ok(outcome) => {
                 if ladder.order == Order::Two && outcome.method.order_of_accuracy() != 2 {
+                    // Said when nothing else can run (e.g. the Hamiltonian
+                    // stepper, whose orders 4 and 6 are refused as well).
+                    self.first_error
+                        .get_or_insert(RunError::ToleranceUnreachable {
+                            tol: self.tol,
+                            reason: format!(
+                                "the order-2 candidate runs the {}, and --tol needs a method of order 2, 4 or 6",
+                                outcome.method
+                            ),
+                        });
                     ladder.unusable = true;
                     return;
                 }
@@ -942,7 +954,10 @@ impl<P: Rerun> Pilots<'_, P> {
                     },
                 );
             }
-            Err(e) if e.is_numerical() => ladder.record(steps, Err(e.to_string())),
+            Err(e) if e.is_numerical() => {
+                self.last_failure = Some((ladder.order, steps, e.to_string()));
+                ladder.record(steps, Err(e.to_string()));
+            }
             Err(e) => {
                 self.first_error.get_or_insert(e);
                 ladder.unusable = true;
@@ -1099,6 +1114,7 @@ pub fn choose_step_with_progress<P: Rerun>(
         tol,
         progress,
         first_error: None,
+        last_failure: None,
         pilot_runs: 0,
     };
     let has_pair = |l: &Ladder| l.predicted_steps(tol).is_some();
@@ -1168,6 +1184,7 @@ pub fn choose_step_with_progress<P: Rerun>(
     }
     let Pilots {
         first_error,
+        last_failure,
         pilot_runs,
         ..
     } = pilots;
@@ -1199,9 +1216,15 @@ pub fn choose_step_with_progress<P: Rerun>(
                 .enumerate()
                 .min_by(|a, b| a.1.error_estimate.total_cmp(&b.1.error_estimate))
             else {
-                return Err(first_error.unwrap_or(RunError::ToleranceUnreachable {
+                return Err(first_error.unwrap_or_else(|| RunError::ToleranceUnreachable {
                     tol,
-                    reason: "no pilot run succeeded (every step tried failed)".to_owned(),
+                    reason: match last_failure {
+                        Some((order, steps, error)) => format!(
+                            "no pilot run succeeded (every step tried failed; the last, of order {} with {steps} steps: {error})",
+                            order.get()
+                        ),
+                        None => "no pilot run succeeded (every step tried failed)".to_owned(),
+                    },
                 }));
             };
             warnings.push(format!(

@@ -18,8 +18,8 @@
 use diracvi_models::Scenario;
 use diracvi_models::reference::{BouncingParticle, LcCircuit, RigidBodyReference};
 use diracvi_run::{
-    Discard, ImpactError, Located, Order, RecordSink, Rerun, RunError, RunOutcome, RunPlan,
-    StepError, choose_step, execute, execute_with_tolerance,
+    Discard, ImpactError, Impacts, Located, Order, RecordSink, Rerun, RunError, RunOutcome,
+    RunPlan, StepError, Stepper, choose_step, execute, execute_with_tolerance,
 };
 
 const LADDER: [f64; 9] = [1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11];
@@ -289,6 +289,34 @@ fn a_loop_of_capacitors_has_the_floor_of_its_alternation() {
         assert!(achieved <= 1e-6, "achieved {achieved:e}");
         assert!(choice.error_estimate >= 1e-8, "{choice:?}");
     }
+}
+
+/// A tolerance nothing can meet says why: the Hamiltonian stepper's only
+/// scheme is of order 1 (and it refuses orders 4 and 6, which used to be
+/// the whole message: "order 6 is not available with the hamiltonian
+/// stepper"); a run whose every pilot fails (the ellipse rejecting its
+/// impacts) names the last failure.
+#[test]
+fn a_tolerance_nothing_can_meet_says_why() {
+    let pendulum = Scenario::defaults("pendulum").unwrap();
+    let plan = RunPlan::new(0).stepper(Stepper::Hamiltonian);
+    let e = choose_step(&pendulum, &plan, 1e-6).unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, RunError::ToleranceUnreachable { .. }), "{text}");
+    assert!(
+        text.contains("hamiltonian stepper, order 1") && text.contains("order 2, 4 or 6"),
+        "{text}"
+    );
+    let ellipse = Scenario::defaults("ellipse").unwrap();
+    let plan = RunPlan::new(0).impacts(Impacts::Reject);
+    let e = choose_step(&ellipse, &plan, 1e-6).unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, RunError::ToleranceUnreachable { .. }), "{text}");
+    assert!(
+        text.contains("every step tried failed; the last, of order")
+            && text.contains("rejects impacts"),
+        "{text}"
+    );
 }
 
 #[test]
