@@ -434,7 +434,9 @@ fn a_driven_circuit_differentiates_in_its_element_values() {
 /// circuit is the catalogue's `lc`, its model file, or its netlist; not
 /// `lc-ladder` or the two-mesh netlist, whose Lagrangians are degenerate
 /// but whose capacitor currents Kirchhoff's law fixes; not a mechanical
-/// model.
+/// model, the heavy top included, whose kinetic form on the quaternion's
+/// `R⁴` is singular along `q` but regular on `ker A = {q · q̇ = 0}` (its
+/// `--tol` choices are unchanged).
 #[test]
 fn algebraic_variables_are_found_on_every_core() {
     let file =
@@ -445,6 +447,7 @@ fn algebraic_variables_are_found_on_every_core() {
     let ladder = Scenario::defaults("lc-ladder").unwrap();
     let pendulum = Scenario::defaults("pendulum").unwrap();
     let lc = Scenario::defaults("lc").unwrap();
+    let top = Scenario::defaults("heavy-top").unwrap();
     for (name, scenario, algebraic, regular) in [
         ("lc", &lc, true, false),
         ("models/lc.toml", &file, true, false),
@@ -452,6 +455,7 @@ fn algebraic_variables_are_found_on_every_core() {
         ("two-mesh", &two_mesh, false, false),
         ("lc-ladder", &ladder, false, false),
         ("pendulum", &pendulum, false, true),
+        ("heavy-top", &top, false, false),
     ] {
         let info = describe(scenario).unwrap();
         assert_eq!(info.algebraic_variables, algebraic, "{name}");
