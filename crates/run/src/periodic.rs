@@ -858,12 +858,33 @@ fn search<Mo: NamedDynSystem>(
         // round-off).
         let converged = residual <= target;
         if iterations >= options.max_iterations && !converged {
+            // Which return map did not close, and how to ask for another.
+            let reason = match section {
+                Section::Steps(Some(steps)) => format!(
+                    "; the return map was the state after {steps} steps ({:.6} s{}): an orbit of another period is asked for with --steps or --period{}",
+                    steps as f64 * setup.h,
+                    if options.section == Section::Steps(None) {
+                        ", the start's first close return"
+                    } else {
+                        ""
+                    },
+                    if model.boundary_count() > 0 && model.constraint_count() == 0 {
+                        ", one closing at a wall with --section"
+                    } else {
+                        ""
+                    }
+                ),
+                Section::Impact { piece, count } => format!(
+                    "; the return map was the post-impact state at impact {count} with piece {piece}: another is asked for with --section and --impact"
+                ),
+                Section::Steps(None) => String::new(),
+            };
             return Err(PeriodicError::NotConverged {
                 model: name,
                 iterations,
                 residual,
                 tolerance: options.tolerance,
-                reason: String::new(),
+                reason,
             });
         }
         let df = &ret.jacobian * &proj - DMatrix::identity(dim, dim);

@@ -394,6 +394,28 @@ fn what_has_no_orbit_is_a_typed_error() {
         matches!(e, PeriodicError::NotConverged { iterations: 1, .. }),
         "{e}"
     );
+    // The message says which return map did not close and how to ask for
+    // another.
+    assert!(
+        e.to_string()
+            .contains("post-impact state at impact 1 with piece 0")
+            && e.to_string().contains("--section"),
+        "{e}"
+    );
+    let mut grid = PeriodicOptions::new(Section::Steps(Some(100)));
+    grid.max_iterations = 1;
+    let pendulum = Scenario::defaults("pendulum").unwrap();
+    let e = periodic_orbit(&pendulum, &grid, None).unwrap_err();
+    assert!(
+        matches!(e, PeriodicError::NotConverged { iterations: 1, .. }),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("the state after 100 steps")
+            && e.to_string().contains("--steps or --period")
+            && !e.to_string().contains("--section"),
+        "{e}"
+    );
     let e = continue_orbit(&upright_ellipse(), "h", &[0.01], &section(), None).unwrap_err();
     assert!(matches!(e, PeriodicError::Unsupported { .. }), "{e}");
     let pendulum = Scenario::defaults("pendulum").unwrap();
