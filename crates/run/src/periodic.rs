@@ -34,7 +34,10 @@ use diracvi_geometry::dynamic::{
 };
 use diracvi_impact::ImpactError;
 use diracvi_impact::dynamic::{DynImpactEvent, DynImpactIntegrator};
-use diracvi_models::{DynModelVisitor, DynRunSetup, NamedDynSystem, Scenario};
+use diracvi_models::{
+    ConstraintDiscretization, Discretization, DynModelVisitor, DynRunSetup, NamedDynSystem,
+    Scenario,
+};
 use nalgebra::{Complex, DMatrix, DVector};
 use num_dual::Dual64;
 use serde::Serialize;
@@ -878,6 +881,18 @@ fn search<Mo: NamedDynSystem>(
                     "; the return map was the post-impact state at impact {count} with piece {piece}: another is asked for with --section and --impact"
                 ),
                 Section::Steps(None) => String::new(),
+            };
+            // A constrained flow that is not the symmetric midpoint scheme
+            // drifts in energy: it may have no periodic orbit at all.
+            let symmetric = setup.discretization == Discretization::Midpoint
+                && setup.constraint == ConstraintDiscretization::Midpoint;
+            let reason = if model.constraint_count() > 0 && !symmetric {
+                format!(
+                    "{reason}; with constraints this scheme ({} map, {} constraint) is not symmetric and its energy drifts, so its discrete flow may have no periodic orbit: the symmetric midpoint scheme (--discretization midpoint --constraint midpoint) keeps them (docs/theory.md §14)",
+                    setup.discretization, setup.constraint
+                )
+            } else {
+                reason
             };
             return Err(PeriodicError::NotConverged {
                 model: name,
