@@ -56,11 +56,7 @@ fn regular_at_dyn<Mo: NamedDynSystem>(model: &Mo, setup: &DynRunSetup) -> (bool,
     let (n, m) = (model.coordinate_count(), model.constraint_count());
     let mut forms = vec![0.0; m * n];
     model.constraint_forms(setup.q0.as_slice(), &mut forms);
-    let forms = nalgebra::DMatrix::from_row_slice(m, n, &forms);
-    (
-        crate::error::is_regular(hessian.clone()),
-        crate::error::is_regular_on(hessian, &forms),
-    )
+    crate::error::regularity(hessian, &nalgebra::DMatrix::from_row_slice(m, n, &forms))
 }
 
 /// What a run on the run-time-sized core starts from (the plain runner

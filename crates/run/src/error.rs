@@ -238,6 +238,15 @@ pub(crate) fn is_regular_on(
     is_regular(z.transpose() * hessian * z)
 }
 
+/// `(is_regular, is_regular_on)` of `hessian`: whether `∂²L/∂v²` is
+/// invertible on the whole tangent space, and on `ker A(q)` (`forms`).
+pub(crate) fn regularity(
+    hessian: nalgebra::DMatrix<f64>,
+    forms: &nalgebra::DMatrix<f64>,
+) -> (bool, bool) {
+    (is_regular(hessian.clone()), is_regular_on(hessian, forms))
+}
+
 /// `e` of a run of `plan`, with the start of a composed method that found
 /// no velocity for the initial momentum (the constrained Legendre map not
 /// invertible at the first step: a Lagrangian degenerate on `ker A(q0)`)

@@ -56,12 +56,10 @@ fn regular_at<Mo: NamedSystem<N, M>, const N: usize, const M: usize>(
     setup: &RunSetup<N>,
 ) -> (bool, bool) {
     let (_, hessian) = diracvi_geometry::legendre_jet::<Mo, N, M>(model, &setup.q0, &setup.v0);
-    let hessian = nalgebra::DMatrix::from_fn(N, N, |i, j| hessian[(i, j)]);
     let forms: nalgebra::SMatrix<f64, M, N> = model.constraint_forms(&setup.q0);
-    let forms = nalgebra::DMatrix::from_fn(M, N, |i, j| forms[(i, j)]);
-    (
-        crate::error::is_regular(hessian.clone()),
-        crate::error::is_regular_on(hessian, &forms),
+    crate::error::regularity(
+        nalgebra::DMatrix::from_fn(N, N, |i, j| hessian[(i, j)]),
+        &nalgebra::DMatrix::from_fn(M, N, |i, j| forms[(i, j)]),
     )
 }
 

@@ -909,7 +909,8 @@ struct Pilots<'a, P> {
     tol: f64,
     progress: &'a mut dyn FnMut(usize),
     first_error: Option<RunError>,
-    /// The last pilot whose step failed: `(order, steps, error)`.
+    /// The last pilot that failed (its step, or a non-finite end):
+    /// `(order, steps, error)`.
     last_failure: Option<(Order, usize, String)>,
     pilot_runs: usize,
 }
@@ -924,7 +925,7 @@ impl<P: Rerun> Pilots<'_, P> {
         let (sc, plan) = pilot(self.scenario, self.plan, ladder.order, steps);
         ladder.pilot_runs += 1;
         self.pilot_runs += 1;
-        match sc.execute(plan.account(false), &mut Discard, self.progress) {
+        let result = match sc.execute(plan.account(false), &mut Discard, self.progress) {
             Ok(outcome) => {
                 if ladder.order == Order::Two && outcome.method.order_of_accuracy() != 2 {
                     // Said when nothing else can run (e.g. the Hamiltonian
@@ -945,24 +946,23 @@ impl<P: Rerun> Pilots<'_, P> {
                     .iter()
                     .chain(&outcome.final_p)
                     .all(|x| x.is_finite());
-                ladder.record(
-                    steps,
-                    if finite {
-                        Ok(outcome)
-                    } else {
-                        Err("a non-finite final state".to_owned())
-                    },
-                );
+                if finite {
+                    Ok(outcome)
+                } else {
+                    Err("a non-finite final state".to_owned())
+                }
             }
-            Err(e) if e.is_numerical() => {
-                self.last_failure = Some((ladder.order, steps, e.to_string()));
-                ladder.record(steps, Err(e.to_string()));
-            }
+            Err(e) if e.is_numerical() => Err(e.to_string()),
             Err(e) => {
                 self.first_error.get_or_insert(e);
                 ladder.unusable = true;
+                return;
             }
+        };
+        if let Err(error) = &result {
+            self.last_failure = Some((ladder.order, steps, error.clone()));
         }
+        ladder.record(steps, result);
     }
 
     /// Run `ladder`'s pilots until `enough` holds or the ladder settles or
