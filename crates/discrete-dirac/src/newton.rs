@@ -184,6 +184,15 @@ impl<LS: LinearSolver> Newton<LS> {
         &self.solver
     }
 
+    /// Exchange the solver (and the factors it holds) with `other`, a
+    /// solver of the same size and storage: a caller keeping the factors
+    /// of several equations of the same form apart (the steps of the
+    /// stages of a composition, one size each) swaps the right ones in.
+    pub fn swap_solver(&mut self, other: &mut LS) {
+        debug_assert_eq!(self.solver.size(), other.size(), "swap_solver: size");
+        std::mem::swap(&mut self.solver, other);
+    }
+
     /// Whether the solver holds factors (of the last Jacobian factored; see
     /// [`solve_simplified`](Self::solve_simplified)).
     pub fn has_factors(&self) -> bool {
@@ -592,6 +601,15 @@ impl StepStats {
             degenerate,
             ..Self::default()
         }
+    }
+
+    /// The statistics of a step: its Newton solve, and `step_jacobians`
+    /// Jacobians the stepper evaluated itself before the solve (not counted
+    /// in `info`).
+    pub fn from_step(info: &NewtonInfo, degenerate: bool, step_jacobians: usize) -> Self {
+        let mut stats = Self::from_newton(info, degenerate);
+        stats.jacobian_evaluations += step_jacobians;
+        stats
     }
 
     /// Add the statistics of another solve of the same step.

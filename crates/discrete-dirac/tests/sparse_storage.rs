@@ -401,3 +401,43 @@ fn the_constrained_legendre_map_is_solved_sparsely_for_a_chain() {
         assert!(worst <= 1e-12, "{worst:e}");
     }
 }
+
+/// The sparse constrained Legendre map keeps the factors of its KKT matrix
+/// and reuses them only for a matrix equal to theirs bit for bit: one map
+/// solving along a trajectory of states returns the velocities,
+/// multipliers and measures of a new map per state (factoring afresh)
+/// bit for bit. With constraint rows the KKT matrix changes with `q`
+/// (`A(q)` has `cos(0.1 q)` entries), so factors kept from the last state
+/// would give other bits (stale factors make Newton converge linearly to
+/// a different last digit); without them it is constant, and every solve
+/// after the first reuses the factors.
+#[test]
+fn the_legendre_map_reuses_its_factors_only_for_an_equal_kkt_matrix() {
+    for (k, rows) in [(60, 10), (40, 0)] {
+        let chain = Chain::new(k, rows, 0.0);
+        let s0 = chain_start(&chain);
+        let mut kept = DynConstrainedLegendre::new(&chain);
+        assert_eq!(kept.structure(), Structure::Sparse);
+        let mut stepper = DynLagrangeDirac::plus(
+            &chain,
+            Discretization::Midpoint,
+            ConstraintDiscretization::Midpoint,
+        );
+        let mut s = s0;
+        for step in 0..20 {
+            let (v, nu) = kept.velocity(&chain, &s.q, &s.p).unwrap();
+            let (vf, nuf) = DynConstrainedLegendre::new(&chain)
+                .velocity(&chain, &s.q, &s.p)
+                .unwrap();
+            let bits = |x: &DVector<f64>| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&v), bits(&vf), "{k} bodies, step {step}: v");
+            assert_eq!(bits(&nu), bits(&nuf), "{k} bodies, step {step}: ν");
+            let (e, r) = kept.measures(&chain, &s.q, &s.p, 0.05).unwrap();
+            let (ef, rf) = DynConstrainedLegendre::new(&chain)
+                .measures(&chain, &s.q, &s.p, 0.05)
+                .unwrap();
+            assert_eq!((e.to_bits(), r.to_bits()), (ef.to_bits(), rf.to_bits()));
+            s = stepper.step(&s, 0.05).unwrap().0;
+        }
+    }
+}

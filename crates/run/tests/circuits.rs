@@ -192,6 +192,47 @@ fn composed_orders_converge_on_the_run_time_core() {
     }
 }
 
+/// A composition's stages of different sizes each keep the factors of
+/// their own step equations (sparse storage; docs/theory.md §9.4): a
+/// ladder of 20 cells (61 unknowns, sparse) evaluates and factors its
+/// (constant) step Jacobian once per distinct stage size over the whole
+/// run — order 2 (the forward map, one size) once, the triple jump twice
+/// (its outer stages forward, its inner one backward), Kahan–Li five
+/// times (four forward sizes, one backward) — where it used to factor at
+/// every change of size (7 of Kahan–Li's 9 stages per step). The summary
+/// counts every Jacobian a step evaluates: a small circuit on dense
+/// storage (the two-mesh netlist) evaluates one per stage.
+#[test]
+fn composed_stages_keep_the_factors_of_each_size() {
+    let mut ladder = Scenario::defaults("lc-ladder").unwrap();
+    ladder.set("cells", "20").unwrap();
+    let steps = 40;
+    for (order, jacobians) in [(Order::Two, 1), (Order::Four, 2), (Order::Six, 5)] {
+        let o = execute(
+            &ladder,
+            RunPlan::new(steps).order(order),
+            &mut RecordBuffer::new(),
+        )
+        .unwrap();
+        assert_eq!(o.method.core, Core::RunTime);
+        assert_eq!(
+            o.jacobian_evaluations,
+            jacobians,
+            "order {}: {} Newton iterations",
+            order.get(),
+            o.newton_iterations
+        );
+    }
+    let net = Scenario::from_netlist("two-mesh", TWO_MESH, 0.1, 10.0).unwrap();
+    let o = execute(
+        &net,
+        RunPlan::new(steps).order(Order::Four),
+        &mut RecordBuffer::new(),
+    )
+    .unwrap();
+    assert_eq!(o.jacobian_evaluations, 3 * steps);
+}
+
 /// `--backward` at order 4: from the ladder's initial data (charges, no
 /// currents) the (−) run is the mirror image of the (+) run, `q(−t) =
 /// q(t)`, `p(−t) = −p(t)`, to round-off (the composed step is symmetric and

@@ -64,6 +64,10 @@ pub struct DynOrientedStep {
     pub info: NewtonInfo,
     /// Whether the degenerate (hidden-constraint) path was used.
     pub degenerate: bool,
+    /// Jacobians the stepper evaluated itself before handing the solve to
+    /// Newton (see [`OrientedStep`](crate::OrientedStep)): 1, or 0 when the
+    /// solve started from kept factors.
+    pub step_jacobians: usize,
 }
 
 /// A discrete Lagrange–Dirac stepper of a run-time-sized system, (+)
@@ -221,7 +225,23 @@ struct SolverContext<LS: LinearSolver> {
     /// kept for the next solve with the same `h` (simplified Newton); with
     /// supplied hidden constraints also the `h` they were verified for.
     kept_h: Option<u64>,
+    /// With sparse storage: solvers holding the factors of the equations
+    /// at other step sizes (bits of `h`), parked while the current one
+    /// serves `kept_h` (see [`SolverContext::recall`]).
+    parked: Vec<(u64, LS)>,
 }
+
+/// Factors of at most this many other step sizes are parked
+/// ([`SolverContext::recall`]): enough for every composition's distinct
+/// stage sizes (Kahan–Li's forward stages take four, its backward ones
+/// one).
+const PARKED_AT_MOST: usize = 4;
+
+/// Factors are parked only for systems of at most this many unknowns
+/// (`n + m`): above it, each set of sparse factors is large enough that
+/// holding five of them would be felt, and a composed step refactors at
+/// every change of stage size instead.
+const PARK_SIZE_AT_MOST: usize = 1 << 20;
 
 /// The sparse layout of the step Jacobian in `solver`'s storage, `None`
 /// for dense storage.
@@ -271,6 +291,7 @@ where
             },
             layout,
             kept_h: None,
+            parked: Vec::new(),
             work: Work {
                 ws: Newton::with_solver(solver),
                 scratch: Scratch {
@@ -305,6 +326,46 @@ where
                 hidden: None,
                 last_mu: DVector::zeros(m),
             },
+        }
+    }
+}
+
+impl<LS: LinearSolver> SolverContext<LS> {
+    /// Before a solve at step `h` (bits) with sparse storage: bring back
+    /// the factors of the equations at `h` if they are parked, parking the
+    /// current ones (of `kept_h`) in their place, so that a composition's
+    /// stages of different sizes (docs/theory.md §9.4) each start from the
+    /// factors of their own size instead of factoring at every change of
+    /// size. Factors met for the first time at a new size park the current
+    /// ones (a copy) while there is room; the solve then factors at `h`.
+    /// Simplified Newton checks that parked factors still contract, as it
+    /// does for kept ones, and factors afresh when they do not.
+    fn recall(&mut self, h: u64) {
+        let Self {
+            work,
+            kept_h,
+            parked,
+            ..
+        } = self;
+        if *kept_h == Some(h) || work.ws.size() > PARK_SIZE_AT_MOST {
+            return;
+        }
+        let slot = parked.iter().position(|(k, _)| *k == h);
+        match (*kept_h, slot) {
+            (Some(k), Some(i)) => {
+                work.ws.swap_solver(&mut parked[i].1);
+                parked[i].0 = k;
+                *kept_h = Some(h);
+            }
+            (None, Some(i)) => {
+                let (_, mut solver) = parked.swap_remove(i);
+                work.ws.swap_solver(&mut solver);
+                *kept_h = Some(h);
+            }
+            (Some(k), None) if parked.len() < PARKED_AT_MOST && work.ws.has_factors() => {
+                parked.push((k, work.ws.solver().clone()));
+            }
+            _ => {}
         }
     }
 }
@@ -689,11 +750,16 @@ where
         let ld = DynDiscreteLagrangian::new(system, map)
             .oriented(orientation)
             .starting_at(t_lo);
+        // Trial solves (locating an impact) take sizes that do not recur.
+        if !trial && w.layout.is_some() && supplied.as_ref().is_ok_and(|s| s.is_none()) {
+            w.recall(h.to_bits());
+        }
         let SolverContext {
             data,
             work,
             layout,
             kept_h,
+            ..
         } = w;
         let layout = layout.as_ref();
         let rows = layout.and_then(|l| l.rows(system));
@@ -742,6 +808,7 @@ where
                 return Err(StepError::Unsupported(format!("at t = {t}: {why}")));
             }
         };
+        let mut step_jacobians = 0;
         let (result, degenerate) = if let Some(hidden) = supplied {
             // The system supplies the hidden constraints: the replaced
             // equations, checked once per `h`, with kept factors.
@@ -766,6 +833,7 @@ where
                     &mut work.bufs,
                 )
                 .map_err(geo)?;
+                step_jacobians += 1;
                 hidden.verify(&work.ws.jac, n, t)?;
                 work.ws.clear_factors();
                 *kept_h = Some(h.to_bits());
@@ -825,6 +893,7 @@ where
                 (result, false)
             } else {
                 // First evaluation decides regular vs degenerate.
+                step_jacobians += 1;
                 let scale0 = eq
                     .full(
                         &work.x,
@@ -906,6 +975,7 @@ where
             pi_b,
             info,
             degenerate,
+            step_jacobians,
         })
     }
 }
@@ -949,7 +1019,7 @@ where
     stepper.add_with_carry_into(a, &s.d, &mut s.b);
     DynSubStep {
         b: s.b,
-        stats: StepStats::from_newton(&s.info, s.degenerate),
+        stats: StepStats::from_step(&s.info, s.degenerate, s.step_jacobians),
         tangent: None,
         parameters: None,
         d: s.d,
@@ -1007,7 +1077,7 @@ where
     ) -> Result<DynSubStep, StepError> {
         let s = self.solve_trial(t, a, pi_a, h, guess)?;
         Ok(DynSubStep {
-            stats: StepStats::from_newton(&s.info, s.degenerate),
+            stats: StepStats::from_step(&s.info, s.degenerate, s.step_jacobians),
             tangent: None,
             parameters: None,
             b: s.b,

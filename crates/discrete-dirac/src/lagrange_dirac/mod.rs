@@ -69,6 +69,10 @@ pub struct OrientedStep<const N: usize, const M: usize> {
     pub info: NewtonInfo,
     /// Whether the degenerate (hidden-constraint) path was used.
     pub degenerate: bool,
+    /// Jacobians the stepper evaluated itself before handing the solve to
+    /// Newton (its first evaluation, which decides between the regular
+    /// and the degenerate path), not counted in `info`.
+    pub step_jacobians: usize,
 }
 
 /// A discrete Lagrange–Dirac stepper, (+) or (−).
@@ -473,6 +477,7 @@ where
             pi_b,
             info,
             degenerate,
+            step_jacobians: 1,
         })
     }
 }
@@ -671,7 +676,7 @@ where
         d: s.d,
         pi_b: s.pi_b,
         reaction: s.reaction,
-        stats: StepStats::from_newton(&s.info, s.degenerate),
+        stats: StepStats::from_step(&s.info, s.degenerate, s.step_jacobians),
     }
 }
 
@@ -727,7 +732,7 @@ where
             d: s.d,
             pi_b: s.pi_b,
             reaction: s.reaction,
-            stats: StepStats::from_newton(&s.info, s.degenerate),
+            stats: StepStats::from_step(&s.info, s.degenerate, s.step_jacobians),
         })
     }
 
