@@ -249,6 +249,39 @@ impl Circuit {
             .collect()
     }
 
+    /// The voltage of coordinate `i`'s branch at charge `q` and time `t`
+    /// (`−∂L/∂q` of its term): `q/c` for a capacitor, `U′(q)` for a
+    /// nonlinear one, `E(t)` for a voltage source, zero for the rest.
+    pub fn branch_voltage(&self, i: usize, q: f64, t: f64) -> f64 {
+        let e = self.element_of(i);
+        match (e.kind, &e.value) {
+            (Kind::Capacitor, Value::Number(c)) => q / c,
+            (_, Value::Energy(law)) => law.jet(q).1,
+            (Kind::VoltageSource, Value::Source(w)) => w.value(t),
+            _ => 0.0,
+        }
+    }
+
+    /// Kirchhoff's voltage law around each loop of capacitors and voltage
+    /// sources at the charges `q` and time `t` (the loop's hidden
+    /// constraint, docs/theory.md §8.2): per loop, its branches as
+    /// `(name, voltage taken along the loop)`, whose sum a consistent
+    /// state makes zero.
+    pub fn loop_voltages(&self, q: &[f64], t: f64) -> Vec<Vec<(String, f64)>> {
+        self.loops
+            .iter()
+            .map(|(_, cycle)| {
+                cycle
+                    .iter()
+                    .map(|&(i, sign)| {
+                        let name = self.element_of(i).name.clone();
+                        (name, sign * self.branch_voltage(i, q[i], t))
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
     /// Coordinate names `q_<element>`.
     pub fn coordinate_names(&self) -> Vec<String> {
         self.coords

@@ -1040,12 +1040,33 @@ fn numerical_failures_exit_with_1() {
         &["run", "pendulum", "--h", "0.5", "--steps", "10"],
         &["pendulum: step", "Newton did not converge"],
     );
-    // A degenerate system with inconsistent data (capacitor voltages differ).
-    fails(
-        1,
-        &["run", "lc", "--set", "q=0,1,0,0", "--steps", "3"],
-        &["lc: step 0", "inconsistent"],
-    );
+}
+
+/// Initial data off a degenerate system's hidden constraint (the LC's
+/// capacitor voltages differ around its loop) are an input error in every
+/// direction and scheme: the forward map's (+) step would fail at once,
+/// the (−) step and the midpoint map would have run without a word.
+#[test]
+fn inconsistent_initial_data_exit_with_2() {
+    for extra in [
+        &[][..],
+        &["--backward"],
+        &["--discretization", "midpoint", "--constraint", "midpoint"],
+    ] {
+        let mut args = vec!["run", "lc", "--set", "q=0,1,0,0", "--steps", "3"];
+        args.extend_from_slice(extra);
+        fails(
+            2,
+            &args,
+            &["lc: the initial data violate a hidden constraint by 1.48"],
+        );
+    }
+    // Consistent data run in each of them.
+    for extra in [&["--backward"][..], &["--discretization", "midpoint"]] {
+        let mut args = vec!["run", "lc", "--steps", "3"];
+        args.extend_from_slice(extra);
+        ok(&args);
+    }
 }
 
 #[test]

@@ -19,6 +19,7 @@
 //! follow the circuit's sparse structure (docs/theory.md §8.7, §11.4).
 
 use crate::dyn_runner::DynRunner;
+use crate::start::INCONSISTENT_START_ABOVE;
 use crate::{ModelSummary, RecordSink, RunError, RunOutcome, RunPlan, Stepper};
 use diracvi_circuit::Circuit;
 use diracvi_discrete_dirac::dynamic::DynConstrainedLegendre;
@@ -104,6 +105,17 @@ pub(crate) fn execute(
         discretization: scenario.discretization,
         constraint: ConstraintDiscretization::Midpoint,
     };
+    // Every run starts on the loops' voltage law (the forward map's (+)
+    // step holds it to its Newton tolerance by itself; the (−) step and
+    // the midpoint map would start from a violated loop without a word).
+    let loops = violated_loops(circuit, setup.q0.as_slice(), INCONSISTENT_START_ABOVE);
+    if !loops.is_empty() {
+        return Err(RunError::InconsistentLoop {
+            model: name.clone(),
+            loops,
+        });
+    }
+    let q0 = setup.q0.clone();
     DynRunner {
         plan,
         sink,
@@ -111,4 +123,53 @@ pub(crate) fn execute(
         momentum,
     }
     .visit(&system, &setup)
+    .map_err(|e| inconsistent_loops(e, circuit, name, q0.as_slice()))
+}
+
+/// `e`, or — when the first step found its equations inconsistent and the
+/// initial charges violate a loop's voltage law — the input error that
+/// names the loop ([`RunError::InconsistentLoop`]).
+fn inconsistent_loops(e: RunError, circuit: &Circuit, model: &str, q0: &[f64]) -> RunError {
+    use diracvi_discrete_dirac::StepError;
+    use diracvi_impact::ImpactError;
+    let at_start = matches!(
+        &e,
+        RunError::Integration { error, .. }
+            if error.step == 0
+                && matches!(error.error, ImpactError::Step(StepError::Inconsistent { .. }))
+    );
+    if !at_start {
+        return e;
+    }
+    let loops = violated_loops(circuit, q0, 1e-12);
+    if loops.is_empty() {
+        return e;
+    }
+    RunError::InconsistentLoop {
+        model: model.to_owned(),
+        loops,
+    }
+}
+
+/// The loops of capacitors and voltage sources whose voltages at the
+/// charges `q0` (and `t = 0`) sum to more than `relative` of the largest
+/// of them (and of 1 V), each as its branches' voltages along the loop and
+/// the sum; empty when none is.
+fn violated_loops(circuit: &Circuit, q0: &[f64], relative: f64) -> String {
+    let violated: Vec<String> = circuit
+        .loop_voltages(q0, 0.0)
+        .iter()
+        .filter_map(|branches| {
+            let sum: f64 = branches.iter().map(|(_, v)| v).sum();
+            let scale = branches.iter().fold(0.0_f64, |m, (_, v)| m.max(v.abs()));
+            (sum.abs() > relative * scale.max(1.0)).then(|| {
+                let terms: Vec<String> = branches
+                    .iter()
+                    .map(|(name, v)| format!("{name} {v:+} V"))
+                    .collect();
+                format!("{} (sum {sum:+} V)", terms.join(", "))
+            })
+        })
+        .collect();
+    violated.join("; ")
 }

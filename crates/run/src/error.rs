@@ -182,6 +182,32 @@ pub enum RunError {
         /// The model's parameters.
         valid: Vec<String>,
     },
+    /// A circuit's initial charges violate Kirchhoff's voltage law around
+    /// a loop of capacitors and voltage sources (a hidden constraint of
+    /// the degenerate Lagrangian, docs/theory.md §8.2), so its first step
+    /// has no solution.
+    #[error(
+        "{model}: the initial charges violate Kirchhoff's voltage law around a loop of capacitors and voltage sources: {loops}; give the capacitors on it IC= voltages that satisfy the loop (no DC operating point is computed)"
+    )]
+    InconsistentLoop {
+        /// The circuit's name.
+        model: String,
+        /// The violated loops: their branches' voltages along the loop and
+        /// the sum.
+        loops: String,
+    },
+    /// The initial data of a system with algebraic variables violate one
+    /// of its hidden constraints (docs/theory.md §3.9), so no solution
+    /// starts there ([`check_consistent_start`](crate::start)).
+    #[error(
+        "{model}: the initial data violate a hidden constraint by {residual:e} (relative to the momenta): the Lagrangian is degenerate on the constraint distribution, its algebraic variables are fixed by the other coordinates, and no solution starts here; project the initial data onto the consistent set"
+    )]
+    InconsistentStart {
+        /// The model's name.
+        model: String,
+        /// The violation, relative to the scale of the step equations.
+        residual: f64,
+    },
     /// A step failed during the integration.
     #[error("{model}: {error}")]
     Integration {

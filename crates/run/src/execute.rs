@@ -41,6 +41,7 @@ pub fn execute_with_progress(
     if let Some(circuit) = scenario.circuit() {
         return crate::circuit::execute(scenario, &circuit?, plan, sink, progress);
     }
+    crate::start::check_consistent_start(scenario)?;
     if plan.account
         && let Some(system) = scenario.system.clone()
     {

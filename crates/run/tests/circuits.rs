@@ -192,6 +192,33 @@ fn composed_orders_converge_on_the_run_time_core() {
     }
 }
 
+/// Initial charges that violate a loop's voltage law are an input error
+/// naming the loop: a 1 V source across two capacitors in parallel, one of
+/// them at 0.25 V and one at 0 V, sums to −0.75 V around the loop of the
+/// first two and to −1 V around the other. The same circuit with IC=1 on
+/// both capacitors runs, and so does one whose inconsistency is elsewhere
+/// (none: the first step's error stays a numerical one only when no loop is
+/// violated).
+#[test]
+fn initial_charges_off_a_loop_are_refused_with_the_loop() {
+    let bad = "V1 1 0 DC 1\nC1 1 0 1 IC=0.25\nC2 1 0 2\nL1 1 0 1\n";
+    let sc = Scenario::from_netlist("bad", bad, 0.1, 1.0).unwrap();
+    let e = execute(&sc, RunPlan::new(5), &mut RecordBuffer::new()).unwrap_err();
+    let RunError::InconsistentLoop { loops, .. } = &e else {
+        panic!("{e}");
+    };
+    assert!(!e.is_numerical());
+    let text = e.to_string();
+    for part in ["C1", "C2", "V1", "-0.75 V", "-1 V", "IC="] {
+        assert!(text.contains(part), "{part}: {text}");
+    }
+    assert_eq!(loops.matches("(sum").count(), 2, "{loops}");
+    let good = "V1 1 0 DC 1\nC1 1 0 1 IC=1\nC2 1 0 2 IC=1\nL1 1 0 1\n";
+    let sc = Scenario::from_netlist("good", good, 0.1, 1.0).unwrap();
+    let o = execute(&sc, RunPlan::new(5), &mut RecordBuffer::new()).unwrap();
+    assert!(o.max_constraint_residual <= 1e-12);
+}
+
 /// A composition's stages of different sizes each keep the factors of
 /// their own step equations (sparse storage; docs/theory.md §9.4): a
 /// ladder of 20 cells (61 unknowns, sparse) evaluates and factors its
