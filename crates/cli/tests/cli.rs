@@ -1061,6 +1061,21 @@ fn inconsistent_initial_data_exit_with_2() {
             &["lc: the initial data violate a hidden constraint by 1.48"],
         );
     }
+    // The model file of the LC, on the run-time core.
+    let lc = model_file("lc");
+    let args = [
+        "run",
+        "--model-file",
+        &lc,
+        "--set",
+        "q=0,1,0,0",
+        "--backward",
+    ];
+    fails(
+        2,
+        &args,
+        &["the initial data violate a hidden constraint by 1.48"],
+    );
     // Consistent data run in each of them.
     for extra in [&["--backward"][..], &["--discretization", "midpoint"]] {
         let mut args = vec!["run", "lc", "--steps", "3"];

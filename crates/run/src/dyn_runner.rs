@@ -51,7 +51,7 @@ impl DynModelVisitor for DescribeDyn {
 
 /// Whether `∂²L/∂v²` is invertible at the setup's initial data, on the
 /// whole tangent space and on the constraint distribution `ker A(q0)`.
-fn regular_at_dyn<Mo: NamedDynSystem>(model: &Mo, setup: &DynRunSetup) -> (bool, bool) {
+pub(crate) fn regular_at_dyn<Mo: NamedDynSystem>(model: &Mo, setup: &DynRunSetup) -> (bool, bool) {
     let (_, hessian) = diracvi_geometry::dynamic::legendre_jet_dyn(model, &setup.q0, &setup.v0);
     let (n, m) = (model.coordinate_count(), model.constraint_count());
     let mut forms = vec![0.0; m * n];
