@@ -198,7 +198,8 @@ pub enum RunError {
     },
     /// The initial data of a system with algebraic variables violate one
     /// of its hidden constraints (docs/theory.md §3.9), so no solution
-    /// starts there ([`check_consistent_start`](crate::start)).
+    /// starts there: [`execute`](crate::execute) checks the start of every
+    /// run (docs/theory.md §3.9, "Consistent initial data").
     #[error(
         "{model}: the initial data violate a hidden constraint by {residual:e} (relative to the momenta): the Lagrangian is degenerate on the constraint distribution, its algebraic variables are fixed by the other coordinates, and no solution starts here; project the initial data onto the consistent set"
     )]
