@@ -115,7 +115,6 @@ pub(crate) fn execute(
             loops,
         });
     }
-    let q0 = setup.q0.clone();
     DynRunner {
         plan,
         sink,
@@ -123,7 +122,7 @@ pub(crate) fn execute(
         momentum,
     }
     .visit(&system, &setup)
-    .map_err(|e| inconsistent_loops(e, circuit, name, q0.as_slice()))
+    .map_err(|e| inconsistent_loops(e, circuit, name, setup.q0.as_slice()))
 }
 
 /// `e`, or — when the first step found its equations inconsistent and the

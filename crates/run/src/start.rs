@@ -111,10 +111,6 @@ fn list(x: &[f64]) -> String {
 /// ([`check_consistent_start`]).
 pub const INCONSISTENT_START_ABOVE: f64 = 1e-6;
 
-/// Systems of at most this many coordinates are tested for algebraic
-/// variables before the trial step of [`check_consistent_start`].
-const DENSE_TEST_AT_MOST: usize = 16;
-
 /// Refuse initial data that violate a hidden constraint of a system with
 /// algebraic variables (a Lagrangian degenerate on the constraint
 /// distribution, docs/theory.md §3.9): no solution starts there. The
@@ -123,13 +119,12 @@ const DENSE_TEST_AT_MOST: usize = 16;
 /// and the midpoint map do not (the (−) step's hidden constraint lives at
 /// its end, the midpoint map's at midpoints), and from violated data they
 /// would jump onto the consistent set, or carry the violation along as an
-/// alternating mode, without a word. So the start of every run is checked
-/// with one trial (+) step of the forward map (for a system of any size,
-/// a step's cost), and a violation above [`INCONSISTENT_START_ABOVE`] of a
-/// system with algebraic variables is [`RunError::InconsistentStart`]
-/// (whatever the direction and the scheme). Other failures of that trial
-/// step, and an inconsistent step of a regular Lagrangian (a singular
-/// configuration), are left to the run itself.
+/// alternating mode, without a word. So the start of every run of a system
+/// with algebraic variables (the regularity test of `describe`, sparse for
+/// a large sparse system) is checked with one trial (+) step of the
+/// forward map, and a violation above [`INCONSISTENT_START_ABOVE`] is
+/// [`RunError::InconsistentStart`] (whatever the direction and the
+/// scheme). Other failures of that trial step are left to the run itself.
 ///
 /// # Errors
 /// [`RunError::InconsistentStart`]; [`RunError::Model`] when the model
@@ -139,13 +134,8 @@ pub(crate) fn check_consistent_start(scenario: &Scenario) -> Result<(), RunError
     impl DynModelVisitor for Check {
         type Output = Option<f64>;
         fn visit<Mo: NamedDynSystem>(self, model: &Mo, setup: &DynRunSetup) -> Option<f64> {
-            let algebraic = || !crate::dyn_runner::regular_at_dyn(model, setup).1;
-            // A small system is first asked whether it has algebraic
-            // variables at all (a small dense test), which settles a
-            // regular one without a step; a large one (the test is cubic
-            // in the size) takes the trial step first.
-            let small = model.coordinate_count() <= DENSE_TEST_AT_MOST;
-            if small && !algebraic() {
+            // Regular on `ker A(q0)`: no algebraic variables, no step.
+            if crate::dyn_runner::regular_at_dyn(model, setup).1 {
                 return None;
             }
             let start = dyn_state_from_velocity(model, 0.0, &setup.q0, &setup.v0).ok()?;
@@ -159,7 +149,7 @@ pub(crate) fn check_consistent_start(scenario: &Scenario) -> Result<(), RunError
                 Err(StepError::Inconsistent { residual, .. }) => residual,
                 _ => return None,
             };
-            (residual > INCONSISTENT_START_ABOVE && (small || algebraic())).then_some(residual)
+            (residual > INCONSISTENT_START_ABOVE).then_some(residual)
         }
     }
     match scenario.visit_dyn(Check)? {

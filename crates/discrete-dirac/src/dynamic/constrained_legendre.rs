@@ -266,16 +266,15 @@ impl SparseKkt {
             residual = r1_max / scale;
             // The held factors serve a KKT matrix equal to theirs bit for
             // bit (the same factors a new factorization would give).
-            let values = jac.sparse().map_or(&[][..], |j| j.values());
+            let inside = jac.sparse().filter(|j| j.outside().is_empty());
             let held = lu.factors().is_some()
-                && jac.sparse().is_some_and(|j| j.outside().is_empty())
-                && bitwise_equal(values, factored);
+                && inside.is_some_and(|j| bitwise_equal(j.values(), factored));
             if !held {
                 factored.clear();
-                let Ok(_) = lu.factor(jac, threshold) else {
+                if lu.factor(jac, threshold).is_err() {
                     break;
-                };
-                if let Some(j) = jac.sparse().filter(|j| j.outside().is_empty()) {
+                }
+                if let Some(j) = inside {
                     factored.extend_from_slice(j.values());
                 }
             }
